@@ -1,0 +1,56 @@
+# market-data-api — operator targets. `make help` lists them.
+SHELL := /bin/bash
+# The project's Node 22 (npm package `node`) comes first, whatever node the machine has.
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+MDAPI := node src/cli.ts
+PLAN ?= free
+OWNER ?= default
+FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
+
+.DEFAULT_GOAL := help
+.PHONY: help deps start test typecheck migrate psql psql-analyst key worker db bench backup restore
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+deps: node_modules/.installed ## install dependencies (npm ci), only when package files changed
+
+start: deps ## start the service (embedded database when DATABASE_URL is unset)
+	node src/main.ts
+
+test: deps ## run the whole test suite on a real TimescaleDB (embedded unless TEST_DATABASE_URL)
+	npm test
+
+typecheck: deps ## type-check with tsc
+	npx tsc --noEmit
+
+migrate: deps ## apply migrations and re-apply SQL functions
+	$(MDAPI) migrate
+
+psql: deps ## open psql as the superuser (the service must be running for the embedded database)
+	psql -X "$$($(MDAPI) db-url)"
+
+psql-analyst: deps ## open psql as the read-only analyst role
+	psql -X "$$($(MDAPI) db-url --analyst)"
+
+key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]
+	@$(MDAPI) create-key --plan $(PLAN) --owner $(OWNER)
+
+worker: deps ## run the job worker alone (set WORKER=off on the API process)
+	$(MDAPI) worker
+
+db: deps ## run the embedded database alone, in the foreground
+	$(MDAPI) db
+
+bench: deps ## run the benchmarks under bench/ and print their figures
+	node bench/run.ts
+
+backup: deps ## back the database up into FILE (default backup-<time>.tar.gz)
+	$(MDAPI) backup $(FILE)
+
+restore: deps ## restore FILE into the database (stop the service first for the embedded one)
+	$(MDAPI) restore $(FILE)

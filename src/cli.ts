@@ -1,0 +1,112 @@
+// mdapi: the operator's command line. It talks to the running embedded database when there is
+// one, starts it for the length of the command when there is none, and uses DATABASE_URL when set.
+import { parseArgs } from 'node:util';
+import { embeddedUrl, loadConfig } from './config.ts';
+import { createSql } from './db/client.ts';
+import { migrate } from './db/migrate.ts';
+import { createKey, listKeys, revokeKey } from './keys.ts';
+import { openDatabase } from './service.ts';
+import { startWorker } from './worker.ts';
+
+const USAGE = `usage: mdapi <command> [options]
+
+  migrate                                   apply sql/migrations and re-apply sql/functions
+  create-key --plan free|starter|pro [--owner NAME] [--scope data-api|mcp]
+                                            create an API key; prints only the key
+  revoke-key ID|PREFIX                      revoke a key by id or by its printed prefix
+  list-keys                                 list keys (never the keys themselves)
+  db-url [--analyst]                        print the psql connection URL
+  db                                        run the embedded database alone, in the foreground
+  worker                                    run the job worker alone, in the foreground
+`;
+
+function fail(message: string): never {
+  process.stderr.write(`mdapi: ${message}\n`);
+  process.exit(2);
+}
+
+async function withDatabase<T>(work: (sql: ReturnType<typeof createSql>) => Promise<T>): Promise<T> {
+  const { config, embedded } = await openDatabase(loadConfig());
+  const sql = createSql(config.database, { max: 2 });
+  try {
+    return await work(sql);
+  } finally {
+    await sql.end({ timeout: 5 });
+    await embedded?.stop();
+  }
+}
+
+const [command, ...rest] = process.argv.slice(2);
+const { values, positionals } = parseArgs({
+  args: rest,
+  allowPositionals: true,
+  options: {
+    plan: { type: 'string' },
+    owner: { type: 'string', default: 'default' },
+    scope: { type: 'string', default: 'data-api' },
+    analyst: { type: 'boolean', default: false },
+  },
+});
+
+switch (command) {
+  case 'migrate': {
+    await withDatabase((sql) => migrate(sql, (line) => process.stderr.write(`${line}\n`)));
+    break;
+  }
+  case 'create-key': {
+    const plan = values.plan;
+    if (plan !== 'free' && plan !== 'starter' && plan !== 'pro') fail('--plan must be free, starter or pro');
+    const scope = values.scope;
+    if (scope !== 'data-api' && scope !== 'mcp') fail('--scope must be data-api or mcp');
+    const owner = values.owner!;
+    if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
+    const { key } = await withDatabase(async (sql) => {
+      await migrate(sql);
+      return createKey(sql, { plan, owner, scope });
+    });
+    process.stdout.write(`${key}\n`);
+    break;
+  }
+  case 'revoke-key': {
+    const target = positionals[0] ?? fail('revoke-key needs a key id or prefix');
+    const count = await withDatabase((sql) => revokeKey(sql, target));
+    if (count === 0) fail(`no active key matches ${target}`);
+    process.stderr.write(`revoked ${count} key(s)\n`);
+    break;
+  }
+  case 'list-keys': {
+    const keys = await withDatabase(listKeys);
+    for (const key of keys) {
+      process.stdout.write(
+        [key.id, key.prefix, key.owner, key.plan, key.scope, key.created_at.toISOString(), key.revoked_at ? 'revoked' : 'active'].join('\t') + '\n',
+      );
+    }
+    break;
+  }
+  case 'db-url': {
+    const config = loadConfig();
+    process.stdout.write(`${config.database.embedded ? embeddedUrl(config.EMBEDDED_DB_PORT, values.analyst ? 'analyst' : 'postgres') : config.database.url}\n`);
+    break;
+  }
+  case 'db': {
+    const { embedded } = await openDatabase(loadConfig());
+    if (!embedded) fail('DATABASE_URL is set: there is no embedded database to run');
+    if (!embedded.started) fail(`the embedded database already runs on port ${embedded.port}`);
+    process.stderr.write(`embedded database on ${embeddedUrl(embedded.port)}\n`);
+    await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
+    await embedded.stop();
+    break;
+  }
+  case 'worker': {
+    const { config, embedded } = await openDatabase(loadConfig());
+    const worker = await startWorker(config);
+    process.stderr.write('worker running\n');
+    await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
+    await worker.stop();
+    await embedded?.stop();
+    break;
+  }
+  default:
+    process.stderr.write(USAGE);
+    process.exit(command === undefined || command === 'help' || command === '--help' ? 0 : 2);
+}

@@ -1,0 +1,50 @@
+// Every setting the service reads from the environment, validated in one place.
+import { z } from 'zod';
+
+const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+
+const schema = z.object({
+  DATABASE_URL: z.string().url().optional(),
+  DATABASE_POOLED: flag.optional(),
+  DATA_DIR: z.string().default('./data'),
+  EMBEDDED_DB_PORT: z.coerce.number().int().min(0).max(65535).default(54329),
+  EMBEDDED_IDLE_TX_TIMEOUT_MS: z.coerce.number().int().min(0).default(60_000),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(8),
+  WORKER: z.enum(['inline', 'off']).default('inline'),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
+  TIMESCALEDB_JOB_RUNNER: z.enum(['auto', 'on', 'off']).default('auto'),
+  AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
+  AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
+  TRUST_PROXY: flag.default(false),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536),
+  LOG_REQUESTS: flag.default(true),
+});
+
+export type Config = z.infer<typeof schema> & {
+  /** where the service's database is, and whether it sits behind a transaction pooler */
+  database: DatabaseSettings;
+};
+
+export interface DatabaseSettings {
+  url: string;
+  /** transaction-level pooling in front (the embedded multiplexer, PgBouncer): no named prepared statements */
+  pooled: boolean;
+  embedded: boolean;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const values = parsed.data;
+  const database: DatabaseSettings = values.DATABASE_URL
+    ? { url: values.DATABASE_URL, pooled: values.DATABASE_POOLED ?? false, embedded: false }
+    : { url: embeddedUrl(values.EMBEDDED_DB_PORT), pooled: true, embedded: true };
+  return { ...values, database };
+}
+
+export const embeddedUrl = (port: number, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/postgres`;

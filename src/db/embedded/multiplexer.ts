@@ -1,0 +1,315 @@
+// A transaction-level connection multiplexer (PgBouncer's "transaction mode") in front of a
+// single-backend database. PGlite is one session: many clients share it, one transaction at a
+// time. A client owns the backend from the first message it sends until a ReadyForQuery with
+// status `I` ends its transaction; a client that goes away while it owns the backend is rolled
+// back so that it leaves no lock and no half-written data.
+import type { Socket } from 'node:net';
+import {
+  CANCEL_REQUEST, GSSENC_REQUEST, PROTOCOL_V3, SSL_REQUEST,
+  authenticationOk, backendKeyData, copyInResponse, errorResponse, notificationChannel,
+  parameterStatus, query, readyForQuery, splitMessages, splitStartupPacket, sqlText, sync,
+  transactionStatus, type Message,
+} from './protocol.ts';
+
+/** Runs a batch of whole frontend messages on the backend and returns its whole reply. */
+export type Backend = (batch: Buffer) => Promise<Uint8Array>;
+
+export interface MultiplexerOptions {
+  /** A client holding a transaction open this long without sending anything is disconnected. */
+  idleInTransactionTimeoutMs: number;
+  /** The role the backend runs as when a client does not ask for another one. */
+  superuser: string;
+  /** ParameterStatus values sent to every client at startup. */
+  serverParameters: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+// COPY ... FROM STDIN must reach PGlite in one call together with its data: the backend cannot
+// wait for more input between calls. The multiplexer collects the data first.
+const COPY_FROM_STDIN = /^\s*copy\b[\s\S]*\bfrom\s+stdin\b/i;
+const LISTEN = /\b(un)?listen\s+("(?:[^"]|"")+"|[\w$]+|\*)/gi;
+
+interface Unit {
+  bytes: Buffer;
+  /** a COPY FROM STDIN with its data: the client has already been sent a CopyInResponse */
+  copy: boolean;
+  /** the startup reply, held back until the client's role has been checked on the backend */
+  startup?: Buffer;
+}
+
+class Client {
+  inbox: Buffer = Buffer.alloc(0);
+  started = false;
+  role = '';
+  pending: Unit[] = [];
+  copyCollect: Buffer[] | null = null;
+  channels = new Set<string>();
+  closed = false;
+  idleTimer: NodeJS.Timeout | null = null;
+  readonly id: number;
+  readonly socket: Socket;
+  constructor(id: number, socket: Socket) {
+    this.id = id;
+    this.socket = socket;
+  }
+
+  send(bytes: Buffer | Uint8Array) {
+    if (!this.closed && bytes.length > 0) this.socket.write(bytes);
+  }
+}
+
+function channelName(token: string): string {
+  return token.startsWith('"') ? token.slice(1, -1).replaceAll('""', '"') : token.toLowerCase();
+}
+
+export class Multiplexer {
+  private owner: Client | null = null;
+  /** clients with work to run, in arrival order */
+  private waiting: Client[] = [];
+  private busy = false;
+  private backendRole: string;
+  private nextId = 1;
+  readonly clients = new Set<Client>();
+  private readonly backend: Backend;
+  private readonly options: MultiplexerOptions;
+
+  constructor(backend: Backend, options: MultiplexerOptions) {
+    this.backend = backend;
+    this.options = options;
+    this.backendRole = options.superuser;
+  }
+
+  /** Number of connected clients, for tests and status output. */
+  get connections() {
+    return this.clients.size;
+  }
+
+  accept(socket: Socket) {
+    const client = new Client(this.nextId++, socket);
+    this.clients.add(client);
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.receive(client, chunk));
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => this.disconnect(client));
+  }
+
+  private receive(client: Client, chunk: Buffer) {
+    client.inbox = client.inbox.length ? Buffer.concat([client.inbox, chunk]) : chunk;
+    try {
+      if (!client.started && !this.startup(client)) return;
+      const { messages, rest } = splitMessages(client.inbox);
+      client.inbox = rest;
+      for (const msg of messages) this.take(client, msg);
+    } catch (error) {
+      this.options.log?.(`client ${client.id}: ${(error as Error).message}`);
+      client.send(errorResponse('FATAL', '08P01', 'protocol violation'));
+      client.socket.destroy();
+      return;
+    }
+    this.schedule();
+  }
+
+  /** Handles the untyped startup phase; returns true once the client may send queries. */
+  private startup(client: Client): boolean {
+    for (;;) {
+      const packet = splitStartupPacket(client.inbox);
+      if (!packet) return false;
+      client.inbox = packet.rest;
+      if (packet.code === SSL_REQUEST || packet.code === GSSENC_REQUEST) {
+        client.send(Buffer.from('N'));
+        continue;
+      }
+      if (packet.code === CANCEL_REQUEST) {
+        client.socket.destroy();
+        return false;
+      }
+      if (packet.code !== PROTOCOL_V3) throw new Error(`unsupported protocol ${packet.code}`);
+      client.role = packet.params.user || this.options.superuser;
+      client.started = true;
+      const parameters = { ...this.options.serverParameters, application_name: packet.params.application_name ?? '' };
+      const reply = Buffer.concat([
+          authenticationOk(),
+          ...Object.entries(parameters).map(([name, value]) => parameterStatus(name, value)),
+          parameterStatus('session_authorization', client.role),
+          backendKeyData(client.id, Math.floor(Math.random() * 2 ** 31)),
+          readyForQuery('I'),
+      ]);
+      // Another role is checked when the client first gets the backend, as a server would at login.
+      if (client.role === this.options.superuser) client.send(reply);
+      else this.enqueue(client, { bytes: Buffer.alloc(0), copy: false, startup: reply });
+      return true;
+    }
+  }
+
+  private take(client: Client, msg: Message) {
+    if (client.copyCollect) {
+      client.copyCollect.push(msg.bytes);
+      if (msg.type === 'c' || msg.type === 'f') {
+        this.enqueue(client, { bytes: Buffer.concat(client.copyCollect), copy: true });
+        client.copyCollect = null;
+      }
+      return;
+    }
+    if (msg.type === 'X') {
+      client.socket.end();
+      return;
+    }
+    const text = sqlText(msg);
+    if (text !== null) this.trackListen(client, text);
+    if (msg.type === 'Q' && text !== null && COPY_FROM_STDIN.test(text)) {
+      client.send(copyInResponse());
+      client.copyCollect = [msg.bytes];
+      return;
+    }
+    this.enqueue(client, { bytes: msg.bytes, copy: false });
+  }
+
+  private trackListen(client: Client, text: string) {
+    for (const match of text.matchAll(LISTEN)) {
+      const channel = channelName(match[2]!);
+      if (!match[1]) client.channels.add(channel);
+      else if (channel === '*') client.channels.clear();
+      else client.channels.delete(channel);
+    }
+  }
+
+  private enqueue(client: Client, unit: Unit) {
+    client.pending.push(unit);
+    if (client.idleTimer) {
+      clearTimeout(client.idleTimer);
+      client.idleTimer = null;
+    }
+    if (this.owner !== client && !this.waiting.includes(client)) this.waiting.push(client);
+  }
+
+  private schedule() {
+    if (this.busy) return;
+    if (!this.owner) {
+      const next = this.waiting.shift();
+      if (!next) return;
+      this.owner = next;
+    }
+    const client = this.owner;
+    if (client.pending.length === 0) return;
+    void this.run(client);
+  }
+
+  private async run(client: Client) {
+    this.busy = true;
+    let status: 'I' | 'T' | 'E' | null = null;
+    try {
+      if (client.role !== this.backendRole) {
+        const switched = await this.setRole(client.role);
+        if (!switched) {
+          client.send(errorResponse('FATAL', '28000', `role "${client.role}" does not exist`));
+          client.pending = [];
+          client.socket.destroy();
+          status = 'I';
+          return;
+        }
+      }
+      if (client.pending[0]?.startup) {
+        client.send(client.pending.shift()!.startup!);
+        status = 'I';
+        return;
+      }
+      // Whole units up to and including the first COPY: its CopyInResponse must be stripped.
+      const copyAt = client.pending.findIndex((unit) => unit.copy);
+      const units = copyAt === -1 ? client.pending.splice(0) : client.pending.splice(0, copyAt + 1);
+      const reply = Buffer.from(await this.backend(Buffer.concat(units.map((unit) => unit.bytes))));
+      status = this.deliver(client, reply, units.some((unit) => unit.copy));
+    } catch (error) {
+      this.options.log?.(`backend error for client ${client.id}: ${(error as Error).message}`);
+      client.send(errorResponse('FATAL', 'XX000', 'embedded database failure'));
+      client.socket.destroy();
+    } finally {
+      this.busy = false;
+      this.afterRun(client, status);
+    }
+  }
+
+  /** Forwards a reply to its client, routing notifications to their listeners; returns the last status. */
+  private deliver(client: Client, reply: Buffer, copy: boolean): 'I' | 'T' | 'E' | null {
+    const { messages } = splitMessages(reply);
+    let status: 'I' | 'T' | 'E' | null = null;
+    const forward: Buffer[] = [];
+    for (const msg of messages) {
+      if (msg.type === 'A') {
+        this.notify(msg);
+        continue;
+      }
+      if (copy && msg.type === 'G') continue;
+      if (msg.type === 'Z') status = transactionStatus(msg);
+      forward.push(msg.bytes);
+    }
+    client.send(Buffer.concat(forward));
+    return status;
+  }
+
+  private notify(msg: Message) {
+    const channel = notificationChannel(msg);
+    for (const listener of this.clients) if (listener.channels.has(channel)) listener.send(msg.bytes);
+  }
+
+  private afterRun(client: Client, status: 'I' | 'T' | 'E' | null) {
+    if (client.closed) {
+      void this.release(client, status);
+      return;
+    }
+    if (status === 'I') {
+      this.owner = null;
+      if (client.pending.length > 0) this.waiting.push(client);
+    } else if (client.pending.length === 0) {
+      this.armIdleTimer(client);
+    }
+    this.schedule();
+  }
+
+  private armIdleTimer(client: Client) {
+    const timeout = this.options.idleInTransactionTimeoutMs;
+    if (timeout <= 0) return;
+    client.idleTimer = setTimeout(() => {
+      client.send(
+        errorResponse('FATAL', '25P03', 'terminating connection due to idle-in-transaction timeout'),
+      );
+      client.socket.destroy();
+    }, timeout);
+    client.idleTimer.unref();
+  }
+
+  private disconnect(client: Client) {
+    if (client.closed) return;
+    client.closed = true;
+    if (client.idleTimer) clearTimeout(client.idleTimer);
+    this.clients.delete(client);
+    this.waiting = this.waiting.filter((other) => other !== client);
+    // An owner in the middle of a batch is released when the batch returns (afterRun).
+    if (this.owner === client && !this.busy) void this.release(client, null);
+  }
+
+  /** Ends whatever the departed owner left open, then frees the backend. */
+  private async release(client: Client, status: 'I' | 'T' | 'E' | null) {
+    if (this.owner !== client) return;
+    if (status !== 'I') {
+      this.busy = true;
+      try {
+        // Sync closes an unfinished extended-protocol batch; ROLLBACK ends any transaction.
+        await this.backend(Buffer.concat([sync(), query('rollback')]));
+      } catch (error) {
+        this.options.log?.(`rollback after disconnect failed: ${(error as Error).message}`);
+      } finally {
+        this.busy = false;
+      }
+    }
+    this.owner = null;
+    this.schedule();
+  }
+
+  private async setRole(role: string): Promise<boolean> {
+    const statement = role === this.options.superuser ? 'reset role' : `set role "${role.replaceAll('"', '""')}"`;
+    const { messages } = splitMessages(Buffer.from(await this.backend(query(statement))));
+    if (messages.some((msg) => msg.type === 'E')) return false;
+    this.backendRole = role;
+    return true;
+  }
+}

@@ -1,0 +1,115 @@
+// PostgreSQL v3 wire-protocol framing: just enough for the multiplexer to cut client
+// streams into whole messages and to speak the few server messages it writes itself.
+
+export const PROTOCOL_V3 = 196608;
+export const SSL_REQUEST = 80877103;
+export const GSSENC_REQUEST = 80877104;
+export const CANCEL_REQUEST = 80877102;
+
+export interface Message {
+  type: string;
+  /** the whole message, type byte and length included */
+  bytes: Buffer;
+}
+
+/** Splits whole typed messages off the front of `buffer`; returns them and the unread rest. */
+export function splitMessages(buffer: Buffer): { messages: Message[]; rest: Buffer } {
+  const messages: Message[] = [];
+  let offset = 0;
+  while (buffer.length - offset >= 5) {
+    const length = buffer.readInt32BE(offset + 1);
+    if (length < 4) throw new Error('malformed message length');
+    const end = offset + 1 + length;
+    if (end > buffer.length) break;
+    messages.push({ type: String.fromCharCode(buffer[offset]!), bytes: buffer.subarray(offset, end) });
+    offset = end;
+  }
+  return { messages, rest: buffer.subarray(offset) };
+}
+
+/** Reads the untyped startup-phase packet (SSLRequest, StartupMessage, CancelRequest). */
+export function splitStartupPacket(buffer: Buffer): { code: number; params: Record<string, string>; rest: Buffer } | null {
+  if (buffer.length < 8) return null;
+  const length = buffer.readInt32BE(0);
+  if (length < 8 || length > 10_000) throw new Error('malformed startup packet');
+  if (buffer.length < length) return null;
+  const code = buffer.readInt32BE(4);
+  const params: Record<string, string> = {};
+  if (code === PROTOCOL_V3) {
+    const fields = buffer.subarray(8, length).toString('utf8').split('\0');
+    for (let i = 0; i + 1 < fields.length && fields[i] !== ''; i += 2) params[fields[i]!] = fields[i + 1]!;
+  }
+  return { code, params, rest: buffer.subarray(length) };
+}
+
+export function message(type: string, body: Buffer = Buffer.alloc(0)): Buffer {
+  const out = Buffer.alloc(5 + body.length);
+  out.write(type, 0, 'latin1');
+  out.writeInt32BE(4 + body.length, 1);
+  body.copy(out, 5);
+  return out;
+}
+
+const cstring = (text: string) => Buffer.from(text + '\0', 'utf8');
+
+export const query = (text: string) => message('Q', cstring(text));
+export const sync = () => message('S');
+
+/** The SQL text of a Query or Parse message, for the lexical checks the multiplexer makes. */
+export function sqlText(msg: Message): string | null {
+  if (msg.type === 'Q') return msg.bytes.subarray(5, msg.bytes.length - 1).toString('utf8');
+  if (msg.type === 'P') {
+    const body = msg.bytes.subarray(5);
+    const nameEnd = body.indexOf(0);
+    const textEnd = body.indexOf(0, nameEnd + 1);
+    return body.subarray(nameEnd + 1, textEnd).toString('utf8');
+  }
+  return null;
+}
+
+export function authenticationOk(): Buffer {
+  const body = Buffer.alloc(4);
+  return message('R', body);
+}
+
+export function parameterStatus(name: string, value: string): Buffer {
+  return message('S', Buffer.concat([cstring(name), cstring(value)]));
+}
+
+export function backendKeyData(pid: number, secret: number): Buffer {
+  const body = Buffer.alloc(8);
+  body.writeInt32BE(pid, 0);
+  body.writeInt32BE(secret | 0, 4);
+  return message('K', body);
+}
+
+export function readyForQuery(status: 'I' | 'T' | 'E'): Buffer {
+  return message('Z', Buffer.from(status, 'latin1'));
+}
+
+/** CopyInResponse in text format; the column count is not known before the COPY runs. */
+export function copyInResponse(): Buffer {
+  return message('G', Buffer.from([0, 0, 0]));
+}
+
+export function errorResponse(severity: 'ERROR' | 'FATAL', sqlstate: string, text: string): Buffer {
+  return message(
+    'E',
+    Buffer.concat([
+      Buffer.from('S'), cstring(severity),
+      Buffer.from('V'), cstring(severity),
+      Buffer.from('C'), cstring(sqlstate),
+      Buffer.from('M'), cstring(text),
+      Buffer.from([0]),
+    ]),
+  );
+}
+
+/** Channel and payload of a NotificationResponse. */
+export function notificationChannel(msg: Message): string {
+  const body = msg.bytes.subarray(9);
+  return body.subarray(0, body.indexOf(0)).toString('utf8');
+}
+
+/** The status byte of a ReadyForQuery message. */
+export const transactionStatus = (msg: Message) => String.fromCharCode(msg.bytes[5]!) as 'I' | 'T' | 'E';

@@ -1,0 +1,67 @@
+// The Koa application: request id, security headers, the error envelope, body limits and the
+// /api/v1 router built from the route declarations of src/api.
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import Koa from 'koa';
+import helmet from 'koa-helmet';
+import { apiRoutes } from '../api/index.ts';
+import { ApiError, errorMiddleware } from './errors.ts';
+import type { Deps } from './routes.ts';
+import { mountRoutes, type RouteSpec } from './routes.ts';
+
+const REQUEST_ID = /^[\w.-]{1,64}$/;
+
+export function createApp(
+  deps: Deps,
+  log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  routes: RouteSpec[] = apiRoutes,
+) {
+  const app = new Koa();
+  app.proxy = deps.config.TRUST_PROXY;
+
+  app.use(async (ctx, next) => {
+    const incoming = ctx.get('x-request-id');
+    ctx.state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      // Path only: query strings may carry what a client would rather not see in logs.
+      if (deps.config.LOG_REQUESTS) log(`${ctx.method} ${ctx.path} ${ctx.status} ${(performance.now() - started).toFixed(1)}ms`);
+    }
+  });
+  app.use(errorMiddleware(log));
+  app.use(helmet());
+  app.use(async (ctx, next) => {
+    const length = Number(ctx.get('content-length') || 0);
+    if (length > deps.config.MAX_BODY_BYTES) {
+      throw new ApiError(413, 'payload_too_large', `Request bodies are limited to ${deps.config.MAX_BODY_BYTES} bytes.`);
+    }
+    await next();
+  });
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: deps.config.MAX_BODY_BYTES, encoding: 'utf-8' }));
+
+  const router = new Router({ prefix: '/api/v1' });
+  mountRoutes(router, routes, deps);
+  app.use(router.routes());
+  return app;
+}
+
+/** Oversized headers and malformed requests never reach Koa; answer them with the envelope too. */
+export function guardServer(server: Server) {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const [status, code, message] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large', 'Request headers are too large.']
+        : [400, 'bad_request', 'The request could not be parsed.'];
+    const body = JSON.stringify({ error: { code, message, details: {} } });
+    socket.end(
+      `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}

@@ -1,0 +1,91 @@
+// The one error path: every 4xx/5xx leaves as {error: {code, message, details}}.
+import type { Context, Next } from 'koa';
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: string, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
+  }
+
+  static validation(errors: Record<string, string[]>) {
+    return new ApiError(422, 'validation', 'The request has invalid parameters.', { errors });
+  }
+
+  static notFound(what = 'resource') {
+    return new ApiError(404, 'not_found', `The requested ${what} does not exist.`);
+  }
+
+  static planRequired(plan: string) {
+    return new ApiError(403, 'plan_required', `This endpoint or window needs the ${plan} plan or higher.`, { required_plan: plan });
+  }
+}
+
+/**
+ * SQLSTATEs mapped to HTTP. SQL functions raise their own codes in class MD (MD404 and so on)
+ * with a client-safe message; anything unlisted is a 500 whose text never leaves the server.
+ */
+const SQLSTATE_TO_HTTP: Record<string, { status: number; code: string; message?: string }> = {
+  MD404: { status: 404, code: 'not_found' },
+  MD422: { status: 422, code: 'validation' },
+  MD409: { status: 409, code: 'conflict' },
+  '22P02': { status: 422, code: 'validation', message: 'A parameter has an invalid format.' },
+  '22003': { status: 422, code: 'validation', message: 'A parameter is out of range.' },
+  '22007': { status: 422, code: 'validation', message: 'A date or time parameter is invalid.' },
+  '22008': { status: 422, code: 'validation', message: 'A date or time parameter is out of range.' },
+  '23505': { status: 409, code: 'conflict', message: 'The resource already exists.' },
+  '57014': { status: 503, code: 'timeout', message: 'The query took too long; narrow the request.' },
+  '53300': { status: 503, code: 'unavailable', message: 'The service is busy; retry shortly.' },
+};
+
+interface PostgresError {
+  code: string;
+  message: string;
+  severity?: string;
+}
+
+const isPostgresError = (error: unknown): error is PostgresError =>
+  typeof error === 'object' && error !== null && 'severity' in error && typeof (error as PostgresError).code === 'string';
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (isPostgresError(error)) {
+    const mapped = SQLSTATE_TO_HTTP[error.code];
+    if (mapped) return new ApiError(mapped.status, mapped.code, mapped.message ?? error.message);
+  }
+  const status = (error as { status?: number }).status;
+  // Errors koa and its middleware raise on purpose (413 from the body parser, 400 bad JSON).
+  if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
+    const code = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'bad_request';
+    return new ApiError(status, code, (error as Error).message);
+  }
+  return new ApiError(500, 'server_error', 'An unexpected error occurred. Retry later.');
+}
+
+export function render(ctx: Context, error: ApiError) {
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  ctx.body = { error: { code: error.code, message: error.message, details: error.details } };
+}
+
+/** First in the chain: renders every failure, and unknown routes, as the envelope. */
+export function errorMiddleware(log: (line: string) => void) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'not_found', 'No such endpoint.');
+    } catch (error) {
+      const apiError = toApiError(error);
+      // Log what went wrong, never the query string or the request's headers.
+      if (apiError.status >= 500) log(`${ctx.method} ${ctx.path} ${ctx.state.requestId}: ${(error as Error).stack ?? error}`);
+      render(ctx, apiError);
+    }
+  };
+}

@@ -1,0 +1,69 @@
+// OpenAPI 3.1 generated from the registered routes' zod schemas, so it cannot drift from them.
+import { z } from 'zod';
+import type { RouteSpec } from './routes.ts';
+
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+
+function parameters(schema: z.ZodType | undefined, location: 'query' | 'path') {
+  if (!schema) return [];
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, Record<string, unknown>>;
+    required?: string[];
+  };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: location,
+    required: location === 'path' || (json.required ?? []).includes(name),
+    schema: property,
+    ...(typeof property.description === 'string' ? { description: property.description } : {}),
+  }));
+}
+
+export function openApiDocument(routes: RouteSpec[], version: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const plan = typeof route.plan === 'string' ? route.plan : 'depends on parameters';
+    (paths[`/api/v1${route.path}`] ??= {})[route.method] = {
+      operationId: route.operationId,
+      tags: [route.tag],
+      summary: route.summary,
+      description: `Minimum plan: ${plan}.`,
+      'x-minimum-plan': plan,
+      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+      ...(route.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(route.body, { io: 'input', unrepresentable: 'any' }) } } } }
+        : {}),
+      responses: {
+        [String(route.status ?? 200)]: { description: 'Success: {data, meta}, paginated lists add links.' },
+        401: errorResponse('Missing, malformed, unknown or revoked key.'),
+        403: errorResponse('plan_required: the endpoint or window needs a higher plan.'),
+        422: errorResponse('validation: details.errors maps each field to its messages.'),
+        429: errorResponse('rate_limited or quota_exceeded; see Retry-After.'),
+        500: errorResponse('server_error.'),
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'market-data-api', version },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message', 'details'],
+              properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } },
+            },
+          },
+        },
+      },
+    },
+  };
+}

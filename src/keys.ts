@@ -1,0 +1,35 @@
+// API keys: `mdk_` and 43 base64url characters (32 random bytes). Only the SHA-256 of a key is
+// stored; the key itself is printed once, at creation.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Sql } from './db/client.ts';
+import type { PlanName } from './http/routes.ts';
+
+export const hashKey = (key: string) => createHash('sha256').update(key, 'utf8').digest();
+
+export interface NewKey {
+  plan: PlanName;
+  owner: string;
+  scope: 'data-api' | 'mcp';
+}
+
+export async function createKey(sql: Sql, { plan, owner, scope }: NewKey): Promise<{ id: number; key: string }> {
+  const key = `mdk_${randomBytes(32).toString('base64url')}`;
+  const [row] = await sql<{ id: string }[]>`
+    insert into app.api_keys (key_hash, prefix, owner, plan, scope)
+    values (${hashKey(key)}, ${key.slice(0, 12)}, ${owner}, ${plan}, ${scope})
+    returning id`;
+  return { id: Number(row!.id), key };
+}
+
+/** Revokes by id or by the key's printed prefix; returns how many keys it revoked. */
+export async function revokeKey(sql: Sql, idOrPrefix: string): Promise<number> {
+  const rows = /^\d+$/.test(idOrPrefix)
+    ? await sql`update app.api_keys set revoked_at = now() where id = ${idOrPrefix} and revoked_at is null returning id`
+    : await sql`update app.api_keys set revoked_at = now() where prefix = ${idOrPrefix} and revoked_at is null returning id`;
+  return rows.length;
+}
+
+export async function listKeys(sql: Sql) {
+  return sql<{ id: string; prefix: string; owner: string; plan: string; scope: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }[]>`
+    select id, prefix, owner, plan, scope, created_at, last_used_at, revoked_at from app.api_keys order by id`;
+}

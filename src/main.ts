@@ -1,0 +1,16 @@
+// `make start`: the service in one process tree (API + worker, embedded database beside it).
+import { loadConfig } from './config.ts';
+import { startService } from './service.ts';
+
+const service = await startService(loadConfig());
+process.stderr.write(`market-data-api listening on ${service.url}/api/v1 (database: ${service.config.database.embedded ? `embedded, ${service.config.database.url}` : 'DATABASE_URL'})\n`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    await service.close();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,61 @@
+// Brings the whole service up — database (embedded if no DATABASE_URL), migrations, worker,
+// HTTP — and down again in the reverse order.
+import { createServer } from 'node:http';
+import type { Runner } from 'graphile-worker';
+import { embeddedUrl, type Config } from './config.ts';
+import { createSql, type Sql } from './db/client.ts';
+import { ensureEmbedded, type EmbeddedHandle } from './db/embedded/launcher.ts';
+import { migrate } from './db/migrate.ts';
+import { createApp, guardServer } from './http/app.ts';
+import { startWorker } from './worker.ts';
+
+export interface RunningService {
+  url: string;
+  sql: Sql;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** Resolves the database: starts the embedded one when DATABASE_URL is not set. */
+export async function openDatabase(config: Config): Promise<{ config: Config; embedded: EmbeddedHandle | null }> {
+  if (!config.database.embedded) return { config, embedded: null };
+  const embedded = await ensureEmbedded({
+    dataDir: config.DATA_DIR,
+    port: config.EMBEDDED_DB_PORT,
+    idleInTransactionTimeoutMs: config.EMBEDDED_IDLE_TX_TIMEOUT_MS,
+  });
+  return { config: { ...config, database: { ...config.database, url: embeddedUrl(embedded.port) } }, embedded };
+}
+
+export async function startService(initial: Config, log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<RunningService> {
+  const { config, embedded } = await openDatabase(initial);
+  const sql = createSql(config.database, { max: config.DATABASE_POOL_SIZE });
+  let worker: Runner | null = null;
+  try {
+    await migrate(sql, log);
+    if (config.WORKER === 'inline') worker = await startWorker(config);
+  } catch (error) {
+    await sql.end({ timeout: 5 });
+    await embedded?.stop();
+    throw error;
+  }
+  const app = createApp({ sql, config }, log);
+  const server = createServer(app.callback());
+  guardServer(server);
+  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://${config.HOST}:${port}`,
+    sql,
+    config,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await worker?.stop();
+      await sql.end({ timeout: 5 });
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,18 @@
+// The graphile-worker runner: in the API process by default, or alone (`mdapi worker`).
+import { run, type Runner } from 'graphile-worker';
+import { crontab, taskList } from '../jobs/index.ts';
+import type { Config } from './config.ts';
+
+export function startWorker(config: Config): Promise<Runner> {
+  return run({
+    connectionString: config.database.url,
+    // The same switch as postgres.js's `prepare`: no named statements behind a transaction pooler.
+    noPreparedStatements: config.database.pooled,
+    concurrency: config.WORKER_CONCURRENCY,
+    maxPoolSize: config.WORKER_CONCURRENCY + 2,
+    pollInterval: 2000,
+    noHandleSignals: true,
+    taskList: taskList(config),
+    crontab,
+  });
+}

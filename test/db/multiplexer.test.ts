@@ -1,0 +1,143 @@
+// The embedded database's multiplexer: isolation at transaction boundaries, rollback of a client
+// that dies inside a transaction, the idle-in-transaction timeout, NOTIFY routing, COPY and psql.
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import test from 'ava';
+import postgres from 'postgres';
+import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+
+const run = promisify(execFile);
+let db: TestDatabase;
+
+const connect = (max = 1) => postgres(db.url, { prepare: false, max, onnotice: () => {} });
+
+test.before(async () => {
+  db = await testDatabase({ idleInTransactionTimeoutMs: 1500 });
+  await db.sql`create table public.counter (id int primary key, value int not null)`;
+  await db.sql`insert into public.counter values (1, 0)`;
+  await db.sql`create table public.items (id serial primary key, note text not null)`;
+});
+test.after.always(() => db?.close());
+
+test.serial('read-modify-write transactions from 8 connections never interleave', async (t) => {
+  const clients = Array.from({ length: 8 }, () => connect());
+  await Promise.all(
+    clients.flatMap((sql) =>
+      Array.from({ length: 25 }, () =>
+        sql.begin(async (tx) => {
+          const [row] = await tx`select value from public.counter where id = 1`;
+          await tx`update public.counter set value = ${row!.value + 1} where id = 1`;
+        }),
+      ),
+    ),
+  );
+  const [row] = await db.sql`select value from public.counter where id = 1`;
+  t.is(row!.value, 200);
+  await Promise.all(clients.map((sql) => sql.end()));
+});
+
+test.serial('a client waits for another client’s open transaction and then sees only committed data', async (t) => {
+  const a = connect();
+  const b = connect();
+  const events: string[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const inside = new Promise<void>((resolve) => (started = resolve));
+  const writer = a.begin(async (tx) => {
+    await tx`insert into public.items (note) values ('from a')`;
+    started();
+    await held;
+    events.push('a commits');
+  });
+  await inside;
+  const reader = b`select count(*)::int as n from public.items where note = 'from a'`.then(([row]) => {
+    events.push('b reads');
+    return row!.n;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.deepEqual(events, [], 'the reader must wait while the writer holds its transaction');
+  release();
+  await writer;
+  t.is(await reader, 1);
+  t.deepEqual(events, ['a commits', 'b reads']);
+  await Promise.all([a.end(), b.end()]);
+});
+
+test.serial('a client killed inside a transaction leaves no lock and no half-written data', async (t) => {
+  const script = `
+    import postgres from 'postgres';
+    const sql = postgres(${JSON.stringify(db.url)}, { prepare: false, max: 1 });
+    await sql.unsafe("begin; insert into public.items (note) values ('half-written'); lock table public.counter in access exclusive mode").simple();
+    process.stdout.write('holding\\n');
+    setInterval(() => {}, 1000);
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => child.stdout.on('data', (chunk) => String(chunk).includes('holding') && resolve()));
+  child.kill('SIGKILL');
+  const other = connect();
+  const [locked] = await other.begin(async (tx) => {
+    await tx`lock table public.counter in access exclusive mode nowait`;
+    return tx`select count(*)::int as n from public.items where note = 'half-written'`;
+  });
+  t.is(locked!.n, 0);
+  const [state] = await other`select count(*)::int as n from pg_locks where locktype = 'relation' and relation = 'public.counter'::regclass`;
+  t.is(state!.n, 0);
+  await other.end();
+});
+
+test.serial('a client idle inside a transaction past the timeout is disconnected and rolled back', async (t) => {
+  const idle = connect();
+  const error = await t.throwsAsync(
+    idle.begin(async (tx) => {
+      await tx`insert into public.items (note) values ('idle')`;
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await tx`select 1`;
+    }),
+  );
+  t.truthy(error);
+  const [row] = await db.sql`select count(*)::int as n from public.items where note = 'idle'`;
+  t.is(row!.n, 0);
+  await idle.end().catch(() => {});
+});
+
+test.serial('NOTIFY reaches the connections that LISTEN on the channel', async (t) => {
+  const listener = connect();
+  const received: string[] = [];
+  await listener.listen('mdapi_test', (payload) => received.push(payload));
+  const quiet = connect();
+  await quiet.listen('other_channel', (payload) => received.push(`wrong: ${payload}`));
+  await db.sql`select pg_notify('mdapi_test', 'hello')`;
+  for (let i = 0; i < 50 && received.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.deepEqual(received, ['hello']);
+  await Promise.all([listener.end(), quiet.end()]);
+});
+
+test.serial('fifty clients at once all get their answers', async (t) => {
+  const clients = Array.from({ length: 50 }, () => connect());
+  const results = await Promise.all(clients.map((sql, i) => sql`select ${i}::int as i, pg_sleep(0.001)`));
+  t.deepEqual(results.map(([row]) => row!.i), Array.from({ length: 50 }, (_, i) => i));
+  await Promise.all(clients.map((sql) => sql.end()));
+});
+
+test.serial('psql connects, runs the extended protocol alongside, and COPY works both ways', async (t) => {
+  const { stdout } = await run('psql', ['-X', '-At', db.url, '-c', 'select 40 + 2']);
+  t.is(stdout.trim(), '42');
+  const copyIn = spawn('psql', ['-X', '-v', 'ON_ERROR_STOP=1', db.url, '-c', "\\copy public.items (note) from stdin"]);
+  copyIn.stdin.end('copied one\ncopied two\n');
+  const code = await new Promise((resolve) => copyIn.on('close', resolve));
+  t.is(code, 0);
+  const { stdout: out } = await run('psql', ['-X', '-At', db.url, '-c', "copy (select note from public.items where note like 'copied%' order by note) to stdout"]);
+  t.deepEqual(out.trim().split('\n'), ['copied one', 'copied two']);
+  const extended = await db.sql`select ${'a'}::text || ${'b'}::text as joined`;
+  t.is(extended[0]!.joined, 'ab');
+});
+
+test.serial('an unknown role is refused, and a failed statement leaves the backend usable', async (t) => {
+  const stranger = postgres(db.urlAs('nobody_here'), { prepare: false, max: 1, onnotice: () => {} });
+  await t.throwsAsync(stranger`select 1`);
+  await stranger.end().catch(() => {});
+  await t.throwsAsync(db.sql`select 1 / 0`);
+  const [row] = await db.sql`select 1 as ok`;
+  t.is(row!.ok, 1);
+});

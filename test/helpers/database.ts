@@ -1,0 +1,75 @@
+// A database of its own for each test file: a copy of the migrated template served by its own
+// embedded server, or, with TEST_DATABASE_URL, a new database on that TimescaleDB server.
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { embeddedUrl, loadConfig, type Config } from '../../src/config.ts';
+import { createSql, type Sql } from '../../src/db/client.ts';
+import { ensureEmbedded } from '../../src/db/embedded/launcher.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { TEMPLATE_DIR, buildTemplate } from './template.ts';
+
+export interface TestDatabase {
+  url: string;
+  /** the URL for another role (the analyst) */
+  urlAs(user: string): string;
+  sql: Sql;
+  embeddedPort: number | null;
+  dataDir: string | null;
+  /** service configuration pointing at this database */
+  config(overrides?: Record<string, string>): Config;
+  close(): Promise<void>;
+}
+
+export async function testDatabase(options: { idleInTransactionTimeoutMs?: number } = {}): Promise<TestDatabase> {
+  const external = process.env.TEST_DATABASE_URL;
+  if (external) return externalDatabase(external);
+  if (!existsSync(join(TEMPLATE_DIR, 'pgdata'))) await buildTemplate();
+  const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-test-'));
+  cpSync(TEMPLATE_DIR, dataDir, { recursive: true });
+  const embedded = await ensureEmbedded({ dataDir, port: 0, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
+  const url = embeddedUrl(embedded.port);
+  const sql = createSql({ url, pooled: true, embedded: true }, { max: 4 });
+  return {
+    url,
+    urlAs: (user) => embeddedUrl(embedded.port, user),
+    sql,
+    embeddedPort: embedded.port,
+    dataDir,
+    config: (overrides = {}) =>
+      loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', ...overrides, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(embedded.port) }),
+    async close() {
+      await sql.end({ timeout: 5 });
+      await embedded.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function externalDatabase(serverUrl: string): Promise<TestDatabase> {
+  const admin = createSql({ url: serverUrl, pooled: false, embedded: false }, { max: 1 });
+  const name = `mdapi_test_${process.pid}_${Date.now()}`;
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const sql = createSql({ url: url.toString(), pooled: false, embedded: false }, { max: 4 });
+  await migrate(sql);
+  return {
+    url: url.toString(),
+    urlAs(user) {
+      const other = new URL(url);
+      other.username = user;
+      other.password = process.env.TEST_ANALYST_PASSWORD ?? '';
+      return other.toString();
+    },
+    sql,
+    embeddedPort: null,
+    dataDir: null,
+    config: (overrides = {}) => loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', ...overrides, DATABASE_URL: url.toString() }),
+    async close() {
+      await sql.end({ timeout: 5 });
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
+}

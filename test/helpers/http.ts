@@ -1,0 +1,54 @@
+// The HTTP app on an ephemeral port over a test database, and a small fetch wrapper.
+import { createServer, type Server } from 'node:http';
+import { createApp, guardServer } from '../../src/http/app.ts';
+import type { RouteSpec } from '../../src/http/routes.ts';
+import { createKey, type NewKey } from '../../src/keys.ts';
+import type { TestDatabase } from './database.ts';
+
+export interface TestApi {
+  base: string;
+  server: Server;
+  get(path: string, key?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
+  request(method: string, path: string, init?: { key?: string | null; headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
+  key(options?: Partial<NewKey>): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export async function testApi(db: TestDatabase, options: { env?: Record<string, string>; routes?: RouteSpec[] } = {}): Promise<TestApi> {
+  const config = db.config(options.env);
+  const app = createApp({ sql: db.sql, config }, () => {}, options.routes);
+  const server = createServer(app.callback());
+  guardServer(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const request: TestApi['request'] = async (method, path, init = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.key) headers.authorization = `Bearer ${init.key}`;
+    const response = await fetch(`${base}${path}`, { method, headers, body: init.body });
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    return { status: response.status, headers: response.headers, body };
+  };
+  return {
+    base,
+    server,
+    request,
+    get: (path, key, headers) => request('GET', path, { key, headers }),
+    key: async (options = {}) =>
+      (await createKey(db.sql, { plan: options.plan ?? 'free', owner: options.owner ?? 'tester', scope: options.scope ?? 'data-api' })).key,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,22 @@
+// `npm test`: builds the migrated template database once, runs ava, and ends with the plain
+// "N passed, N failed" line that CI reads.
+import { spawn } from 'node:child_process';
+import { buildTemplate } from './helpers/template.ts';
+
+await buildTemplate();
+const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
+});
+let output = '';
+ava.stdout.on('data', (chunk: Buffer) => {
+  process.stdout.write(chunk);
+  output += chunk.toString();
+});
+const code = await new Promise<number>((resolve) => ava.on('close', (exit) => resolve(exit ?? 1)));
+const count = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? 0);
+const passed = count(/(\d+) tests? passed/);
+const failed = count(/(\d+) tests? failed/) + count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/);
+const skipped = count(/(\d+) tests? skipped/) + count(/(\d+) tests? todo/);
+process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+process.exit(code !== 0 && failed === 0 ? code : failed > 0 ? 1 : code);
