@@ -15,8 +15,11 @@ ava.stdout.on('data', (chunk: Buffer) => {
 });
 const code = await new Promise<number>((resolve) => ava.on('close', (exit) => resolve(exit ?? 1)));
 const count = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? 0);
-const passed = count(/(\d+) tests? passed/);
-const failed = count(/(\d+) tests? failed/) + count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/);
+const lines = (pattern: RegExp) => output.split('\n').filter((line) => pattern.test(line)).length;
+// ava prints the passed total only when nothing failed; its ✔ lines are always there.
+const passed = Math.max(count(/(\d+) tests? passed/), lines(/^\s*✔/));
+const failed = Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/)) +
+  count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/) + lines(/exited with a non-zero exit code|timed out/);
 const skipped = count(/(\d+) tests? skipped/) + count(/(\d+) tests? todo/);
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(code !== 0 && failed === 0 ? code : failed > 0 ? 1 : code);

@@ -2,5 +2,4 @@
 import type { RouteSpec } from '../http/routes.ts';
 import { metaRoutes } from './meta.ts';
 
-export const apiRoutes: RouteSpec[] = [];
-apiRoutes.push(...metaRoutes(() => apiRoutes));
+export const apiRoutes: RouteSpec[] = [...metaRoutes];

@@ -2,31 +2,29 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { openApiDocument } from '../http/openapi.ts';
-import { defineRoute, type RouteSpec } from '../http/routes.ts';
+import { defineRoute } from '../http/routes.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 const noInput = z.object({});
 
-export function metaRoutes(allRoutes: () => RouteSpec[]): RouteSpec[] {
-  return [
-    defineRoute({
-      method: 'get', path: '/ping', operationId: 'ping', tag: 'Meta', plan: 'free', query: noInput,
-      summary: 'Authenticated no-op: checks a key end to end; counts against the quota.',
-      handler: async ({ key }) => ({ data: { status: 'ok', plan: key.plan }, meta: { version: VERSION } }),
-    }),
-    defineRoute({
-      method: 'get', path: '/usage', operationId: 'keyUsageQuota', tag: 'Meta', plan: 'free', query: noInput,
-      summary: "The calling key's plan, monthly quota used and remaining, rate limit and per-endpoint counts.",
-      handler: async ({ key, deps: { sql } }) => {
-        const [row] = await sql<{ report: Record<string, unknown> }[]>`select app.usage_report(${key.id}) as report`;
-        return { data: row!.report, meta: { note: 'Counts include this request. The period is the calendar month in UTC.' } };
-      },
-    }),
-    defineRoute({
-      method: 'get', path: '/openapi.json', operationId: 'openAPISpec', tag: 'Meta', plan: 'free', query: noInput,
-      summary: 'This API as an OpenAPI 3.1 document, generated from the route declarations.',
-      handler: async () => openApiDocument(allRoutes(), VERSION),
-    }),
-  ];
-}
+export const metaRoutes = [
+  defineRoute({
+    method: 'get', path: '/ping', operationId: 'ping', tag: 'Meta', plan: 'free', query: noInput,
+    summary: 'Authenticated no-op: checks a key end to end; counts against the quota.',
+    handler: async ({ key }) => ({ data: { status: 'ok', plan: key.plan }, meta: { version: VERSION } }),
+  }),
+  defineRoute({
+    method: 'get', path: '/usage', operationId: 'keyUsageQuota', tag: 'Meta', plan: 'free', query: noInput,
+    summary: "The calling key's plan, monthly quota used and remaining, rate limit and per-endpoint counts.",
+    handler: async ({ key, deps: { sql } }) => {
+      const [row] = await sql<{ report: Record<string, unknown> }[]>`select app.usage_report(${key.id}) as report`;
+      return { data: row!.report, meta: { note: 'Counts include this request. The period is the calendar month in UTC.' } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/openapi.json', operationId: 'openAPISpec', tag: 'Meta', plan: 'free', query: noInput,
+    summary: 'This API as an OpenAPI 3.1 document, generated from the route declarations.',
+    handler: async ({ routes }) => openApiDocument(routes, VERSION),
+  }),
+];

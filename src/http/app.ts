@@ -42,7 +42,19 @@ export function createApp(
     }
     await next();
   });
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: deps.config.MAX_BODY_BYTES, encoding: 'utf-8' }));
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: deps.config.MAX_BODY_BYTES,
+      encoding: 'utf-8',
+      onError: (error) => {
+        if ((error as { status?: number }).status === 413) {
+          throw new ApiError(413, 'payload_too_large', `Request bodies are limited to ${deps.config.MAX_BODY_BYTES} bytes.`);
+        }
+        throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+      },
+    }),
+  );
 
   const router = new Router({ prefix: '/api/v1' });
   mountRoutes(router, routes, deps);

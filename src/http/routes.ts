@@ -24,6 +24,8 @@ export interface HandlerInput<Q, P, B> {
   key: Admitted;
   deps: Deps;
   ctx: Context;
+  /** every route mounted beside this one (for the OpenAPI document) */
+  routes: RouteSpec[];
 }
 
 type AnyObject = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
@@ -86,7 +88,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
       const key = await admission(ctx, deps, { endpoint, plan, consume: valid });
       if (!valid) throw ApiError.validation(input.errors);
       const body = await route.handler({
-        query: input.query as never, params: input.params as never, body: input.body as never, key, deps, ctx,
+        query: input.query as never, params: input.params as never, body: input.body as never, key, deps, ctx, routes,
       });
       ctx.status = route.status ?? 200;
       ctx.body = body;

@@ -3,7 +3,9 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import test from 'ava';
+import { connect as connectSocket } from 'node:net';
 import postgres from 'postgres';
+import { message, query, splitMessages, sync } from '../../src/db/embedded/protocol.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 const run = promisify(execFile);
@@ -66,7 +68,9 @@ test.serial('a client waits for another client’s open transaction and then see
 
 test.serial('a client killed inside a transaction leaves no lock and no half-written data', async (t) => {
   const script = `
-    import postgres from 'postgres';
+    import { connect as connectSocket } from 'node:net';
+import postgres from 'postgres';
+import { message, query, splitMessages, sync } from '../../src/db/embedded/protocol.ts';
     const sql = postgres(${JSON.stringify(db.url)}, { prepare: false, max: 1 });
     await sql.unsafe("begin; insert into public.items (note) values ('half-written'); lock table public.counter in access exclusive mode").simple();
     process.stdout.write('holding\\n');
@@ -140,4 +144,56 @@ test.serial('an unknown role is refused, and a failed statement leaves the backe
   await t.throwsAsync(db.sql`select 1 / 0`);
   const [row] = await db.sql`select 1 as ok`;
   t.is(row!.ok, 1);
+});
+
+test.serial('an extended-protocol batch left open behind a finished query keeps the backend', async (t) => {
+  // postgres.js sends Parse/Describe/Flush and waits for the parameter types before its Bind;
+  // pipelined behind another query, that batch's reply ends after a ReadyForQuery.
+  const socket = connectSocket({ host: '127.0.0.1', port: db.embeddedPort! });
+  let received = Buffer.alloc(0);
+  socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+  const waitFor = async (type: string) => {
+    for (let i = 0; i < 200; i++) {
+      if (splitMessages(received).messages.some((msg) => msg.type === type)) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`no ${type} message`);
+  };
+  const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
+  const startup = Buffer.alloc(8);
+  startup.writeInt32BE(8 + params.length, 0);
+  startup.writeInt32BE(196608, 4);
+  socket.write(Buffer.concat([startup, params]));
+  await waitFor('Z');
+  received = Buffer.alloc(0);
+  const other = connect();
+  await other`select 1`;
+  const int16 = (n: number) => Buffer.from([n >> 8, n & 255]);
+  socket.write(Buffer.concat([
+    query('select 1'),
+    message('P', Buffer.concat([Buffer.from('\0select $1::int + 1000\0'), int16(0)])),
+    message('D', Buffer.from('S\0')),
+    message('H'),
+  ]));
+  await waitFor('t');
+  // Another client's unnamed statement must not replace ours before our Bind arrives.
+  const otherDone = other`select ${'other'}::text as value`.execute();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const value = Buffer.from('5');
+  const length = Buffer.alloc(4);
+  length.writeInt32BE(value.length);
+  received = Buffer.alloc(0);
+  socket.write(Buffer.concat([
+    message('B', Buffer.concat([Buffer.from('\0\0'), int16(0), int16(1), length, value, int16(0)])),
+    message('E', Buffer.concat([Buffer.from('\0'), Buffer.alloc(4)])),
+    sync(),
+  ]));
+  await waitFor('Z');
+  const { messages } = splitMessages(received);
+  t.false(messages.some((msg) => msg.type === 'E'), 'the Bind found its own statement');
+  const row = messages.find((msg) => msg.type === 'D')!;
+  t.is(row.bytes.subarray(11).toString(), '1005');
+  t.is((await otherDone)[0]!.value, 'other');
+  socket.end();
+  await other.end();
 });

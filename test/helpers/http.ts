@@ -52,3 +52,9 @@ export async function testApi(db: TestDatabase, options: { env?: Record<string, 
       }),
   };
 }
+
+/** Counters use one-minute windows: start a sequence that must stay in one window well inside it. */
+export async function awayFromMinuteBoundary(needSeconds = 10) {
+  const intoMinute = (Date.now() % 60_000) / 1000;
+  if (intoMinute > 60 - needSeconds) await new Promise((resolve) => setTimeout(resolve, (60 - intoMinute) * 1000 + 200));
+}

@@ -239,7 +239,10 @@ export class Multiplexer {
         continue;
       }
       if (copy && msg.type === 'G') continue;
+      // Only a ReadyForQuery that ends the reply frees the backend: messages after it belong
+      // to an extended-protocol batch still open (Parse/Describe/Flush, awaiting its Bind).
       if (msg.type === 'Z') status = transactionStatus(msg);
+      else if (msg.type !== 'N' && msg.type !== 'S') status = null;
       forward.push(msg.bytes);
     }
     client.send(Buffer.concat(forward));

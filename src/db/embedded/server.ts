@@ -28,6 +28,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const pg = await PGlite.create({ dataDir: join(dataDir, 'pgdata'), extensions: { timescaledb } });
+  // TimescaleDB loads its TSL half (policies, continuous aggregates) only when the library is
+  // loaded before first use; on a restarted PGlite that first use would come too late.
+  await pg.exec(`load 'timescaledb'`);
   // PGlite logs DEBUG notices by default; every client would receive them.
   await pg.exec(`
     set client_min_messages = warning;

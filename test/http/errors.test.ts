@@ -1,0 +1,128 @@
+// One error path: validation, unknown routes, mapped database errors, unexpected failures,
+// oversized headers and bodies all leave as {error: {code, message, details}}.
+import { request as httpRequest } from 'node:http';
+import test from 'ava';
+import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { testApi, type TestApi } from '../helpers/http.ts';
+import { fixtureRoutes } from './fixtures.ts';
+
+let db: TestDatabase;
+let api: TestApi;
+let key: string;
+test.before(async () => {
+  db = await testDatabase();
+  api = await testApi(db, { routes: fixtureRoutes, env: { MAX_BODY_BYTES: '2048' } });
+  key = await api.key();
+});
+test.after.always(async () => {
+  await api?.close();
+  await db?.close();
+});
+
+const isEnvelope = (body: any) =>
+  typeof body?.error?.code === 'string' && typeof body.error.message === 'string' && typeof body.error.details === 'object';
+
+test('invalid parameters answer 422 validation naming every field, and cost nothing', async (t) => {
+  const response = await api.get('/api/v1/fixtures/items/abc?page=0&kind=c&limit=2001&per_page=x', key);
+  t.is(response.status, 422);
+  t.true(isEnvelope(response.body));
+  t.is(response.body.error.code, 'validation');
+  t.deepEqual(Object.keys(response.body.error.details.errors).sort(), ['id', 'kind', 'limit', 'page', 'per_page']);
+  for (const messages of Object.values(response.body.error.details.errors)) t.true(Array.isArray(messages) && (messages as string[]).length > 0);
+  t.is(response.headers.get('x-quota-used'), '0');
+});
+
+test('a repeated query parameter is refused rather than guessed', async (t) => {
+  const response = await api.get('/api/v1/fixtures/items/1?kind=a&kind=b', key);
+  t.is(response.status, 422);
+  t.deepEqual(response.body.error.details.errors.kind, ['Must be given once.']);
+});
+
+test('authentication comes before validation', async (t) => {
+  const response = await api.get('/api/v1/fixtures/items/abc?page=0');
+  t.is(response.status, 401);
+});
+
+test('per_page above the plan cap is a 422, never clamped', async (t) => {
+  const response = await api.get('/api/v1/fixtures/items/1?per_page=101', key);
+  t.is(response.status, 422);
+  t.truthy(response.body.error.details.errors.per_page);
+  const starter = await api.key({ plan: 'starter' });
+  t.is((await api.get('/api/v1/fixtures/items/1?per_page=101', starter)).status, 200);
+  t.is((await api.get('/api/v1/fixtures/items/1?per_page=251', starter)).status, 422);
+});
+
+test('the pagination envelope has links and meta', async (t) => {
+  const response = await api.get('/api/v1/fixtures/items/1?page=2&per_page=10&kind=a', key);
+  t.is(response.status, 200);
+  t.deepEqual(response.body.data.map((item: { n: number }) => item.n), [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+  t.deepEqual(response.body.meta, { current_page: 2, from: 11, last_page: 3, per_page: 10, to: 20, total: 25 });
+  t.is(response.body.links.next, '/api/v1/fixtures/items/1?page=3&per_page=10&kind=a');
+  t.is(response.body.links.prev, '/api/v1/fixtures/items/1?page=1&per_page=10&kind=a');
+  t.is(response.body.links.first, '/api/v1/fixtures/items/1?page=1&per_page=10&kind=a');
+  t.is(response.body.links.last, '/api/v1/fixtures/items/1?page=3&per_page=10&kind=a');
+  const last = await api.get('/api/v1/fixtures/items/1?page=3&per_page=10', key);
+  t.is(last.body.links.next, null);
+  t.is(last.body.meta.to, 25);
+});
+
+test('an unknown route is a 404 envelope', async (t) => {
+  const response = await api.get('/api/v1/no/such/thing', key);
+  t.is(response.status, 404);
+  t.is(response.body.error.code, 'not_found');
+});
+
+test('a SQL function’s own error code maps to its HTTP status', async (t) => {
+  const response = await api.get('/api/v1/fixtures/missing', key);
+  t.is(response.status, 404);
+  t.is(response.body.error.code, 'not_found');
+});
+
+test('an unexpected failure is a 500 without stack trace or SQL', async (t) => {
+  const response = await api.get('/api/v1/fixtures/crash', key);
+  t.is(response.status, 500);
+  t.is(response.body.error.code, 'server_error');
+  const text = JSON.stringify(response.body);
+  t.false(text.includes('no_such_table_anywhere'));
+  t.false(/at .*\.ts:\d+/.test(text));
+});
+
+test('bodies are validated, and oversized or malformed bodies get a clear 4xx', async (t) => {
+  const json = { 'content-type': 'application/json' };
+  const created = await api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: 'ok' }) });
+  t.is(created.status, 201);
+  t.deepEqual(created.body.data, { name: 'ok' });
+  const invalid = await api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: '' }) });
+  t.is(invalid.status, 422);
+  t.truthy(invalid.body.error.details.errors.name);
+  const large = await api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: 'x'.repeat(5000) }) });
+  t.is(large.status, 413);
+  t.is(large.body.error.code, 'payload_too_large');
+  const broken = await api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: '{"name": ' });
+  t.is(broken.status, 400);
+  t.true(isEnvelope(broken.body));
+});
+
+test('oversized headers get a 431 envelope', async (t) => {
+  const { port } = api.server.address() as { port: number };
+  const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/ping', headers: { 'x-padding': 'x'.repeat(20_000) } }, (res) => {
+      let body = '';
+      res.on('data', (chunk) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+  t.is(response.status, 431);
+  t.is(JSON.parse(response.body).error.code, 'headers_too_large');
+});
+
+test('every response has a request id, and a sane incoming one is echoed', async (t) => {
+  const generated = await api.get('/api/v1/ping', key);
+  t.regex(generated.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/);
+  const echoed = await api.get('/api/v1/ping', key, { 'x-request-id': 'trace-123' });
+  t.is(echoed.headers.get('x-request-id'), 'trace-123');
+  const replaced = await api.get('/api/v1/ping', key, { 'x-request-id': 'bad id with spaces' });
+  t.not(replaced.headers.get('x-request-id'), 'bad id with spaces');
+});

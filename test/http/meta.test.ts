@@ -1,0 +1,51 @@
+// Meta group: ping, and an OpenAPI document generated from the registered routes.
+import test from 'ava';
+import { apiRoutes } from '../../src/api/index.ts';
+import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { testApi, type TestApi } from '../helpers/http.ts';
+import { fixtureRoutes } from './fixtures.ts';
+
+let db: TestDatabase;
+let api: TestApi;
+test.before(async () => {
+  db = await testDatabase();
+  api = await testApi(db, { routes: fixtureRoutes });
+});
+test.after.always(async () => {
+  await api?.close();
+  await db?.close();
+});
+
+test('ping answers with the key’s plan', async (t) => {
+  const key = await api.key({ plan: 'pro' });
+  const response = await api.get('/api/v1/ping', key);
+  t.is(response.status, 200);
+  t.is(response.body.data.status, 'ok');
+  t.is(response.body.data.plan, 'pro');
+});
+
+test('openapi.json lists every registered route with its parameters', async (t) => {
+  const key = await api.key();
+  const response = await api.get('/api/v1/openapi.json', key);
+  t.is(response.status, 200);
+  const document = response.body;
+  t.is(document.openapi, '3.1.0');
+  for (const route of fixtureRoutes) {
+    const operation = document.paths[`/api/v1${route.path}`]?.[route.method];
+    t.truthy(operation, `${route.method} ${route.path}`);
+    t.is(operation.operationId, route.operationId);
+  }
+  const items = document.paths['/api/v1/fixtures/items/{id}'].get;
+  const names = items.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`);
+  t.deepEqual(names.sort(), ['path:id', 'query:kind', 'query:limit', 'query:page', 'query:per_page']);
+  const kind = items.parameters.find((parameter: { name: string }) => parameter.name === 'kind');
+  t.deepEqual(kind.schema.enum, ['a', 'b']);
+  t.truthy(document.paths['/api/v1/fixtures/echo'].post.requestBody);
+  t.is(document.paths['/api/v1/fixtures/pro'].get['x-minimum-plan'], 'pro');
+});
+
+test('the service’s own routes are the meta group and whatever groups have landed', (t) => {
+  const paths = apiRoutes.map((route) => route.path);
+  t.true(['/ping', '/usage', '/openapi.json'].every((path) => paths.includes(path)));
+  t.is(new Set(apiRoutes.map((route) => route.operationId)).size, apiRoutes.length, 'operationIds are unique');
+});
