@@ -19,7 +19,7 @@ const lines = (pattern: RegExp) => output.split('\n').filter((line) => pattern.t
 // ava prints the passed total only when nothing failed; its ✔ lines are always there.
 const passed = Math.max(count(/(\d+) tests? passed/), lines(/^\s*✔/));
 const failed = Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/)) +
-  count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/) + lines(/exited with a non-zero exit code|timed out/);
+  count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/) + lines(/exited with a non-zero exit code|timed out|remained pending/i);
 const skipped = count(/(\d+) tests? skipped/) + count(/(\d+) tests? todo/);
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(code !== 0 && failed === 0 ? code : failed > 0 ? 1 : code);

@@ -68,16 +68,17 @@ test.serial('a client waits for another client’s open transaction and then see
 
 test.serial('a client killed inside a transaction leaves no lock and no half-written data', async (t) => {
   const script = `
-    import { connect as connectSocket } from 'node:net';
-import postgres from 'postgres';
-import { message, query, splitMessages, sync } from '../../src/db/embedded/protocol.ts';
+    import postgres from 'postgres';
     const sql = postgres(${JSON.stringify(db.url)}, { prepare: false, max: 1 });
     await sql.unsafe("begin; insert into public.items (note) values ('half-written'); lock table public.counter in access exclusive mode").simple();
     process.stdout.write('holding\\n');
     setInterval(() => {}, 1000);
   `;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => child.stdout.on('data', (chunk) => String(chunk).includes('holding') && resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => String(chunk).includes('holding') && resolve());
+    child.once('exit', (code) => reject(new Error(`the client process exited early (${code})`)));
+  });
   child.kill('SIGKILL');
   const other = connect();
   const [locked] = await other.begin(async (tx) => {
