@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { embeddedUrl, loadConfig } from './config.ts';
 import { createSql } from './db/client.ts';
+import { backup, restore } from './db/backup.ts';
 import { migrate } from './db/migrate.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { openDatabase } from './service.ts';
@@ -18,6 +19,8 @@ const USAGE = `usage: mdapi <command> [options]
   db-url [--analyst]                        print the psql connection URL
   db                                        run the embedded database alone, in the foreground
   worker                                    run the job worker alone, in the foreground
+  backup FILE                               back the database up (embedded: a .tar.gz of DATA_DIR/pgdata)
+  restore FILE                              restore a backup (embedded: the service must be stopped)
 `;
 
 function fail(message: string): never {
@@ -104,6 +107,18 @@ switch (command) {
     await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
     await worker.stop();
     await embedded?.stop();
+    break;
+  }
+  case 'backup': {
+    const file = positionals[0] ?? fail('backup needs a file name');
+    await backup(loadConfig(), file);
+    process.stderr.write(`backed up to ${file}\n`);
+    break;
+  }
+  case 'restore': {
+    const file = positionals[0] ?? fail('restore needs a file name');
+    const kept = await restore(loadConfig(), file).catch((error: Error) => fail(error.message));
+    process.stderr.write(`restored ${file}${kept ? `; the previous database is kept in ${kept}` : ''}\n`);
     break;
   }
   default:

@@ -1,0 +1,102 @@
+// The mdapi CLI: keys, the psql URL, and finding the database three ways (running embedded
+// server, embedded database started for the command, DATABASE_URL).
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import test from 'ava';
+import { testDatabase, type TestDatabase } from './helpers/database.ts';
+import { TEMPLATE_DIR } from './helpers/template.ts';
+
+const run = promisify(execFile);
+let db: TestDatabase;
+test.before(async () => {
+  db = await testDatabase();
+});
+test.after.always(() => db?.close());
+
+const cli = (args: string[], env: Record<string, string>) =>
+  run(process.execPath, ['src/cli.ts', ...args], { env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...env } });
+
+const viaRunningServer = (): Record<string, string> => (db.embeddedPort ? { DATA_DIR: db.dataDir!, EMBEDDED_DB_PORT: String(db.embeddedPort) } : { DATABASE_URL: db.url });
+
+test.serial('create-key prints only the key, list-keys shows it without the key, revoke-key revokes it', async (t) => {
+  const { stdout } = await cli(['create-key', '--plan', 'pro', '--owner', 'cli-owner'], viaRunningServer());
+  t.regex(stdout, /^mdk_[A-Za-z0-9_-]{43}\n$/);
+  const key = stdout.trim();
+  const [row] = await db.sql`select owner, plan, scope from app.api_keys where prefix = ${key.slice(0, 12)}`;
+  t.deepEqual({ ...row }, { owner: 'cli-owner', plan: 'pro', scope: 'data-api' });
+  const listed = await cli(['list-keys'], viaRunningServer());
+  t.true(listed.stdout.includes(key.slice(0, 12)));
+  t.false(listed.stdout.includes(key), 'the key itself is never listed');
+  await cli(['revoke-key', key.slice(0, 12)], viaRunningServer());
+  const [revoked] = await db.sql`select revoked_at from app.api_keys where prefix = ${key.slice(0, 12)}`;
+  t.truthy(revoked!.revoked_at);
+  const again = await t.throwsAsync(cli(['revoke-key', key.slice(0, 12)], viaRunningServer()));
+  t.regex(String((again as { stderr?: string }).stderr), /no active key/);
+});
+
+test.serial('bad options are refused with a message and exit code 2', async (t) => {
+  const error = await t.throwsAsync(cli(['create-key', '--plan', 'gold'], viaRunningServer()));
+  t.is((error as { code?: number }).code, 2);
+  t.regex(String((error as { stderr?: string }).stderr), /--plan must be/);
+});
+
+test.serial('db-url prints the psql URL for the superuser and for the analyst', async (t) => {
+  const env = { EMBEDDED_DB_PORT: '54999' };
+  t.is((await cli(['db-url'], env)).stdout.trim(), 'postgres://postgres@127.0.0.1:54999/postgres');
+  t.is((await cli(['db-url', '--analyst'], env)).stdout.trim(), 'postgres://analyst@127.0.0.1:54999/postgres');
+  t.is((await cli(['db-url'], { DATABASE_URL: 'postgres://u:p@db.example:5432/x' })).stdout.trim(), 'postgres://u:p@db.example:5432/x');
+});
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+function scratchDataDir() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-cli-'));
+  cpSync(TEMPLATE_DIR, dataDir, { recursive: true });
+  return dataDir;
+}
+
+test.serial('with no embedded server running, the CLI starts one for the command and stops it', async (t) => {
+  if (!db.embeddedPort) return t.pass('external database: nothing embedded to start');
+  const dataDir = scratchDataDir();
+  const port = await freePort();
+  try {
+    const { stdout } = await cli(['create-key', '--plan', 'free'], { DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(port) });
+    t.regex(stdout, /^mdk_/);
+    const listed = await cli(['list-keys'], { DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(port) });
+    t.is(listed.stdout.trim().split('\n').length, 1, 'the key persisted in DATA_DIR');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test.serial('a backup taken while the embedded database runs restores into a stopped one', async (t) => {
+  if (!db.embeddedPort) return t.pass('external database: pg_dump/pg_restore are not exercised here');
+  const work = mkdtempSync(join(tmpdir(), 'mdapi-backup-'));
+  const file = join(work, 'backup.tar.gz');
+  const restored = scratchDataDir();
+  const env = { DATA_DIR: restored, EMBEDDED_DB_PORT: String(await freePort()) };
+  try {
+    const { stdout } = await cli(['create-key', '--plan', 'starter', '--owner', 'backed-up'], viaRunningServer());
+    await cli(['backup', file], viaRunningServer());
+    await db.sql`update app.api_keys set owner = 'changed after backup' where prefix = ${stdout.trim().slice(0, 12)}`;
+    const done = await cli(['restore', file], env);
+    t.regex(done.stderr, /previous database is kept/);
+    const listed = await cli(['list-keys'], env);
+    t.true(listed.stdout.includes(`${stdout.trim().slice(0, 12)}\tbacked-up\tstarter`));
+    const refused = await t.throwsAsync(cli(['restore', file], viaRunningServer()));
+    t.regex(String((refused as { stderr?: string }).stderr), /stop the service first/);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+    rmSync(restored, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,43 @@
+// The whole service as `make start` runs it: database found on its port, migrations, the
+// worker with its crontab, and the HTTP API.
+import test from 'ava';
+import { createKey } from '../src/keys.ts';
+import { startService, type RunningService } from '../src/service.ts';
+import { testDatabase, type TestDatabase } from './helpers/database.ts';
+
+let db: TestDatabase;
+let service: RunningService;
+test.before(async () => {
+  db = await testDatabase();
+  service = await startService(db.config({ PORT: '0', WORKER: 'inline' }), () => {});
+});
+test.after.always(async () => {
+  await service?.close();
+  await db?.close();
+});
+
+test.serial('the service answers ping with a key and 401 without one', async (t) => {
+  const { key } = await createKey(db.sql, { plan: 'free', owner: 'service', scope: 'data-api' });
+  const ok = await fetch(`${service.url}/api/v1/ping`, { headers: { authorization: `Bearer ${key}` } });
+  t.is(ok.status, 200);
+  t.is((await ok.json()).data.status, 'ok');
+  const refused = await fetch(`${service.url}/api/v1/ping`);
+  t.is(refused.status, 401);
+});
+
+test.serial('the worker runs in the service process with the crontab registered', async (t) => {
+  let known: string[] = [];
+  for (let i = 0; i < 50 && !known.includes('run_timescaledb_jobs'); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    known = (await db.sql<{ identifier: string }[]>`select identifier from graphile_worker._private_known_crontabs`).map((row) => row.identifier);
+  }
+  t.true(known.includes('run_timescaledb_jobs'));
+  const [job] = await db.sql`select graphile_worker.add_job('prune_counters', '{}'::json) as job`;
+  t.truthy(job);
+  let remaining = 1;
+  for (let i = 0; i < 100 && remaining > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    [{ remaining }] = (await db.sql`select count(*)::int as remaining from graphile_worker.jobs where task_identifier = 'prune_counters'`) as unknown as [{ remaining: number }];
+  }
+  t.is(remaining, 0, 'the inline worker picked the job up and completed it');
+});
