@@ -1,0 +1,47 @@
+// `make bench`: the service on a fresh embedded database, each endpoint measured over HTTP
+// beside the same SQL called directly through postgres.js (the ceiling the HTTP layer adds to).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config.ts';
+import { hashKey, createKey } from '../src/keys.ts';
+import { startService } from '../src/service.ts';
+import { measure, printTable, type Figures } from './harness.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-bench-'));
+const service = await startService(
+  loadConfig({ ...process.env, DATABASE_URL: process.env.BENCH_DATABASE_URL, DATA_DIR: dataDir, EMBEDDED_DB_PORT: '0', PORT: '0', WORKER: 'off', LOG_REQUESTS: 'false' }),
+  () => {},
+);
+const { sql } = service;
+try {
+  // A plan without practical limits, so that the figures measure work, not 429s.
+  await sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap)
+            values ('bench', 100, 1000000000, 1000000000, 250) on conflict (name) do nothing`;
+  const { key } = await createKey(sql, { plan: 'bench' as never, owner: 'bench', scope: 'data-api' });
+  const headers = { authorization: `Bearer ${key}` };
+  const get = (path: string) => async () => {
+    const response = await fetch(`${service.url}${path}`, { headers });
+    if (response.status !== 200) throw new Error(`${path}: ${response.status}`);
+    await response.arrayBuffer();
+  };
+  const requests = Number(process.env.BENCH_REQUESTS ?? 1000);
+  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+  const options = { requests, concurrency };
+  const rows: Figures[] = [];
+  rows.push(await measure('GET /api/v1/ping (HTTP)', get('/api/v1/ping'), options));
+  rows.push(
+    await measure(
+      'app.admit (SQL ceiling)',
+      () => sql`select * from app.admit(${hashKey(key)}, '127.0.0.1', 'data-api', 'free', 'GET /api/v1/ping', 10, 100, true)`,
+      options,
+    ),
+  );
+  console.log(`\nmarket-data-api benchmarks — ${service.config.database.embedded ? 'embedded database' : 'BENCH_DATABASE_URL'}, ${requests} requests, concurrency ${concurrency}\n`);
+  printTable(rows);
+  const memory = process.memoryUsage();
+  console.log(`\nAPI process memory: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);
+} finally {
+  await service.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
