@@ -9,7 +9,8 @@ create or replace function app.admit(
   p_endpoint text,
   p_key_failure_limit int,
   p_client_failure_limit int,
-  p_consume boolean default true
+  p_consume boolean default true,
+  p_per_page int default null
 ) returns table (
   outcome text,
   key_id bigint,
@@ -83,6 +84,13 @@ begin
     return;
   end if;
 
+  -- per_page is capped by plan, and a request over the cap is refused, never clamped.
+  if p_per_page > v_plan.per_page_cap then
+    outcome := 'per_page_exceeded';
+    return next;
+    return;
+  end if;
+
   -- A request refused for bad input is authenticated and gated but costs nothing.
   if not p_consume then
     outcome := 'ok';
@@ -124,9 +132,9 @@ begin
   return next;
 end;
 $$;
-comment on function app.admit(bytea, text, text, text, text, int, int, boolean) is
-  'Admits one API request: outcome is ok, unauthorized, auth_rate_limited, plan_required, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.';
-revoke execute on function app.admit(bytea, text, text, text, text, int, int, boolean) from public;
+comment on function app.admit(bytea, text, text, text, text, int, int, boolean, int) is
+  'Admits one API request: outcome is ok, unauthorized, auth_rate_limited, plan_required, per_page_exceeded, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.';
+revoke execute on function app.admit(bytea, text, text, text, text, int, int, boolean, int) from public;
 
 -- Counters older than their window are dead weight; the worker prunes them hourly.
 create or replace function app.prune_counters() returns void

@@ -13,7 +13,7 @@ export interface Admitted {
 }
 
 interface AdmitRow {
-  outcome: 'ok' | 'unauthorized' | 'auth_rate_limited' | 'plan_required' | 'rate_limited' | 'quota_exceeded';
+  outcome: 'ok' | 'unauthorized' | 'auth_rate_limited' | 'plan_required' | 'per_page_exceeded' | 'rate_limited' | 'quota_exceeded';
   key_id: string | null;
   owner: string | null;
   plan: PlanName | null;
@@ -30,13 +30,14 @@ interface AdmitRow {
 export async function admission(
   ctx: Context,
   { sql, config }: Deps,
-  route: { endpoint: string; plan: PlanName; consume: boolean; scope?: 'data-api' | 'mcp'; key?: string | null },
+  route: { endpoint: string; plan: PlanName; consume: boolean; perPage?: number; scope?: 'data-api' | 'mcp'; key?: string | null },
 ): Promise<Admitted> {
   const key = route.key !== undefined ? route.key : bearerKey(ctx.get('authorization'));
   const [row] = await sql<AdmitRow[]>`
     select * from app.admit(
       ${key ? hashKey(key) : null}, ${ctx.ip || 'unknown'}, ${route.scope ?? 'data-api'}, ${route.plan},
-      ${route.endpoint}, ${config.AUTH_FAILURES_PER_KEY}, ${config.AUTH_FAILURES_PER_CLIENT}, ${route.consume})`;
+      ${route.endpoint}, ${config.AUTH_FAILURES_PER_KEY}, ${config.AUTH_FAILURES_PER_CLIENT}, ${route.consume},
+      ${route.perPage ?? null})`;
   if (!row) throw new Error('app.admit returned no row');
 
   if (row.quota_limit !== null) {
@@ -52,6 +53,8 @@ export async function admission(
       throw new ApiError(429, 'rate_limited', 'Too many failed authentication attempts; retry later.', {}, retryAfter);
     case 'plan_required':
       throw ApiError.planRequired(route.plan);
+    case 'per_page_exceeded':
+      throw ApiError.validation({ per_page: [`Must be at most ${row.per_page_cap} on the ${row.plan} plan.`] });
     case 'rate_limited':
       throw new ApiError(429, 'rate_limited', 'Per-minute request limit reached; retry later.', { limit: row.rate_limit }, retryAfter);
     case 'quota_exceeded':

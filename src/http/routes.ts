@@ -85,7 +85,8 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
       const input = parseInputs(route, ctx);
       const valid = Object.keys(input.errors).length === 0;
       const plan = typeof route.plan === 'function' ? (valid ? route.plan(input.query as never) : 'free') : route.plan;
-      const key = await admission(ctx, deps, { endpoint, plan, consume: valid });
+      const perPage = valid ? (input.query as { per_page?: unknown }).per_page : undefined;
+      const key = await admission(ctx, deps, { endpoint, plan, consume: valid, perPage: typeof perPage === 'number' ? perPage : undefined });
       if (!valid) throw ApiError.validation(input.errors);
       const body = await route.handler({
         query: input.query as never, params: input.params as never, body: input.body as never, key, deps, ctx, routes,

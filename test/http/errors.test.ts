@@ -46,10 +46,13 @@ test('authentication comes before validation', async (t) => {
 test('per_page above the plan cap is a 422, never clamped', async (t) => {
   const response = await api.get('/api/v1/fixtures/items/1?per_page=101', key);
   t.is(response.status, 422);
-  t.truthy(response.body.error.details.errors.per_page);
+  t.deepEqual(response.body.error.details.errors.per_page, ['Must be at most 100 on the free plan.']);
+  t.is((await api.get('/api/v1/fixtures/items/1?per_page=100', key)).status, 200);
   const starter = await api.key({ plan: 'starter' });
   t.is((await api.get('/api/v1/fixtures/items/1?per_page=101', starter)).status, 200);
-  t.is((await api.get('/api/v1/fixtures/items/1?per_page=251', starter)).status, 422);
+  const over = await api.get('/api/v1/fixtures/items/1?per_page=251', starter);
+  t.is(over.status, 422);
+  t.is(over.headers.get('x-quota-used'), '1', 'a refused per_page costs nothing');
 });
 
 test('the pagination envelope has links and meta', async (t) => {

@@ -2,7 +2,6 @@
 // errors) independently of any API group.
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../../src/http/envelope.ts';
-import { ApiError } from '../../src/http/errors.ts';
 import { defineRoute } from '../../src/http/routes.ts';
 import { query } from '../../src/http/validation.ts';
 import { apiRoutes } from '../../src/api/index.ts';
@@ -26,9 +25,8 @@ export const fixtureRoutes = [
     params: z.object({ id: z.string().regex(/^\d+$/, 'Must be a number.') }),
     query: z.object({ ...paginationQuery, kind: z.enum(['a', 'b']).optional(), limit: query.int(1, 2000).optional() }),
     summary: 'Validation and pagination.',
-    handler: async ({ query: q, key, ctx }) => {
+    handler: async ({ query: q, ctx }) => {
       const perPage = q.per_page ?? 10;
-      if (perPage > key.perPageCap) throw ApiError.validation({ per_page: [`Must be at most ${key.perPageCap} on the ${key.plan} plan.`] });
       const items = Array.from({ length: 25 }, (_, i) => ({ n: i + 1 })).slice((q.page - 1) * perPage, q.page * perPage);
       return paginated(new URL(ctx.href), { page: q.page, perPage }, 25, items);
     },
