@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { createApp, guardServer } from '../../src/http/app.ts';
 import type { RouteSpec } from '../../src/http/routes.ts';
 import { createKey, type NewKey } from '../../src/keys.ts';
-import type { TestDatabase } from './database.ts';
+import { testDatabase, type TestDatabase } from './database.ts';
 
 export interface TestApi {
   base: string;
@@ -57,4 +57,21 @@ export async function testApi(db: TestDatabase, options: { env?: Record<string, 
 export async function awayFromMinuteBoundary(needSeconds = 10) {
   const intoMinute = (Date.now() % 60_000) / 1000;
   if (intoMinute > 60 - needSeconds) await new Promise((resolve) => setTimeout(resolve, (60 - intoMinute) * 1000 + 200));
+}
+
+/**
+ * A test database and the API over it for one test file: registers the before/after hooks and
+ * returns the handles, filled in once `before` has run.
+ */
+export function useApi(test: { before: (fn: () => Promise<void>) => void; after: { always: (fn: () => Promise<void>) => void } }, options: Parameters<typeof testApi>[1] = {}) {
+  const handles = {} as { db: TestDatabase; api: TestApi };
+  test.before(async () => {
+    handles.db = await testDatabase();
+    handles.api = await testApi(handles.db, options);
+  });
+  test.after.always(async () => {
+    await handles.api?.close();
+    await handles.db?.close();
+  });
+  return handles;
 }

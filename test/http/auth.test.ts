@@ -2,36 +2,26 @@
 // without one client's bad key locking out another client behind the same address.
 import test from 'ava';
 import { revokeKey } from '../../src/keys.ts';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { awayFromMinuteBoundary, testApi, type TestApi } from '../helpers/http.ts';
+import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
 
-let db: TestDatabase;
-let api: TestApi;
-test.before(async () => {
-  db = await testDatabase();
-  api = await testApi(db, { env: { TRUST_PROXY: 'true', AUTH_FAILURES_PER_KEY: '3', AUTH_FAILURES_PER_CLIENT: '6' } });
-});
-test.after.always(async () => {
-  await api?.close();
-  await db?.close();
-});
+const handles = useApi(test, { env: { TRUST_PROXY: 'true', AUTH_FAILURES_PER_KEY: '3', AUTH_FAILURES_PER_CLIENT: '6' } });
 
 const from = (address: string, authorization?: string) =>
-  api.get('/api/v1/ping', null, { 'x-forwarded-for': address, ...(authorization ? { authorization } : {}) });
+  handles.api.get('/api/v1/ping', null, { 'x-forwarded-for': address, ...(authorization ? { authorization } : {}) });
 
 const bogusKey = (n: number) => `mdk_${String(n).padStart(43, 'x')}`;
 
 test.serial('a valid data-api key is admitted', async (t) => {
-  const key = await api.key();
+  const key = await handles.api.key();
   const response = await from('10.0.0.1', `Bearer ${key}`);
   t.is(response.status, 200);
   t.deepEqual(response.body.data, { status: 'ok', plan: 'free' });
 });
 
 test.serial('missing, malformed, unknown, revoked and wrong-scope keys get the 401 envelope', async (t) => {
-  const revoked = await api.key();
-  await revokeKey(db.sql, revoked.slice(0, 12));
-  const mcpKey = await api.key({ scope: 'mcp' });
+  const revoked = await handles.api.key();
+  await revokeKey(handles.db.sql, revoked.slice(0, 12));
+  const mcpKey = await handles.api.key({ scope: 'mcp' });
   const cases: Record<string, string | undefined> = {
     missing: undefined,
     'not bearer': `Basic ${Buffer.from('a:b').toString('base64')}`,
@@ -60,7 +50,7 @@ test.serial('a key that keeps failing is refused with 429 while a good key behin
   const limited = await from(address, bad);
   t.is(limited.body.error.code, 'rate_limited');
   t.truthy(Number(limited.headers.get('retry-after')) > 0);
-  const good = await from(address, `Bearer ${await api.key()}`);
+  const good = await from(address, `Bearer ${await handles.api.key()}`);
   t.is(good.status, 200, 'refused attempts are not counted against the address');
   t.is((await from(address, `Bearer ${bogusKey(3)}`)).status, 401, 'another client’s bad key is still only a 401');
 });
@@ -71,6 +61,6 @@ test.serial('an address trying many different keys is refused, other addresses a
   const statuses = [];
   for (let i = 0; i < 8; i++) statuses.push((await from(address, `Bearer ${bogusKey(100 + i)}`)).status);
   t.deepEqual(statuses, [401, 401, 401, 401, 401, 401, 429, 429]);
-  t.is((await from(address, `Bearer ${await api.key()}`)).status, 429, 'the address is over its limit');
-  t.is((await from('10.3.0.2', `Bearer ${await api.key()}`)).status, 200);
+  t.is((await from(address, `Bearer ${await handles.api.key()}`)).status, 429, 'the address is over its limit');
+  t.is((await from('10.3.0.2', `Bearer ${await handles.api.key()}`)).status, 200);
 });

@@ -2,28 +2,20 @@
 // oversized headers and bodies all leave as {error: {code, message, details}}.
 import { request as httpRequest } from 'node:http';
 import test from 'ava';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { testApi, type TestApi } from '../helpers/http.ts';
+import { useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
 
-let db: TestDatabase;
-let api: TestApi;
+const handles = useApi(test, { routes: fixtureRoutes, env: { MAX_BODY_BYTES: '2048' } });
 let key: string;
 test.before(async () => {
-  db = await testDatabase();
-  api = await testApi(db, { routes: fixtureRoutes, env: { MAX_BODY_BYTES: '2048' } });
-  key = await api.key();
-});
-test.after.always(async () => {
-  await api?.close();
-  await db?.close();
+  key = await handles.api.key();
 });
 
 const isEnvelope = (body: any) =>
   typeof body?.error?.code === 'string' && typeof body.error.message === 'string' && typeof body.error.details === 'object';
 
 test('invalid parameters answer 422 validation naming every field, and cost nothing', async (t) => {
-  const response = await api.get('/api/v1/fixtures/items/abc?page=0&kind=c&limit=2001&per_page=x', key);
+  const response = await handles.api.get('/api/v1/fixtures/items/abc?page=0&kind=c&limit=2001&per_page=x', key);
   t.is(response.status, 422);
   t.true(isEnvelope(response.body));
   t.is(response.body.error.code, 'validation');
@@ -33,30 +25,30 @@ test('invalid parameters answer 422 validation naming every field, and cost noth
 });
 
 test('a repeated query parameter is refused rather than guessed', async (t) => {
-  const response = await api.get('/api/v1/fixtures/items/1?kind=a&kind=b', key);
+  const response = await handles.api.get('/api/v1/fixtures/items/1?kind=a&kind=b', key);
   t.is(response.status, 422);
   t.deepEqual(response.body.error.details.errors.kind, ['Must be given once.']);
 });
 
 test('authentication comes before validation', async (t) => {
-  const response = await api.get('/api/v1/fixtures/items/abc?page=0');
+  const response = await handles.api.get('/api/v1/fixtures/items/abc?page=0');
   t.is(response.status, 401);
 });
 
 test('per_page above the plan cap is a 422, never clamped', async (t) => {
-  const response = await api.get('/api/v1/fixtures/items/1?per_page=101', key);
+  const response = await handles.api.get('/api/v1/fixtures/items/1?per_page=101', key);
   t.is(response.status, 422);
   t.deepEqual(response.body.error.details.errors.per_page, ['Must be at most 100 on the free plan.']);
-  t.is((await api.get('/api/v1/fixtures/items/1?per_page=100', key)).status, 200);
-  const starter = await api.key({ plan: 'starter' });
-  t.is((await api.get('/api/v1/fixtures/items/1?per_page=101', starter)).status, 200);
-  const over = await api.get('/api/v1/fixtures/items/1?per_page=251', starter);
+  t.is((await handles.api.get('/api/v1/fixtures/items/1?per_page=100', key)).status, 200);
+  const starter = await handles.api.key({ plan: 'starter' });
+  t.is((await handles.api.get('/api/v1/fixtures/items/1?per_page=101', starter)).status, 200);
+  const over = await handles.api.get('/api/v1/fixtures/items/1?per_page=251', starter);
   t.is(over.status, 422);
   t.is(over.headers.get('x-quota-used'), '1', 'a refused per_page costs nothing');
 });
 
 test('the pagination envelope has links and meta', async (t) => {
-  const response = await api.get('/api/v1/fixtures/items/1?page=2&per_page=10&kind=a', key);
+  const response = await handles.api.get('/api/v1/fixtures/items/1?page=2&per_page=10&kind=a', key);
   t.is(response.status, 200);
   t.deepEqual(response.body.data.map((item: { n: number }) => item.n), [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
   t.deepEqual(response.body.meta, { current_page: 2, from: 11, last_page: 3, per_page: 10, to: 20, total: 25 });
@@ -64,25 +56,25 @@ test('the pagination envelope has links and meta', async (t) => {
   t.is(response.body.links.prev, '/api/v1/fixtures/items/1?page=1&per_page=10&kind=a');
   t.is(response.body.links.first, '/api/v1/fixtures/items/1?page=1&per_page=10&kind=a');
   t.is(response.body.links.last, '/api/v1/fixtures/items/1?page=3&per_page=10&kind=a');
-  const last = await api.get('/api/v1/fixtures/items/1?page=3&per_page=10', key);
+  const last = await handles.api.get('/api/v1/fixtures/items/1?page=3&per_page=10', key);
   t.is(last.body.links.next, null);
   t.is(last.body.meta.to, 25);
 });
 
 test('an unknown route is a 404 envelope', async (t) => {
-  const response = await api.get('/api/v1/no/such/thing', key);
+  const response = await handles.api.get('/api/v1/no/such/thing', key);
   t.is(response.status, 404);
   t.is(response.body.error.code, 'not_found');
 });
 
 test('a SQL function’s own error code maps to its HTTP status', async (t) => {
-  const response = await api.get('/api/v1/fixtures/missing', key);
+  const response = await handles.api.get('/api/v1/fixtures/missing', key);
   t.is(response.status, 404);
   t.is(response.body.error.code, 'not_found');
 });
 
 test('an unexpected failure is a 500 without stack trace or SQL', async (t) => {
-  const response = await api.get('/api/v1/fixtures/crash', key);
+  const response = await handles.api.get('/api/v1/fixtures/crash', key);
   t.is(response.status, 500);
   t.is(response.body.error.code, 'server_error');
   const text = JSON.stringify(response.body);
@@ -92,22 +84,22 @@ test('an unexpected failure is a 500 without stack trace or SQL', async (t) => {
 
 test('bodies are validated, and oversized or malformed bodies get a clear 4xx', async (t) => {
   const json = { 'content-type': 'application/json' };
-  const created = await api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: 'ok' }) });
+  const created = await handles.api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: 'ok' }) });
   t.is(created.status, 201);
   t.deepEqual(created.body.data, { name: 'ok' });
-  const invalid = await api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: '' }) });
+  const invalid = await handles.api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: '' }) });
   t.is(invalid.status, 422);
   t.truthy(invalid.body.error.details.errors.name);
-  const large = await api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: 'x'.repeat(5000) }) });
+  const large = await handles.api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: JSON.stringify({ name: 'x'.repeat(5000) }) });
   t.is(large.status, 413);
   t.is(large.body.error.code, 'payload_too_large');
-  const broken = await api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: '{"name": ' });
+  const broken = await handles.api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: '{"name": ' });
   t.is(broken.status, 400);
   t.true(isEnvelope(broken.body));
 });
 
 test('oversized headers get a 431 envelope', async (t) => {
-  const { port } = api.server.address() as { port: number };
+  const { port } = handles.api.server.address() as { port: number };
   const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
     const request = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/ping', headers: { 'x-padding': 'x'.repeat(20_000) } }, (res) => {
       let body = '';
@@ -122,10 +114,10 @@ test('oversized headers get a 431 envelope', async (t) => {
 });
 
 test('every response has a request id, and a sane incoming one is echoed', async (t) => {
-  const generated = await api.get('/api/v1/ping', key);
+  const generated = await handles.api.get('/api/v1/ping', key);
   t.regex(generated.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/);
-  const echoed = await api.get('/api/v1/ping', key, { 'x-request-id': 'trace-123' });
+  const echoed = await handles.api.get('/api/v1/ping', key, { 'x-request-id': 'trace-123' });
   t.is(echoed.headers.get('x-request-id'), 'trace-123');
-  const replaced = await api.get('/api/v1/ping', key, { 'x-request-id': 'bad id with spaces' });
+  const replaced = await handles.api.get('/api/v1/ping', key, { 'x-request-id': 'bad id with spaces' });
   t.not(replaced.headers.get('x-request-id'), 'bad id with spaces');
 });

@@ -1,25 +1,15 @@
 // Plans, quota and rate limit: the plan gate costs nothing, the headers are on every keyed
 // response, and the limits answer 429 with Retry-After.
 import test from 'ava';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { awayFromMinuteBoundary, testApi, type TestApi } from '../helpers/http.ts';
+import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
 
-let db: TestDatabase;
-let api: TestApi;
-test.before(async () => {
-  db = await testDatabase();
-  api = await testApi(db, { routes: fixtureRoutes });
-});
-test.after.always(async () => {
-  await api?.close();
-  await db?.close();
-});
+const handles = useApi(test, { routes: fixtureRoutes });
 
 const used = (response: { headers: Headers }) => Number(response.headers.get('x-quota-used'));
 
 test.serial('plans come from a table with the figures of the design', async (t) => {
-  const plans = await db.sql`select name, monthly_quota::int, requests_per_minute, per_page_cap from app.plans order by rank`;
+  const plans = await handles.db.sql`select name, monthly_quota::int, requests_per_minute, per_page_cap from app.plans order by rank`;
   t.deepEqual([...plans].map((plan) => ({ ...plan })), [
     { name: 'free', monthly_quota: 10000, requests_per_minute: 30, per_page_cap: 100 },
     { name: 'starter', monthly_quota: 100000, requests_per_minute: 120, per_page_cap: 250 },
@@ -28,9 +18,9 @@ test.serial('plans come from a table with the figures of the design', async (t) 
 });
 
 test.serial('every keyed success carries the quota and rate-limit headers', async (t) => {
-  const key = await api.key({ plan: 'starter' });
-  const first = await api.get('/api/v1/ping', key);
-  const second = await api.get('/api/v1/ping', key);
+  const key = await handles.api.key({ plan: 'starter' });
+  const first = await handles.api.get('/api/v1/ping', key);
+  const second = await handles.api.get('/api/v1/ping', key);
   t.is(first.headers.get('x-quota-limit'), '100000');
   t.is(used(first), 1);
   t.is(used(second), 2);
@@ -44,46 +34,46 @@ test.serial('every keyed success carries the quota and rate-limit headers', asyn
 });
 
 test.serial('a route above the key’s plan answers 403 plan_required and consumes no quota', async (t) => {
-  const key = await api.key({ plan: 'starter' });
-  const before = used(await api.get('/api/v1/ping', key));
-  const refused = await api.get('/api/v1/fixtures/pro', key);
+  const key = await handles.api.key({ plan: 'starter' });
+  const before = used(await handles.api.get('/api/v1/ping', key));
+  const refused = await handles.api.get('/api/v1/fixtures/pro', key);
   t.is(refused.status, 403);
   t.deepEqual(refused.body.error.details, { required_plan: 'pro' });
   t.is(refused.body.error.code, 'plan_required');
   t.is(used(refused), before, 'quota headers present and unchanged');
-  t.is(used(await api.get('/api/v1/ping', key)), before + 1);
-  const pro = await api.key({ plan: 'pro' });
-  t.is((await api.get('/api/v1/fixtures/pro', pro)).status, 200);
+  t.is(used(await handles.api.get('/api/v1/ping', key)), before + 1);
+  const pro = await handles.api.key({ plan: 'pro' });
+  t.is((await handles.api.get('/api/v1/fixtures/pro', pro)).status, 200);
 });
 
 test.serial('a plan that depends on a parameter is checked against the parameter', async (t) => {
-  const key = await api.key({ plan: 'free' });
-  t.is((await api.get('/api/v1/fixtures/window?period=14', key)).status, 200);
-  const refused = await api.get('/api/v1/fixtures/window?period=28', key);
+  const key = await handles.api.key({ plan: 'free' });
+  t.is((await handles.api.get('/api/v1/fixtures/window?period=14', key)).status, 200);
+  const refused = await handles.api.get('/api/v1/fixtures/window?period=28', key);
   t.is(refused.status, 403);
   t.is(refused.body.error.details.required_plan, 'starter');
 });
 
 test.serial('the monthly quota runs out with 429 quota_exceeded and Retry-After', async (t) => {
-  await db.sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap) values ('tiny', 10, 3, 100, 10)`;
-  const key = await api.key({ plan: 'tiny' as never });
+  await handles.db.sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap) values ('tiny', 10, 3, 100, 10)`;
+  const key = await handles.api.key({ plan: 'tiny' as never });
   const statuses = [];
-  for (let i = 0; i < 5; i++) statuses.push((await api.get('/api/v1/ping', key)).status);
+  for (let i = 0; i < 5; i++) statuses.push((await handles.api.get('/api/v1/ping', key)).status);
   t.deepEqual(statuses, [200, 200, 200, 429, 429]);
-  const over = await api.get('/api/v1/ping', key);
+  const over = await handles.api.get('/api/v1/ping', key);
   t.is(over.body.error.code, 'quota_exceeded');
   t.is(used(over), 3);
   t.true(Number(over.headers.get('retry-after')) > 0);
-  const [row] = await db.sql`select used::int from app.usage_monthly u join app.api_keys k on k.id = u.key_id where k.plan = 'tiny'`;
+  const [row] = await handles.db.sql`select used::int from app.usage_monthly u join app.api_keys k on k.id = u.key_id where k.plan = 'tiny'`;
   t.is(row!.used, 3, 'refused requests are not counted');
 });
 
 test.serial('the per-minute rate limit answers 429 rate_limited with Retry-After', async (t) => {
-  await db.sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap) values ('slow', 11, 1000, 2, 10)`;
-  const key = await api.key({ plan: 'slow' as never });
+  await handles.db.sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap) values ('slow', 11, 1000, 2, 10)`;
+  const key = await handles.api.key({ plan: 'slow' as never });
   await awayFromMinuteBoundary();
   const responses = [];
-  for (let i = 0; i < 3; i++) responses.push(await api.get('/api/v1/ping', key));
+  for (let i = 0; i < 3; i++) responses.push(await handles.api.get('/api/v1/ping', key));
   t.deepEqual(responses.map((response) => response.status), [200, 200, 429]);
   t.is(responses[1]!.headers.get('x-ratelimit-remaining'), '0');
   const limited = responses[2]!;
@@ -94,15 +84,15 @@ test.serial('the per-minute rate limit answers 429 rate_limited with Retry-After
 });
 
 test.serial('concurrent requests are all counted (several processes share the database counters)', async (t) => {
-  const key = await api.key({ plan: 'pro' });
-  await Promise.all(Array.from({ length: 20 }, () => api.get('/api/v1/ping', key)));
-  t.is(used(await api.get('/api/v1/ping', key)), 21);
+  const key = await handles.api.key({ plan: 'pro' });
+  await Promise.all(Array.from({ length: 20 }, () => handles.api.get('/api/v1/ping', key)));
+  t.is(used(await handles.api.get('/api/v1/ping', key)), 21);
 });
 
 test.serial('usage reports the same figures as the headers', async (t) => {
-  const key = await api.key({ plan: 'starter', owner: 'usage-owner' });
-  await api.get('/api/v1/ping', key);
-  const response = await api.get('/api/v1/usage', key);
+  const key = await handles.api.key({ plan: 'starter', owner: 'usage-owner' });
+  await handles.api.get('/api/v1/ping', key);
+  const response = await handles.api.get('/api/v1/usage', key);
   t.is(response.status, 200);
   const data = response.body.data;
   t.is(data.plan, 'starter');

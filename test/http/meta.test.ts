@@ -1,32 +1,22 @@
 // Meta group: ping, and an OpenAPI document generated from the registered routes.
 import test from 'ava';
 import { apiRoutes } from '../../src/api/index.ts';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { testApi, type TestApi } from '../helpers/http.ts';
+import { useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
 
-let db: TestDatabase;
-let api: TestApi;
-test.before(async () => {
-  db = await testDatabase();
-  api = await testApi(db, { routes: fixtureRoutes });
-});
-test.after.always(async () => {
-  await api?.close();
-  await db?.close();
-});
+const handles = useApi(test, { routes: fixtureRoutes });
 
 test('ping answers with the key’s plan', async (t) => {
-  const key = await api.key({ plan: 'pro' });
-  const response = await api.get('/api/v1/ping', key);
+  const key = await handles.api.key({ plan: 'pro' });
+  const response = await handles.api.get('/api/v1/ping', key);
   t.is(response.status, 200);
   t.is(response.body.data.status, 'ok');
   t.is(response.body.data.plan, 'pro');
 });
 
 test('openapi.json lists every registered route with its parameters', async (t) => {
-  const key = await api.key();
-  const response = await api.get('/api/v1/openapi.json', key);
+  const key = await handles.api.key();
+  const response = await handles.api.get('/api/v1/openapi.json', key);
   t.is(response.status, 200);
   const document = response.body;
   t.is(document.openapi, '3.1.0');
