@@ -63,11 +63,16 @@ export async function awayFromMinuteBoundary(needSeconds = 10) {
  * A test database and the API over it for one test file: registers the before/after hooks and
  * returns the handles, filled in once `before` has run.
  */
-export function useApi(test: { before: (fn: () => Promise<void>) => void; after: { always: (fn: () => Promise<void>) => void } }, options: Parameters<typeof testApi>[1] = {}) {
+export function useApi(
+  test: { before: (fn: () => Promise<void>) => void; after: { always: (fn: () => Promise<void>) => void } },
+  options: Parameters<typeof testApi>[1] & { setup?: (handles: { db: TestDatabase; api: TestApi }) => Promise<void> } = {},
+) {
   const handles = {} as { db: TestDatabase; api: TestApi };
+  // One hook: ava runs a file's before hooks concurrently.
   test.before(async () => {
     handles.db = await testDatabase();
     handles.api = await testApi(handles.db, options);
+    await options.setup?.(handles);
   });
   test.after.always(async () => {
     await handles.api?.close();

@@ -5,10 +5,13 @@ import test from 'ava';
 import { useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
 
-const handles = useApi(test, { routes: fixtureRoutes, env: { MAX_BODY_BYTES: '2048' } });
 let key: string;
-test.before(async () => {
-  key = await handles.api.key();
+const handles = useApi(test, {
+  routes: fixtureRoutes,
+  env: { MAX_BODY_BYTES: '2048' },
+  setup: async ({ api }) => {
+    key = await api.key();
+  },
 });
 
 const isEnvelope = (body: any) =>
