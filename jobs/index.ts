@@ -1,13 +1,15 @@
 // The task list and the one crontab of the service.
-import type { TaskList } from 'graphile-worker';
+import type { Runner, TaskList } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import { pruneCounters } from './prune_counters.ts';
 import { runTimescaledbJobs } from './run_timescaledb_jobs.ts';
+import { simulateMarket } from './simulate_market.ts';
 
 export function taskList(config: Config): TaskList {
   return {
     run_timescaledb_jobs: runTimescaledbJobs(config.TIMESCALEDB_JOB_RUNNER),
     prune_counters: pruneCounters,
+    simulate_market: simulateMarket(config.MARKET_SOURCE),
   };
 }
 
@@ -15,4 +17,12 @@ export function taskList(config: Config): TaskList {
 export const crontab = [
   '* * * * * run_timescaledb_jobs ?max=1',
   '17 * * * * prune_counters ?max=1',
+  '* * * * * simulate_market ?max=1&queue=market',
 ].join('\n');
+
+/** Jobs queued whenever a worker starts: the demo market backfills at once instead of at the next minute. */
+export async function onWorkerStart(runner: Runner, config: Config): Promise<void> {
+  if (config.MARKET_SOURCE === 'simulated') {
+    await runner.addJob('simulate_market', {}, { queueName: 'market', jobKey: 'simulate_market:start', maxAttempts: 3 });
+  }
+}

@@ -1,10 +1,12 @@
 // mdapi: the operator's command line. It talks to the running embedded database when there is
 // one, starts it for the length of the command when there is none, and uses DATABASE_URL when set.
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { embeddedUrl, loadConfig } from './config.ts';
 import { createSql } from './db/client.ts';
 import { backup, restore } from './db/backup.ts';
 import { migrate } from './db/migrate.ts';
+import { CandleImportError, importCandles } from './import/candles.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { openDatabase } from './service.ts';
 import { startWorker } from './worker.ts';
@@ -21,6 +23,9 @@ const USAGE = `usage: mdapi <command> [options]
   worker                                    run the job worker alone, in the foreground
   backup FILE                               back the database up (embedded: a .tar.gz of DATA_DIR/pgdata)
   restore FILE                              restore a backup (embedded: the service must be stopped)
+  import-candles --slug S [--symbol X --name N] FILE.csv
+                                            import OHLCV history (time,open,high,low,close,volume)
+                                            for coin S, creating it when --symbol and --name are given
 `;
 
 function fail(message: string): never {
@@ -48,6 +53,9 @@ const { values, positionals } = parseArgs({
     owner: { type: 'string', default: 'default' },
     scope: { type: 'string', default: 'data-api' },
     analyst: { type: 'boolean', default: false },
+    slug: { type: 'string' },
+    symbol: { type: 'string' },
+    name: { type: 'string' },
   },
 });
 
@@ -119,6 +127,30 @@ switch (command) {
     const file = positionals[0] ?? fail('restore needs a file name');
     const kept = await restore(loadConfig(), file).catch((error: Error) => fail(error.message));
     process.stderr.write(`restored ${file}${kept ? `; the previous database is kept in ${kept}` : ''}\n`);
+    break;
+  }
+  case 'import-candles': {
+    const slug = values.slug ?? fail('import-candles needs --slug');
+    const file = positionals[0] ?? fail('import-candles needs a CSV file');
+    let csv: string;
+    try {
+      csv = readFileSync(file, 'utf8');
+    } catch {
+      fail(`cannot read ${file}`);
+    }
+    try {
+      const result = await withDatabase(async (sql) => {
+        await migrate(sql);
+        return importCandles(sql, { slug, symbol: values.symbol, name: values.name, csv });
+      });
+      process.stderr.write(
+        `${slug}: ${result.bars} bars from ${result.windowStart} to ${result.windowEnd}` +
+          `${result.coinCreated ? ' (new coin)' : ''}: ${result.inserted} inserted, ${result.updated} updated, ${result.removed} removed\n`,
+      );
+    } catch (error) {
+      if (!(error instanceof CandleImportError)) throw error;
+      fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
+    }
     break;
   }
   default:

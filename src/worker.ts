@@ -1,10 +1,10 @@
 // The graphile-worker runner: in the API process by default, or alone (`mdapi worker`).
 import { run, type Runner } from 'graphile-worker';
-import { crontab, taskList } from '../jobs/index.ts';
+import { crontab, onWorkerStart, taskList } from '../jobs/index.ts';
 import type { Config } from './config.ts';
 
-export function startWorker(config: Config): Promise<Runner> {
-  return run({
+export async function startWorker(config: Config): Promise<Runner> {
+  const runner = await run({
     connectionString: config.database.url,
     // The same switch as postgres.js's `prepare`: no named statements behind a transaction pooler.
     noPreparedStatements: config.database.pooled,
@@ -15,4 +15,6 @@ export function startWorker(config: Config): Promise<Runner> {
     taskList: taskList(config),
     crontab,
   });
+  await onWorkerStart(runner, config);
+  return runner;
 }

@@ -32,17 +32,34 @@ as $$
 declare
   v_job record;
 begin
-  for v_job in select * from app.due_timescaledb_jobs() loop
-    begin
-      call public.run_job(v_job.job_id);
-      insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (v_job.job_id, now(), null)
-      on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = null;
-    exception when others then
-      insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (v_job.job_id, now(), sqlerrm)
+  -- Refresh policies last, in job order (30m before 1h before 1d): everything else first.
+  for v_job in
+    select * from app.due_timescaledb_jobs() d
+    order by d.proc_name = 'policy_refresh_continuous_aggregate', d.job_id
+  loop
+    if v_job.proc_name = 'policy_refresh_continuous_aggregate' then
+      -- A continuous-aggregate refresh refuses to run in a subtransaction, which an EXCEPTION
+      -- block would open. So it runs bare, after the attempt is recorded and committed: if it
+      -- fails, the error ends this call (the worker logs it), the job is not retried before its
+      -- schedule interval has passed, and the next call goes on with the other due jobs.
+      insert into app.timescaledb_job_runs (job_id, last_run_at, last_error)
+      values (v_job.job_id, now(), 'started; did not finish')
       on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
-    end;
+      commit;
+      call public.run_job(v_job.job_id);
+      update app.timescaledb_job_runs set last_error = null where job_id = v_job.job_id;
+    else
+      begin
+        call public.run_job(v_job.job_id);
+        insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (v_job.job_id, now(), null)
+        on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = null;
+      exception when others then
+        insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (v_job.job_id, now(), sqlerrm)
+        on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
+      end;
+    end if;
     commit;
   end loop;
 end;
 $$;
-comment on procedure app.run_due_timescaledb_jobs() is 'Runs every due TimescaleDB job (CALL run_job) and records when; one commit per job.';
+comment on procedure app.run_due_timescaledb_jobs() is 'Runs every due TimescaleDB job (CALL run_job) and records when; one commit per job. Continuous-aggregate refreshes run last and outside any subtransaction (they cannot run inside one).';

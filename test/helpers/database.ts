@@ -37,7 +37,8 @@ export async function testDatabase(options: { idleInTransactionTimeoutMs?: numbe
     embeddedPort: embedded.port,
     dataDir,
     config: (overrides = {}) =>
-      loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', ...overrides, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(embedded.port) }),
+      // The demo market stays off unless a test asks for it: its first tick backfills two years.
+      loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', MARKET_SOURCE: 'none', ...overrides, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(embedded.port) }),
     async close() {
       await sql.end({ timeout: 5 });
       await embedded.stop();
@@ -65,7 +66,8 @@ async function externalDatabase(serverUrl: string): Promise<TestDatabase> {
     sql,
     embeddedPort: null,
     dataDir: null,
-    config: (overrides = {}) => loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', ...overrides, DATABASE_URL: url.toString() }),
+    config: (overrides = {}) =>
+      loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', MARKET_SOURCE: 'none', ...overrides, DATABASE_URL: url.toString() }),
     async close() {
       await sql.end({ timeout: 5 });
       await admin.unsafe(`drop database if exists ${name} with (force)`);

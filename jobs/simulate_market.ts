@@ -1,0 +1,21 @@
+// The demo market's minute: append a bar per simulated coin (the first run backfills the whole
+// history through the same path) and refresh the current state. Queued on its own graphile-worker
+// queue, so two ticks never overlap.
+import type { Task } from 'graphile-worker';
+import { tick } from './sources/simulated/index.ts';
+
+export type MarketSource = 'simulated' | 'none';
+
+export const simulateMarket = (source: MarketSource): Task => async (_payload, helpers) => {
+  if (source !== 'simulated') return;
+  const started = Date.now();
+  const result = await helpers.withPgClient((client) =>
+    tick(async (text, values) => (await client.query(text, values as unknown[])).rows),
+  );
+  if (result.pieces > 1 || result.refreshCalls > 0) {
+    helpers.logger.info(
+      `simulated market: ${result.bars} bars in ${result.pieces} pieces, ${result.refreshCalls} aggregate refreshes, ` +
+        `${result.coins} coins, ${Date.now() - started} ms`,
+    );
+  }
+};
