@@ -12,7 +12,15 @@ export const metaRoutes = [
   defineRoute({
     method: 'get', path: '/ping', operationId: 'ping', tag: 'Meta', plan: 'free', query: noInput,
     summary: 'Authenticated no-op: checks a key end to end; counts against the quota.',
-    handler: async ({ key }) => ({ data: { status: 'ok', plan: key.plan }, meta: { version: VERSION } }),
+    handler: async ({ key, deps: { sql } }) => {
+      // Made-up data is labelled wherever it is served: the demo market and placeholder FX rates.
+      const demo = await sql<{ name: string; description: string }[]>`
+        select name, description from market.data_sources where demo order by name`;
+      return {
+        data: { status: 'ok', plan: key.plan },
+        meta: { version: VERSION, demo_data: demo.length > 0, demo_sources: demo.map(({ name, description }) => ({ name, description })) },
+      };
+    },
   }),
   defineRoute({
     method: 'get', path: '/usage', operationId: 'keyUsageQuota', tag: 'Meta', plan: 'free', query: noInput,

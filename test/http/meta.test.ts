@@ -6,12 +6,24 @@ import { fixtureRoutes } from './fixtures.ts';
 
 const handles = useApi(test, { routes: fixtureRoutes });
 
-test('ping answers with the key’s plan', async (t) => {
+test.serial('ping answers with the key’s plan and labels demo data', async (t) => {
   const key = await handles.api.key({ plan: 'pro' });
   const response = await handles.api.get('/api/v1/ping', key);
   t.is(response.status, 200);
   t.is(response.body.data.status, 'ok');
   t.is(response.body.data.plan, 'pro');
+  const demo = await handles.db.sql`select name from market.data_sources where demo order by name`;
+  t.true(demo.length > 0, 'the template carries the placeholder FX rates');
+  t.is(response.body.meta.demo_data, demo.length > 0);
+  t.deepEqual(response.body.meta.demo_sources.map((source: { name: string }) => source.name), demo.map((row) => row.name));
+});
+
+test.serial('ping says so when no demo data is served', async (t) => {
+  await handles.db.sql`update market.data_sources set demo = false`;
+  const response = await handles.api.get('/api/v1/ping', await handles.api.key());
+  t.false(response.body.meta.demo_data);
+  t.deepEqual(response.body.meta.demo_sources, []);
+  await handles.db.sql`update market.data_sources set demo = true where name in ('simulated', 'fx-seed')`;
 });
 
 test('openapi.json lists every registered route with its parameters', async (t) => {
