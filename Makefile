@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test typecheck migrate psql psql-analyst key worker db bench backup restore
+.PHONY: help deps start test typecheck migrate psql psql-analyst key import-candles worker db bench backup restore
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ psql-analyst: deps ## open psql as the read-only analyst role
 
 key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]
 	@$(MDAPI) create-key --plan $(PLAN) --owner $(OWNER)
+
+import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.csv [SYMBOL=X NAME=N]
+	$(MDAPI) import-candles --slug "$(SLUG)" $(if $(SYMBOL),--symbol "$(SYMBOL)") $(if $(NAME),--name "$(NAME)") "$(FILE)"
 
 worker: deps ## run the job worker alone (set WORKER=off on the API process)
 	$(MDAPI) worker
