@@ -11,7 +11,7 @@ FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 .PHONY: help deps start test typecheck migrate psql psql-analyst key import-candles worker db bench backup restore
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
