@@ -1,6 +1,7 @@
 // The task list and the one crontab of the service.
 import type { Runner, TaskList } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
+import { maintainTables } from './maintain_tables.ts';
 import { pruneCounters } from './prune_counters.ts';
 import { runTimescaledbJobs } from './run_timescaledb_jobs.ts';
 import { simulateMarket } from './simulate_market.ts';
@@ -9,6 +10,7 @@ export function taskList(config: Config): TaskList {
   return {
     run_timescaledb_jobs: runTimescaledbJobs(config.TIMESCALEDB_JOB_RUNNER),
     prune_counters: pruneCounters,
+    maintain_tables: maintainTables,
     simulate_market: simulateMarket(config.MARKET_SOURCE),
   };
 }
@@ -17,6 +19,7 @@ export function taskList(config: Config): TaskList {
 export const crontab = [
   '* * * * * run_timescaledb_jobs ?max=1',
   '17 * * * * prune_counters ?max=1',
+  '*/15 * * * * maintain_tables ?max=1',
   '* * * * * simulate_market ?max=1&queue=market',
 ].join('\n');
 
