@@ -1,5 +1,7 @@
 // Every API group's routes, in the order they are documented.
 import type { RouteSpec } from '../http/routes.ts';
+import { coinRoutes } from './coins.ts';
 import { metaRoutes } from './meta.ts';
+import { priceRoutes } from './prices.ts';
 
-export const apiRoutes: RouteSpec[] = [...metaRoutes];
+export const apiRoutes: RouteSpec[] = [...coinRoutes, ...priceRoutes, ...metaRoutes];

@@ -17,12 +17,86 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown): z.
   return result.data;
 }
 
+const csv = (maxLength: number) =>
+  z.string().max(maxLength).transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+
 /** Query-string building blocks: a query value is a string; these turn it into typed values. */
 export const query = {
   int: (min: number, max: number) =>
     z.string().regex(/^-?\d+$/, 'Must be an integer.').transform(Number).pipe(z.number().int().min(min).max(max)),
   /** a non-negative decimal kept as a string, so that it reaches SQL as numeric without a float */
   decimal: () => z.string().regex(/^\d+(\.\d+)?$/, 'Must be a non-negative decimal number.'),
-  csv: (maxLength: number) =>
-    z.string().max(maxLength).transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
+  csv,
+  /** a CSV of positive integer ids, e.g. ids=38,39 */
+  intList: (maxLength: number) =>
+    csv(maxLength)
+      .refine((items) => items.every((item) => /^[1-9]\d{0,8}$/.test(item)), 'Must be a comma-separated list of positive integers.')
+      .transform((items) => items.map(Number)),
+  /** a CSV of slugs (lowercase letters, digits and dashes), compared in lowercase */
+  slugList: (maxLength: number) =>
+    csv(maxLength)
+      .transform((items) => items.map((item) => item.toLowerCase()))
+      .refine((items) => items.every((item) => /^[a-z0-9-]{1,120}$/.test(item)), 'Must be a comma-separated list of slugs.'),
+  /**
+   * A multi-field sort, e.g. sort=-marketcap,rank: fields from `fields`, a leading - for
+   * descending, each field once. Yields the tokens as given ('-marketcap', 'rank').
+   */
+  sort: (fields: readonly string[], maxLength = 100) =>
+    csv(maxLength).superRefine((items, ctx) => {
+      const names = items.map((item) => item.replace(/^-/, ''));
+      for (const name of names) {
+        if (!fields.includes(name)) ctx.addIssue({ code: 'custom', message: `Unknown sort field "${name}". Sortable: ${fields.join(', ')}.` });
+      }
+      if (new Set(names).size !== names.length) ctx.addIssue({ code: 'custom', message: 'Each sort field may be given once.' });
+    }),
+  /** a calendar date YYYY-MM-DD */
+  date: () => z.string().refine((value) => isoInstant(value, false) !== null && value.length === 10, 'Must be a date (YYYY-MM-DD).'),
+  /**
+   * An ISO 8601 date or date-time bound, turned into an exact instant for SQL's timestamptz.
+   * A time without an offset is UTC (so is a date). A date-only value is the start of that UTC
+   * day, or with `endOfDay` its last microsecond: an end date means "through that day".
+   */
+  instant: (options: { endOfDay?: boolean } = {}) =>
+    z
+      .string()
+      .max(40)
+      .transform((value, ctx) => {
+        const instant = isoInstant(value, options.endOfDay ?? false);
+        if (instant === null) {
+          ctx.addIssue({ code: 'custom', message: 'Must be an ISO 8601 date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM[:SS[.ffffff]][Z|±HH:MM]).' });
+          return z.NEVER;
+        }
+        return instant;
+      }),
 };
+
+// A `+` in an unencoded query string arrives as a space: ' 02:00' is read as the offset '+02:00'.
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(Z|[+\- ]\d{2}:?\d{2})?)?$/;
+
+function isoInstant(value: string, endOfDay: boolean): string | null {
+  const match = ISO_INSTANT.exec(value);
+  if (!match) return null;
+  const [, year, month, day, hour, minute, second = '00', fraction = '', offset] = match;
+  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  // Date.UTC rolls 2026-02-30 over into March: a valid date survives the round trip unchanged.
+  if (date.getUTCFullYear() !== Number(year) || date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day)) return null;
+  const ymd = `${year}-${month}-${day}`;
+  if (hour === undefined) return endOfDay ? `${ymd}T23:59:59.999999Z` : `${ymd}T00:00:00Z`;
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return null;
+  if (offset && offset !== 'Z' && (Number(offset.slice(1, 3)) > 14 || Number(offset.slice(-2)) > 59)) return null;
+  const zone = !offset || offset === 'Z' ? 'Z' : `${offset[0] === ' ' ? '+' : offset[0]}${offset.slice(1, 3)}:${offset.slice(-2)}`;
+  return `${ymd}T${hour}:${minute}:${second}${fraction}${zone}`;
+}
+
+/**
+ * Caps several list parameters taken together, e.g. ids + slugs + symbols at most 100: use as
+ * z.object({...}).superRefine(capCombined([...], 100)). The error names every given field.
+ */
+export function capCombined(fields: string[], max: number) {
+  return (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
+    const given = fields.filter((field) => Array.isArray(value[field]));
+    const total = given.reduce((sum, field) => sum + (value[field] as unknown[]).length, 0);
+    if (total <= max) return;
+    for (const field of given) ctx.addIssue({ code: 'custom', path: [field], message: `At most ${max} ${fields.join(', ')} combined (got ${total}).` });
+  };
+}

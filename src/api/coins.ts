@@ -1,0 +1,163 @@
+// Coins group: the four paginated coin lists, trending coins, the coin detail and its time series.
+// Each handler validates, calls one api.* function (sql/functions/200_api_coins.sql and
+// 210_api_coin_history.sql) and wraps what it returns in the envelope.
+import { z } from 'zod';
+import { paginated, paginationQuery } from '../http/envelope.ts';
+import { defineRoute, type HandlerInput } from '../http/routes.ts';
+import { capCombined, query } from '../http/validation.ts';
+
+const STATUSES = ['active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing'] as const;
+const SORTABLE = ['marketcap', 'rank', 'price', 'volume_24h', 'change_24h', 'change_7d'] as const;
+const INTERVALS = ['minutely', 'half-hourly', 'hourly', 'daily'] as const;
+const PERIODS = ['24h', '7d', '30d', '60d', '90d', '180d', '365d'] as const;
+const DEFAULT_PER_PAGE = 100;
+
+/** The coin selectors shared with the Prices group: ids, slugs and symbols, at most 100 combined. */
+export const selectorFields = {
+  ids: query.intList(1000).optional().describe('CSV of coin ids; ids, slugs and symbols take at most 100 selectors combined.'),
+  slugs: query.slugList(2000).optional().describe('CSV of coin slugs.'),
+  symbols: query.csv(1000).optional().describe('CSV of symbols, case-insensitive; a symbol shared by several coins selects the best-ranked active one.'),
+};
+export const capSelectors = capCombined(['ids', 'slugs', 'symbols'], 100);
+/** An empty list (ids=) selects nothing in particular: the same as leaving the parameter out. */
+export const listOrNull = <T>(list: T[] | undefined) => (list?.length ? list : null);
+
+const listFields = {
+  ...paginationQuery,
+  type: z.enum(['coin', 'token']).optional(),
+  status: z.enum(STATUSES).optional().describe('One listing status; default: all public statuses (active, delisted, untracked).'),
+  search: z.string().max(100).optional().describe('Case-insensitive substring of the name or symbol.'),
+  min_price: query.decimal().optional(),
+  max_price: query.decimal().optional(),
+  min_marketcap: query.decimal().optional(),
+  max_marketcap: query.decimal().optional(),
+  min_volume: query.decimal().optional(),
+  max_volume: query.decimal().optional(),
+  ...selectorFields,
+  sort: query.sort(SORTABLE, 100).optional().describe(`Comma-separated fields, - for descending, nulls last: ${SORTABLE.join(', ')}.`),
+};
+const listQuery = z.object(listFields).superRefine(capSelectors);
+const moversQuery = z
+  .object({ ...listFields, interval: z.enum(['24h', '7d']).optional().default('24h') })
+  .superRefine(capSelectors);
+const slugParams = z.object({ slug: z.string().min(1).max(200) });
+
+type ListQuery = z.output<typeof listQuery> & { interval?: '24h' | '7d' };
+
+const listHandler =
+  (list: 'all' | 'recent' | 'gainers' | 'losers') =>
+  async ({ query: q, ctx, deps: { sql } }: HandlerInput<ListQuery, unknown, unknown>) => {
+    const perPage = q.per_page ?? DEFAULT_PER_PAGE;
+    const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+      select api.coin_list(
+        p_list => ${list},
+        p_type => ${q.type ?? null},
+        p_status => ${q.status ?? null},
+        p_search => ${q.search ?? null},
+        p_min_price => ${q.min_price ?? null}::numeric,
+        p_max_price => ${q.max_price ?? null}::numeric,
+        p_min_marketcap => ${q.min_marketcap ?? null}::numeric,
+        p_max_marketcap => ${q.max_marketcap ?? null}::numeric,
+        p_min_volume => ${q.min_volume ?? null}::numeric,
+        p_max_volume => ${q.max_volume ?? null}::numeric,
+        p_ids => ${listOrNull(q.ids)}::int[],
+        p_slugs => ${listOrNull(q.slugs)}::text[],
+        p_symbols => ${listOrNull(q.symbols)}::text[],
+        p_sort => ${listOrNull(q.sort)}::text[],
+        p_interval => ${q.interval ?? '24h'},
+        p_page => ${q.page},
+        p_per_page => ${perPage}
+      ) as page`;
+    return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+  };
+
+const historyQuery = (endHelp: string) =>
+  z.object({
+    interval: z.enum(INTERVALS).optional().default('daily'),
+    start: query.instant().optional().describe('ISO 8601 date or date-time lower bound (UTC unless an offset is given).'),
+    end: query.instant({ endOfDay: true }).optional().describe(endHelp),
+    limit: query.int(1, 2000).optional().default(1000).describe('The most recent N rows of the window, returned oldest first.'),
+  });
+const END_HELP = 'ISO 8601 date or date-time upper bound; a date-only value means through the end of that day.';
+
+export const coinRoutes = [
+  defineRoute({
+    method: 'get', path: '/coins', operationId: 'listCoins', tag: 'Coins', plan: 'free', query: listQuery,
+    summary: 'Ranked coin list with filters, selectors and a multi-field sort, paginated.',
+    handler: listHandler('all'),
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/recently-added', operationId: 'recentlyAddedCoins', tag: 'Coins', plan: 'free', query: listQuery,
+    summary: 'Newest listings: active coins by status_updated_at (their listing time) descending, then the other statuses by their last change; `sort` replaces that order.',
+    handler: listHandler('recent'),
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/gainers', operationId: 'topGainers', tag: 'Coins', plan: 'free', query: moversQuery,
+    summary: 'Coins whose change over `interval` (24h or 7d) is above 0, largest gain first; `sort` breaks ties.',
+    handler: listHandler('gainers'),
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/losers', operationId: 'topLosers', tag: 'Coins', plan: 'free', query: moversQuery,
+    summary: 'Coins whose change over `interval` (24h or 7d) is below 0 (0.00 excluded), largest loss first; `sort` breaks ties.',
+    handler: listHandler('losers'),
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/trending', operationId: 'trendingCoins', tag: 'Coins', plan: 'free',
+    query: z.object({ limit: query.int(1, 20).optional().default(10) }),
+    summary: 'Trending coins by score (0-100): 24h volume surge over the usual daily volume, and the size of the 24h move.',
+    handler: async ({ query: { limit }, deps: { sql } }) => {
+      const rows = await sql`select * from api.trending_coins(${limit})`;
+      return { data: [...rows], meta: { count: rows.length } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/{slug}', operationId: 'getCoinDetail', tag: 'Coins', plan: 'free', params: slugParams,
+    query: z.object({
+      locale: z
+        .string()
+        .regex(/^[A-Za-z]{2}([-_][A-Za-z]{2})?$/, 'Must be a locale such as en, de or pt-BR.')
+        .transform((value) => (value.length === 2 ? value.toLowerCase() : `${value.slice(0, 2).toLowerCase()}-${value.slice(3).toUpperCase()}`))
+        .optional()
+        .default('en')
+        .describe('Language of the description; falls back to the base language, then English.'),
+    }),
+    summary: 'Coin detail: supply, today, all-time high and low, fully diluted valuation, links, contracts, localized description.',
+    handler: async ({ params: { slug }, query: { locale }, deps: { sql } }) => {
+      const [row] = await sql<{ data: Record<string, unknown> }[]>`select api.coin_detail(${slug}, ${locale}) as data`;
+      return { data: row!.data, meta: { locale: row!.data.description_locale ?? null } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/{slug}/history', operationId: 'candleHistory', tag: 'Coins', plan: 'free',
+    params: slugParams, query: historyQuery(END_HELP),
+    summary: 'OHLC, volume and marketcap per bar at the interval; retention: minutely 8 days, half-hourly 3 months, hourly 6 months, daily forever.',
+    handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown[]; retention: string }[]>`
+        select coalesce(json_agg(h order by h.time), '[]') as data,
+          (select i.retention from api.coin_history_intervals i where i.name = ${q.interval}) as retention
+        from api.coin_history(${slug}, ${q.interval}, ${q.start ?? null}::text::timestamptz, ${q.end ?? null}::text::timestamptz, ${q.limit}) h`;
+      return { data: row!.data, meta: { coin: slug, interval: q.interval, count: row!.data.length, retention: row!.retention } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/{slug}/marketcap-history', operationId: 'marketcapHistory', tag: 'Coins', plan: 'free',
+    params: slugParams, query: historyQuery(END_HELP),
+    summary: 'The candle history projected to {time, marketcap}: same interval, window, limit and retention rules.',
+    handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown[]; retention: string }[]>`
+        select coalesce(json_agg(h order by h.time), '[]') as data,
+          (select i.retention from api.coin_history_intervals i where i.name = ${q.interval}) as retention
+        from api.coin_marketcap_history(${slug}, ${q.interval}, ${q.start ?? null}::text::timestamptz, ${q.end ?? null}::text::timestamptz, ${q.limit}) h`;
+      return { data: row!.data, meta: { coin: slug, interval: q.interval, count: row!.data.length, retention: row!.retention } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/{slug}/sparkline', operationId: 'coinSparkline', tag: 'Coins', plan: 'free',
+    params: slugParams, query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
+    summary: 'A light price series over the period (at most 366 points, oldest first) with its true low, high and percent change.',
+    handler: async ({ params: { slug }, query: { period }, deps: { sql } }) => {
+      const [row] = await sql<{ data: { points: unknown[] } }[]>`select api.coin_sparkline(${slug}, ${period}) as data`;
+      return { data: row!.data, meta: { coin: slug, period, count: row!.data.points.length } };
+    },
+  }),
+];

@@ -1,0 +1,74 @@
+// Prices group: current prices of a requested set of coins, one coin's price (both optionally in
+// a fiat currency) and a coin's price on a past date. Each handler validates, calls one api.*
+// function (sql/functions/220_api_prices.sql) and wraps what it returns in the envelope.
+import { z } from 'zod';
+import { ApiError } from '../http/errors.ts';
+import { defineRoute } from '../http/routes.ts';
+import { query } from '../http/validation.ts';
+import { capSelectors, listOrNull, selectorFields } from './coins.ts';
+
+// Which currencies exist is the database's business (market.fx_rates): the format is checked here,
+// an unknown code by api.prices, whose MD422 is reported against the convert parameter.
+const convert = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'Must be a three-letter currency code such as USD or EUR.')
+  .transform((value) => value.toUpperCase())
+  .optional()
+  .default('USD')
+  .describe('Fiat currency of prices, marketcap and volume (a code with a rate in market.fx_rates, e.g. EUR, GBP, JPY); default USD.');
+
+const asConvertError = (error: unknown): never => {
+  if ((error as { code?: string }).code === 'MD422') throw ApiError.validation({ convert: [(error as Error).message] });
+  throw error;
+};
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+export const priceRoutes = [
+  defineRoute({
+    method: 'get', path: '/prices', operationId: 'getPrices', tag: 'Prices', plan: 'free',
+    query: z
+      .object({ ...selectorFields, convert })
+      .superRefine(capSelectors)
+      .superRefine((value, ctx) => {
+        if (!value.ids?.length && !value.slugs?.length && !value.symbols?.length) {
+          ctx.addIssue({ code: 'custom', path: ['ids'], message: 'Pass at least one selector: ids, slugs or symbols.' });
+        }
+      }),
+    summary: 'Current price, marketcap, 24h volume and changes of the selected coins (ids, slugs or symbols), optionally converted into a fiat currency.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const rows = await sql`
+        select * from api.prices(${listOrNull(q.ids)}::int[], ${listOrNull(q.slugs)}::text[], ${listOrNull(q.symbols)}::text[], ${q.convert})`.catch(
+        asConvertError,
+      );
+      return { data: [...rows], meta: { currency: q.convert, count: rows.length } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/prices/{slug}', operationId: 'getACoinPrice', tag: 'Prices', plan: 'free',
+    params: z.object({ slug: z.string().min(1).max(200) }),
+    query: z.object({ convert }),
+    summary: 'The current price row of one coin, optionally converted into a fiat currency.',
+    handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
+      const [row] = await sql`select * from api.coin_price(${slug}, ${q.convert})`.catch(asConvertError);
+      return { data: row, meta: { currency: q.convert, count: 1 } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/historical-price', operationId: 'historicalPrice', tag: 'Prices', plan: 'free',
+    query: z.object({
+      slug: z.string().min(1).max(200),
+      date: query
+        .date()
+        .refine((value) => value > '2008-12-31', 'Must be after 2008-12-31.')
+        .refine((value) => value <= today(), 'Must not be in the future.')
+        .describe('YYYY-MM-DD, after 2008-12-31 and not in the future (UTC).'),
+    }),
+    summary: "The coin's USD close on the date from the daily history, else the nearest day's within 3 days (meta.price_date).",
+    handler: async ({ query: q, deps: { sql } }) => {
+      const [row] = await sql<{ price_date: string }[]>`select * from api.historical_price(${q.slug}, ${q.date}::text::date)`;
+      const { price_date, ...data } = row!;
+      return { data, meta: { price_date } };
+    },
+  }),
+];
