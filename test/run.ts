@@ -1,12 +1,13 @@
 // `npm test`: builds the migrated template database once, runs ava, and ends with the plain
 // "N passed, N failed" line that CI reads.
 import { spawn } from 'node:child_process';
-import { buildTemplate } from './helpers/template.ts';
+import { rmSync } from 'node:fs';
+import { TEMPLATE_DIR, buildTemplate } from './helpers/template.ts';
 
 await buildTemplate();
 const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
+  env: { ...process.env, MDAPI_TEST_TEMPLATE: TEMPLATE_DIR, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
 });
 let output = '';
 ava.stdout.on('data', (chunk: Buffer) => {
@@ -14,6 +15,7 @@ ava.stdout.on('data', (chunk: Buffer) => {
   output += chunk.toString();
 });
 const code = await new Promise<number>((resolve) => ava.on('close', (exit) => resolve(exit ?? 1)));
+if (!process.env.TEST_DATABASE_URL) rmSync(TEMPLATE_DIR, { recursive: true, force: true });
 const count = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? 0);
 const lines = (pattern: RegExp) => output.split('\n').filter((line) => pattern.test(line)).length;
 // ava prints the passed total only when nothing failed; its ✔ lines are always there.

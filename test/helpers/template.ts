@@ -5,7 +5,10 @@ import { createSql } from '../../src/db/client.ts';
 import { ensureEmbedded } from '../../src/db/embedded/launcher.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
-export const TEMPLATE_DIR = new URL('../../.cache/test-template/', import.meta.url).pathname;
+// One template per test run (test/run.ts names it), so that two runs on one machine never copy
+// a template the other is rebuilding.
+export const TEMPLATE_DIR =
+  process.env.MDAPI_TEST_TEMPLATE ?? new URL(`../../.cache/test-template-${process.pid}/`, import.meta.url).pathname;
 
 export async function buildTemplate() {
   if (process.env.TEST_DATABASE_URL) return;
