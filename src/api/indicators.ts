@@ -1,0 +1,152 @@
+// Indicators group: the multi-indicator snapshot and thirteen daily series. The series endpoints
+// differ only in their SQL function, period rules and row columns, so they are declared by one
+// table (INDICATORS) and one route builder. SQL: sql/functions/300..390 (docs/indicators.md).
+import { z } from 'zod';
+import { ApiError } from '../http/errors.ts';
+import { defineRoute, PLAN_RANK, type PlanName } from '../http/routes.ts';
+import { query } from '../http/validation.ts';
+
+interface Periods {
+  allowed: number[];
+  default: number;
+  /** periods open only from this plan on (the endpoint's own plan still applies) */
+  higher?: { periods: number[]; plan: PlanName };
+}
+
+interface Indicator {
+  /** path segment and meta.indicator */
+  name: string;
+  /** the api.* function (sql/functions/3xx) */
+  fn: string;
+  operationId: string;
+  summary: string;
+  plan: PlanName;
+  /** query `period`, when the endpoint has one */
+  periods?: Periods;
+  /** the window the SQL function gets when the endpoint has no `period` (meta.period is then null) */
+  fixedPeriod?: number;
+  /** the columns of a row besides `date` */
+  columns: string[];
+}
+
+const starterFor = (...periods: number[]) => ({ periods, plan: 'starter' as const });
+
+// Plans and periods: the specification's table; cmf, adx and vwap (which it does not list) take the
+// reference contract's shape (no period parameter) and, like the other no-window families macd and
+// obv, the Pro plan.
+const INDICATORS: Indicator[] = [
+  { name: 'rsi', fn: 'rsi', operationId: 'rSIRelativeStrengthIndex', plan: 'starter', columns: ['value'],
+    summary: 'Daily RSI (TA-Lib, Wilder smoothing), 0-100: above 70 overbought, below 30 oversold.',
+    periods: { allowed: [7, 14, 21, 28], default: 14, higher: starterFor(21, 28) } },
+  { name: 'stoch-rsi', fn: 'stoch_rsi', operationId: 'stochasticRSI', plan: 'pro', columns: ['k', 'd'],
+    summary: 'Daily Stochastic RSI (TA-Lib STOCHRSI, %K over `period` RSI values, %D its 3-day SMA), 0-100.',
+    periods: { allowed: [7, 14, 21, 28], default: 14, higher: starterFor(21, 28) } },
+  { name: 'sma', fn: 'sma', operationId: 'sMASimpleMovingAverage', plan: 'starter', columns: ['value'],
+    summary: 'Daily simple moving average of the close, as decimal strings (USD).',
+    periods: { allowed: [50, 100, 200], default: 50 } },
+  { name: 'cci', fn: 'cci', operationId: 'cCICommodityChannelIndex', plan: 'starter', columns: ['value'],
+    summary: 'Daily Commodity Channel Index (TA-Lib, mean deviation); beyond +/-100 marks a strong trend.',
+    periods: { allowed: [20, 50, 100], default: 20 } },
+  { name: 'mfi', fn: 'mfi', operationId: 'mFIMoneyFlowIndex', plan: 'pro', columns: ['value'],
+    summary: 'Daily Money Flow Index (TA-Lib), 0-100: above 80 overbought, below 20 oversold.',
+    periods: { allowed: [7, 14, 28], default: 14 } },
+  { name: 'williams-r', fn: 'williams_r', operationId: 'williamsR', plan: 'pro', columns: ['value'],
+    summary: 'Daily Williams %R (TA-Lib WILLR), -100-0: above -20 overbought, below -80 oversold.',
+    periods: { allowed: [14, 20, 50], default: 14 } },
+  { name: 'price-volatility', fn: 'price_volatility', operationId: 'priceVolatility', plan: 'pro', columns: ['value'],
+    summary: 'Daily price volatility: sample standard deviation of daily log returns over the window, percent, not annualized.',
+    periods: { allowed: [7, 14, 30], default: 7, higher: starterFor(30) } },
+  { name: 'volume-volatility', fn: 'volume_volatility', operationId: 'volumeVolatility', plan: 'starter', columns: ['value'],
+    summary: 'Daily volume volatility: sample standard deviation of daily log volume changes over the window, percent.',
+    periods: { allowed: [7, 14, 30], default: 7, higher: starterFor(30) } },
+  { name: 'macd', fn: 'macd', operationId: 'mACD', plan: 'pro', columns: ['macd', 'signal', 'histogram'],
+    summary: 'Daily MACD 12/26/9 (TA-Lib): macd, signal and histogram as decimal strings.' },
+  { name: 'obv', fn: 'obv', operationId: 'oBVOnBalanceVolume', plan: 'pro', columns: ['value'],
+    summary: 'Daily on-balance volume (TA-Lib OBV, USD volume) as decimal strings.' },
+  { name: 'cmf', fn: 'cmf', operationId: 'cMFChaikinMoneyFlow', plan: 'pro', columns: ['value'], fixedPeriod: 20,
+    summary: 'Daily Chaikin Money Flow over 20 days, -1 to 1: positive is buying pressure.' },
+  { name: 'adx', fn: 'adx', operationId: 'aDXAverageDirectionalIndex', plan: 'pro', columns: ['adx', 'plus_di', 'minus_di'], fixedPeriod: 14,
+    summary: 'Daily ADX with +DI and -DI over 14 days (TA-Lib ADX, PLUS_DI, MINUS_DI).' },
+  { name: 'vwap', fn: 'vwap', operationId: 'vWAPVolumeWeightedAveragePrice', plan: 'pro', columns: ['value'], fixedPeriod: 20,
+    summary: 'Daily rolling 20-day volume-weighted average price as decimal strings (USD).' },
+];
+
+const slugParams = z.object({ slug: z.string().min(1).max(200).describe('The coin slug.') });
+
+const windowFields = {
+  start: query.date().optional().describe('ISO date (YYYY-MM-DD) lower bound, inclusive.'),
+  end: query.date().optional().describe('ISO date (YYYY-MM-DD) upper bound, inclusive.'),
+  limit: query.int(1, 1000).optional().default(365).describe('The most recent N rows of the window (1-1000), returned oldest first.'),
+};
+
+const startNotAfterEnd = (value: { start?: string; end?: string }, ctx: z.RefinementCtx) => {
+  if (value.start && value.end && value.start > value.end) ctx.addIssue({ code: 'custom', path: ['end'], message: 'Must not be before start.' });
+};
+
+function seriesQuery(periods: Periods | undefined) {
+  if (!periods) return z.object(windowFields).superRefine(startNotAfterEnd);
+  const period = z
+    .string()
+    .refine((value) => periods.allowed.map(String).includes(value), `Must be one of ${periods.allowed.join(', ')}.`)
+    .transform(Number)
+    .optional()
+    .default(periods.default)
+    .describe(`Window in days: one of ${periods.allowed.join(', ')} (default ${periods.default}).`);
+  return z.object({ period, ...windowFields }).superRefine(startNotAfterEnd);
+}
+
+const higherPlan = (a: PlanName, b: PlanName) => (PLAN_RANK[a] >= PLAN_RANK[b] ? a : b);
+
+function seriesRoute(indicator: Indicator) {
+  const { periods } = indicator;
+  return defineRoute({
+    method: 'get',
+    path: `/coins/{slug}/indicators/${indicator.name}`,
+    operationId: indicator.operationId,
+    tag: 'Indicators',
+    summary: indicator.summary,
+    plan: periods?.higher
+      ? (q: { period?: number }) => (periods.higher!.periods.includes(q.period!) ? higherPlan(indicator.plan, periods.higher!.plan) : indicator.plan)
+      : indicator.plan,
+    params: slugParams,
+    query: seriesQuery(periods) as z.ZodType<{ period?: number; start?: string; end?: string; limit: number }, Record<string, unknown>>,
+    handler: async ({ params, query: q, deps: { sql } }) => {
+      const period = q.period ?? indicator.fixedPeriod;
+      const rows = await sql`
+        select date::text as date, ${sql(indicator.columns)}
+        from api.${sql(indicator.fn)}(
+          p_slug => ${params.slug},
+          ${period === undefined ? sql`` : sql`p_period => ${period}::int,`}
+          p_start => ${q.start ?? null}::date,
+          p_end => ${q.end ?? null}::date,
+          p_limit => ${q.limit}::int)`;
+      return {
+        data: rows,
+        meta: { coin: params.slug, indicator: indicator.name, period: q.period ?? null, count: rows.length },
+      };
+    },
+  });
+}
+
+export const indicatorRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/coins/{slug}/indicators',
+    operationId: 'indicatorSnapshot',
+    tag: 'Indicators',
+    summary: 'Every indicator’s latest reading with a state (bullish, bearish, neutral, overbought, oversold), a score and the raw data.',
+    plan: 'pro',
+    params: slugParams,
+    query: z.object({}),
+    handler: async ({ params, deps: { sql } }) => {
+      const rows = await sql<{ indicator: string; state: string; score: number; data: unknown; date: string }[]>`
+        select indicator, state, score, data, date::text as date from api.coin_indicators(${params.slug})`;
+      if (rows.length === 0) throw new ApiError(404, 'not_found', 'No indicator data for this coin yet.');
+      return {
+        data: rows.map(({ date: _date, ...reading }) => reading),
+        meta: { coin: params.slug, date: rows[0]!.date },
+      };
+    },
+  }),
+  ...INDICATORS.map(seriesRoute),
+];
