@@ -7,6 +7,8 @@ import { loadConfig } from '../src/config.ts';
 import { hashKey, createKey } from '../src/keys.ts';
 import { startService } from '../src/service.ts';
 import { measure, printTable, type Figures } from './harness.ts';
+import { benchExchanges } from './exchanges.ts';
+import { benchGlobal } from './global.ts';
 import { benchIndicators } from './indicators.ts';
 import { benchMarket } from './market.ts';
 
@@ -42,6 +44,8 @@ try {
   console.log(`\nmarket-data-api benchmarks — ${service.config.database.embedded ? 'embedded database' : 'BENCH_DATABASE_URL'}, ${requests} requests, concurrency ${concurrency}\n`);
   printTable(rows);
   if (process.env.BENCH_MARKET !== 'off') await benchMarket(sql, get, options);
+  if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_EXCHANGES !== 'off') await benchExchanges(sql, get, options);
+  if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_GLOBAL !== 'off') await benchGlobal(sql, get, options);
   if (process.env.BENCH_INDICATORS !== 'off') await benchIndicators(sql, get, options);
   const memory = process.memoryUsage();
   console.log(`\nAPI process memory: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);

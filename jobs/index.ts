@@ -5,6 +5,10 @@ import { maintainTables } from './maintain_tables.ts';
 import { pruneCounters } from './prune_counters.ts';
 import { runTimescaledbJobs } from './run_timescaledb_jobs.ts';
 import { simulateMarket } from './simulate_market.ts';
+import { simulateExchanges } from './simulate_exchanges.ts';
+import { simulateLiquidations } from './simulate_liquidations.ts';
+import { refreshFx } from './refresh_fx.ts';
+import { refreshSentiment } from './refresh_sentiment.ts';
 
 export function taskList(config: Config): TaskList {
   return {
@@ -12,6 +16,10 @@ export function taskList(config: Config): TaskList {
     prune_counters: pruneCounters,
     maintain_tables: maintainTables,
     simulate_market: simulateMarket(config.MARKET_SOURCE),
+    simulate_exchanges: simulateExchanges(config.MARKET_SOURCE),
+    simulate_liquidations: simulateLiquidations(config.MARKET_SOURCE),
+    refresh_fx: refreshFx(config.FX_SOURCE),
+    refresh_sentiment: refreshSentiment,
   };
 }
 
@@ -21,6 +29,10 @@ export const crontab = [
   '17 * * * * prune_counters ?max=1',
   '*/15 * * * * maintain_tables ?max=1',
   '* * * * * simulate_market ?max=1&queue=market',
+  '* * * * * simulate_exchanges ?max=1&queue=market',
+  '* * * * * simulate_liquidations ?max=1&queue=market',
+  '25 4,16 * * * refresh_fx ?max=3',
+  '*/15 * * * * refresh_sentiment ?max=1&queue=market',
 ].join('\n');
 
 /** Jobs queued whenever a worker starts: the demo market backfills at once instead of at the next minute. */

@@ -16,6 +16,7 @@ const schema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
   TIMESCALEDB_JOB_RUNNER: z.enum(['auto', 'on', 'off']).default('auto'),
   MARKET_SOURCE: z.enum(['simulated', 'none']).default('simulated'),
+  FX_SOURCE: z.enum(['seed', 'ecb']).default('seed'),
   AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   TRUST_PROXY: flag.default(false),

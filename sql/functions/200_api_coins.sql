@@ -320,8 +320,11 @@ begin
       'price', v_state.atl::text,
       'date', market.iso_date((v_state.atl_at at time zone 'UTC')::date),
       'percent_from', round((v_state.price / nullif(v_state.atl, 0) - 1) * 100, 2)::double precision),
-    -- markets and wallets arrive with later groups; until then no coin has any
-    'counts', json_build_object('exchanges', 0, 'pairs', 0, 'tickers', 0, 'wallets', 0),
+    -- markets of the coin as base or quote (market.tickers); wallets arrive with a later group
+    'counts', (
+      select json_build_object('exchanges', count(distinct t.exchange_id)::int, 'pairs', count(distinct t.pair_id)::int,
+        'tickers', count(*)::int, 'wallets', 0)
+      from market.tickers t where t.base_coin_id = v_coin.id or t.quote_coin_id = v_coin.id),
     'decimals', v_coin.decimals,
     'genesis_date', market.iso_date(v_coin.genesis_date),
     'description', v_description.html,
@@ -342,5 +345,5 @@ $$;
 comment on function api.coin_detail(text, text) is
 'The coin with this slug as JSON: the list-row fields plus type, status, fully_diluted_valuation (price times max supply, else total supply; null when neither is known), '
 'supply {circulating, total, max}, today {open, high, low, close}, all_time_high / all_time_low {price, date, percent_from (percent distance of the current price)}, '
-'counts, decimals, genesis_date, links [{type, url}], contracts [{chain, address, decimals}] and the HTML description in p_locale, else its language, else English '
+'counts {exchanges, pairs, tickers: venues, pairs and markets listing the coin as base or quote; wallets}, decimals, genesis_date, links [{type, url}], contracts [{chain, address, decimals}] and the HTML description in p_locale, else its language, else English '
 '(description_locale says which won; null without any). Prices and supplies are decimal strings. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}.';

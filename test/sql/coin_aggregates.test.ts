@@ -147,7 +147,7 @@ test.serial('refresh policies run through app.run_due_timescaledb_jobs on the em
   const runs = await db.sql`
     select j.hypertable_name as view, r.last_error
     from app.timescaledb_job_runs r join timescaledb_information.jobs j using (job_id)
-    where j.proc_name = 'policy_refresh_continuous_aggregate' order by j.job_id`;
+    where j.proc_name = 'policy_refresh_continuous_aggregate' and j.hypertable_name like 'coin_bars%' order by j.job_id`;
   t.deepEqual([...runs], [
     { view: 'coin_bars_30m', last_error: null },
     { view: 'coin_bars_1h', last_error: null },
@@ -173,17 +173,26 @@ test('every refresh policy looks back less far than its source keeps data', asyn
   const rows = await db.sql`
     select j.hypertable_name as view, (j.config ->> 'start_offset')::interval as start_offset,
       coalesce((select (r.config ->> 'drop_after')::interval from timescaledb_information.jobs r
-        where r.proc_name = 'policy_retention' and r.hypertable_name = case j.hypertable_name
-          when 'coin_bars_30m' then 'coin_bars_1m' when 'coin_bars_1h' then 'coin_bars_30m' else 'coin_bars_1h' end), 'infinity') as source_retention,
+        where r.proc_name = 'policy_retention' and r.hypertable_name = source.name), 'infinity') as source_retention,
       (select (r.config ->> 'drop_after')::interval from timescaledb_information.jobs r
         where r.proc_name = 'policy_retention' and r.hypertable_name = j.hypertable_name) as own_retention
     from timescaledb_information.jobs j
+    join (values ('coin_bars_30m', 'coin_bars_1m'), ('coin_bars_1h', 'coin_bars_30m'), ('coin_bars_1d', 'coin_bars_1h'),
+      ('exchange_volumes_1h', 'exchange_volumes'), ('exchange_volumes_1d', 'exchange_volumes_1h'),
+      ('liquidations_1d', 'liquidations')) as source (view, name) on source.view = j.hypertable_name
     where j.proc_name = 'policy_refresh_continuous_aggregate' and j.hypertable_schema = 'market'
     order by j.job_id`;
-  t.is(rows.length, 3);
+  const [all] = await db.sql`
+    select count(*)::int as n from timescaledb_information.jobs
+    where proc_name = 'policy_refresh_continuous_aggregate' and hypertable_schema = 'market'`;
+  t.is(rows.length, all!.n, 'every refresh policy has its source listed here');
+  t.is(rows.length, 6);
   for (const row of rows) {
     const [check] = await db.sql`select ${row.start_offset}::interval < ${row.source_retention}::interval as ok`;
     t.true(check!.ok, `${row.view}: start_offset ${row.start_offset} must be shorter than the source retention ${row.source_retention}`);
   }
-  t.deepEqual(rows.map((row) => row.own_retention), ['3 mons', '6 mons', null]);
+  t.deepEqual(rows.map((row) => [row.view, row.own_retention]), [
+    ['coin_bars_30m', '3 mons'], ['coin_bars_1h', '6 mons'], ['coin_bars_1d', null],
+    ['exchange_volumes_1h', '6 mons'], ['exchange_volumes_1d', null], ['liquidations_1d', null],
+  ]);
 });

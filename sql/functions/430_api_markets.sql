@@ -1,0 +1,228 @@
+-- The Markets group: tickers (per-venue markets: /tickers, /exchanges/{slug}/tickers,
+-- /coins/{slug}/markets), pairs (venue-aggregated: /pairs, /pairs/{id}) and a coin's raw
+-- per-venue trading symbols (/coins/{slug}/symbols). All snapshot data from market.tickers and
+-- market.pairs; prices are decimal strings (text), USD volumes, spreads and changes numbers.
+
+-- why: a coin slug resolves in one place for the market endpoints, with the documented error
+create or replace function market.coin_id(p_slug text) returns int
+language plpgsql stable
+as $$
+declare
+  v_id int;
+begin
+  select c.id into v_id from market.coins c where c.slug = lower(p_slug);
+  if v_id is null then
+    raise exception 'Coin not found.' using errcode = 'MD404';
+  end if;
+  return v_id;
+end;
+$$;
+comment on function market.coin_id(text) is 'The id of the coin with this slug; raises MD404 (HTTP 404) "Coin not found." for an unknown slug.';
+
+-- why: the ticker row as every ticker endpoint and the pair detail return it
+create or replace view api.ticker_rows as
+select t.id, e.id as exchange_id, e.slug as exchange, e.name as exchange_name, t.pair_id,
+  b.symbol || '/' || t.quote_symbol as symbol, t.exchange_symbol,
+  b.symbol as base, b.slug as base_slug, t.quote_symbol as quote, q.slug as quote_slug,
+  t.instrument, t.price::text as price, t.price_usd::text as price_usd, t.bid::text as bid, t.ask::text as ask,
+  t.spread, t.volume_base::text as volume, t.volume_usd::double precision as volume_usd, t.change_24h,
+  market.iso_time(t.last_trade_at) as last_trade_at, market.iso_time(t.updated_at) as updated,
+  -- for filtering and sorting, not shown
+  t.base_coin_id, t.quote_coin_id, t.volume_usd as volume_usd_exact, t.price_usd as price_usd_exact, t.updated_at
+from market.tickers t
+join market.exchanges e on e.id = t.exchange_id
+join market.coins b on b.id = t.base_coin_id
+left join market.coins q on q.id = t.quote_coin_id;
+comment on view api.ticker_rows is 'Every ticker as the API shows it: venue (id, slug, name), pair id, symbol (BASE/QUOTE), exchange_symbol (raw, as the venue spells it), base and quote (symbols and coin slugs; quote_slug null for fiat), instrument, price / bid / ask in quote units and price_usd (decimal strings), spread (percent), volume (24h, base units, decimal string), volume_usd (number), change_24h (percent), last_trade_at, updated. The trailing columns serve filters and sorts.';
+
+-- why: the sort key of one ticker for one field of the ticker lists (nulls last either way)
+create or replace function market.ticker_sort_key(p_field text, p_volume numeric, p_change double precision, p_price numeric, p_updated timestamptz)
+returns numeric
+language sql immutable parallel safe
+as $$
+  select case ltrim(p_field, '-')
+      when 'volume_usd' then p_volume
+      when 'change_24h' then p_change::numeric
+      when 'price_usd' then p_price
+      when 'updated' then extract(epoch from p_updated)
+    end * case when left(p_field, 1) = '-' then -1 else 1 end
+$$;
+comment on function market.ticker_sort_key(text, numeric, double precision, numeric, timestamptz) is 'The sort value of a ticker for volume_usd, change_24h, price_usd or updated (a leading - negates it).';
+
+-- why: the three ticker lists share filters, row shape and order; one page as JSON {total, data}
+create or replace function api.ticker_list(
+  p_scope_exchange text default null,
+  p_scope_coin text default null,
+  p_exchange text default null,
+  p_pair int default null,
+  p_instrument text default null,
+  p_search text default null,
+  p_min_volume numeric default null,
+  p_max_volume numeric default null,
+  p_min_change double precision default null,
+  p_max_change double precision default null,
+  p_sort text[] default null,
+  p_page int default 1,
+  p_per_page int default 100
+) returns json
+language plpgsql stable
+as $$
+declare
+  v_exchange int := case when p_scope_exchange is not null then market.exchange_id(p_scope_exchange) end;
+  v_coin int := case when p_scope_coin is not null then market.coin_id(p_scope_coin) end;
+  v_sort text[] := coalesce(p_sort, array['-volume_usd']);
+  v_field text;
+  v_result json;
+begin
+  if p_instrument is not null and p_instrument not in ('spot', 'margin', 'swap', 'future', 'option') then
+    raise exception 'instrument must be one of future, option, swap, spot, margin.' using errcode = 'MD422';
+  end if;
+  if cardinality(v_sort) > 4 then
+    raise exception 'sort takes at most 4 fields.' using errcode = 'MD422';
+  end if;
+  foreach v_field in array v_sort loop
+    if v_field is null or v_field !~ '^-?(volume_usd|change_24h|price_usd|updated)$' then
+      raise exception 'Unknown sort field "%". Sortable: volume_usd, change_24h, price_usd, updated.', v_field using errcode = 'MD422';
+    end if;
+  end loop;
+  with matched as materialized (
+    select t, row_number() over (order by
+        array(select market.ticker_sort_key(f, t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at)
+              from unnest(v_sort) with ordinality u (f, n) order by u.n),
+        t.volume_usd_exact desc, t.id) as n
+    from api.ticker_rows t
+    where (v_exchange is null or t.exchange_id = v_exchange)
+      and (v_coin is null or t.base_coin_id = v_coin or t.quote_coin_id = v_coin)
+      and (p_exchange is null or t.exchange = lower(p_exchange))
+      and (p_pair is null or t.pair_id = p_pair)
+      and (p_instrument is null or t.instrument = p_instrument)
+      and (p_search is null or strpos(upper(t.symbol), upper(p_search)) > 0 or strpos(upper(t.exchange_symbol), upper(p_search)) > 0)
+      and (p_min_volume is null or t.volume_usd_exact >= p_min_volume)
+      and (p_max_volume is null or t.volume_usd_exact <= p_max_volume)
+      and (p_min_change is null or t.change_24h >= p_min_change)
+      and (p_max_change is null or t.change_24h <= p_max_change)
+  )
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(json_build_object(
+          'id', (m.t).id, 'exchange_id', (m.t).exchange_id, 'exchange', (m.t).exchange, 'exchange_name', (m.t).exchange_name,
+          'pair_id', (m.t).pair_id, 'symbol', (m.t).symbol, 'exchange_symbol', (m.t).exchange_symbol,
+          'base', (m.t).base, 'base_slug', (m.t).base_slug, 'quote', (m.t).quote, 'quote_slug', (m.t).quote_slug,
+          'instrument', (m.t).instrument, 'price', (m.t).price, 'price_usd', (m.t).price_usd, 'bid', (m.t).bid, 'ask', (m.t).ask,
+          'spread', (m.t).spread, 'volume', (m.t).volume, 'volume_usd', (m.t).volume_usd, 'change_24h', (m.t).change_24h,
+          'last_trade_at', (m.t).last_trade_at, 'updated', (m.t).updated) order by m.n)
+      from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json))
+  into v_result;
+  return v_result;
+end;
+$$;
+comment on function api.ticker_list(text, text, text, int, text, text, numeric, numeric, double precision, double precision, text[], int, int) is
+'One page of tickers (rows of api.ticker_rows) as JSON {"total", "data"}. Scope: p_scope_exchange (GET /exchanges/{slug}/tickers) or p_scope_coin (GET /coins/{slug}/markets: the coin as base or quote), each MD404 when unknown; neither: GET /tickers. '
+'Filters: p_exchange (venue slug), p_pair (pair id), p_instrument (spot, margin, swap, future, option), p_search (substring of the symbol or the raw symbol, case-insensitive), inclusive bounds on 24h USD volume and 24h change. '
+'p_sort: volume_usd, change_24h, price_usd, updated, a leading - for descending (default -volume_usd), nulls last; ties by volume, id.';
+
+-- why: the pair row as the pair list and the pair detail return it
+create or replace view api.pair_rows as
+select p.id, p.symbol, p.base_symbol as base, p.base_slug, p.quote_symbol as quote, p.quote_slug,
+  p.exchanges, p.tickers,
+  -- a volume-weighted mean carries twenty decimals: about eight significant digits are shown
+  round(p.price, greatest(2, least(16, 7 - floor(log(nullif(p.price, 0)))::int)))::text as price,
+  round(p.price_usd, greatest(2, least(16, 7 - floor(log(nullif(p.price_usd, 0)))::int)))::text as price_usd,
+  p.volume_usd::double precision as volume_usd, round(p.spread::numeric, 4)::double precision as spread,
+  market.iso_time(p.updated_at) as updated,
+  p.base_coin_id, p.quote_coin_id, p.volume_usd as volume_usd_exact, p.updated_at
+from market.pairs p;
+comment on view api.pair_rows is 'Every pair as the API shows it: id, symbol (BASE/QUOTE), base and quote (symbols and slugs; quote_slug null for fiat), exchanges and tickers listing it, volume-weighted price (quote units) and price_usd (decimal strings, about eight significant digits), volume_usd (24h, number), volume-weighted spread (percent), updated. The trailing columns serve filters and sorts.';
+
+-- why: the pair list: filter, order and one page as JSON {total, data}
+create or replace function api.pair_list(
+  p_search text default null,
+  p_coin text default null,
+  p_min_volume numeric default null,
+  p_max_volume numeric default null,
+  p_sort text default '-volume_usd',
+  p_page int default 1,
+  p_per_page int default 100
+) returns json
+language plpgsql stable
+as $$
+declare
+  v_sort text := coalesce(p_sort, '-volume_usd');
+  v_result json;
+begin
+  if v_sort not in ('volume_usd', '-volume_usd', 'updated', '-updated') then
+    raise exception 'sort must be one of volume_usd, -volume_usd, updated, -updated.' using errcode = 'MD422';
+  end if;
+  with matched as materialized (
+    select p, row_number() over (order by
+        case v_sort when 'volume_usd' then p.volume_usd_exact when '-volume_usd' then -p.volume_usd_exact end,
+        case v_sort when 'updated' then p.updated_at end,
+        case v_sort when '-updated' then p.updated_at end desc,
+        p.volume_usd_exact desc, p.id) as n
+    from api.pair_rows p
+    where (p_search is null or strpos(upper(p.symbol), upper(p_search)) > 0)
+      and (p_coin is null or p.base_slug = lower(p_coin) or p.quote_slug = lower(p_coin))
+      and (p_min_volume is null or p.volume_usd_exact >= p_min_volume)
+      and (p_max_volume is null or p.volume_usd_exact <= p_max_volume)
+  )
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(json_build_object(
+          'id', (m.p).id, 'symbol', (m.p).symbol, 'base', (m.p).base, 'base_slug', (m.p).base_slug,
+          'quote', (m.p).quote, 'quote_slug', (m.p).quote_slug, 'exchanges', (m.p).exchanges, 'tickers', (m.p).tickers,
+          'price', (m.p).price, 'price_usd', (m.p).price_usd, 'volume_usd', (m.p).volume_usd, 'spread', (m.p).spread,
+          'updated', (m.p).updated) order by m.n)
+      from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json))
+  into v_result;
+  return v_result;
+end;
+$$;
+comment on function api.pair_list(text, text, numeric, numeric, text, int, int) is
+'One page of venue-aggregated pairs (rows of api.pair_rows) as JSON {"total", "data"}. Filters: p_search (substring of BASE/QUOTE, case-insensitive), p_coin (a coin slug as base or quote), inclusive bounds on 24h USD volume. '
+'p_sort: volume_usd, -volume_usd (default), updated, -updated; ties by volume, id. Endpoint: GET /api/v1/pairs.';
+
+-- why: one pair with every venue listing it, for /pairs/{id}
+create or replace function api.pair_detail(p_id int) returns json
+language plpgsql stable
+as $$
+declare
+  v_result json;
+begin
+  select json_build_object(
+    'id', p.id, 'symbol', p.symbol, 'base', p.base, 'base_slug', p.base_slug, 'quote', p.quote, 'quote_slug', p.quote_slug,
+    'exchanges', p.exchanges, 'tickers', p.tickers, 'price', p.price, 'price_usd', p.price_usd, 'volume_usd', p.volume_usd,
+    'spread', p.spread, 'updated', p.updated,
+    'markets', (api.ticker_list(p_pair => p.id, p_per_page => 10000) -> 'data'))
+  into v_result
+  from api.pair_rows p where p.id = p_id;
+  if v_result is null then
+    raise exception 'Pair not found.' using errcode = 'MD404';
+  end if;
+  return v_result;
+end;
+$$;
+comment on function api.pair_detail(int) is 'The pair with this id (a row of api.pair_rows) plus "markets": every ticker listing it (rows of api.ticker_list), largest 24h USD volume first. Unknown id, or a pair no venue lists: MD404 "Pair not found.". Endpoint: GET /api/v1/pairs/{id}.';
+
+-- why: a coin's raw per-venue symbols, the reference data a client needs to reach a venue's API
+create or replace function api.coin_symbols(p_slug text)
+returns table (exchange text, exchange_name text, exchange_symbol text, symbol text, quote text, instrument text)
+language plpgsql stable
+as $$
+#variable_conflict use_column
+declare
+  v_coin int := market.coin_id(p_slug);
+begin
+  return query
+  select t.exchange, t.exchange_name, t.exchange_symbol, t.symbol, t.quote, t.instrument
+  from api.ticker_rows t
+  where t.base_coin_id = v_coin
+  order by t.exchange, t.instrument, t.exchange_symbol;
+end;
+$$;
+comment on function api.coin_symbols(text) is 'The coin''s raw trading symbols per venue (the coin as base): venue slug and name, the symbol as the venue spells it (e.g. XBT/USD, BTC-USDT-SWAP), the pair (BASE/QUOTE), quote and instrument; by venue. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/symbols.';

@@ -1,0 +1,45 @@
+// Conversion group: an amount of one asset in up to ten others (crypto and fiat, through USD), the
+// fiat currencies with their USD rates, and every currency usable as a conversion leg. Amounts and
+// values are decimal strings computed in numeric. SQL: sql/functions/530_api_conversion.sql.
+import { z } from 'zod';
+import { defineRoute } from '../http/routes.ts';
+import { query } from '../http/validation.ts';
+
+const asset = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+const tag = 'Conversion';
+
+export const conversionRoutes = [
+  defineRoute({
+    method: 'get', path: '/convert', operationId: 'convertBetweenAssets', tag, plan: 'free',
+    query: z.object({
+      from: z.string().max(120).transform((value) => value.trim().toLowerCase()).pipe(z.string().regex(asset, 'Must be a coin slug or a fiat code.'))
+        .describe('Source asset: a coin slug (bitcoin) or a fiat code (usd, EUR).'),
+      to: query.slugList(1300)
+        .refine((items) => items.length >= 1 && items.length <= 10, 'Must name 1 to 10 assets.')
+        .describe('Target assets, comma-separated (up to 10): coin slugs or fiat codes.'),
+      amount: query.decimal().refine((value) => value.length <= 40, 'At most 40 characters.').optional().default('1')
+        .describe('Amount of the source asset (non-negative decimal, default 1).'),
+    }),
+    summary: 'Converts an amount of one active asset (coin or fiat) into up to ten others through USD; amount and values are decimal strings. Unknown asset: 404.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const [row] = await sql<{ result: unknown }[]>`select api.convert(${q.from}, ${q.to}::text[], ${q.amount}::numeric) as result`;
+      return { data: row!.result, meta: { base: 'USD' } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/fiats', operationId: 'listFiatCurrencies', tag, plan: 'free',
+    summary: 'The active fiat currencies with their USD rate (rate_per_usd, units per USD) and its inverse usd_value, as decimal strings; FX rates refresh about twice daily.',
+    handler: async ({ deps: { sql } }) => {
+      const rows = await sql`select * from api.fiats()`;
+      return { data: [...rows], meta: { base: 'USD', count: rows.length } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/rates', operationId: 'listConversionRates', tag, plan: 'free',
+    summary: 'Every vs-currency usable as a conversion leg (the fiats, then the top 100 coins and tokens by rank), each with usd_value, USD per one unit, as a decimal string.',
+    handler: async ({ deps: { sql } }) => {
+      const rows = await sql`select * from api.conversion_rates()`;
+      return { data: [...rows], meta: { base: 'USD', count: rows.length } };
+    },
+  }),
+];

@@ -1,0 +1,158 @@
+// Exchanges group: the ranked venue list, a venue's detail, trust score, history, sparkline, markets
+// and listed coins. Each handler validates, calls one api.* function
+// (sql/functions/420_api_exchanges.sql, 430_api_markets.sql) and wraps what it returns in the envelope.
+import { z } from 'zod';
+import { paginated, paginationQuery } from '../http/envelope.ts';
+import { defineRoute } from '../http/routes.ts';
+import { capCombined, query } from '../http/validation.ts';
+import { capSelectors, listOrNull, selectorFields } from './coins.ts';
+import { tickerHandler, tickerQuery } from './markets.ts';
+
+// The Markets group travels with this one (they share the ticker list): one import for src/api/index.ts.
+export { marketRoutes } from './markets.ts';
+
+const SORTABLE = ['volume', 'rank', 'volume_dominance', 'change_24h', 'change_7d', 'pairs', 'assets'] as const;
+const PERIODS = ['24h', '7d', '30d', '60d', '90d', '180d', '365d'] as const;
+const DEFAULT_PER_PAGE = 100;
+
+const count = () => query.int(0, 1_000_000_000);
+const listQuery = z
+  .object({
+    ...paginationQuery,
+    type: z.enum(['cex', 'dex']).optional().describe('cex or dex, as derived from the venue taxonomy; venues of unknown type match neither.'),
+    search: z.string().max(100).optional().describe('Case-insensitive substring of the venue name or slug.'),
+    min_pairs: count().optional(),
+    max_pairs: count().optional(),
+    min_assets: count().optional(),
+    max_assets: count().optional(),
+    min_volume: query.decimal().optional().describe('Inclusive lower bound of the 24h USD volume.'),
+    max_volume: query.decimal().optional(),
+    ids: query.intList(1000).optional().describe('CSV of exchange ids; ids and slugs take at most 100 selectors combined.'),
+    slugs: query.slugList(2000).optional().describe('CSV of exchange slugs.'),
+    sort: query.sort(SORTABLE, 100).optional().describe(`Comma-separated fields, - for descending, nulls last: ${SORTABLE.join(', ')}. Default: rank.`),
+  })
+  .superRefine(capCombined(['ids', 'slugs'], 100));
+const slugParams = z.object({ slug: z.string().min(1).max(200) });
+
+// The coin list's query (src/api/coins.ts keeps its own private): /exchanges/{slug}/assets takes
+// the same filters, selectors and sort as /coins.
+const COIN_SORTABLE = ['marketcap', 'rank', 'price', 'volume_24h', 'change_24h', 'change_7d'] as const;
+const assetsQuery = z
+  .object({
+    ...paginationQuery,
+    type: z.enum(['coin', 'token']).optional(),
+    status: z.enum(['active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing']).optional(),
+    search: z.string().max(100).optional(),
+    min_price: query.decimal().optional(),
+    max_price: query.decimal().optional(),
+    min_marketcap: query.decimal().optional(),
+    max_marketcap: query.decimal().optional(),
+    min_volume: query.decimal().optional(),
+    max_volume: query.decimal().optional(),
+    ...selectorFields,
+    sort: query.sort(COIN_SORTABLE, 100).optional(),
+  })
+  .superRefine(capSelectors);
+
+export const exchangeRoutes = [
+  defineRoute({
+    method: 'get', path: '/exchanges', operationId: 'listExchanges', tag: 'Exchanges', plan: 'free', query: listQuery,
+    summary: 'Ranked venues with 24h USD volume, volume dominance, volume and rank changes, pair and asset counts; filters, selectors and a multi-field sort, paginated.',
+    handler: async ({ query: q, ctx, deps: { sql } }) => {
+      const perPage = q.per_page ?? DEFAULT_PER_PAGE;
+      const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+        select api.exchange_list(
+          p_type => ${q.type ?? null},
+          p_search => ${q.search ?? null},
+          p_min_pairs => ${q.min_pairs ?? null}::int,
+          p_max_pairs => ${q.max_pairs ?? null}::int,
+          p_min_assets => ${q.min_assets ?? null}::int,
+          p_max_assets => ${q.max_assets ?? null}::int,
+          p_min_volume => ${q.min_volume ?? null}::numeric,
+          p_max_volume => ${q.max_volume ?? null}::numeric,
+          p_ids => ${listOrNull(q.ids)}::int[],
+          p_slugs => ${listOrNull(q.slugs)}::text[],
+          p_sort => ${listOrNull(q.sort)}::text[],
+          p_page => ${q.page},
+          p_per_page => ${perPage}
+        ) as page`;
+      return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/exchanges/{slug}', operationId: 'getExchangeDetail', tag: 'Exchanges', plan: 'free', params: slugParams,
+    summary: 'Venue detail: type (cex, dex or null, from the taxonomy), rank, 24h volume and dominance, changes, pairs, assets, established, location, website.',
+    handler: async ({ params: { slug }, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown }[]>`select api.exchange_detail(${slug}) as data`;
+      return { data: row!.data };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/exchanges/{slug}/trust-score', operationId: 'getExchangeTrustScore', tag: 'Exchanges', plan: 'free', params: slugParams,
+    summary: 'Trust score 0-10 from liquidity, spread, volume consistency and market coverage, with its breakdown; null for an unranked venue.',
+    handler: async ({ params: { slug }, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown }[]>`select api.exchange_trust_score(${slug}) as data`;
+      return { data: row!.data };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/exchanges/{slug}/history', operationId: 'exchangeHistory', tag: 'Exchanges', plan: 'free', params: slugParams,
+    query: z.object({
+      interval: z.enum(['minutely', 'hourly', 'daily']).optional().default('daily'),
+      start: query.instant().optional().describe('ISO 8601 date or date-time lower bound (UTC unless an offset is given).'),
+      end: query.instant({ endOfDay: true }).optional().describe('ISO 8601 date or date-time upper bound; a date-only value means through the end of that day.'),
+      limit: query.int(1, 2000).optional().default(1000).describe('The most recent N rows of the window, returned oldest first.'),
+    }),
+    summary: 'Venue snapshots (24h volume, dominance, rank, pairs, assets) at an interval; retention: minutely 8 days, hourly 6 months, daily forever.',
+    handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown[]; retention: string }[]>`
+        select coalesce(json_agg(h order by h.time), '[]') as data,
+          (select i.retention from api.exchange_history_intervals i where i.name = ${q.interval}) as retention
+        from api.exchange_history(${slug}, ${q.interval}, ${q.start ?? null}::text::timestamptz, ${q.end ?? null}::text::timestamptz, ${q.limit}) h`;
+      return { data: row!.data, meta: { exchange: slug, interval: q.interval, count: row!.data.length, retention: row!.retention } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/exchanges/{slug}/sparkline', operationId: 'exchangeSparkline', tag: 'Exchanges', plan: 'free', params: slugParams,
+    query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
+    summary: 'The venue\'s 24h-volume series over the period: at most 480 points, oldest first, with the true low, high and percent change.',
+    handler: async ({ params: { slug }, query: { period }, deps: { sql } }) => {
+      const [row] = await sql<{ data: { points: unknown[] } }[]>`select api.exchange_sparkline(${slug}, ${period}) as data`;
+      return { data: row!.data, meta: { exchange: slug, period, count: row!.data.points.length } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/exchanges/{slug}/tickers', operationId: 'exchangeMarkets', tag: 'Exchanges', plan: 'free',
+    params: slugParams, query: tickerQuery,
+    summary: 'The venue\'s tickers (its markets), with the ticker list\'s filters and sort, paginated.',
+    handler: tickerHandler('exchange'),
+  }),
+  defineRoute({
+    method: 'get', path: '/exchanges/{slug}/assets', operationId: 'exchangeCoins', tag: 'Exchanges', plan: 'free',
+    params: slugParams, query: assetsQuery,
+    summary: 'Coins the venue lists (as base or quote), in the coin list\'s row shape, filters and sort, paginated.',
+    handler: async ({ params: { slug }, query: q, ctx, deps: { sql } }) => {
+      const perPage = q.per_page ?? DEFAULT_PER_PAGE;
+      const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+        select api.exchange_assets(
+          p_slug => ${slug},
+          p_type => ${q.type ?? null},
+          p_status => ${q.status ?? null},
+          p_search => ${q.search ?? null},
+          p_min_price => ${q.min_price ?? null}::numeric,
+          p_max_price => ${q.max_price ?? null}::numeric,
+          p_min_marketcap => ${q.min_marketcap ?? null}::numeric,
+          p_max_marketcap => ${q.max_marketcap ?? null}::numeric,
+          p_min_volume => ${q.min_volume ?? null}::numeric,
+          p_max_volume => ${q.max_volume ?? null}::numeric,
+          p_ids => ${listOrNull(q.ids)}::int[],
+          p_slugs => ${listOrNull(q.slugs)}::text[],
+          p_symbols => ${listOrNull(q.symbols)}::text[],
+          p_sort => ${listOrNull(q.sort)}::text[],
+          p_page => ${q.page},
+          p_per_page => ${perPage}
+        ) as page`;
+      return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+    },
+  }),
+];

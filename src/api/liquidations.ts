@@ -1,0 +1,84 @@
+// Liquidations group: the raw feed (48 hours), hourly totals, daily totals, today's summary, the
+// daily long/short netflow and the most liquidated coins. Source coverage is OKX swap markets and
+// every response says so in meta.note. SQL: sql/functions/500_api_liquidations.sql.
+import { z } from 'zod';
+import { paginated, paginationQuery } from '../http/envelope.ts';
+import { defineRoute } from '../http/routes.ts';
+import { query } from '../http/validation.ts';
+
+const DEFAULT_PER_PAGE = 50;
+export const LIQUIDATION_NOTE = 'Source coverage: OKX swap markets.';
+const PARTIAL_NOTE = `${LIQUIDATION_NOTE} Today's figures are partial and update every ~15 minutes.`;
+const RETENTION = '~48 hours (raw feed is pruned)';
+
+const hours = query.int(1, 48).optional().default(24).describe('Look-back window in hours (1-48, default 24).');
+const tag = 'Liquidations';
+
+export const liquidationRoutes = [
+  defineRoute({
+    method: 'get', path: '/liquidations', operationId: 'liquidationFeed', tag, plan: 'free',
+    query: z.object({
+      ...paginationQuery,
+      exchange: z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be an exchange slug.').optional().describe('Exchange slug, e.g. okx.'),
+      instrument: z.enum(['future', 'option', 'swap', 'spot', 'margin']).optional(),
+      position: z.enum(['long', 'short']).optional().describe('Side of the liquidated position.'),
+      order: z.enum(['buy', 'sell']).optional().describe('Side of the fill that closed the position.'),
+      symbol: z.string().regex(/^[A-Za-z0-9$.-]{1,25}$/, 'Must be 1-25 letters, digits, $, . or -.').optional().describe('Case-insensitive prefix of the instrument id: BTC matches BTC-USDT-SWAP.'),
+      min_usd: query.decimal().optional().describe('Only liquidations worth at least this many USD.'),
+    }),
+    summary: 'The raw liquidation feed of the last ~48 hours (then pruned), newest first, filtered and paginated. Source coverage: OKX swap markets.',
+    handler: async ({ query: q, ctx, deps: { sql } }) => {
+      const perPage = q.per_page ?? DEFAULT_PER_PAGE;
+      const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+        select api.liquidation_feed(
+          p_exchange => ${q.exchange ?? null}, p_instrument => ${q.instrument ?? null}, p_position => ${q.position ?? null},
+          p_order => ${q.order ?? null}, p_symbol => ${q.symbol ?? null}, p_min_usd => ${q.min_usd ?? null}::numeric,
+          p_page => ${q.page}, p_per_page => ${perPage}) as page`;
+      return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data, { retention: RETENTION, note: LIQUIDATION_NOTE });
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/liquidations/hourly', operationId: 'hourlyLiquidations', tag, plan: 'free',
+    query: z.object({ hours }),
+    summary: 'Liquidation count and total/long/short USD per UTC hour over the last `hours` hours (the raw feed is kept 48 hours), oldest first.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const rows = await sql`select * from api.liquidations_hourly(${q.hours})`;
+      return { data: [...rows], meta: { hours: q.hours, note: LIQUIDATION_NOTE } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/liquidations/daily', operationId: 'dailyLiquidations', tag, plan: 'free',
+    query: z.object({ days: query.int(1, 365).optional().default(30).describe('Calendar days including today (1-365, default 30).') }),
+    summary: "Daily totals (kept forever): total/long/short USD and long/short counts per UTC day, oldest first; today's row is partial and updates every ~15 minutes.",
+    handler: async ({ query: q, deps: { sql } }) => {
+      const rows = await sql`select * from api.liquidations_daily(${q.days})`;
+      return { data: [...rows], meta: { days: q.days, note: PARTIAL_NOTE } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/liquidations/summary', operationId: 'todaysLiquidationSummary', tag, plan: 'free',
+    summary: "Today so far (UTC): total/long/short USD, long/short counts and long-vs-short dominance; partial, updated every ~15 minutes; data is null before the day's first liquidation.",
+    handler: async ({ deps: { sql } }) => {
+      const [row] = await sql`select * from api.liquidation_summary()`;
+      return { data: row ?? null, meta: { note: PARTIAL_NOTE } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/liquidations/netflow', operationId: 'liquidationNetflow', tag, plan: 'free',
+    query: z.object({ days: query.int(1, 90).optional().default(30).describe('Calendar days including today (1-90, default 30).') }),
+    summary: 'Long-vs-short liquidated USD per UTC day (long, short, total, net = long - short) with counts, oldest first.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const rows = await sql`select * from api.liquidation_netflow(${q.days})`;
+      return { data: [...rows], meta: { days: q.days, note: LIQUIDATION_NOTE } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/liquidations/coins', operationId: 'topLiquidatedCoins', tag, plan: 'free',
+    query: z.object({ hours, limit: query.int(1, 20).optional().default(8).describe('Number of coins (1-20, default 8).') }),
+    summary: 'The coins with the most liquidated USD over the last `hours` hours, with the long/short split, largest first.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const rows = await sql`select * from api.top_liquidated_coins(${q.hours}, ${q.limit})`;
+      return { data: [...rows], meta: { hours: q.hours, limit: q.limit, note: LIQUIDATION_NOTE } };
+    },
+  }),
+];

@@ -1,0 +1,119 @@
+// Markets group: tickers (per-venue markets), a coin's markets, pairs (venue-aggregated) and a
+// coin's raw per-venue trading symbols. All snapshot data. Each handler validates, calls one api.*
+// function (sql/functions/430_api_markets.sql) and wraps what it returns in the envelope.
+import { z } from 'zod';
+import { paginated, paginationQuery } from '../http/envelope.ts';
+import { defineRoute, type HandlerInput } from '../http/routes.ts';
+import { query } from '../http/validation.ts';
+import { listOrNull } from './coins.ts';
+
+const TICKER_SORTABLE = ['volume_usd', 'change_24h', 'price_usd', 'updated'] as const;
+const INSTRUMENTS = ['future', 'option', 'swap', 'spot', 'margin'] as const;
+const DEFAULT_PER_PAGE = 100;
+
+const slug = () => z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be a slug (lowercase letters, digits and dashes).');
+/** a signed decimal kept as a string (a 24h change may be negative) */
+const signedDecimal = () => z.string().regex(/^-?\d+(\.\d+)?$/, 'Must be a decimal number.');
+
+/** The ticker lists' query (the reference's set Q2): /tickers, /exchanges/{slug}/tickers, /coins/{slug}/markets. */
+export const tickerQuery = z.object({
+  ...paginationQuery,
+  exchange: slug().optional().describe('Only the tickers of this venue (slug).'),
+  pair: query.int(1, 2_147_483_647).optional().describe('Only the tickers of this pair id.'),
+  instrument: z
+    .string()
+    .transform((value) => value.toLowerCase().replace(/s$/, ''))
+    .pipe(z.enum(INSTRUMENTS))
+    .optional()
+    .describe('future, option, swap, spot or margin (plurals accepted).'),
+  search: z.string().max(50).optional().describe('Case-insensitive substring of the pair symbol (BTC/USDT) or the raw venue symbol.'),
+  min_volume: query.decimal().optional().describe('Inclusive lower bound of the 24h USD volume.'),
+  max_volume: query.decimal().optional(),
+  min_change: signedDecimal().optional().describe('Inclusive lower bound of the 24h percent change.'),
+  max_change: signedDecimal().optional(),
+  sort: query.sort(TICKER_SORTABLE, 100).optional().describe(`Fields ${TICKER_SORTABLE.join(', ')}, - for descending, nulls last; default -volume_usd.`),
+});
+type TickerQuery = z.output<typeof tickerQuery>;
+
+/** One handler for the three ticker lists; `scope` says which path parameter, if any, scopes it. */
+export const tickerHandler =
+  (scope: 'none' | 'exchange' | 'coin') =>
+  async ({ query: q, params, ctx, deps: { sql } }: HandlerInput<TickerQuery, { slug?: string }, unknown>) => {
+    const perPage = q.per_page ?? DEFAULT_PER_PAGE;
+    const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+      select api.ticker_list(
+        p_scope_exchange => ${scope === 'exchange' ? params.slug! : null},
+        p_scope_coin => ${scope === 'coin' ? params.slug! : null},
+        p_exchange => ${q.exchange ?? null},
+        p_pair => ${q.pair ?? null}::int,
+        p_instrument => ${q.instrument ?? null},
+        p_search => ${q.search ?? null},
+        p_min_volume => ${q.min_volume ?? null}::numeric,
+        p_max_volume => ${q.max_volume ?? null}::numeric,
+        p_min_change => ${q.min_change ?? null}::double precision,
+        p_max_change => ${q.max_change ?? null}::double precision,
+        p_sort => ${listOrNull(q.sort)}::text[],
+        p_page => ${q.page},
+        p_per_page => ${perPage}
+      ) as page`;
+    return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+  };
+
+const slugParams = z.object({ slug: z.string().min(1).max(200) });
+
+export const marketRoutes = [
+  defineRoute({
+    method: 'get', path: '/coins/{slug}/markets', operationId: 'coinMarkets', tag: 'Markets', plan: 'free',
+    params: slugParams, query: tickerQuery,
+    summary: 'Every ticker whose pair has the coin as base or quote, with the ticker list\'s filters and sort, paginated.',
+    handler: tickerHandler('coin'),
+  }),
+  defineRoute({
+    method: 'get', path: '/coins/{slug}/symbols', operationId: 'coinTradingSymbols', tag: 'Markets', plan: 'free', params: slugParams,
+    summary: 'The coin\'s raw trading symbols per venue (e.g. XBT/USD, BTC-USDT-SWAP), with pair, quote and instrument.',
+    handler: async ({ params: { slug: coin }, deps: { sql } }) => {
+      const rows = await sql`select * from api.coin_symbols(${coin})`;
+      return { data: [...rows], meta: { coin, count: rows.length } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/tickers', operationId: 'listTickers', tag: 'Markets', plan: 'free', query: tickerQuery,
+    summary: 'Per-venue markets (tickers): price, bid/ask, spread, 24h USD volume, last trade; filters by venue, pair, instrument, volume and change, paginated.',
+    handler: tickerHandler('none'),
+  }),
+  defineRoute({
+    method: 'get', path: '/pairs', operationId: 'listPairs', tag: 'Markets', plan: 'free',
+    query: z.object({
+      ...paginationQuery,
+      search: z.string().max(50).optional().describe('Case-insensitive substring of the pair symbol (BTC/USDT).'),
+      coin: slug().optional().describe('Only pairs with this coin (slug) as base or quote.'),
+      min_volume: query.decimal().optional(),
+      max_volume: query.decimal().optional(),
+      sort: z.enum(['volume_usd', '-volume_usd', 'updated', '-updated']).optional().default('-volume_usd'),
+    }),
+    summary: 'Venue-aggregated pairs: venues and tickers listing each, volume-weighted price and spread, summed 24h USD volume, paginated.',
+    handler: async ({ query: q, ctx, deps: { sql } }) => {
+      const perPage = q.per_page ?? DEFAULT_PER_PAGE;
+      const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+        select api.pair_list(
+          p_search => ${q.search ?? null},
+          p_coin => ${q.coin ?? null},
+          p_min_volume => ${q.min_volume ?? null}::numeric,
+          p_max_volume => ${q.max_volume ?? null}::numeric,
+          p_sort => ${q.sort},
+          p_page => ${q.page},
+          p_per_page => ${perPage}
+        ) as page`;
+      return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/pairs/{id}', operationId: 'getPairDetail', tag: 'Markets', plan: 'free',
+    params: z.object({ id: query.int(1, 2_147_483_647) }),
+    summary: 'One pair plus every venue ticker listing it, largest volume first.',
+    handler: async ({ params: { id }, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown }[]>`select api.pair_detail(${id}) as data`;
+      return { data: row!.data };
+    },
+  }),
+];
