@@ -177,6 +177,8 @@ comment on function api.coin_rows(text, text, text, text, numeric, numeric, nume
 'Paginated as the endpoints return it: api.coin_list.';
 
 -- why: the paginated envelope's data and total from one scan of the matching rows
+-- the signature before p_within: functions are re-applied, so the older overload must go
+drop function if exists api.coin_list(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text, int, int);
 create or replace function api.coin_list(
   p_list text default 'all',
   p_type text default null,
@@ -194,7 +196,8 @@ create or replace function api.coin_list(
   p_sort text[] default null,
   p_interval text default '24h',
   p_page int default 1,
-  p_per_page int default 100
+  p_per_page int default 100,
+  p_within int[] default null
 ) returns json
 language plpgsql stable
 as $$
@@ -208,6 +211,7 @@ begin
     select r, row_number() over () as n
     from api.coin_rows(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
       p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval) r
+    where p_within is null or r.id = any (p_within)
   )
   select json_build_object(
     'total', (select count(*) from matched),
@@ -219,9 +223,10 @@ begin
   return v_result;
 end;
 $$;
-comment on function api.coin_list(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text, int, int) is
-'One page of a coin list as JSON {"total": n, "data": [rows of api.coin_rows]}: the same arguments as api.coin_rows plus p_page (1-based) and p_per_page. '
-'Endpoints: GET /api/v1/coins (p_list all), /coins/recently-added (recent), /coins/gainers (gainers), /coins/losers (losers).';
+comment on function api.coin_list(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text, int, int, int[]) is
+'One page of a coin list as JSON {"total": n, "data": [rows of api.coin_rows]}: the same arguments as api.coin_rows plus p_page (1-based), p_per_page '
+'and p_within (only these coin ids, e.g. market.exchange_coin_ids(slug); null: all). '
+'Endpoints: GET /api/v1/coins (p_list all), /coins/recently-added (recent), /coins/gainers (gainers), /coins/losers (losers), /exchanges/{slug}/assets (p_within).';
 
 -- why: trending needs a score computed from our own data (we record no page views): a coin trends
 -- when its volume surges above its usual level and its price moves

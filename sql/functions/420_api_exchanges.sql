@@ -264,52 +264,19 @@ $$;
 comment on function api.exchange_sparkline(text, text) is
 'The venue''s 24h-volume series over p_period (24h from the minute snapshots, 7d-180d hourly, 365d daily) as {"points": [{time, volume}] (at most 480, oldest first, always including the newest), "low", "high" (extremes of the whole period), "change" (percent from the first to the last reading)}. Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}/sparkline.';
 
--- why: the coins a venue lists, as the coin list shows them, with the coin list's filters and sort
-create or replace function api.exchange_assets(
-  p_slug text,
-  p_type text default null,
-  p_status text default null,
-  p_search text default null,
-  p_min_price numeric default null,
-  p_max_price numeric default null,
-  p_min_marketcap numeric default null,
-  p_max_marketcap numeric default null,
-  p_min_volume numeric default null,
-  p_max_volume numeric default null,
-  p_ids int[] default null,
-  p_slugs text[] default null,
-  p_symbols text[] default null,
-  p_sort text[] default null,
-  p_page int default 1,
-  p_per_page int default 100
-) returns json
+-- why: /exchanges/{slug}/assets is the coin list restricted to the venue's coins (api.coin_list p_within)
+drop function if exists api.exchange_assets(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], int, int);
+create or replace function market.exchange_coin_ids(p_slug text) returns int[]
 language plpgsql stable
 as $$
 declare
   v_id int := market.exchange_id(p_slug);
-  v_result json;
 begin
-  with listed as (
-    select t.base_coin_id as coin_id from market.tickers t where t.exchange_id = v_id
-    union
-    select t.quote_coin_id from market.tickers t where t.exchange_id = v_id and t.quote_coin_id is not null
-  ),
-  matched as materialized (
-    -- the function's rows arrive in the list's order: numbered as they come, as api.coin_list does
-    select r, row_number() over () as n
-    from api.coin_rows('all', p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap, p_max_marketcap,
-      p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort) r
-    where r.id in (select coin_id from listed)
-  )
-  select json_build_object(
-    'total', (select count(*) from matched),
-    'data', coalesce((
-      select json_agg(m.r order by m.n) from matched m
-      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
-    ), '[]'::json))
-  into v_result;
-  return v_result;
+  return (
+    select coalesce(array_agg(distinct c.coin_id), '{}')
+    from market.tickers t
+    cross join lateral (values (t.base_coin_id), (t.quote_coin_id)) as c (coin_id)
+    where t.exchange_id = v_id and c.coin_id is not null);
 end;
 $$;
-comment on function api.exchange_assets(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], int, int) is
-'One page of the coins the venue lists (as base or quote of any market) as JSON {"total", "data": [coin rows of api.coin_rows]}, with the coin list''s filters, selectors and sort. Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}/assets.';
+comment on function market.exchange_coin_ids(text) is 'Ids of the coins the venue lists as base or quote of any of its markets (an empty array when none). Unknown slug: MD404.';

@@ -1,6 +1,7 @@
 // Coins group: the four paginated coin lists, trending coins, the coin detail and its time series.
 // Each handler validates, calls one api.* function (sql/functions/200_api_coins.sql and
 // 210_api_coin_history.sql) and wraps what it returns in the envelope.
+import type postgres from 'postgres';
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
@@ -36,40 +37,51 @@ const listFields = {
   ...selectorFields,
   sort: query.sort(SORTABLE, 100).optional().describe(`Comma-separated fields, - for descending, nulls last: ${SORTABLE.join(', ')}.`),
 };
-const listQuery = z.object(listFields).superRefine(capSelectors);
+/** The query of /coins, shared by every list in the coin row shape. */
+export const listQuery = z.object(listFields).superRefine(capSelectors);
 const moversQuery = z
   .object({ ...listFields, interval: z.enum(['24h', '7d']).optional().default('24h') })
   .superRefine(capSelectors);
 const slugParams = z.object({ slug: z.string().min(1).max(200) });
 
 type ListQuery = z.output<typeof listQuery> & { interval?: '24h' | '7d' };
+type CoinList = 'all' | 'recent' | 'gainers' | 'losers';
 
-const listHandler =
-  (list: 'all' | 'recent' | 'gainers' | 'losers') =>
-  async ({ query: q, ctx, deps: { sql } }: HandlerInput<ListQuery, unknown, unknown>) => {
-    const perPage = q.per_page ?? DEFAULT_PER_PAGE;
-    const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
-      select api.coin_list(
-        p_list => ${list},
-        p_type => ${q.type ?? null},
-        p_status => ${q.status ?? null},
-        p_search => ${q.search ?? null},
-        p_min_price => ${q.min_price ?? null}::numeric,
-        p_max_price => ${q.max_price ?? null}::numeric,
-        p_min_marketcap => ${q.min_marketcap ?? null}::numeric,
-        p_max_marketcap => ${q.max_marketcap ?? null}::numeric,
-        p_min_volume => ${q.min_volume ?? null}::numeric,
-        p_max_volume => ${q.max_volume ?? null}::numeric,
-        p_ids => ${listOrNull(q.ids)}::int[],
-        p_slugs => ${listOrNull(q.slugs)}::text[],
-        p_symbols => ${listOrNull(q.symbols)}::text[],
-        p_sort => ${listOrNull(q.sort)}::text[],
-        p_interval => ${q.interval ?? '24h'},
-        p_page => ${q.page},
-        p_per_page => ${perPage}
-      ) as page`;
-    return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
-  };
+/**
+ * One page of a coin list with the list's filters, selectors and sort. `within` restricts it to a set of
+ * coin ids computed in SQL (an exchange's or a wallet's coins), so those lists keep the coin list's shape.
+ */
+export async function coinListPage(
+  { query: q, ctx, deps: { sql } }: HandlerInput<ListQuery, unknown, unknown>,
+  list: CoinList = 'all',
+  within: postgres.PendingQuery<postgres.Row[]> | null = null,
+) {
+  const perPage = q.per_page ?? DEFAULT_PER_PAGE;
+  const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+    select api.coin_list(
+      p_list => ${list},
+      p_type => ${q.type ?? null},
+      p_status => ${q.status ?? null},
+      p_search => ${q.search ?? null},
+      p_min_price => ${q.min_price ?? null}::numeric,
+      p_max_price => ${q.max_price ?? null}::numeric,
+      p_min_marketcap => ${q.min_marketcap ?? null}::numeric,
+      p_max_marketcap => ${q.max_marketcap ?? null}::numeric,
+      p_min_volume => ${q.min_volume ?? null}::numeric,
+      p_max_volume => ${q.max_volume ?? null}::numeric,
+      p_ids => ${listOrNull(q.ids)}::int[],
+      p_slugs => ${listOrNull(q.slugs)}::text[],
+      p_symbols => ${listOrNull(q.symbols)}::text[],
+      p_sort => ${listOrNull(q.sort)}::text[],
+      p_interval => ${q.interval ?? '24h'},
+      p_page => ${q.page},
+      p_per_page => ${perPage},
+      p_within => ${within ?? sql`null`}
+    ) as page`;
+  return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+}
+
+const listHandler = (list: CoinList) => (input: HandlerInput<ListQuery, unknown, unknown>) => coinListPage(input, list);
 
 const historyQuery = (endHelp: string) =>
   z.object({

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute } from '../http/routes.ts';
 import { capCombined, query } from '../http/validation.ts';
-import { capSelectors, listOrNull, selectorFields } from './coins.ts';
+import { coinListPage, listQuery as coinListQuery, listOrNull } from './coins.ts';
 import { tickerHandler, tickerQuery } from './markets.ts';
 
 // The Markets group travels with this one (they share the ticker list): one import for src/api/index.ts.
@@ -33,26 +33,6 @@ const listQuery = z
   })
   .superRefine(capCombined(['ids', 'slugs'], 100));
 const slugParams = z.object({ slug: z.string().min(1).max(200) });
-
-// The coin list's query (src/api/coins.ts keeps its own private): /exchanges/{slug}/assets takes
-// the same filters, selectors and sort as /coins.
-const COIN_SORTABLE = ['marketcap', 'rank', 'price', 'volume_24h', 'change_24h', 'change_7d'] as const;
-const assetsQuery = z
-  .object({
-    ...paginationQuery,
-    type: z.enum(['coin', 'token']).optional(),
-    status: z.enum(['active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing']).optional(),
-    search: z.string().max(100).optional(),
-    min_price: query.decimal().optional(),
-    max_price: query.decimal().optional(),
-    min_marketcap: query.decimal().optional(),
-    max_marketcap: query.decimal().optional(),
-    min_volume: query.decimal().optional(),
-    max_volume: query.decimal().optional(),
-    ...selectorFields,
-    sort: query.sort(COIN_SORTABLE, 100).optional(),
-  })
-  .superRefine(capSelectors);
 
 export const exchangeRoutes = [
   defineRoute({
@@ -129,30 +109,8 @@ export const exchangeRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/assets', operationId: 'exchangeCoins', tag: 'Exchanges', plan: 'free',
-    params: slugParams, query: assetsQuery,
+    params: slugParams, query: coinListQuery,
     summary: 'Coins the venue lists (as base or quote), in the coin list\'s row shape, filters and sort, paginated.',
-    handler: async ({ params: { slug }, query: q, ctx, deps: { sql } }) => {
-      const perPage = q.per_page ?? DEFAULT_PER_PAGE;
-      const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
-        select api.exchange_assets(
-          p_slug => ${slug},
-          p_type => ${q.type ?? null},
-          p_status => ${q.status ?? null},
-          p_search => ${q.search ?? null},
-          p_min_price => ${q.min_price ?? null}::numeric,
-          p_max_price => ${q.max_price ?? null}::numeric,
-          p_min_marketcap => ${q.min_marketcap ?? null}::numeric,
-          p_max_marketcap => ${q.max_marketcap ?? null}::numeric,
-          p_min_volume => ${q.min_volume ?? null}::numeric,
-          p_max_volume => ${q.max_volume ?? null}::numeric,
-          p_ids => ${listOrNull(q.ids)}::int[],
-          p_slugs => ${listOrNull(q.slugs)}::text[],
-          p_symbols => ${listOrNull(q.symbols)}::text[],
-          p_sort => ${listOrNull(q.sort)}::text[],
-          p_page => ${q.page},
-          p_per_page => ${perPage}
-        ) as page`;
-      return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
-    },
+    handler: (input) => coinListPage(input, 'all', input.deps.sql`market.exchange_coin_ids(${input.params.slug})`),
   }),
 ];
