@@ -68,11 +68,14 @@ test('the data is labelled as a demo source', async (t) => {
 });
 
 test('prices are a pure function of seed, coin and time: the same window twice, and overlapping windows, agree', async (t) => {
-  const first = await bars(`now() - interval '2 hours'`, `now() - interval '1 hour'`);
+  // one instant for every call: a minute boundary between two calls must not shift the window
+  const [{ at }] = (await db.sql`select date_trunc('minute', now())::text as at`) as [{ at: string }];
+  const now = `'${at}'::timestamptz`;
+  const first = await bars(`${now} - interval '2 hours'`, `${now} - interval '1 hour'`);
   t.true(first.length > 50 * 59);
-  t.deepEqual(await bars(`now() - interval '2 hours'`, `now() - interval '1 hour'`), first);
+  t.deepEqual(await bars(`${now} - interval '2 hours'`, `${now} - interval '1 hour'`), first);
   // a window shifted by half an hour holds the same bars where they overlap
-  const shifted = await bars(`now() - interval '90 minutes'`, `now() - interval '30 minutes'`);
+  const shifted = await bars(`${now} - interval '90 minutes'`, `${now} - interval '30 minutes'`);
   const key = (bar: Record<string, unknown>) => `${bar.coin_id}/${(bar.time as Date).toISOString()}`;
   const earlier = new Map(first.map((bar) => [key(bar), bar]));
   const overlap = shifted.filter((bar) => earlier.has(key(bar)));
