@@ -9,6 +9,7 @@ import { simulateExchanges } from './simulate_exchanges.ts';
 import { simulateLiquidations } from './simulate_liquidations.ts';
 import { refreshFx } from './refresh_fx.ts';
 import { refreshSentiment } from './refresh_sentiment.ts';
+import { deliverWebhook } from './deliver_webhook.ts';
 
 export function taskList(config: Config): TaskList {
   return {
@@ -20,6 +21,7 @@ export function taskList(config: Config): TaskList {
     simulate_liquidations: simulateLiquidations(config.MARKET_SOURCE),
     refresh_fx: refreshFx(config.FX_SOURCE),
     refresh_sentiment: refreshSentiment,
+    deliver_webhook: deliverWebhook(config),
   };
 }
 

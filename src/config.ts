@@ -22,6 +22,11 @@ const schema = z.object({
   TRUST_PROXY: flag.default(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536),
   LOG_REQUESTS: flag.default(true),
+  // Webhooks: loopback/private-range targets are refused unless allowed (tests use 127.0.0.1 receivers).
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: flag.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  // retries wait 1, 5 and 25 times this
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000),
 });
 
 export type Config = z.infer<typeof schema> & {

@@ -2,7 +2,7 @@
 -- market.coin_state in one statement.
 
 -- why: list endpoints read one indexed row per coin instead of aggregating bars per request
-create or replace function market.refresh_coin_state(p_now timestamptz default now(), p_full boolean default false) returns int
+create or replace function market.write_coin_state(p_now timestamptz default now(), p_full boolean default false) returns int
 language sql volatile
 set search_path = market, public, pg_temp
 as $$
@@ -146,5 +146,22 @@ as $$
   )
   select count(*)::int from written;
 $$;
-comment on function market.refresh_coin_state(timestamptz, boolean) is 'Recomputes market.coin_state for every coin as of p_now (default now()): price, 24h volume, 24h/7d changes and their ranks, marketcap, fully diluted valuation, rank, dominance, all-time high/low, today''s OHLC. All-time extremes come from the whole daily history when p_full (after history was written into the past) or when a coin has none yet, else the stored ones are extended by the last 24 hours. Returns the number of coins written.';
+comment on function market.write_coin_state(timestamptz, boolean) is 'Recomputes market.coin_state for every coin as of p_now (default now()): price, 24h volume, 24h/7d changes and their ranks, marketcap, fully diluted valuation, rank, dominance, all-time high/low, today''s OHLC. All-time extremes come from the whole daily history when p_full (after history was written into the past) or when a coin has none yet, else the stored ones are extended by the last 24 hours. Returns the number of coins written. Called through market.refresh_coin_state, which also evaluates alarms.';
+revoke execute on function market.write_coin_state(timestamptz, boolean) from public;
+
+-- why: every price source (the simulated tick, CSV import, any later source) refreshes through
+-- this one function, so evaluating alarms here, in the refresh's own transaction, is the single
+-- hook that sees every new price and commits or rolls back with it. plpgsql, not SQL, because an
+-- SQL body is checked at creation and app.evaluate_alarms is defined in a later file.
+create or replace function market.refresh_coin_state(p_now timestamptz default now(), p_full boolean default false) returns int
+language plpgsql volatile
+as $$
+declare
+  v_coins int := market.write_coin_state(p_now, p_full);
+begin
+  perform app.evaluate_alarms();
+  return v_coins;
+end;
+$$;
+comment on function market.refresh_coin_state(timestamptz, boolean) is 'Recomputes market.coin_state as of p_now (market.write_coin_state: see there) and then evaluates alarms (app.evaluate_alarms) in the same transaction. Returns the number of coins written.';
 revoke execute on function market.refresh_coin_state(timestamptz, boolean) from public;

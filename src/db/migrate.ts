@@ -4,6 +4,7 @@
 // on a real server and behind the embedded multiplexer alike.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Logger, runMigrations } from 'graphile-worker';
 import type { Sql } from './client.ts';
 
 const SQL_DIR = new URL('../../sql/', import.meta.url).pathname;
@@ -21,6 +22,9 @@ const sqlFiles = (dir: string) =>
     .sort();
 
 export async function migrate(sql: Sql, log: (line: string) => void = () => {}): Promise<MigrationResult> {
+  // Before the function files: SQL functions queue jobs with graphile_worker.add_job in the
+  // caller's transaction, so its schema must exist wherever migrations ran, worker or not.
+  await installWorkerSchema(sql);
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${LOCK_KEY})`;
     await tx.unsafe(`
@@ -59,3 +63,20 @@ export async function migrate(sql: Sql, log: (line: string) => void = () => {}):
   log(`re-applied ${functions.length} function files`);
   return { applied, functions };
 }
+
+/** graphile-worker's own migrations (idempotent; it serialises concurrent installers itself), over the same database as `sql`. */
+async function installWorkerSchema(sql: Sql) {
+  const { host, port, user, database, ssl } = sql.options;
+  const password = (sql.options as { pass?: unknown }).pass;
+  const url = new URL('postgres://placeholder');
+  url.username = encodeURIComponent(user);
+  if (typeof password === 'string' && password) url.password = encodeURIComponent(password);
+  url.pathname = `/${encodeURIComponent(database)}`;
+  // A Unix socket directory cannot be a URL host; libpq-style `?host=` carries it.
+  if (host[0]!.startsWith('/')) url.searchParams.set('host', host[0]!);
+  else url.host = `${host[0]!.includes(':') ? `[${host[0]}]` : host[0]}:${port[0]}`;
+  if (ssl) url.searchParams.set('sslmode', ssl === 'prefer' || ssl === 'allow' ? 'no-verify' : 'require');
+  await runMigrations({ connectionString: url.toString(), maxPoolSize: 1, noPreparedStatements: true, logger: silentLogger });
+}
+
+const silentLogger = new Logger(() => () => {});

@@ -29,8 +29,9 @@ export class ApiError extends Error {
 }
 
 /**
- * SQLSTATEs mapped to HTTP. SQL functions raise their own codes in class MD (MD404 and so on)
- * with a client-safe message; anything unlisted is a 500 whose text never leaves the server.
+ * SQLSTATEs mapped to HTTP. SQL functions raise class MD (MD404 and so on) with a client-safe
+ * message, optionally `hint` = the envelope's code, `detail` = its details as JSON, `column` = the
+ * invalid field; anything unlisted is a 500 whose text never leaves the server.
  */
 const SQLSTATE_TO_HTTP: Record<string, { status: number; code: string; message?: string }> = {
   MD404: { status: 404, code: 'not_found' },
@@ -49,6 +50,19 @@ interface PostgresError {
   code: string;
   message: string;
   severity?: string;
+  hint?: string;
+  detail?: string;
+  column_name?: string;
+}
+
+/** DETAIL of an MD-class error: a JSON object becomes the envelope's details; anything else is not for clients. */
+function sqlDetails(detail: string | undefined): Record<string, unknown> {
+  if (!detail?.startsWith('{')) return {};
+  try {
+    return JSON.parse(detail) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
 }
 
 const isPostgresError = (error: unknown): error is PostgresError =>
@@ -58,6 +72,13 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (isPostgresError(error)) {
     const mapped = SQLSTATE_TO_HTTP[error.code];
+    if (mapped && error.code.startsWith('MD')) {
+      // A function's own error code travels in HINT (e.g. alarm_would_trigger), its details in DETAIL as
+      // JSON; an MD422 naming a COLUMN and no code of its own is a validation error of that field.
+      const code = error.hint && /^[a-z][a-z0-9_]*$/.test(error.hint) ? error.hint : undefined;
+      if (!code && error.code === 'MD422' && error.column_name) return ApiError.validation({ [error.column_name]: [error.message] });
+      return new ApiError(mapped.status, code ?? mapped.code, error.message, sqlDetails(error.detail));
+    }
     if (mapped) return new ApiError(mapped.status, mapped.code, mapped.message ?? error.message);
   }
   const status = (error as { status?: number }).status;

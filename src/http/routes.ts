@@ -43,6 +43,8 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   params?: P;
   body?: B;
   status?: number;
+  /** keyed, per-owner state (alarms, webhooks): `Cache-Control: no-store` on every response */
+  noStore?: boolean;
   handler: (input: HandlerInput<z.output<Q>, z.output<P>, z.output<B>>) => Promise<unknown>;
 }
 
@@ -82,6 +84,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
   for (const route of routes) {
     const endpoint = `${route.method.toUpperCase()} /api/v1${route.path}`;
     router[route.method](koaPath(route.path), async (ctx: Context) => {
+      if (route.noStore) ctx.set('Cache-Control', 'no-store');
       const input = parseInputs(route, ctx);
       const valid = Object.keys(input.errors).length === 0;
       const plan = typeof route.plan === 'function' ? (valid ? route.plan(input.query as never) : 'free') : route.plan;

@@ -1,0 +1,112 @@
+// Alarms group: the key owner's TARGET alarms on coins (create, list, get, update, delete),
+// the inventory balance and the instant-trigger guard. Another owner's alarm is 404. Evaluation
+// runs in SQL after each price refresh. SQL: sql/functions/620_alarms.sql, 625_alarm_evaluation.sql.
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { paginated } from '../http/envelope.ts';
+import { ApiError } from '../http/errors.ts';
+import { defineRoute } from '../http/routes.ts';
+import { query } from '../http/validation.ts';
+
+const tag = 'Alarms';
+const METRICS = ['rate', 'volume', 'marketcap'] as const;
+const DIRECTIONS = ['above', 'below'] as const;
+const NOTIFICATIONS = ['email', 'push', 'webhook'] as const;
+const STATUSES = ['active', 'triggered'] as const;
+
+const idParams = z.object({ id: query.int(1, 2_147_483_647).describe('Alarm id.') });
+
+const fields = {
+  name: z.string().trim().min(1, 'Must not be empty.').max(255).describe('A label, at most 255 characters.'),
+  coin: z.string().regex(/^[A-Za-z0-9-]{1,120}$/, 'Must be a coin slug.').describe('Slug of the coin, e.g. bitcoin.'),
+  metric: z.enum(METRICS).describe('rate: current USD price; volume: 24h USD volume; marketcap: marketcap.'),
+  direction: z.enum(DIRECTIONS).describe('above: triggers when the value is at or above target; below: at or below.'),
+  // The exact digits are read from the raw body (exactTarget): this only checks the shape.
+  target: z
+    .union([z.number().positive(), query.decimal()], { error: 'Must be a positive number, as a JSON number or a decimal string.' })
+    .describe('The value to reach: a JSON number or a decimal string, kept exactly (responses return it as a decimal string).'),
+  notification: z.enum(NOTIFICATIONS).describe('webhook: an alarm.triggered event to your webhook endpoints; email and push are recorded only (no sender in this service).'),
+};
+
+
+/**
+ * The body's top-level `target` as the client wrote it: a JSON number's source text (through
+ * JSON.parse's reviver context, never a float round trip), a string as is. Postgres reads it as numeric.
+ */
+function exactTarget(ctx: Context, parsed: number | string): string {
+  if (typeof parsed === 'string') return parsed;
+  const rawBody = (ctx.request as { rawBody?: string }).rawBody ?? '';
+  const sources = new Map<unknown, string>();
+  const root = JSON.parse(rawBody, function (this: unknown, key: string, value: unknown, context?: { source?: string }) {
+    if (key === 'target' && typeof value === 'number' && context?.source) sources.set(this, context.source);
+    return value;
+  } as (key: string, value: unknown) => unknown);
+  return sources.get(root) ?? String(parsed);
+}
+
+export const alarmRoutes = [
+  defineRoute({
+    method: 'get', path: '/alarms', operationId: 'listAlarms', tag, plan: 'free', noStore: true,
+    query: z.object({
+      page: query.int(1, 1_000_000).optional().default(1),
+      per_page: query.int(1, 100).optional().default(25).describe('1-100, default 25.'),
+      status: z.enum(STATUSES).optional(),
+      direction: z.enum(DIRECTIONS).optional(),
+      notification: z.enum(NOTIFICATIONS).optional(),
+    }),
+    summary: "The key owner's alarms, newest first, filtered by status, direction and notification; meta.balance is the alarm inventory left.",
+    handler: async ({ query: q, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ page: { total: number; balance: number; data: unknown[] } }[]>`
+        select app.list_alarms(${key.owner}, ${q.status ?? null}, ${q.direction ?? null}, ${q.notification ?? null},
+          ${q.page}, ${q.per_page}) as page`;
+      const { total, balance, data } = row!.page;
+      return paginated(new URL(ctx.href), { page: q.page, perPage: q.per_page }, total, data, { balance });
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/alarms', operationId: 'createAnAlarm', tag, plan: 'free', noStore: true, status: 201,
+    body: z.object({ ...fields, type: z.literal('TARGET').optional().describe('TARGET, the only type (optional).') }),
+    summary:
+      'Creates an active TARGET alarm on a coin, taking one from the owner\'s alarm inventory (409 alarm_inventory_exhausted at 0). ' +
+      '422 alarm_would_trigger when the current value already meets the target, 422 no_current_value when the coin has none for the metric.',
+    handler: async ({ body, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ created: { alarm: unknown; balance: number } }[]>`
+        select app.create_alarm(${key.owner}, ${body.name}, ${body.coin}, ${body.metric}, ${body.direction},
+          ${exactTarget(ctx, body.target)}, ${body.notification}) as created`;
+      return { data: row!.created.alarm, meta: { balance: row!.created.balance } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/alarms/{id}', operationId: 'getAnAlarm', tag, plan: 'free', noStore: true, params: idParams,
+    summary: 'One alarm of the key owner.',
+    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown }[]>`select app.get_alarm(${key.owner}, ${id}) as data`;
+      if (!row?.data) throw ApiError.notFound('alarm');
+      return { data: row.data };
+    },
+  }),
+  defineRoute({
+    method: 'patch', path: '/alarms/{id}', operationId: 'updateAnAlarm', tag, plan: 'free', noStore: true, params: idParams,
+    body: z
+      .object({ ...z.object(fields).partial().shape, status: z.literal('active').optional().describe('active re-arms a triggered alarm.') })
+      .refine((changes) => Object.keys(changes).length > 0, 'Give at least one field to change.'),
+    summary:
+      'Changes any of name, coin, metric, direction, target, notification; status "active" re-arms a triggered alarm. ' +
+      'The instant-trigger guard re-applies when an active alarm\'s condition changes or it is re-armed.',
+    handler: async ({ params: { id }, body, key, ctx, deps: { sql } }) => {
+      const changes = body.target === undefined ? body : { ...body, target: exactTarget(ctx, body.target) };
+      const [row] = await sql<{ data: unknown }[]>`
+        select app.update_alarm(${key.owner}, ${id}, ${sql.json(changes)}) as data`;
+      return { data: row!.data };
+    },
+  }),
+  defineRoute({
+    method: 'delete', path: '/alarms/{id}', operationId: 'deleteAnAlarm', tag, plan: 'free', noStore: true, params: idParams,
+    summary: 'Deletes an alarm (active or triggered) and returns one to the owner\'s alarm inventory.',
+    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ result: { deleted: boolean; balance: number } }[]>`
+        select app.delete_alarm(${key.owner}, ${id}) as result`;
+      return { data: { deleted: row!.result.deleted }, meta: { balance: row!.result.balance } };
+    },
+  }),
+];

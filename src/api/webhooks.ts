@@ -1,0 +1,87 @@
+// Webhooks group: the key owner's endpoints (register, list, get, delete, re-enable), a test
+// event and the delivery log. Another owner's endpoint is 404. Delivery: jobs/deliver_webhook.ts.
+// SQL: sql/functions/600_webhook_events.sql, 605_webhook_endpoints.sql, 610_webhook_delivery.sql.
+import { z } from 'zod';
+import { paginated, paginationQuery } from '../http/envelope.ts';
+import { ApiError } from '../http/errors.ts';
+import { defineRoute } from '../http/routes.ts';
+import { query } from '../http/validation.ts';
+import { targetProblem } from '../webhooks/target.ts';
+
+/** Endpoints one owner may register. */
+export const WEBHOOK_ENDPOINT_LIMIT = 10;
+export const WEBHOOK_EVENTS = ['alarm.triggered'] as const;
+const DELIVERY_RETENTION = '30 days';
+const tag = 'Webhooks';
+
+const idParams = z.object({ id: query.int(1, 2_147_483_647).describe('Webhook endpoint id.') });
+
+
+export const webhookRoutes = [
+  defineRoute({
+    method: 'get', path: '/webhooks', operationId: 'listWebhookEndpoints', tag, plan: 'free', noStore: true,
+    summary: "The key owner's webhook endpoints: id, url, events, status (delivering | disabled), consecutive_failures, disabled_at, created_at.",
+    handler: async ({ key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown[] }[]>`select app.list_webhook_endpoints(${key.owner}) as data`;
+      return { data: row!.data, meta: { limit: WEBHOOK_ENDPOINT_LIMIT } };
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/webhooks', operationId: 'createAWebhookEndpoint', tag, plan: 'free', noStore: true, status: 201,
+    body: z.object({
+      url: z.string().max(2048).describe('Where to POST events: an http(s) URL of a public host (loopback and private-range addresses are refused).'),
+      events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).describe('Event kinds to receive: alarm.triggered.'),
+    }),
+    summary: `Registers a webhook endpoint (at most ${WEBHOOK_ENDPOINT_LIMIT} per owner). The response carries the signing secret, shown this once only.`,
+    handler: async ({ body, key, ctx, deps: { sql, config } }) => {
+      const problem = await targetProblem(body.url, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
+      if (problem) throw ApiError.validation({ url: [problem] });
+      const [row] = await sql<{ data: unknown }[]>`
+        select app.create_webhook_endpoint(${key.owner}, ${body.url}, ${body.events}::text[], ${WEBHOOK_ENDPOINT_LIMIT}) as data`;
+      return { data: row!.data, meta: { note: 'Store the secret now: it is not shown again.' } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/webhooks/{id}', operationId: 'getAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
+    summary: 'One webhook endpoint of the key owner (never its secret).',
+    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown }[]>`select app.get_webhook_endpoint(${key.owner}, ${id}) as data`;
+      if (!row?.data) throw ApiError.notFound('webhook endpoint');
+      return { data: row.data };
+    },
+  }),
+  defineRoute({
+    method: 'delete', path: '/webhooks/{id}', operationId: 'deleteAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
+    summary: 'Deletes a webhook endpoint with its delivery log; nothing more is sent to it.',
+    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown }[]>`select app.delete_webhook_endpoint(${key.owner}, ${id}) as data`;
+      return { data: row!.data };
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/webhooks/{id}/enable', operationId: 'enableAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
+    summary: 'Re-enables an endpoint disabled after 10 consecutive failed deliveries: status delivering, consecutive_failures 0. Events raised while it was disabled are not sent.',
+    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown }[]>`select app.enable_webhook_endpoint(${key.owner}, ${id}) as data`;
+      return { data: row!.data };
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/webhooks/{id}/test', operationId: 'sendATestEvent', tag, plan: 'free', noStore: true, params: idParams,
+    summary: 'Queues a sample alarm.triggered event marked "test": true to this endpoint, signed and retried like any other; 409 when the endpoint is disabled.',
+    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown }[]>`select app.send_webhook_test(${key.owner}, ${id}) as data`;
+      return { data: row!.data };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/webhooks/{id}/deliveries', operationId: 'webhookDeliveryLog', tag, plan: 'free', noStore: true, params: idParams,
+    query: z.object({ page: paginationQuery.page, per_page: query.int(1, 100).optional().default(25).describe('1-100, default 25.') }),
+    summary: `The endpoint's deliveries of the last ${DELIVERY_RETENTION}, newest first: status, response_status, error, attempts, delivered_at, and every attempt (outcome, status, duration, error).`,
+    handler: async ({ params: { id }, query: q, key, ctx, deps: { sql } }) => {
+      const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+        select app.list_webhook_deliveries(${key.owner}, ${id}, ${q.page}, ${q.per_page}) as page`;
+      return paginated(new URL(ctx.href), { page: q.page, perPage: q.per_page }, row!.page.total, row!.page.data, { retention: DELIVERY_RETENTION });
+    },
+  }),
+];

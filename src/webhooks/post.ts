@@ -1,0 +1,73 @@
+// One HTTP attempt of a webhook delivery. Success is a 2xx; a non-2xx (redirects are not
+// followed), a connection error or the time-out (the whole exchange, connect to the end of the
+// response) is a failure. Never throws: the outcome is what app.finish_webhook_attempt records.
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { isNonPublicAddress, publicOnlyLookup } from './target.ts';
+import { signatureHeader } from './signature.ts';
+
+export interface WebhookMessage {
+  url: string;
+  secret: string;
+  event: string;
+  eventId: string;
+  attempt: number;
+  body: string;
+}
+
+export interface AttemptOutcome {
+  responseStatus: number | null;
+  durationMs: number;
+  /** null on success */
+  error: string | null;
+}
+
+export const USER_AGENT = 'market-data-api-webhooks/1';
+
+export function postWebhook(message: WebhookMessage, options: { timeoutMs: number; allowPrivate: boolean }): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const done = (responseStatus: number | null, error: string | null): AttemptOutcome => ({
+    responseStatus, durationMs: Math.round(performance.now() - started), error,
+  });
+  const url = new URL(message.url);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  // An IP literal is dialled without a lookup: check it here.
+  if (!options.allowPrivate && isIP(host) && isNonPublicAddress(host)) {
+    return Promise.resolve(done(null, `refused non-public address ${host}`));
+  }
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(message.body)),
+    'user-agent': USER_AGENT,
+    'x-service-event': message.event,
+    'x-service-event-id': message.eventId,
+    'x-service-delivery-attempt': String(message.attempt),
+    'x-service-signature': signatureHeader(message.secret, message.body),
+  };
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (status: number | null, error: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(done(status, error));
+    };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, {
+      method: 'POST', headers, lookup: options.allowPrivate ? undefined : publicOnlyLookup, agent: false,
+    }, (response) => {
+      const status = response.statusCode ?? 0;
+      // Read (and discard) the body so the exchange completes inside the time-out.
+      response.resume();
+      response.on('end', () => finish(status, status >= 200 && status < 300 ? null : `HTTP ${status}`));
+      response.on('error', (error) => finish(status, `response: ${error.message}`));
+    });
+    const timer = setTimeout(() => {
+      finish(null, `timed out after ${options.timeoutMs} ms`);
+      request.destroy();
+    }, options.timeoutMs);
+    request.on('error', (error: NodeJS.ErrnoException) => finish(null, error.code ? `${error.code}: ${error.message}` : error.message));
+    request.end(message.body);
+  });
+}
