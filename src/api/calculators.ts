@@ -1,0 +1,185 @@
+// Calculators group: DCA, profit/loss and loan vs sell over the service's own prices (one api.*
+// call each, sql/functions/700_api_calculators.sql), compound interest and staking without any
+// data. The arithmetic is in src/calculators (decimal.js); every figure leaves as a decimal string.
+import { z } from 'zod';
+import { compoundInterest, RATE_NOTE } from '../calculators/compound-interest.ts';
+import { dca } from '../calculators/dca.ts';
+import { loanVsSell } from '../calculators/loan.ts';
+import {
+  DURATION_UNIT_NAMES, DURATION_UNITS, Dec, FREQUENCY_NAMES, MAX_YEARS, durationTicks, frequency, maxDuration, type DurationUnit,
+} from '../calculators/periods.ts';
+import { profitLoss } from '../calculators/profit-loss.ts';
+import { staking } from '../calculators/staking.ts';
+import { defineRoute } from '../http/routes.ts';
+import { query } from '../http/validation.ts';
+
+const tag = 'Calculators';
+const CURRENCY = 'USD';
+
+/** A decimal query value (optionally signed) within [min, max]; `above` makes the minimum exclusive. */
+const decimalIn = (min: number, max: number, options: { signed?: boolean; above?: boolean } = {}) =>
+  (options.signed ? z.string().regex(/^-?\d+(\.\d+)?$/, 'Must be a decimal number.') : query.decimal())
+    .refine((value) => value.length <= 40, 'At most 40 characters.')
+    .refine((value) => {
+      const number = new Dec(value);
+      return (options.above ? number.gt(min) : number.gte(min)) && number.lte(max);
+    }, `Must be ${options.above ? 'greater than' : 'at least'} ${min} and at most ${max}.`);
+const percentIn = (max: number, options: { above?: boolean } = {}) => decimalIn(0, max, options);
+
+const slug = z.string().max(120).transform((value) => value.trim().toLowerCase())
+  .pipe(z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'Must be a coin slug.')).describe('Coin slug, e.g. bitcoin.');
+const today = () => new Date().toISOString().slice(0, 10);
+const historyDate = () =>
+  query.date().refine((value) => value > '2008-12-31', 'Must be after 2008-12-31.').refine((value) => value <= today(), 'Must not be in the future.');
+const frequencyName = z.enum(FREQUENCY_NAMES);
+const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+
+/** Adds an issue on `field` when `duration` of `unit` exceeds the 50-year equivalent. */
+const capDuration = (field: string, duration: string | number, unit: DurationUnit, ctx: z.RefinementCtx) => {
+  if (durationTicks(duration, unit).gt(MAX_YEARS * DURATION_UNITS.years)) {
+    ctx.addIssue({ code: 'custom', path: [field], message: `At most ${MAX_YEARS} years (${maxDuration(unit)} ${unit}).` });
+  }
+};
+
+export const calculatorRoutes = [
+  defineRoute({
+    method: 'get', path: '/calculators/dca', operationId: 'dCACalculator', tag, plan: 'free',
+    query: z.object({
+      slug,
+      amount: decimalIn(0.01, 1_000_000_000).describe('USD spent at each buy (0.01-1,000,000,000).'),
+      interval: frequencyName.describe('Buy every day, week (7 days), month, quarter or year (yearly = annually) from start.'),
+      start: historyDate().describe('First buy (YYYY-MM-DD, after 2008-12-31).'),
+      end: historyDate().optional().describe('Last possible buy date (YYYY-MM-DD), default today (UTC).'),
+      series: booleanFlag.optional().default(false).describe('true: also return one row per buy with running totals.'),
+    }).refine((q) => !q.end || q.end >= q.start, { path: ['end'], message: 'Must be on or after start.' }),
+    summary: "Dollar-cost averaging over real history: `amount` USD buys the coin at each interval's daily close from start to end (the last close before a day without a bar); "
+      + 'summary {total_invested, total_quantity, average_price, current_price, current_value, profit, roi, purchases}, decimal strings; roi in percent.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const [row] = await sql<{ prices: CalculatorPrices }[]>`
+        select api.dca_prices(${q.slug}, ${frequency(q.interval)}, ${q.start}::date, ${q.end ?? null}::date) as prices`;
+      const { coin, current_price, closes } = row!.prices;
+      const result = dca(q.amount, closes, current_price);
+      return {
+        data: { summary: result.summary, series: q.series ? result.series : null },
+        meta: { coin: coin.slug, interval: q.interval, start: q.start, end: q.end ?? today(), amount_per_buy: q.amount, currency: CURRENCY },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/calculators/profit-loss', operationId: 'profitLossCalculator', tag, plan: 'free',
+    query: z.object({
+      slug,
+      amount: decimalIn(0.01, 1_000_000_000).describe('USD spent on the buy, buy fee included (0.01-1,000,000,000).'),
+      buy_date: historyDate().describe('YYYY-MM-DD: bought at that day\'s daily close.'),
+      sell_date: historyDate().describe('YYYY-MM-DD, on or after buy_date: sold at that day\'s daily close.'),
+      buy_fee: percentIn(100, {}).refine((value) => new Dec(value).lt(100), 'Must be below 100.').optional().default('0')
+        .describe('Buy fee in percent of the amount (default 0).'),
+      sell_fee: percentIn(100).optional().default('0').describe('Sell fee in percent of the sale value (default 0).'),
+    }).refine((q) => q.sell_date >= q.buy_date, { path: ['sell_date'], message: 'Must be on or after buy_date.' }),
+    summary: 'Profit or loss of buying for `amount` USD at the close of buy_date and selling at the close of sell_date, fees in percent: '
+      + 'quantity = (amount - buy fee) / buy_price, investment_worth = quantity x sell_price - sell fee, profit = investment_worth - amount.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const [row] = await sql<{ prices: CalculatorPrices }[]>`
+        select api.profit_loss_prices(${q.slug}, ${q.buy_date}::date, ${q.sell_date}::date) as prices`;
+      const { coin, closes } = row!.prices;
+      const [buy, sell] = closes;
+      return {
+        data: {
+          ...profitLoss({ amount: q.amount, buyPrice: buy!.price, sellPrice: sell!.price, buyFeePercent: q.buy_fee, sellFeePercent: q.sell_fee }),
+          buy_price_date: buy!.price_date,
+          sell_price_date: sell!.price_date,
+        },
+        meta: { coin: coin.slug, amount: q.amount, buy_date: q.buy_date, sell_date: q.sell_date, buy_fee: q.buy_fee, sell_fee: q.sell_fee, currency: CURRENCY },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/calculators/compound-interest', operationId: 'compoundInterestCalculator', tag, plan: 'free',
+    query: z.object({
+      principal: decimalIn(0, 1_000_000_000_000).describe('Starting balance (0-1,000,000,000,000).'),
+      rate: percentIn(1000).describe('Nominal annual interest rate in percent (0-1000).'),
+      duration: query.int(1, 1_000_000).describe('Length in duration_unit; at most the 50-year equivalent.'),
+      duration_unit: z.enum(DURATION_UNIT_NAMES as [DurationUnit, ...DurationUnit[]]).optional().default('years')
+        .describe('days, weeks, months or years (default years); a year is 365 days = 12 months.'),
+      compound_frequency: frequencyName.optional().default('monthly').describe('How often interest is credited (default monthly).'),
+      contribution: decimalIn(0, 1_000_000_000_000).optional().default('0').describe('Deposit at the end of each contribution interval (default 0).'),
+      contribution_frequency: frequencyName.optional().default('monthly').describe('How often the contribution is deposited, independent of compounding (default monthly).'),
+    }).superRefine((q, ctx) => {
+      capDuration('duration', q.duration, q.duration_unit, ctx);
+      if (new Dec(q.principal).isZero() && new Dec(q.contribution).isZero()) {
+        ctx.addIssue({ code: 'custom', path: ['principal'], message: 'principal or contribution must be above 0.' });
+      }
+    }),
+    summary: 'Compound interest with periodic contributions. rate is the nominal annual rate in percent: each compounding period earns rate / periods-per-year; '
+      + 'a final partial period earns pro-rata simple interest; compounding and contribution frequencies are independent; every contribution inside the duration counts.',
+    handler: async ({ query: q }) => ({
+      data: compoundInterest({
+        principal: q.principal, ratePercent: q.rate, compounding: frequency(q.compound_frequency), ticks: durationTicks(q.duration, q.duration_unit),
+        contribution: q.contribution, contributionFrequency: frequency(q.contribution_frequency),
+      }),
+      meta: { note: RATE_NOTE },
+    }),
+  }),
+  defineRoute({
+    method: 'get', path: '/calculators/loan', operationId: 'loanVsSellCalculator', tag, plan: 'free',
+    query: z.object({
+      slug,
+      crypto_amount: decimalIn(0, 1e15, { above: true }).describe('Coins held, pledged as collateral or partly sold.'),
+      needed_cash: decimalIn(0, 1e12, { above: true }).describe('USD needed.'),
+      term_months: query.int(1, 600).optional().default(36).describe('Loan term in months (1-600, default 36).'),
+      interest_rate: percentIn(1000).optional().default('10').describe('Nominal annual loan rate in percent, compounded monthly (default 10).'),
+      ltv: percentIn(100, { above: true }).optional().default('50').describe('Maximum loan-to-value in percent (default 50).'),
+      liquidation_ltv: percentIn(100, { above: true }).optional().default('80').describe('LTV in percent at which the collateral is liquidated (default 80, at least ltv).'),
+      expected_growth: decimalIn(-100, 10_000, { signed: true }).optional().default('25').describe('Expected annual price change in percent (default 25).'),
+      tax_rate: percentIn(100).refine((value) => new Dec(value).lt(100), 'Must be below 100.').optional().default('25')
+        .describe('Capital gains tax in percent of the gain when selling (default 25).'),
+      cost_basis: decimalIn(0, 1e15).optional().default('0').describe('USD paid per coin, for the taxable gain (default 0: the whole sale is gain).'),
+    }).refine((q) => new Dec(q.liquidation_ltv).gte(q.ltv), { path: ['liquidation_ltv'], message: 'Must be at least ltv.' }),
+    summary: 'Borrow against the coins or sell some: loan (monthly-compounded interest, liquidation price) against sale (capital gains tax), '
+      + 'both valued at the end of the term with the expected growth; better_scenario, opportunity_cost, break_even_growth, risk_level.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const [row] = await sql<{ prices: CalculatorPrices }[]>`select api.calculator_current_price(${q.slug}) as prices`;
+      const { coin, current_price } = row!.prices;
+      return {
+        data: loanVsSell({
+          price: current_price, cryptoAmount: q.crypto_amount, neededCash: q.needed_cash, termMonths: q.term_months,
+          interestRatePercent: q.interest_rate, ltvPercent: q.ltv, liquidationLtvPercent: q.liquidation_ltv,
+          expectedGrowthPercent: q.expected_growth, taxRatePercent: q.tax_rate, costBasis: q.cost_basis,
+        }),
+        meta: { coin: coin.slug, currency: CURRENCY, note: LOAN_NOTE },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/calculators/staking', operationId: 'stakingRewardsCalculator', tag, plan: 'free',
+    query: z.object({
+      amount: decimalIn(0, 1e15, { above: true }).describe('The stake.'),
+      period: decimalIn(0, 1_000_000, { above: true }).describe('How long it is staked, in period_unit; at most the 50-year equivalent.'),
+      period_unit: z.enum(DURATION_UNIT_NAMES as [DurationUnit, ...DurationUnit[]]).optional().default('years').describe('days, weeks, months or years (default years).'),
+      apy: percentIn(1000).describe('Annual reward rate in percent, nominal: each compounding period earns apy / periods-per-year (0-1000).'),
+      compound_frequency: z.enum(['never', ...FREQUENCY_NAMES]).optional().default('monthly').describe('How often rewards are restaked; never: simple rewards (default monthly).'),
+      commission: percentIn(100).optional().default('0').describe("The provider's share of every reward in percent (default 0)."),
+      price_change: decimalIn(-100, 100_000, { signed: true }).optional().describe('Optional price change in percent over the period: values the final balance in with_price_change.'),
+    }).superRefine((q, ctx) => capDuration('period', q.period, q.period_unit, ctx)),
+    summary: 'Staking rewards: the stake grows at apy x (1 - commission / 100) with the compound-interest convention, or simply with compound_frequency=never; '
+      + 'yearly_reward and monthly_reward are averages over the period.',
+    handler: async ({ query: q }) => ({
+      data: staking({
+        amount: q.amount, apyPercent: q.apy, commissionPercent: q.commission, priceChangePercent: q.price_change ?? null,
+        compounding: q.compound_frequency === 'never' ? 'never' : frequency(q.compound_frequency), ticks: durationTicks(q.period, q.period_unit),
+      }),
+      meta: { note: STAKING_NOTE },
+    }),
+  }),
+];
+
+interface CalculatorPrices {
+  coin: { id: number; slug: string; symbol: string; name: string };
+  current_price: string;
+  last_updated: string | null;
+  closes: { date: string; price: string; price_date: string }[];
+}
+
+const LOAN_NOTE = 'Loan: interest_rate is nominal annual, compounded monthly, repaid with the principal at the end of the term. '
+  + 'Sell: tax_rate applies to the gain over cost_basis. Both end values use the current price grown by expected_growth a year. Prices in USD.';
+const STAKING_NOTE = `${RATE_NOTE} The provider keeps commission percent of each reward.`;
