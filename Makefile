@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test typecheck migrate psql psql-analyst key import-candles worker db bench backup restore
+.PHONY: help deps start test typecheck migrate psql psql-analyst key import-candles import-content worker db bench backup restore
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]
 
 import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.csv [SYMBOL=X NAME=N]
 	$(MDAPI) import-candles --slug "$(SLUG)" $(if $(SYMBOL),--symbol "$(SYMBOL)") $(if $(NAME),--name "$(NAME)") "$(FILE)"
+
+import-content: deps ## import curated content (wallets, articles, videos, insights JSON): make import-content DIR=content/demo
+	$(MDAPI) import-content "$(DIR)"
 
 worker: deps ## run the job worker alone (set WORKER=off on the API process)
 	$(MDAPI) worker

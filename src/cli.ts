@@ -6,6 +6,7 @@ import { embeddedUrl, loadConfig } from './config.ts';
 import { createSql } from './db/client.ts';
 import { backup, restore } from './db/backup.ts';
 import { migrate } from './db/migrate.ts';
+import { ContentImportError, describeImport, importContent } from './content/import.ts';
 import { CandleImportError, importCandles } from './import/candles.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { openDatabase } from './service.ts';
@@ -26,6 +27,8 @@ const USAGE = `usage: mdapi <command> [options]
   import-candles --slug S [--symbol X --name N] FILE.csv
                                             import OHLCV history (time,open,high,low,close,volume)
                                             for coin S, creating it when --symbol and --name are given
+  import-content DIR                        import curated content (wallets.json, articles.json, videos.json,
+                                            insights.json in DIR): validated, all or nothing, idempotent
 `;
 
 function fail(message: string): never {
@@ -150,6 +153,20 @@ switch (command) {
     } catch (error) {
       if (!(error instanceof CandleImportError)) throw error;
       fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
+    }
+    break;
+  }
+  case 'import-content': {
+    const dir = positionals[0] ?? fail('import-content needs a directory');
+    try {
+      const results = await withDatabase(async (sql) => {
+        await migrate(sql);
+        return importContent(sql, dir);
+      });
+      process.stderr.write(`${describeImport(results).join('\n')}\n`);
+    } catch (error) {
+      if (!(error instanceof ContentImportError)) throw error;
+      fail([error.message, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
     }
     break;
   }

@@ -6,6 +6,8 @@ import { embeddedUrl, type Config } from './config.ts';
 import { createSql, type Sql } from './db/client.ts';
 import { ensureEmbedded, type EmbeddedHandle } from './db/embedded/launcher.ts';
 import { migrate } from './db/migrate.ts';
+import { describeImport } from './content/import.ts';
+import { loadDemoContentIfEmpty } from './content/demo.ts';
 import { createApp, guardServer } from './http/app.ts';
 import { startWorker } from './worker.ts';
 
@@ -33,6 +35,11 @@ export async function startService(initial: Config, log: (line: string) => void 
   let worker: Runner | null = null;
   try {
     await migrate(sql, log);
+    // First start with the demo market on: the demo wallets and articles come with it.
+    if (config.MARKET_SOURCE === 'simulated') {
+      const loaded = await loadDemoContentIfEmpty(sql);
+      if (loaded) log(`demo content loaded: ${describeImport(loaded).join('; ')}`);
+    }
     if (config.WORKER === 'inline') worker = await startWorker(config);
   } catch (error) {
     await sql.end({ timeout: 5 });

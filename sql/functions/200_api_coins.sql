@@ -325,10 +325,11 @@ begin
       'price', v_state.atl::text,
       'date', market.iso_date((v_state.atl_at at time zone 'UTC')::date),
       'percent_from', round((v_state.price / nullif(v_state.atl, 0) - 1) * 100, 2)::double precision),
-    -- markets of the coin as base or quote (market.tickers); wallets arrive with a later group
+    -- markets of the coin as base or quote (market.tickers); published wallets supporting it (api.wallets)
     'counts', (
       select json_build_object('exchanges', count(distinct t.exchange_id)::int, 'pairs', count(distinct t.pair_id)::int,
-        'tickers', count(*)::int, 'wallets', 0)
+        'tickers', count(*)::int,
+        'wallets', (select count(*)::int from market.wallet_assets a join api.wallets w on w.id = a.wallet_id where a.coin_slug = v_coin.slug))
       from market.tickers t where t.base_coin_id = v_coin.id or t.quote_coin_id = v_coin.id),
     'decimals', v_coin.decimals,
     'genesis_date', market.iso_date(v_coin.genesis_date),

@@ -43,6 +43,13 @@ const moversQuery = z
   .object({ ...listFields, interval: z.enum(['24h', '7d']).optional().default('24h') })
   .superRefine(capSelectors);
 const slugParams = z.object({ slug: z.string().min(1).max(200) });
+/** A content language such as en, de or pt-BR (default en), normalised to the stored spelling; shared with the Editorial group. */
+export const localeQuery = z
+  .string()
+  .regex(/^[A-Za-z]{2}([-_][A-Za-z]{2})?$/, 'Must be a locale such as en, de or pt-BR.')
+  .transform((value) => (value.length === 2 ? value.toLowerCase() : `${value.slice(0, 2).toLowerCase()}-${value.slice(3).toUpperCase()}`))
+  .optional()
+  .default('en');
 
 type ListQuery = z.output<typeof listQuery> & { interval?: '24h' | '7d' };
 type CoinList = 'all' | 'recent' | 'gainers' | 'losers';
@@ -124,15 +131,7 @@ export const coinRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/coins/{slug}', operationId: 'getCoinDetail', tag: 'Coins', plan: 'free', params: slugParams,
-    query: z.object({
-      locale: z
-        .string()
-        .regex(/^[A-Za-z]{2}([-_][A-Za-z]{2})?$/, 'Must be a locale such as en, de or pt-BR.')
-        .transform((value) => (value.length === 2 ? value.toLowerCase() : `${value.slice(0, 2).toLowerCase()}-${value.slice(3).toUpperCase()}`))
-        .optional()
-        .default('en')
-        .describe('Language of the description; falls back to the base language, then English.'),
-    }),
+    query: z.object({ locale: localeQuery.describe('Language of the description; falls back to the base language, then English.') }),
     summary: 'Coin detail: supply, today, all-time high and low, fully diluted valuation, links, contracts, localized description.',
     handler: async ({ params: { slug }, query: { locale }, deps: { sql } }) => {
       const [row] = await sql<{ data: Record<string, unknown> }[]>`select api.coin_detail(${slug}, ${locale}) as data`;

@@ -1,0 +1,207 @@
+-- Curated content (wallets, articles, videos, insights): what every content reader and importer
+-- shares. Per-locale texts are resolved per field with market.localize(); related coins, exchanges
+-- and wallets are referenced by slug and resolved to their names when they exist.
+
+-- why: one rule for per-field language fallback, for every translated content kind
+create or replace function market.localize(p_translations jsonb, p_locale text) returns jsonb
+language sql immutable parallel safe
+as $$
+  with chain as (
+    -- the requested locale, its language (pt for pt-BR), English: the first that has a translation wins
+    select distinct on (c.locale) c.locale, c.n
+    from unnest(array[p_locale, split_part(p_locale, '-', 1), 'en']) with ordinality as c (locale, n)
+    where p_translations ? c.locale
+    order by c.locale, c.n
+  ),
+  winner as (select locale from chain order by n limit 1),
+  fields as (
+    select distinct f.field from chain, jsonb_object_keys(p_translations -> chain.locale) as f (field)
+  ),
+  picked as (
+    select f.field, p.value, p.locale
+    from fields f
+    left join lateral (
+      select p_translations -> c.locale -> f.field as value, c.locale
+      from chain c
+      where jsonb_typeof(p_translations -> c.locale -> f.field) is distinct from 'null'
+        and p_translations -> c.locale ? f.field
+      order by c.n limit 1
+    ) p on true
+  )
+  select coalesce((select jsonb_object_agg(field, coalesce(value, 'null'::jsonb)) from picked), '{}'::jsonb)
+    || jsonb_build_object(
+      'locale', (select locale from winner),
+      'fallback_fields', coalesce((
+        select jsonb_agg(field order by field) from picked where locale is distinct from (select locale from winner) and value is not null
+      ), '[]'::jsonb))
+$$;
+comment on function market.localize(jsonb, text) is
+'Per-field language fallback. p_translations: {"<locale>": {"<field>": value, ...}, ...}. Returns every field in the first locale of (p_locale, its language e.g. pt for pt-BR, en) whose value is not null, '
+'plus "locale": the most specific of those locales that has a translation at all (the one that won), and "fallback_fields": the fields that came from another locale (sorted). Locale null when there is no translation.';
+
+-- why: a reading time that follows the text actually served, whatever the locale
+create or replace function market.reading_time_minutes(p_html text) returns int
+language sql immutable parallel safe
+as $$
+  select greatest(1, ceil(coalesce(array_length(regexp_split_to_array(
+    btrim(regexp_replace(regexp_replace(coalesce(p_html, ''), '<[^>]*>', ' ', 'g'), '\s+', ' ', 'g')), ' '), 1), 0) / 200.0))::int
+$$;
+comment on function market.reading_time_minutes(text) is 'Minutes to read an HTML text at 200 words a minute (tags stripped), at least 1.';
+
+-- why: the related coins, exchanges and wallets of one piece of content, in one shape for every kind
+create or replace function market.content_entities_json(p_kind text, p_id int) returns json
+language sql stable
+as $$
+  select coalesce(json_agg(json_build_object(
+      'type', e.entity_type,
+      'slug', e.entity_slug,
+      'name', case e.entity_type
+        when 'coin' then (select c.name from market.coins c where c.slug = e.entity_slug)
+        when 'exchange' then (select x.name from market.exchanges x where x.slug = e.entity_slug)
+        when 'wallet' then (select w.name from market.wallets w where w.slug = e.entity_slug and w.status <> 'DRAFT')
+      end)
+    order by e.position, e.entity_type, e.entity_slug), '[]'::json)
+  from market.content_entities e
+  where case p_kind when 'article' then e.article_id when 'video' then e.video_id when 'insight' then e.insight_id end = p_id
+$$;
+comment on function market.content_entities_json(text, int) is 'The related coins, exchanges and wallets of an article, video or insight (p_kind article|video|insight) as [{type, slug, name}], in display order; name is null while no coin, exchange or published wallet has the slug.';
+
+-- why: "is it about this coin / exchange / wallet?" asked the same way by every Editorial filter
+create or replace function market.content_relates_to(p_kind text, p_id int, p_type text, p_slug text) returns boolean
+language sql stable
+as $$
+  select p_slug is null or exists (
+    select from market.content_entities e
+    where e.entity_type = p_type and e.entity_slug = lower(p_slug)
+      and case p_kind when 'article' then e.article_id when 'video' then e.video_id when 'insight' then e.insight_id end = p_id)
+$$;
+comment on function market.content_relates_to(text, int, text, text) is 'True when the article, video or insight (p_kind, p_id) relates to the coin, exchange or wallet (p_type) with slug p_slug, or when p_slug is null (no filter).';
+
+-- why: a wallet slug resolves in one place, with the error the endpoints document
+create or replace function market.wallet_id(p_slug text) returns int
+language plpgsql stable
+as $$
+declare
+  v_id int;
+begin
+  select w.id into v_id from market.wallets w where w.slug = lower(p_slug) and w.status <> 'DRAFT';
+  if v_id is null then
+    raise exception 'Wallet not found.' using errcode = 'MD404';
+  end if;
+  return v_id;
+end;
+$$;
+comment on function market.wallet_id(text) is 'The id of the published (not DRAFT) wallet with this slug; raises MD404 (HTTP 404) "Wallet not found." otherwise.';
+
+-- why: the supported coins of a wallet as the coin list's p_within, so /wallets/{slug}/assets is the coin list
+create or replace function market.wallet_coin_ids(p_slug text) returns int[]
+language sql stable
+as $$
+  select coalesce(array_agg(c.id order by c.id), '{}')
+  from market.wallet_assets a
+  join market.coins c on c.slug = a.coin_slug
+  where a.wallet_id = market.wallet_id(p_slug)
+$$;
+comment on function market.wallet_coin_ids(text) is 'Ids of the coins the published wallet supports (market.wallet_assets joined to market.coins by slug; an empty array when none). Unknown or DRAFT wallet: MD404.';
+
+-- why: the file's version is checked where the data is written too, not only in TypeScript
+create or replace function market.check_content_version(p_kind text, p_file jsonb) returns void
+language plpgsql immutable
+as $$
+begin
+  if p_file ->> 'version' is distinct from '1' then
+    raise exception '%: unsupported version %', p_kind, coalesce(p_file ->> 'version', 'null') using errcode = 'MD422';
+  end if;
+end;
+$$;
+comment on function market.check_content_version(text, jsonb) is 'Raises MD422 unless the content file''s "version" is 1, the only format version so far.';
+
+-- why: the data source a content file is recorded under, created on its first import
+create or replace function market.content_source(p_file jsonb) returns text
+language plpgsql
+as $$
+declare
+  v_name text := coalesce(p_file #>> '{source,name}', 'content-import');
+begin
+  insert into market.data_sources as s (name, kind, demo, description)
+  values (v_name, 'import', coalesce((p_file #>> '{source,demo}')::boolean, false),
+    coalesce(p_file #>> '{source,description}', 'Curated content imported with mdapi import-content.'))
+  on conflict (name) do update set demo = excluded.demo, description = excluded.description, updated_at = now()
+    where (s.demo, s.description) is distinct from (excluded.demo, excluded.description);
+  return v_name;
+end;
+$$;
+comment on function market.content_source(jsonb) is 'The market.data_sources row named by a content file''s "source" {name, demo, description} (default content-import, not demo), created or updated to match; returns its name.';
+revoke execute on function market.content_source(jsonb) from public;
+
+-- why: an import that changes nothing must not even rewrite its ledger row
+create or replace function market.record_content_import(p_kind text, p_file jsonb, p_items int, p_source text) returns void
+language sql
+as $$
+  insert into market.content_imports as i (kind, version, sha256, items, source)
+  values (p_kind, (p_file ->> 'version')::int, encode(sha256(convert_to(p_file::text, 'UTF8')), 'hex'), p_items, p_source)
+  on conflict (kind) do update set version = excluded.version, sha256 = excluded.sha256, items = excluded.items,
+    source = excluded.source, imported_at = now()
+    where i.sha256 is distinct from excluded.sha256 or i.source is distinct from excluded.source
+$$;
+comment on function market.record_content_import(text, jsonb, int, text) is 'Records the content file last imported for p_kind in market.content_imports (SHA-256 of its canonical jsonb text); leaves the row alone when the same file is imported again.';
+revoke execute on function market.record_content_import(text, jsonb, int, text) from public;
+
+-- why: the related-entity rows a content file asks for, shared by the three importers
+create or replace function market.wanted_content_entities(p_items jsonb, p_key text default 'id')
+returns table (id int, entity_type text, entity_slug text, "position" smallint)
+language sql immutable
+as $$
+  select (i.value ->> p_key)::int, e.entity_type, e.entity_slug,
+    (row_number() over (partition by i.value ->> p_key order by e.kind_order, e.n) - 1)::smallint
+  from jsonb_array_elements(p_items) as i (value)
+  cross join lateral (
+    select 'coin' as entity_type, 1 as kind_order, v.slug as entity_slug, v.n from jsonb_array_elements_text(coalesce(i.value -> 'coins', '[]')) with ordinality v (slug, n)
+    union all
+    select 'exchange', 2, v.slug, v.n from jsonb_array_elements_text(coalesce(i.value -> 'exchanges', '[]')) with ordinality v (slug, n)
+    union all
+    select 'wallet', 3, v.slug, v.n from jsonb_array_elements_text(coalesce(i.value -> 'wallets', '[]')) with ordinality v (slug, n)
+  ) e
+$$;
+comment on function market.wanted_content_entities(jsonb, text) is 'The (content id, entity type, slug, position) rows a content file''s items ask for: their "coins", then "exchanges", then "wallets" arrays, in file order. p_key names the item field holding the content id.';
+
+-- why: replace an item's related entities with the file's, writing only what differs (a re-import writes nothing)
+create or replace function market.replace_content_entities(p_kind text, p_wanted jsonb) returns int
+language plpgsql
+as $$
+declare
+  v_written int := 0;
+  v_n int;
+begin
+  -- p_wanted: [{id, coins, exchanges, wallets}] with the database ids of the items
+  delete from market.content_entities c
+  where case p_kind when 'article' then c.article_id when 'video' then c.video_id else c.insight_id end
+      in (select (x ->> 'id')::int from jsonb_array_elements(p_wanted) x)
+    and not exists (
+      select from market.wanted_content_entities(p_wanted) w
+      where w.id = case p_kind when 'article' then c.article_id when 'video' then c.video_id else c.insight_id end
+        and w.entity_type = c.entity_type and w.entity_slug = c.entity_slug);
+  get diagnostics v_n = row_count;
+  v_written := v_written + v_n;
+
+  update market.content_entities c set position = w.position
+  from market.wanted_content_entities(p_wanted) w
+  where w.id = case p_kind when 'article' then c.article_id when 'video' then c.video_id else c.insight_id end
+    and w.entity_type = c.entity_type and w.entity_slug = c.entity_slug and c.position <> w.position;
+  get diagnostics v_n = row_count;
+  v_written := v_written + v_n;
+
+  insert into market.content_entities (article_id, video_id, insight_id, entity_type, entity_slug, position)
+  select case when p_kind = 'article' then w.id end, case when p_kind = 'video' then w.id end,
+    case when p_kind = 'insight' then w.id end, w.entity_type, w.entity_slug, w.position
+  from market.wanted_content_entities(p_wanted) w
+  where not exists (
+    select from market.content_entities c
+    where w.id = case p_kind when 'article' then c.article_id when 'video' then c.video_id else c.insight_id end
+      and w.entity_type = c.entity_type and w.entity_slug = c.entity_slug);
+  get diagnostics v_n = row_count;
+  return v_written + v_n;
+end;
+$$;
+comment on function market.replace_content_entities(text, jsonb) is 'Makes the related entities of the given articles, videos or insights (p_kind) exactly those of p_wanted [{id, coins, exchanges, wallets}], writing only rows that differ. Returns the number of rows written.';
+revoke execute on function market.replace_content_entities(text, jsonb) from public;

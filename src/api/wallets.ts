@@ -1,0 +1,90 @@
+// Wallets group: wallet reviews listed (filters, sort, pagination, meta.top_score over all
+// wallets), the release timeline, compare, detail with the grouped tag taxonomy, and a wallet's
+// supported coins in the coin list's shape. SQL: sql/functions/740_api_wallets.sql.
+import { z } from 'zod';
+import { paginated, paginationQuery } from '../http/envelope.ts';
+import { defineRoute, type HandlerInput } from '../http/routes.ts';
+import { capCombined, query } from '../http/validation.ts';
+import { coinListPage, listQuery as coinListQuery, listOrNull } from './coins.ts';
+
+const SORTABLE = ['score', 'released_at', 'assets', 'pros', 'cons'] as const;
+const DEFAULT_PER_PAGE = 100;
+const tag = 'Wallets';
+
+const score = () => query.int(0, 100);
+const listQuery = z
+  .object({
+    ...paginationQuery,
+    search: z.string().max(100).optional().describe('Case-insensitive substring of the wallet name or slug.'),
+    min_score: score().optional().describe('Inclusive lower bound of the score (0-100).'),
+    max_score: score().optional().describe('Inclusive upper bound of the score (0-100).'),
+    tags: query.slugList(1000).optional().describe('CSV of tag slugs (see a wallet\'s categories); a wallet must carry all of them.'),
+    ids: query.intList(1000).optional().describe('CSV of wallet ids; ids and slugs take at most 100 selectors combined.'),
+    slugs: query.slugList(2000).optional().describe('CSV of wallet slugs.'),
+    sort: query.sort(SORTABLE, 100).optional().describe(`Comma-separated fields, - for descending, nulls last: ${SORTABLE.join(', ')}.`),
+  })
+  .superRefine(capCombined(['ids', 'slugs'], 100));
+type ListQuery = z.output<typeof listQuery>;
+const slugParams = z.object({ slug: z.string().min(1).max(200) });
+
+const listHandler = (list: 'all' | 'timeline') => async ({ query: q, ctx, deps: { sql } }: HandlerInput<ListQuery, unknown, unknown>) => {
+  const perPage = q.per_page ?? DEFAULT_PER_PAGE;
+  const [row] = await sql<{ page: { total: number; top_score: number | null; data: unknown[] } }[]>`
+    select api.wallet_list(
+      p_list => ${list},
+      p_search => ${q.search ?? null},
+      p_min_score => ${q.min_score ?? null}::numeric,
+      p_max_score => ${q.max_score ?? null}::numeric,
+      p_tags => ${listOrNull(q.tags)}::text[],
+      p_ids => ${listOrNull(q.ids)}::int[],
+      p_slugs => ${listOrNull(q.slugs)}::text[],
+      p_sort => ${listOrNull(q.sort)}::text[],
+      p_page => ${q.page},
+      p_per_page => ${perPage}
+    ) as page`;
+  return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data, { top_score: row!.page.top_score });
+};
+
+export const walletRoutes = [
+  defineRoute({
+    method: 'get', path: '/wallets', operationId: 'listWallets', tag, plan: 'free', query: listQuery,
+    summary: 'Wallet reviews with score (0-100), supported-asset count, pros/cons counts, price model and release date; filters, selectors and a multi-field sort (default: highest score first), paginated. meta.top_score is the highest score of all wallets.',
+    handler: listHandler('all'),
+  }),
+  defineRoute({
+    method: 'get', path: '/wallets/timeline', operationId: 'walletReleaseTimeline', tag, plan: 'free', query: listQuery,
+    summary: 'Wallets by release date, newest first (unknown dates last); `sort` replaces that order. Same filters, rows and meta as /wallets.',
+    handler: listHandler('timeline'),
+  }),
+  defineRoute({
+    method: 'get', path: '/wallets/compare', operationId: 'compareWallets', tag, plan: 'free',
+    query: z.object({
+      slugs: query
+        .slugList(1000)
+        .refine((items) => items.length >= 2 && items.length <= 4, 'Give 2 to 4 wallet slugs.')
+        .refine((items) => new Set(items).size === items.length, 'Each wallet may be given once.')
+        .describe('CSV of 2 to 4 wallet slugs, compared in that order.'),
+    }),
+    summary: 'Two to four wallets side by side, in the order given, each with its detail fields and grouped tag categories.',
+    handler: async ({ query: q, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown[]; top_score: number | null }[]>`
+        select api.wallet_compare(${q.slugs}::text[]) as data, api.wallet_top_score() as top_score`;
+      return { data: row!.data, meta: { top_score: row!.top_score, count: row!.data.length } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/wallets/{slug}', operationId: 'getWalletDetail', tag, plan: 'free', params: slugParams,
+    summary: 'Wallet detail: the list fields plus website, description, highlights (pros and cons texts) and its tags grouped by taxonomy category (`categories`).',
+    handler: async ({ params: { slug }, deps: { sql } }) => {
+      const [row] = await sql<{ data: unknown; top_score: number | null }[]>`
+        select api.wallet_detail(${slug}) as data, api.wallet_top_score() as top_score`;
+      return { data: row!.data, meta: { top_score: row!.top_score } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/wallets/{slug}/assets', operationId: 'walletSupportedCoins', tag, plan: 'free',
+    params: slugParams, query: coinListQuery,
+    summary: 'Coins the wallet supports, in the coin list\'s row shape, filters and sort, paginated.',
+    handler: (input) => coinListPage(input, 'all', input.deps.sql`market.wallet_coin_ids(${input.params.slug})`),
+  }),
+];
