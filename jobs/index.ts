@@ -37,9 +37,13 @@ export const crontab = [
   '*/15 * * * * refresh_sentiment ?max=1&queue=market',
 ].join('\n');
 
-/** Jobs queued whenever a worker starts: the demo market backfills at once instead of at the next minute. */
-export async function onWorkerStart(runner: Runner, config: Config): Promise<void> {
+/**
+ * Jobs queued whenever a worker starts: the demo market backfills at once instead of at the next
+ * minute, and the sentiment readings follow it in the same (serial) queue instead of up to 15 minutes later.
+ */
+export async function onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Config): Promise<void> {
   if (config.MARKET_SOURCE === 'simulated') {
     await runner.addJob('simulate_market', {}, { queueName: 'market', jobKey: 'simulate_market:start', maxAttempts: 3 });
   }
+  await runner.addJob('refresh_sentiment', {}, { queueName: 'market', jobKey: 'refresh_sentiment:start', maxAttempts: 3 });
 }

@@ -1,8 +1,8 @@
 // The simulated demo market: its catalogue and edge cases, deterministic prices, the bands of the
 // backfill, the tick that appends bars through the same path as live data, and its labelling.
 import test from 'ava';
-import { quickAddJob, runOnce } from 'graphile-worker';
-import { crontab, taskList } from '../../jobs/index.ts';
+import { makeWorkerUtils, quickAddJob, runOnce } from 'graphile-worker';
+import { crontab, onWorkerStart, taskList } from '../../jobs/index.ts';
 import { ensureCatalogue, readCatalogue, tick } from '../../jobs/sources/simulated/index.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
@@ -205,4 +205,21 @@ test.serial('MARKET_SOURCE=none turns the demo market off', async (t) => {
   await runOnce(options);
   const [after] = await db.sql`select covered_until from market.data_sources where name = 'simulated'`;
   t.true((after!.covered_until as Date) < (before!.covered_until as Date));
+});
+
+test.serial('a starting worker queues the backfill, then the sentiment readings behind it in the same serial queue', async (t) => {
+  const config = db.config({ MARKET_SOURCE: 'simulated' });
+  const utils = await makeWorkerUtils({ connectionString: config.database.url, noPreparedStatements: true });
+  try {
+    await onWorkerStart(utils, config);
+    await onWorkerStart(utils, config); // a second start replaces the queued jobs (job keys), never doubles them
+    const jobs = await db.sql`
+      select id, task_identifier as task, queue_name as queue from graphile_worker.jobs where key like '%:start' order by id`;
+    t.deepEqual(jobs.map(({ task, queue }) => ({ task, queue })), [
+      { task: 'simulate_market', queue: 'market' }, { task: 'refresh_sentiment', queue: 'market' },
+    ]);
+    await utils.completeJobs(jobs.map((job) => job.id as string));
+  } finally {
+    await utils.release();
+  }
 });
