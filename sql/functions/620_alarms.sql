@@ -57,6 +57,12 @@ begin
 end;
 $$;
 
+-- why: bars up to the one the guard just compared must never trigger the alarm it let through
+create or replace function app.alarm_armed_through(p_coin_id int) returns timestamptz
+language sql stable
+as $$ select s.last_updated from market.coin_state s where s.coin_id = p_coin_id $$;
+comment on function app.alarm_armed_through(int) is 'The start time of the coin''s newest bar (market.coin_state.last_updated): an alarm armed now is compared with later bars only.';
+
 -- why: the instant-trigger guard of create, update and re-arm
 create or replace function app.check_alarm_guard(p_coin_id int, p_metric text, p_direction text, p_target numeric) returns void
 language plpgsql stable
@@ -141,8 +147,8 @@ begin
     raise exception 'The alarm inventory is exhausted: delete an alarm to free one, or ask the operator for more.'
       using errcode = 'MD409', hint = 'alarm_inventory_exhausted', detail = jsonb_build_object('balance', 0)::text;
   end if;
-  insert into app.alarms (owner, name, coin_id, metric, direction, target, notification)
-  values (p_owner, p_name, v_coin_id, p_metric, p_direction, v_target, p_notification)
+  insert into app.alarms (owner, name, coin_id, metric, direction, target, notification, armed_through)
+  values (p_owner, p_name, v_coin_id, p_metric, p_direction, v_target, p_notification, app.alarm_armed_through(v_coin_id))
   returning * into v_alarm;
   return jsonb_build_object('alarm', app.alarm_json(v_alarm), 'balance', v_balance);
 end;
@@ -206,11 +212,12 @@ begin
   if v_new.status = 'active' and (v_new.status, v_new.coin_id, v_new.metric, v_new.direction, v_new.target)
       is distinct from (v_old.status, v_old.coin_id, v_old.metric, v_old.direction, v_old.target) then
     perform app.check_alarm_guard(v_new.coin_id, v_new.metric, v_new.direction, v_new.target);
+    v_new.armed_through := app.alarm_armed_through(v_new.coin_id);
   end if;
   update app.alarms set
     name = v_new.name, coin_id = v_new.coin_id, metric = v_new.metric, direction = v_new.direction,
     target = v_new.target, notification = v_new.notification, status = v_new.status,
-    triggered_value = v_new.triggered_value, triggered_at = v_new.triggered_at, updated_at = now()
+    triggered_value = v_new.triggered_value, triggered_at = v_new.triggered_at, armed_through = v_new.armed_through, updated_at = now()
   where id = p_id
   returning * into v_new;
   return app.alarm_json(v_new);

@@ -18,15 +18,30 @@ comment on function app.alarm_triggered_event(app.alarms) is
 'The data of an alarm.triggered event: {alarm (as the API shows it), coin {id, slug, name, symbol}, metric, direction, target, value (the value that triggered it, decimal string), triggered_at}.';
 
 create or replace function app.evaluate_alarms() returns table (triggered int, deliveries int)
-language sql volatile
+language plpgsql volatile
 as $$
+begin
+  -- Evaluations take turns: the second sees the first's triggers and watermarks once it commits
+  -- (the row locks below would keep an alarm from triggering twice anyway).
+  perform pg_advisory_xact_lock(hashtext('app.evaluate_alarms'));
+  return query
   with due as (
-    -- Locks in id order (no deadlock between two evaluations). A second evaluation running
-    -- concurrently waits here, then re-checks the committed row, no longer active, and skips it.
-    select a.id, app.alarm_metric_value(s, a.metric) as value
+    -- Locks in id order (no deadlock between two evaluations). Triggered by the current value, or,
+    -- for a rate alarm, by a bar's high (above) or low (below) since the alarm was armed and since
+    -- the previous evaluation: a target passed between two refreshes still counts.
+    select a.id, case when app.alarm_condition_met(a.direction, a.target, v.value) then v.value else x.extreme end as value
     from app.alarms a
     join market.coin_state s on s.coin_id = a.coin_id
-    where a.status = 'active' and app.alarm_condition_met(a.direction, a.target, app.alarm_metric_value(s, a.metric))
+    left join app.alarm_watermarks w on w.coin_id = a.coin_id
+    cross join lateral (select app.alarm_metric_value(s, a.metric) as value) v
+    left join lateral (
+      select case a.direction when 'above' then max(b.high) else min(b.low) end as extreme
+      from market.coin_bars_1m b
+      where a.metric = 'rate' and b.coin_id = a.coin_id
+        and b.time > greatest(a.armed_through, w.through) and b.time <= s.last_updated
+    ) x on true
+    where a.status = 'active'
+      and (app.alarm_condition_met(a.direction, a.target, v.value) or app.alarm_condition_met(a.direction, a.target, x.extreme))
     order by a.id
     for update of a
   ),
@@ -42,9 +57,19 @@ as $$
   select count(*)::int,
     coalesce(sum(case when (f.a).notification = 'webhook'
       then app.enqueue_webhook_event((f.a).owner, 'alarm.triggered', app.alarm_triggered_event(f.a)) else 0 end), 0)::int
-  from fired f
+  from fired f;
+
+  -- the bars compared above are not read again
+  insert into app.alarm_watermarks as m (coin_id, through)
+  select s.coin_id, s.last_updated
+  from market.coin_state s
+  where s.last_updated is not null
+    and s.coin_id in (select a.coin_id from app.alarms a where a.status = 'active' and a.metric = 'rate')
+  on conflict (coin_id) do update set through = greatest(m.through, excluded.through);
+end;
 $$;
 comment on function app.evaluate_alarms() is
-'Triggers every active alarm whose condition (above: value >= target, below: value <= target) is met by market.coin_state now: '
-'status triggered, triggered_value, triggered_at, and for notification webhook one alarm.triggered event per delivering endpoint of the owner '
-'(app.enqueue_webhook_event), all in the caller''s transaction. Returns (alarms triggered, deliveries queued). Called by market.refresh_coin_state.';
+'Triggers every active alarm whose condition (above: value >= target, below: value <= target) is met by market.coin_state now, '
+'or, for a rate alarm, by the high (above) or low (below) of a minute bar newer than both the alarm''s armed_through and the coin''s watermark (app.alarm_watermarks): '
+'status triggered, triggered_value (the current value, else that extreme), triggered_at, and for notification webhook one alarm.triggered event per delivering endpoint of the owner '
+'(app.enqueue_webhook_event), all in the caller''s transaction; then advances the watermarks. Evaluations take turns (advisory transaction lock). Returns (alarms triggered, deliveries queued). Called by market.refresh_coin_state.';

@@ -167,6 +167,38 @@ test.serial('two evaluations running concurrently on two connections trigger onc
   t.deepEqual(await eventsOf(ids[2]!), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 });
 });
 
+test.serial('a target passed between two refreshes triggers by the bar high or low; bars before arming never do', async (t) => {
+  const { sql } = db;
+  const wick = 406;
+  await sql`insert into market.coins (id, slug, symbol, name, type, circulating_supply, source)
+    values (${wick}, 'wick', 'WCK', 'wick', 'coin', 1000, 'alarm-eval')`;
+  const bar = (minutesAgo: number, high: number, low: number) => sql`
+    insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume)
+    values (date_trunc('minute', now()) - ${minutesAgo} * interval '1 minute', ${wick}, 100, ${high}, ${low}, 100, 10)`;
+  // a wick to 170 before any alarm exists, then the price refresh: the close is 100
+  await bar(9, 170, 100);
+  await sql`select market.refresh_coin_state()`;
+  const late = await createAlarm('ann', 'wick', 'above', '165');
+  const above = await createAlarm('ann', 'wick', 'above', '150');
+  const below = await createAlarm('bob', 'wick', 'below', '50');
+  // between two refreshes the price touches 160 and 40, and closes at 100 each minute
+  await bar(5, 160, 99);
+  await bar(4, 101, 40);
+  await sql`select market.refresh_coin_state()`;
+  t.like(await alarm(above), { status: 'triggered', triggered_value: '160' });
+  t.like(await alarm(below), { status: 'triggered', triggered_value: '40' });
+  t.like(await alarm(late), { status: 'active' }, 'the wick to 170 came before the alarm was armed');
+  t.deepEqual(await eventsOf(above), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 });
+  t.deepEqual(await eventsOf(below), { events: 1, urls: ['https://b.example/'], jobs: 1 });
+  // compared bars are not compared again: a re-armed alarm below the old wick stays active
+  await sql`select app.update_alarm('ann', ${above}, '{"status": "active"}'::jsonb)`;
+  t.deepEqual(await evaluate(sql), { triggered: 0, deliveries: 0 });
+  t.like(await alarm(above), { status: 'active' });
+  const [mark] = await sql`select through = (select last_updated from market.coin_state where coin_id = ${wick}) as current
+    from app.alarm_watermarks where coin_id = ${wick}`;
+  t.true(mark!.current, 'the watermark is at the newest bar');
+});
+
 test.serial('a thousand active alarms that do not trigger: one evaluation, timed', async (t) => {
   await db.sql`
     insert into app.alarms (owner, name, coin_id, metric, direction, target, notification)
