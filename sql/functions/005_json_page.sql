@@ -1,34 +1,26 @@
 -- One page of a list in one pass: every list endpoint's {"total": n, "data": [...]} comes from here.
 
--- Rows before the type change took json; the polymorphic step converts only the page's rows.
-drop aggregate if exists market.json_page(json, bigint, int);
-drop function if exists market.json_page_step(market.json_page_state, json, bigint, int);
-create or replace function market.json_page_step(p_state market.json_page_state, p_item anyelement, p_skip bigint, p_take int)
+create or replace function market.json_page_step(p_state market.json_page_state, p_item json, p_skip bigint, p_take int)
 returns market.json_page_state
-language plpgsql immutable parallel safe
+language sql immutable parallel safe
 as $$
-begin
-  -- only the page's rows are turned into JSON: a list pays for its page, not for every match
-  if p_state.total >= p_skip and p_state.total < p_skip + p_take then
-    p_state.data := p_state.data || to_json(p_item);
-  end if;
-  p_state.total := p_state.total + 1;
-  return p_state;
-end;
+  select row(p_state.total + 1,
+    case when p_state.total >= p_skip and p_state.total < p_skip + p_take then p_state.data || p_item else p_state.data end
+  )::market.json_page_state
 $$;
-comment on function market.json_page_step(market.json_page_state, anyelement, bigint, int) is 'Transition of market.json_page: counts the row and keeps it, as JSON, when it falls on the page.';
+comment on function market.json_page_step(market.json_page_state, json, bigint, int) is 'Transition of market.json_page: counts the row and keeps it when it falls on the page.';
 
 create or replace function market.json_page_final(p_state market.json_page_state) returns json
 language sql immutable parallel safe
 as $$ select json_build_object('total', p_state.total, 'data', coalesce(array_to_json(p_state.data), '[]'::json)) $$;
 comment on function market.json_page_final(market.json_page_state) is 'Final function of market.json_page: {"total": rows, "data": [rows of the page]}.';
 
-create or replace aggregate market.json_page(anyelement, bigint, int) (
+create or replace aggregate market.json_page(json, bigint, int) (
   sfunc = market.json_page_step,
   stype = market.json_page_state,
   finalfunc = market.json_page_final,
   initcond = '(0,"{}")'
 );
-comment on aggregate market.json_page(anyelement, bigint, int) is
-'One page of a list: market.json_page(row, skip, take order by position) = {"total": all rows, "data": [rows skip+1 .. skip+take in that order, as JSON: a record becomes an object with its column names]}; '
+comment on aggregate market.json_page(json, bigint, int) is
+'One page of a list: market.json_page(row_json, skip, take order by position) = {"total": all rows, "data": [rows skip+1 .. skip+take in that order]}; '
 'for page p of size n, skip = (p - 1) * n. Used by every paginated api.* function.';

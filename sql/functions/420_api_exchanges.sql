@@ -124,7 +124,7 @@ as $$
     from api.exchange_rows(p_type, p_search, p_min_pairs, p_max_pairs, p_min_assets, p_max_assets, p_min_volume,
       p_max_volume, p_ids, p_slugs, p_sort) r
   )
-  select market.json_page(m.r,
+  select market.json_page(to_json(m.r),
       (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)
   from matched m
 $$;

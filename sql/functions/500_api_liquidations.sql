@@ -74,7 +74,7 @@ begin
     select r, row_number() over () as n
     from api.liquidation_rows(p_exchange, p_instrument, p_position, p_order, p_symbol, p_min_usd) r
   )
-  select market.json_page(m.r,
+  select market.json_page(to_json(m.r),
       (p_page - 1)::bigint * p_per_page, p_per_page order by m.n)
   from matched m
   into v_result;

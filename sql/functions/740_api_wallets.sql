@@ -102,7 +102,7 @@ as $$
     select r, row_number() over () as n
     from api.wallet_rows(p_list, p_search, p_min_score, p_max_score, p_tags, p_ids, p_slugs, p_sort) r
   )
-  select (market.json_page(m.r, (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)::jsonb
+  select (market.json_page(to_json(m.r), (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)::jsonb
     || jsonb_build_object('top_score', api.wallet_top_score()))::json
   from matched m
 $$;

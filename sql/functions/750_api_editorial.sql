@@ -257,7 +257,7 @@ create or replace function api.insight_list(
 language sql stable
 as $$
   with matched as materialized (select * from api.insight_rows(p_locale, p_type, p_coin, p_search, p_sort))
-  select market.json_page(m.insight,
+  select market.json_page(to_json(m.insight),
       (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)
   from matched m
 $$;
@@ -270,7 +270,7 @@ language sql stable
 as $$
   with coin as (select c.slug from market.coins c where c.id = market.coin_id(p_slug)),
   matched as materialized (select r.* from coin, api.insight_rows(p_locale, null, coin.slug, null, 'first_reported') r)
-  select market.json_page(m.insight,
+  select market.json_page(to_json(m.insight),
       greatest(p_offset, 0), p_limit order by m.n)
   from matched m
 $$;
