@@ -213,9 +213,12 @@ begin
       p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval) r
     where p_within is null or r.id = any (p_within)
   )
-  select market.json_page(to_json(m.r),
-      (p_page - 1)::bigint * p_per_page, p_per_page order by m.n)
-  from matched m
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(m.r order by m.n) from matched m
+      where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page
+    ), '[]'::json))
   into v_result;
   return v_result;
 end;

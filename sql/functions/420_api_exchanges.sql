@@ -124,9 +124,12 @@ as $$
     from api.exchange_rows(p_type, p_search, p_min_pairs, p_max_pairs, p_min_assets, p_max_assets, p_min_volume,
       p_max_volume, p_ids, p_slugs, p_sort) r
   )
-  select market.json_page(to_json(m.r),
-      (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)
-  from matched m
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(m.r order by m.n) from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json))
 $$;
 comment on function api.exchange_list(text, text, int, int, int, int, numeric, numeric, int[], text[], text[], int, int) is
 'One page of the venue list as JSON {"total": n, "data": [rows of api.exchange_rows]}: the same arguments plus p_page (1-based) and p_per_page. Endpoint: GET /api/v1/exchanges.';

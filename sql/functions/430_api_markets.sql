@@ -102,15 +102,19 @@ begin
       and (p_min_change is null or t.change_24h >= p_min_change)
       and (p_max_change is null or t.change_24h <= p_max_change)
   )
-  select market.json_page(json_build_object(
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(json_build_object(
           'id', (m.t).id, 'exchange_id', (m.t).exchange_id, 'exchange', (m.t).exchange, 'exchange_name', (m.t).exchange_name,
           'pair_id', (m.t).pair_id, 'symbol', (m.t).symbol, 'exchange_symbol', (m.t).exchange_symbol,
           'base', (m.t).base, 'base_slug', (m.t).base_slug, 'quote', (m.t).quote, 'quote_slug', (m.t).quote_slug,
           'instrument', (m.t).instrument, 'price', (m.t).price, 'price_usd', (m.t).price_usd, 'bid', (m.t).bid, 'ask', (m.t).ask,
           'spread', (m.t).spread, 'volume', (m.t).volume, 'volume_usd', (m.t).volume_usd, 'change_24h', (m.t).change_24h,
-          'last_trade_at', (m.t).last_trade_at, 'updated', (m.t).updated),
-      (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)
-  from matched m
+          'last_trade_at', (m.t).last_trade_at, 'updated', (m.t).updated) order by m.n)
+      from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json))
   into v_result;
   return v_result;
 end;
@@ -164,13 +168,17 @@ begin
       and (p_min_volume is null or p.volume_usd_exact >= p_min_volume)
       and (p_max_volume is null or p.volume_usd_exact <= p_max_volume)
   )
-  select market.json_page(json_build_object(
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(json_build_object(
           'id', (m.p).id, 'symbol', (m.p).symbol, 'base', (m.p).base, 'base_slug', (m.p).base_slug,
           'quote', (m.p).quote, 'quote_slug', (m.p).quote_slug, 'exchanges', (m.p).exchanges, 'tickers', (m.p).tickers,
           'price', (m.p).price, 'price_usd', (m.p).price_usd, 'volume_usd', (m.p).volume_usd, 'spread', (m.p).spread,
-          'updated', (m.p).updated),
-      (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)
-  from matched m
+          'updated', (m.p).updated) order by m.n)
+      from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json))
   into v_result;
   return v_result;
 end;

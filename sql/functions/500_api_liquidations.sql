@@ -74,9 +74,11 @@ begin
     select r, row_number() over () as n
     from api.liquidation_rows(p_exchange, p_instrument, p_position, p_order, p_symbol, p_min_usd) r
   )
-  select market.json_page(to_json(m.r),
-      (p_page - 1)::bigint * p_per_page, p_per_page order by m.n)
-  from matched m
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(m.r order by m.n) from matched m
+      where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page), '[]'::json))
   into v_result;
   return v_result;
 end;

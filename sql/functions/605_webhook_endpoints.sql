@@ -130,7 +130,6 @@ begin
   if not exists (select from app.webhook_endpoints where id = p_id and owner = p_owner) then
     raise exception 'Webhook endpoint % does not exist.', p_id using errcode = 'MD404';
   end if;
-  -- not market.json_page: each row carries its attempt log, built here for the page's rows only
   return jsonb_build_object(
     'total', (select count(*) from app.webhook_deliveries where endpoint_id = p_id),
     'data', coalesce((

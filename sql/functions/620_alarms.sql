@@ -170,9 +170,13 @@ as $$
       and (p_direction is null or a.direction = p_direction)
       and (p_notification is null or a.notification = p_notification)
   )
-  select market.json_page(app.alarm_json(m.a)::json, (p_page - 1)::bigint * p_per_page, p_per_page order by (m.a).id desc)::jsonb
-    || jsonb_build_object('balance', app.alarm_balance(p_owner))
-  from matched m
+  select jsonb_build_object(
+    'total', (select count(*) from matched),
+    'balance', app.alarm_balance(p_owner),
+    'data', coalesce((
+      select jsonb_agg(app.alarm_json(p.a) order by (p.a).id desc)
+      from (select m.a from matched m order by (m.a).id desc
+            offset (p_page - 1)::bigint * p_per_page limit p_per_page) p), '[]'))
 $$;
 comment on function app.list_alarms(text, text, text, text, int, int) is
 'One page of p_owner''s alarms, newest first, optionally filtered by status, direction and notification: {total, balance, data}. Endpoint: GET /api/v1/alarms.';

@@ -102,9 +102,13 @@ as $$
     select r, row_number() over () as n
     from api.wallet_rows(p_list, p_search, p_min_score, p_max_score, p_tags, p_ids, p_slugs, p_sort) r
   )
-  select (market.json_page(to_json(m.r), (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)::jsonb
-    || jsonb_build_object('top_score', api.wallet_top_score()))::json
-  from matched m
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'top_score', api.wallet_top_score(),
+    'data', coalesce((
+      select json_agg(m.r order by m.n) from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json))
 $$;
 comment on function api.wallet_list(text, text, numeric, numeric, text[], int[], text[], text[], int, int) is
 'One page of a Wallets list as JSON {"total": n, "top_score": highest score of ALL published wallets (not only the matches), "data": [api.wallets rows]}: the arguments of api.wallet_rows plus p_page (1-based) and p_per_page. Endpoints: GET /api/v1/wallets (p_list all), /wallets/timeline (timeline).';

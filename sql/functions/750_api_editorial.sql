@@ -73,9 +73,12 @@ as $$
        or strpos(lower(l.texts ->> 'title'), lower(p_search)) > 0
        or strpos(lower(coalesce(l.texts ->> 'subtitle', '')), lower(p_search)) > 0
   )
-  select market.json_page(market.article_json(m.a, m.texts, false),
-      (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)
-  from matched m
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(market.article_json(m.a, m.texts, false) order by m.n) from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json))
 $$;
 comment on function api.article_list(text, text, text, text, text, text, int, int) is
 'One page of published articles, newest first, as JSON {"total": n, "data": [market.article_json rows]}. p_locale picks the texts (per-field English fallback); filters: p_tag one editorial tag, p_coin / p_exchange / p_wallet a related slug, p_search a case-insensitive substring of the localized title or subtitle. Endpoint: GET /api/v1/articles.';
@@ -159,9 +162,12 @@ begin
       and (p_type is null or v.type = p_type)
       and (p_search is null or strpos(lower(v.title), lower(p_search)) > 0 or strpos(lower(coalesce(v.description, '')), lower(p_search)) > 0)
   )
-  select market.json_page(market.video_json(m.v, false),
-      (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)
-  from matched m into v_result;
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(market.video_json(m.v, false) order by m.n) from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json)) into v_result;
   return v_result;
 end;
 $$;
@@ -257,9 +263,12 @@ create or replace function api.insight_list(
 language sql stable
 as $$
   with matched as materialized (select * from api.insight_rows(p_locale, p_type, p_coin, p_search, p_sort))
-  select market.json_page(to_json(m.insight),
-      (greatest(p_page, 1) - 1)::bigint * p_per_page, p_per_page order by m.n)
-  from matched m
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(m.insight order by m.n) from matched m
+      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+    ), '[]'::json))
 $$;
 comment on function api.insight_list(text, text, text, text, text, int, int) is 'One page of api.insight_rows as JSON {"total": n, "data": [...]}. Endpoint: GET /api/v1/insights.';
 
@@ -270,9 +279,12 @@ language sql stable
 as $$
   with coin as (select c.slug from market.coins c where c.id = market.coin_id(p_slug)),
   matched as materialized (select r.* from coin, api.insight_rows(p_locale, null, coin.slug, null, 'first_reported') r)
-  select market.json_page(to_json(m.insight),
-      greatest(p_offset, 0), p_limit order by m.n)
-  from matched m
+  select json_build_object(
+    'total', (select count(*) from matched),
+    'data', coalesce((
+      select json_agg(m.insight order by m.n) from matched m
+      where m.n > greatest(p_offset, 0) and m.n <= greatest(p_offset, 0)::bigint + p_limit
+    ), '[]'::json))
 $$;
 comment on function api.coin_insights(text, text, int, int) is 'The coin''s insight timeline: published insights related to it, newest first reported first, p_limit of them after skipping p_offset, as JSON {"total": n, "data": [market.insight_json rows]}. Unknown coin: MD404 "Coin not found.". Endpoint: GET /api/v1/coins/{slug}/insights.';
 
