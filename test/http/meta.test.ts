@@ -1,4 +1,5 @@
 // Meta group: ping, and an OpenAPI document generated from the registered routes.
+import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { apiRoutes } from '../../src/api/index.ts';
 import { useApi } from '../helpers/http.ts';
@@ -50,4 +51,14 @@ test('the service’s own routes are the meta group and whatever groups have lan
   const paths = apiRoutes.map((route) => route.path);
   t.true(['/ping', '/usage', '/openapi.json'].every((path) => paths.includes(path)));
   t.is(new Set(apiRoutes.map((route) => route.operationId)).size, apiRoutes.length, 'operationIds are unique');
+});
+
+test('every operation of the published reference contract is served, under its operationId', (t) => {
+  // method, path and operationId of each operation of the reference OpenAPI (../shared/spec/reference-openapi.json)
+  const reference = JSON.parse(readFileSync(new URL('../fixtures/reference-operations.json', import.meta.url), 'utf8')) as
+    { method: string; path: string; operationId: string }[];
+  t.is(reference.length, 85);
+  const served = new Map(apiRoutes.map((route) => [`${route.method} ${route.path}`, route.operationId]));
+  const missing = reference.filter((op) => served.get(`${op.method} ${op.path}`) !== op.operationId);
+  t.deepEqual(missing, []);
 });
