@@ -16,13 +16,25 @@ import { query } from '../http/validation.ts';
 const tag = 'Calculators';
 const CURRENCY = 'USD';
 
+/**
+ * A query value as a Decimal, or null when it is not a number. zod runs every check even after the
+ * format check failed (that failure is reported already), so range checks must not throw on bad input.
+ */
+const parsed = (value: string) => {
+  try {
+    return new Dec(value);
+  } catch {
+    return null;
+  }
+};
+
 /** A decimal query value (optionally signed) within [min, max]; `above` makes the minimum exclusive. */
 const decimalIn = (min: number, max: number, options: { signed?: boolean; above?: boolean } = {}) =>
   (options.signed ? z.string().regex(/^-?\d+(\.\d+)?$/, 'Must be a decimal number.') : query.decimal())
     .refine((value) => value.length <= 40, 'At most 40 characters.')
     .refine((value) => {
-      const number = new Dec(value);
-      return (options.above ? number.gt(min) : number.gte(min)) && number.lte(max);
+      const number = parsed(value);
+      return !number || ((options.above ? number.gt(min) : number.gte(min)) && number.lte(max));
     }, `Must be ${options.above ? 'greater than' : 'at least'} ${min} and at most ${max}.`);
 const percentIn = (max: number, options: { above?: boolean } = {}) => decimalIn(0, max, options);
 
@@ -36,7 +48,8 @@ const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => val
 
 /** Adds an issue on `field` when `duration` of `unit` exceeds the 50-year equivalent. */
 const capDuration = (field: string, duration: string | number, unit: DurationUnit, ctx: z.RefinementCtx) => {
-  if (durationTicks(duration, unit).gt(MAX_YEARS * DURATION_UNITS.years)) {
+  const ticks = parsed(String(duration)) && DURATION_UNITS[unit] ? durationTicks(duration, unit) : null;
+  if (ticks && ticks.gt(MAX_YEARS * DURATION_UNITS.years)) {
     ctx.addIssue({ code: 'custom', path: [field], message: `At most ${MAX_YEARS} years (${maxDuration(unit)} ${unit}).` });
   }
 };
@@ -72,7 +85,7 @@ export const calculatorRoutes = [
       amount: decimalIn(0.01, 1_000_000_000).describe('USD spent on the buy, buy fee included (0.01-1,000,000,000).'),
       buy_date: historyDate().describe('YYYY-MM-DD: bought at that day\'s daily close.'),
       sell_date: historyDate().describe('YYYY-MM-DD, on or after buy_date: sold at that day\'s daily close.'),
-      buy_fee: percentIn(100, {}).refine((value) => new Dec(value).lt(100), 'Must be below 100.').optional().default('0')
+      buy_fee: percentIn(100, {}).refine((value) => parsed(value)?.lt(100) ?? true, 'Must be below 100.').optional().default('0')
         .describe('Buy fee in percent of the amount (default 0).'),
       sell_fee: percentIn(100).optional().default('0').describe('Sell fee in percent of the sale value (default 0).'),
     }).refine((q) => q.sell_date >= q.buy_date, { path: ['sell_date'], message: 'Must be on or after buy_date.' }),
@@ -106,7 +119,7 @@ export const calculatorRoutes = [
       contribution_frequency: frequencyName.optional().default('monthly').describe('How often the contribution is deposited, independent of compounding (default monthly).'),
     }).superRefine((q, ctx) => {
       capDuration('duration', q.duration, q.duration_unit, ctx);
-      if (new Dec(q.principal).isZero() && new Dec(q.contribution).isZero()) {
+      if (parsed(q.principal)?.isZero() && parsed(q.contribution)?.isZero()) {
         ctx.addIssue({ code: 'custom', path: ['principal'], message: 'principal or contribution must be above 0.' });
       }
     }),
@@ -131,10 +144,13 @@ export const calculatorRoutes = [
       ltv: percentIn(100, { above: true }).optional().default('50').describe('Maximum loan-to-value in percent (default 50).'),
       liquidation_ltv: percentIn(100, { above: true }).optional().default('80').describe('LTV in percent at which the collateral is liquidated (default 80, at least ltv).'),
       expected_growth: decimalIn(-100, 10_000, { signed: true }).optional().default('25').describe('Expected annual price change in percent (default 25).'),
-      tax_rate: percentIn(100).refine((value) => new Dec(value).lt(100), 'Must be below 100.').optional().default('25')
+      tax_rate: percentIn(100).refine((value) => parsed(value)?.lt(100) ?? true, 'Must be below 100.').optional().default('25')
         .describe('Capital gains tax in percent of the gain when selling (default 25).'),
       cost_basis: decimalIn(0, 1e15).optional().default('0').describe('USD paid per coin, for the taxable gain (default 0: the whole sale is gain).'),
-    }).refine((q) => new Dec(q.liquidation_ltv).gte(q.ltv), { path: ['liquidation_ltv'], message: 'Must be at least ltv.' }),
+    }).refine((q) => {
+      const [liquidation, ltv] = [parsed(q.liquidation_ltv), parsed(q.ltv)];
+      return !liquidation || !ltv || liquidation.gte(ltv);
+    }, { path: ['liquidation_ltv'], message: 'Must be at least ltv.' }),
     summary: 'Borrow against the coins or sell some: loan (monthly-compounded interest, liquidation price) against sale (capital gains tax), '
       + 'both valued at the end of the term with the expected growth; better_scenario, opportunity_cost, break_even_growth, risk_level.',
     handler: async ({ query: q, deps: { sql } }) => {

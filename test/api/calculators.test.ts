@@ -113,6 +113,12 @@ test('422s name the field: negative amounts, zero periods, durations beyond 50 y
     [`loan?slug=${COIN.slug}&crypto_amount=0&needed_cash=100`, 'crypto_amount'],
     [`loan?slug=${COIN.slug}&crypto_amount=1&needed_cash=100&ltv=90`, 'liquidation_ltv'],
     [`loan?slug=${COIN.slug}&crypto_amount=1&needed_cash=100&term_months=0`, 'term_months'],
+    // not numbers at all: the format error, never a 500 from a range check that parses the value
+    [`loan?slug=${COIN.slug}&crypto_amount=1&needed_cash=100&ltv=abc`, 'ltv'],
+    [`loan?slug=${COIN.slug}&crypto_amount=1&needed_cash=100&tax_rate=1e5`, 'tax_rate'],
+    ['staking?amount=%00&period=1&apy=5', 'amount'],
+    ['compound-interest?principal=NaN&rate=5&duration=1', 'principal'],
+    [`profit-loss?slug=${COIN.slug}&amount=10&buy_date=2024-01-31&sell_date=2024-02-01&buy_fee=x`, 'buy_fee'],
   ];
   for (const [path, field] of cases) {
     const response = await get(path);
