@@ -2,6 +2,22 @@
 -- shares. Per-locale texts are resolved per field with market.localize(); related coins, exchanges
 -- and wallets are referenced by slug and resolved to their names when they exist.
 
+-- why: a content object is its list fields plus, for a detail, a few more; joined as json (not jsonb,
+-- which would sort the keys) so the fields keep the order the API documents
+create or replace function market.json_extend(p_object json, p_more json) returns json
+language sql immutable parallel safe
+as $$
+  select case when p_more is null then p_object else (
+    select json_object_agg(e.key, e.value order by e.part, e.n)
+    from (
+      select 1 as part, o.key, o.value, o.n from json_each(p_object) with ordinality o (key, value, n)
+      union all
+      select 2, m.key, m.value, m.n from json_each(p_more) with ordinality m (key, value, n)
+    ) e)
+  end
+$$;
+comment on function market.json_extend(json, json) is 'The keys of p_object followed by those of p_more (null: p_object alone), in order.';
+
 -- why: one rule for per-field language fallback, for every translated content kind
 create or replace function market.localize(p_translations jsonb, p_locale text) returns jsonb
 language sql immutable parallel safe

@@ -23,24 +23,24 @@ comment on function market.article_texts(int, text) is 'The article''s title, su
 create or replace function market.article_json(p_article market.articles, p_texts jsonb, p_full boolean) returns json
 language sql stable
 as $$
-  select (jsonb_build_object(
+  select market.json_extend(json_build_object(
       'id', p_article.id,
       'slug', p_article.slug,
       'title', p_texts -> 'title',
       'subtitle', p_texts -> 'subtitle',
       'locale', p_texts -> 'locale',
       'fallback_fields', p_texts -> 'fallback_fields',
-      'tags', to_jsonb(p_article.tags),
+      'tags', to_json(p_article.tags),
       'reading_time_minutes', market.reading_time_minutes(p_texts ->> 'body'),
       'hero_image', p_article.hero_image,
-      'entities', market.content_entities_json('article', p_article.id)::jsonb,
+      'entities', market.content_entities_json('article', p_article.id),
       'published_at', market.iso_time(p_article.published_at),
-      'updated_at', market.iso_time(p_article.updated_at))
-    || case when p_full then jsonb_build_object(
+      'updated_at', market.iso_time(p_article.updated_at)),
+    case when p_full then json_build_object(
       'body', p_texts -> 'body',
       'views', p_article.views,
       'helpful_yes', p_article.helpful_yes,
-      'helpful_no', p_article.helpful_no) else '{}'::jsonb end)::json
+      'helpful_no', p_article.helpful_no) end)
 $$;
 comment on function market.article_json(market.articles, jsonb, boolean) is 'An article as the API returns it: id, slug, title, subtitle, locale (the locale that won), fallback_fields (fields that came from another locale), tags, reading_time_minutes, hero_image, entities [{type, slug, name}], published_at, updated_at; with p_full also body (HTML), views, helpful_yes, helpful_no.';
 
@@ -127,12 +127,12 @@ comment on function api.article_feedback(text, boolean) is 'Counts one "was this
 create or replace function market.video_json(p_video market.videos, p_full boolean) returns json
 language sql stable
 as $$
-  select (jsonb_build_object(
+  select market.json_extend(json_build_object(
       'id', p_video.id, 'type', p_video.type, 'title', p_video.title, 'description', p_video.description,
       'url', p_video.url, 'thumbnail', p_video.thumbnail, 'duration_seconds', p_video.duration_seconds,
-      'channel', p_video.channel, 'entities', market.content_entities_json('video', p_video.id)::jsonb,
-      'published_at', market.iso_time(p_video.published_at))
-    || case when p_full then jsonb_build_object('views', p_video.views) else '{}'::jsonb end)::json
+      'channel', p_video.channel, 'entities', market.content_entities_json('video', p_video.id),
+      'published_at', market.iso_time(p_video.published_at)),
+    case when p_full then json_build_object('views', p_video.views) end)
 $$;
 comment on function market.video_json(market.videos, boolean) is 'A video as the API returns it: id, type, title, description, url, thumbnail, duration_seconds, channel, entities [{type, slug, name}], published_at; with p_full also views.';
 
@@ -202,14 +202,14 @@ comment on function market.insight_texts(int, text) is 'The insight''s title, su
 create or replace function market.insight_json(p_insight market.insights, p_texts jsonb, p_full boolean) returns json
 language sql stable
 as $$
-  select (jsonb_build_object(
+  select market.json_extend(json_build_object(
       'id', p_insight.id, 'type', p_insight.type, 'sentiment', p_insight.sentiment,
       'title', p_texts -> 'title', 'summary', p_texts -> 'summary',
       'locale', p_texts -> 'locale', 'fallback_fields', p_texts -> 'fallback_fields',
-      'entities', market.content_entities_json('insight', p_insight.id)::jsonb,
+      'entities', market.content_entities_json('insight', p_insight.id),
       'first_reported_at', market.iso_time(p_insight.first_reported_at),
-      'last_updated_at', market.iso_time(p_insight.last_updated_at))
-    || case when p_full then jsonb_build_object('body', p_texts -> 'body', 'views', p_insight.views) else '{}'::jsonb end)::json
+      'last_updated_at', market.iso_time(p_insight.last_updated_at)),
+    case when p_full then json_build_object('body', p_texts -> 'body', 'views', p_insight.views) end)
 $$;
 comment on function market.insight_json(market.insights, jsonb, boolean) is 'An insight as the API returns it: id, type, sentiment, title, summary, locale (the locale that won), fallback_fields, entities [{type, slug, name}], first_reported_at, last_updated_at; with p_full also body and views.';
 
