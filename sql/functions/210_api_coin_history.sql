@@ -16,7 +16,8 @@ order by position;
 comment on view api.coin_history_intervals is 'The interval values of the coin history endpoints: bar width, how long bars of that width are kept (null: forever) and the retention label the API returns in meta.retention. minutely reads market.coin_bars_1m, half-hourly market.coin_bars_30m, hourly market.coin_bars_1h, daily market.coin_bars_1d.';
 
 -- why: one reader of the four bar levels, so every series function picks its level by name
-create or replace function market.coin_bars(p_coin_id int, p_interval text, p_from timestamptz, p_to timestamptz)
+drop function if exists market.coin_bars(int, text, timestamptz, timestamptz);
+create or replace function market.coin_bars(p_coin_id int, p_interval text, p_from timestamptz, p_to timestamptz, p_last int default null)
 returns table ("time" timestamptz, open numeric, high numeric, low numeric, close numeric, volume numeric, marketcap numeric)
 language plpgsql stable
 as $$
@@ -25,24 +26,25 @@ declare
   v_from timestamptz := coalesce(p_from, '-infinity');
   v_to timestamptz := coalesce(p_to, 'infinity');
 begin
+  -- p_last: only the most recent bars are read (newest first, limited) and returned oldest first
   if p_interval = 'minutely' then
-    return query select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_1m b
-      where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time;
+    return query select * from (select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_1m b
+      where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time desc limit p_last) r order by r.time;
   elsif p_interval = 'half-hourly' then
-    return query select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_30m b
-      where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time;
+    return query select * from (select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_30m b
+      where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time desc limit p_last) r order by r.time;
   elsif p_interval = 'hourly' then
-    return query select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_1h b
-      where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time;
+    return query select * from (select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_1h b
+      where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time desc limit p_last) r order by r.time;
   elsif p_interval = 'daily' then
-    return query select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_1d b
-      where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time;
+    return query select * from (select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_1d b
+      where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time desc limit p_last) r order by r.time;
   else
     raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422';
   end if;
 end;
 $$;
-comment on function market.coin_bars(int, text, timestamptz, timestamptz) is 'The bars of one coin at one interval (minutely, half-hourly, hourly, daily) starting within [p_from, p_to] (null: open), oldest first, prices numeric.';
+comment on function market.coin_bars(int, text, timestamptz, timestamptz, int) is 'The bars of one coin at one interval (minutely, half-hourly, hourly, daily) starting within [p_from, p_to] (null: open), oldest first, prices numeric; with p_last only the p_last most recent of them.';
 
 -- why: the candle history endpoint: a window cut to the interval's retention, then its most recent rows
 create or replace function api.coin_history(
@@ -63,7 +65,6 @@ declare
   v_interval api.coin_history_intervals;
   v_from timestamptz;
   v_to timestamptz := coalesce(p_end, 'infinity');
-  v_first timestamptz;
   v_lookback interval;
 begin
   select c.id into v_coin from market.coins c where c.slug = p_slug;
@@ -80,24 +81,22 @@ begin
   -- bars older than the interval's retention are on their way out: never serve them
   v_from := greatest(coalesce(p_start, '-infinity'), now() - v_interval.kept);
 
-  -- the oldest of the most recent p_limit bars of the window
-  select min(r.time) into v_first
-  from (select b.time from market.coin_bars(v_coin, p_interval, v_from, v_to) b order by b.time desc limit p_limit) r;
-  if v_first is null then
-    return;
-  end if;
-
-  -- volume_24h: the volume of the 24 hours that end with the bar, so the bars before the first
-  -- one returned are read too
+  -- volume_24h: the volume of the 24 hours that end with the bar, so the bars before the first one
+  -- returned are read too: bars are aligned to the width, so at most v_lookback / width of them
   v_lookback := interval '24 hours' - v_interval.width;
   return query
   select market.iso_time(w.time), w.close::text, w.open::text, w.high::text, w.low::text, w.close::text,
     w.volume::double precision, w.volume_24h::double precision, w.marketcap::double precision
   from (
-    select b.*, sum(b.volume) over (order by b.time range between v_lookback preceding and current row) as volume_24h
-    from market.coin_bars(v_coin, p_interval, greatest(v_first - v_lookback, now() - v_interval.kept), v_to) b
+    select w.* from (
+      select b.*, sum(b.volume) over (order by b.time range between v_lookback preceding and current row) as volume_24h
+      from market.coin_bars(v_coin, p_interval, greatest(v_from - v_lookback, now() - v_interval.kept), v_to,
+        p_limit + ceil(extract(epoch from v_lookback) / extract(epoch from v_interval.width))::int) b
+    ) w
+    where w.time >= v_from
+    order by w.time desc
+    limit p_limit
   ) w
-  where w.time >= v_first
   order by w.time;
 end;
 $$;
