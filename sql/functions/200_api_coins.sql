@@ -11,6 +11,22 @@ language sql stable parallel safe
 as $$ select to_char(p_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"') $$;
 comment on function market.iso_time(timestamptz) is 'An instant as the API writes it: ISO 8601 in UTC to the second, e.g. 2026-06-27T10:34:17+00:00. Null stays null.';
 
+-- why: a coin slug resolves in one place, with the error the endpoints document
+create or replace function market.coin_id(p_slug text) returns int
+language plpgsql stable
+as $$
+declare
+  v_id int;
+begin
+  select c.id into v_id from market.coins c where c.slug = lower(p_slug);
+  if v_id is null then
+    raise exception 'Coin not found.' using errcode = 'MD404';
+  end if;
+  return v_id;
+end;
+$$;
+comment on function market.coin_id(text) is 'The id of the coin with this slug; raises MD404 (HTTP 404) "Coin not found." for an unknown slug.';
+
 -- why: a date as the API writes it, independent of DateStyle
 create or replace function market.iso_date(p_date date) returns text
 language sql stable parallel safe

@@ -3,22 +3,6 @@
 -- per-venue trading symbols (/coins/{slug}/symbols). All snapshot data from market.tickers and
 -- market.pairs; prices are decimal strings (text), USD volumes, spreads and changes numbers.
 
--- why: a coin slug resolves in one place for the market endpoints, with the documented error
-create or replace function market.coin_id(p_slug text) returns int
-language plpgsql stable
-as $$
-declare
-  v_id int;
-begin
-  select c.id into v_id from market.coins c where c.slug = lower(p_slug);
-  if v_id is null then
-    raise exception 'Coin not found.' using errcode = 'MD404';
-  end if;
-  return v_id;
-end;
-$$;
-comment on function market.coin_id(text) is 'The id of the coin with this slug; raises MD404 (HTTP 404) "Coin not found." for an unknown slug.';
-
 -- why: the ticker row as every ticker endpoint and the pair detail return it
 create or replace view api.ticker_rows as
 select t.id, e.id as exchange_id, e.slug as exchange, e.name as exchange_name, t.pair_id,

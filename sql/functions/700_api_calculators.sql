@@ -54,10 +54,7 @@ declare
   v_first date;
   v_closes json;
 begin
-  select * into v_coin from market.coins c where c.slug = p_slug;
-  if v_coin.id is null then
-    raise exception 'Coin not found.' using errcode = 'MD404';
-  end if;
+  select * into v_coin from market.coins c where c.id = market.coin_id(p_slug);
   select * into v_state from market.coin_state s where s.coin_id = v_coin.id;
   if v_state.price is null then
     raise exception 'The coin % has no current price.', p_slug using errcode = 'MD422';

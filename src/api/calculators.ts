@@ -30,7 +30,7 @@ const parsed = (value: string) => {
 
 /** A decimal query value (optionally signed) within [min, max]; `above` makes the minimum exclusive. */
 const decimalIn = (min: number, max: number, options: { signed?: boolean; above?: boolean } = {}) =>
-  (options.signed ? z.string().regex(/^-?\d+(\.\d+)?$/, 'Must be a decimal number.') : query.decimal())
+  (options.signed ? query.signedDecimal() : query.decimal())
     .refine((value) => value.length <= 40, 'At most 40 characters.')
     .refine((value) => {
       const number = parsed(value);

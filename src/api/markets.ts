@@ -13,7 +13,6 @@ const DEFAULT_PER_PAGE = 100;
 
 const slug = () => z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be a slug (lowercase letters, digits and dashes).');
 /** a signed decimal kept as a string (a 24h change may be negative) */
-const signedDecimal = () => z.string().regex(/^-?\d+(\.\d+)?$/, 'Must be a decimal number.');
 
 /** The ticker lists' query (the reference's set Q2): /tickers, /exchanges/{slug}/tickers, /coins/{slug}/markets. */
 export const tickerQuery = z.object({
@@ -29,8 +28,8 @@ export const tickerQuery = z.object({
   search: z.string().max(50).optional().describe('Case-insensitive substring of the pair symbol (BTC/USDT) or the raw venue symbol.'),
   min_volume: query.decimal().optional().describe('Inclusive lower bound of the 24h USD volume.'),
   max_volume: query.decimal().optional(),
-  min_change: signedDecimal().optional().describe('Inclusive lower bound of the 24h percent change.'),
-  max_change: signedDecimal().optional(),
+  min_change: query.signedDecimal().optional().describe('Inclusive lower bound of the 24h percent change.'),
+  max_change: query.signedDecimal().optional(),
   sort: query.sort(TICKER_SORTABLE, 100).optional().describe(`Fields ${TICKER_SORTABLE.join(', ')}, - for descending, nulls last; default -volume_usd.`),
 });
 type TickerQuery = z.output<typeof tickerQuery>;

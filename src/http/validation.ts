@@ -26,6 +26,8 @@ export const query = {
     z.string().regex(/^-?\d+$/, 'Must be an integer.').transform(Number).pipe(z.number().int().min(min).max(max)),
   /** a non-negative decimal kept as a string, so that it reaches SQL as numeric without a float */
   decimal: () => z.string().regex(/^\d+(\.\d+)?$/, 'Must be a non-negative decimal number.'),
+  /** a decimal that may be negative (a percent change, a growth rate), also kept as a string */
+  signedDecimal: () => z.string().regex(/^-?\d+(\.\d+)?$/, 'Must be a decimal number.'),
   csv,
   /** a CSV of positive integer ids, e.g. ids=38,39 */
   intList: (maxLength: number) =>
