@@ -1,9 +1,8 @@
 // deliver_webhook {delivery_id}: one HTTP attempt of a webhook delivery. The attempt is opened
 // (committed) before the POST and closed after it, each in SQL (sql/functions/610_webhook_delivery.sql),
 // which also queues the retry or settles the delivery; no connection is held during the POST.
-// A worker killed mid-POST leaves its job locked: release_stalled_webhooks frees it (else
-// graphile-worker's lock expiry would), the job runs again, the open attempt is closed as
-// interrupted and the event is sent again.
+// A worker killed mid-POST leaves its job locked until its heartbeat goes stale (src/worker.ts);
+// then the job runs again, the open attempt is closed as interrupted and the event is sent again.
 import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import { postWebhook } from '../src/webhooks/post.ts';

@@ -10,7 +10,6 @@ import { simulateLiquidations } from './simulate_liquidations.ts';
 import { refreshFx } from './refresh_fx.ts';
 import { refreshSentiment } from './refresh_sentiment.ts';
 import { deliverWebhook } from './deliver_webhook.ts';
-import { releaseStalledWebhooks } from './release_stalled_webhooks.ts';
 
 export function taskList(config: Config): TaskList {
   return {
@@ -23,7 +22,6 @@ export function taskList(config: Config): TaskList {
     refresh_fx: refreshFx(config.FX_SOURCE),
     refresh_sentiment: refreshSentiment,
     deliver_webhook: deliverWebhook(config),
-    release_stalled_webhooks: releaseStalledWebhooks(config),
   };
 }
 
@@ -37,7 +35,6 @@ export const crontab = [
   '* * * * * simulate_liquidations ?max=1&queue=market',
   '25 4,16 * * * refresh_fx ?max=3',
   '*/15 * * * * refresh_sentiment ?max=1&queue=market',
-  '* * * * * release_stalled_webhooks ?max=1',
 ].join('\n');
 
 /**

@@ -14,6 +14,8 @@ const schema = z.object({
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(8),
   WORKER: z.enum(['inline', 'off']).default('inline'),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
+  // a worker whose beat is three of these old is dead and its job locks are released
+  WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   TIMESCALEDB_JOB_RUNNER: z.enum(['auto', 'on', 'off']).default('auto'),
   MARKET_SOURCE: z.enum(['simulated', 'none']).default('simulated'),
   FX_SOURCE: z.enum(['seed', 'ecb']).default('seed'),

@@ -8,8 +8,10 @@ process.stderr.write(`market-data-api listening on ${service.url}/api/v1 (databa
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
-    if (stopping) return;
+    // A second signal, or a shutdown that outlives its bound, ends the process at once.
+    if (stopping) process.exit(130);
     stopping = true;
+    setTimeout(() => process.exit(1), 15_000).unref();
     await service.close();
     process.exit(0);
   });

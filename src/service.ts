@@ -1,7 +1,6 @@
 // Brings the whole service up — database (embedded if no DATABASE_URL), migrations, worker,
 // HTTP — and down again in the reverse order.
 import { createServer } from 'node:http';
-import type { Runner } from 'graphile-worker';
 import { embeddedUrl, type Config } from './config.ts';
 import { createSql, type Sql } from './db/client.ts';
 import { ensureEmbedded, type EmbeddedHandle } from './db/embedded/launcher.ts';
@@ -9,7 +8,7 @@ import { migrate } from './db/migrate.ts';
 import { describeImport } from './content/import.ts';
 import { loadDemoContentIfEmpty } from './content/demo.ts';
 import { createApp, guardServer } from './http/app.ts';
-import { startWorker } from './worker.ts';
+import { startWorker, type Worker } from './worker.ts';
 
 export interface RunningService {
   url: string;
@@ -31,8 +30,11 @@ export async function openDatabase(config: Config): Promise<{ config: Config; em
 
 export async function startService(initial: Config, log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<RunningService> {
   const { config, embedded } = await openDatabase(initial);
+  // Meanwhile requests answer 503 and the worker retries; both reconnect on their own.
+  embedded?.events.on('exit', (code, signal) => log(`embedded database exited (${signal ?? `code ${code}`}); restarting it`));
+  embedded?.events.on('restart', (port) => log(`embedded database restarted on port ${port}`));
   const sql = createSql(config.database, { max: config.DATABASE_POOL_SIZE });
-  let worker: Runner | null = null;
+  let worker: Worker | null = null;
   try {
     await migrate(sql, log);
     // First start with the demo market on: the demo wallets and articles come with it.
@@ -40,7 +42,7 @@ export async function startService(initial: Config, log: (line: string) => void 
       const loaded = await loadDemoContentIfEmpty(sql);
       if (loaded) log(`demo content loaded: ${describeImport(loaded).join('; ')}`);
     }
-    if (config.WORKER === 'inline') worker = await startWorker(config);
+    if (config.WORKER === 'inline') worker = await startWorker(config, log);
   } catch (error) {
     await sql.end({ timeout: 5 });
     await embedded?.stop();

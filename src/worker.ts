@@ -1,20 +1,154 @@
-// The graphile-worker runner: in the API process by default, or alone (`mdapi worker`).
-import { run, type Runner } from 'graphile-worker';
+// The graphile-worker runner: in the API process by default, or alone (`mdapi worker`). Its
+// worker pool beats in app.worker_heartbeats; each beat also frees the locks of dead pools, so a
+// worker killed mid-job holds its queue for about three beats, not graphile-worker's 4 hours.
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import { crontab, onWorkerStart, taskList } from '../jobs/index.ts';
 import type { Config } from './config.ts';
+import { createSql } from './db/client.ts';
 
-export async function startWorker(config: Config): Promise<Runner> {
-  const runner = await run({
-    connectionString: config.database.url,
-    // The same switch as postgres.js's `prepare`: no named statements behind a transaction pooler.
-    noPreparedStatements: config.database.pooled,
-    concurrency: config.WORKER_CONCURRENCY,
-    maxPoolSize: config.WORKER_CONCURRENCY + 2,
-    pollInterval: 2000,
-    noHandleSignals: true,
-    taskList: taskList(config),
-    crontab,
-  });
-  await onWorkerStart(runner, config);
-  return runner;
+export interface Worker {
+  /** the runner now running (a new one after graphile-worker's pool died with the database) */
+  runner(): Runner | null;
+  stop(): Promise<void>;
+}
+
+/** A worker is dead once its last beat is this many beats old. */
+export const STALE_AFTER_BEATS = 3;
+/** How long stop() lets running jobs finish before it gives them back. */
+const STOP_GRACE_MS = 3_000;
+const MAX_RESTART_DELAY_MS = 30_000;
+
+const timedOut = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms).unref());
+
+export async function startWorker(config: Config, log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<Worker> {
+  // graphile-worker locks jobs and queues in the name of its pool, created inside run().
+  const poolIds = new Set<string>();
+  const heartbeat = startHeartbeat(poolIds, config, log);
+  let runner: Runner | null = null;
+  let stopping = false;
+  let restartTimer: NodeJS.Timeout | null = null;
+  /** pools of runners that died in this process: their locks go as soon as the database answers */
+  const abandoned: string[] = [];
+
+  const launch = async () => {
+    const events: WorkerEvents = new EventEmitter();
+    const mine = new Set<string>();
+    events.on('pool:create', ({ workerPool }) => {
+      mine.add(workerPool.id);
+      poolIds.add(workerPool.id);
+    });
+    const started = await run({
+      events,
+      connectionString: config.database.url,
+      // The same switch as postgres.js's `prepare`: no named statements behind a transaction pooler.
+      noPreparedStatements: config.database.pooled,
+      concurrency: config.WORKER_CONCURRENCY,
+      maxPoolSize: config.WORKER_CONCURRENCY + 2,
+      pollInterval: 2000,
+      noHandleSignals: true,
+      // running jobs are told to abort (helpers.abortSignal) this long into a graceful stop
+      gracefulShutdownAbortTimeout: STOP_GRACE_MS,
+      taskList: taskList(config),
+      crontab,
+      // Batched completion (even with no delay) handles a lost database by stopping the pool,
+      // which is restarted below; the unbatched path leaves the rejection unhandled.
+      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+    });
+    runner = started;
+    // The pool stops itself when the database goes away under it (graphile-worker cannot record a
+    // job's outcome): its beat ends at once, so its locks are released, and a new runner takes over.
+    let dead = false;
+    const died = (why: string) => {
+      if (dead || stopping) return;
+      dead = true;
+      for (const id of mine) {
+        poolIds.delete(id);
+        abandoned.push(id);
+      }
+      if (runner === started) runner = null;
+      started.kill().catch(() => {});
+      log(`job worker stopped (${why}); starting a new one`);
+      scheduleRestart(1_000);
+    };
+    events.on('stop', () => died('its pool stopped'));
+    started.promise.catch((error: Error) => died(error.message));
+    await heartbeat.beat();
+    if (abandoned.length > 0) await heartbeat.release(abandoned.splice(0));
+    await onWorkerStart(started, config);
+  };
+  const scheduleRestart = (delay: number) => {
+    restartTimer = setTimeout(() => {
+      restartTimer = null;
+      if (stopping) return;
+      launch().then(
+        () => log('job worker running again'),
+        () => scheduleRestart(Math.min(delay * 2, MAX_RESTART_DELAY_MS)),
+      );
+    }, delay);
+  };
+
+  await launch();
+  return {
+    runner: () => runner,
+    async stop() {
+      stopping = true;
+      if (restartTimer) clearTimeout(restartTimer);
+      heartbeat.stopBeating();
+      const current = runner;
+      if (current) {
+        // graphile-worker's graceful stop waits for running jobs, and a backfill takes minutes: past
+        // the grace period the forceful stop gives them back to the queue (they run again elsewhere;
+        // their open transactions roll back when this process's connections close).
+        const graceful = current.stop().then(() => true, () => true);
+        if (!(await Promise.race([graceful, timedOut(STOP_GRACE_MS)]))) {
+          await Promise.race([current.kill().catch(() => {}), timedOut(STOP_GRACE_MS)]);
+        }
+      }
+      await Promise.race([heartbeat.farewell(), timedOut(STOP_GRACE_MS)]);
+    },
+  };
+}
+
+function startHeartbeat(workerIds: Set<string>, config: Config, log: (line: string) => void) {
+  const sql = createSql(config.database, { max: 1 });
+  const process_ = `${hostname()}:${process.pid}`;
+  const stale = `${(STALE_AFTER_BEATS * config.WORKER_HEARTBEAT_MS) / 1000} seconds`;
+  let timer: NodeJS.Timeout | null = null;
+  let beating: Promise<void> = Promise.resolve();
+
+  const beat = () =>
+    (beating = (async () => {
+      try {
+        const [row] = await sql<{ released: number }[]>`
+          select app.worker_heartbeat(${process_}, ${[...workerIds]}::text[], ${stale}::interval) as released`;
+        if (row!.released > 0) log(`released the job locks of ${row!.released} dead worker(s)`);
+      } catch (error) {
+        // The database may be restarting; the next beat tries again.
+        log(`worker heartbeat failed: ${(error as Error).message}`);
+      }
+    })());
+  timer = setInterval(() => void beat(), config.WORKER_HEARTBEAT_MS);
+  timer.unref();
+  return {
+    beat,
+    stopBeating() {
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+    /** gives back what these pools hold and forgets them (best effort: else they go stale) */
+    async release(ids: string[]) {
+      try {
+        await sql`select app.worker_farewell(${ids}::text[])`;
+      } catch {
+        // without the database, the locks go once the beats are stale
+      }
+    },
+    async farewell() {
+      await beating;
+      await this.release([...workerIds]);
+      await sql.end({ timeout: 2 });
+    },
+  };
 }

@@ -107,29 +107,5 @@ as $$
     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
 $$;
 
--- why: a worker killed mid-POST keeps its job locked for graphile-worker's 4 hours; an attempt still
--- open long after the time-out can only belong to a dead (or frozen) worker, so that worker's locks
--- are released at once and the delivery runs again (its open attempt is then closed as interrupted)
-create or replace function app.release_stalled_webhook_workers(p_stalled interval) returns int
-language plpgsql volatile
-as $$
-declare
-  v_workers text[];
-begin
-  select array_agg(distinct j.locked_by) into v_workers
-  -- the payload is only in graphile-worker's own table (its jobs view leaves it out)
-  from graphile_worker._private_jobs j
-  join graphile_worker._private_tasks k on k.id = j.task_id and k.identifier = 'deliver_webhook'
-  join app.webhook_attempts a on a.delivery_id = (j.payload ->> 'delivery_id')::bigint and a.finished_at is null
-  where j.locked_by is not null
-    and j.locked_at < now() - p_stalled and a.started_at < now() - p_stalled;
-  if v_workers is null then
-    return 0;
-  end if;
-  perform graphile_worker.force_unlock_workers(v_workers);
-  return cardinality(v_workers);
-end;
-$$;
-comment on function app.release_stalled_webhook_workers(interval) is
-'Releases every job lock of the workers holding a deliver_webhook job whose attempt has been open longer than p_stalled (well past the delivery time-out): '
-'such a worker died mid-POST, and its jobs run again at once instead of after graphile-worker''s 4-hour lock expiry. Returns the number of workers released.';
+-- A worker killed mid-POST is released by its stale heartbeat (040_worker_heartbeats.sql).
+drop function if exists app.release_stalled_webhook_workers(interval);

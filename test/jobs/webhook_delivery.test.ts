@@ -4,11 +4,9 @@
 // redelivery after a worker is killed mid-POST.
 import { spawn } from 'node:child_process';
 import test from 'ava';
-import { Logger, quickAddJob, run, runOnce, type Runner } from 'graphile-worker';
+import { Logger, run, type Runner } from 'graphile-worker';
 import { verifyWebhook } from '../../examples/verify-webhook.ts';
 import { deliverWebhook } from '../../jobs/deliver_webhook.ts';
-import { crontab, taskList } from '../../jobs/index.ts';
-import { stalledAfterSeconds } from '../../jobs/release_stalled_webhooks.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -252,14 +250,12 @@ test.serial('a worker killed mid-delivery: its stalled lock is released and the 
   t.deepEqual((await attempts(endpoint.id)).map((a) => a.outcome), [null], 'its attempt is on record, without an outcome');
   t.is((await deliveries(endpoint.id))[0]!.status, 'pending');
 
-  // an attempt open for less than the stall limit may still be running: its lock is kept
-  const release = async () =>
-    (await db.sql`select app.release_stalled_webhook_workers(make_interval(secs => ${stalledAfterSeconds(400)})) as n`)[0]!.n as number;
+  // the child runs no heartbeat: its lock counts as a dead worker's once older than the bound
+  const release = async () => (await db.sql`select app.release_dead_workers(interval '30 seconds') as n`)[0]!.n as number;
   t.is(await release(), 0);
   t.deepEqual(await locked(), [true]);
-  // past the limit (aged here instead of waited for) the dead worker's lock goes, long before graphile-worker's 4 hours
+  // past the bound (aged here instead of waited for) the dead worker's lock goes, long before graphile-worker's 4 hours
   await db.sql`update graphile_worker._private_jobs set locked_at = locked_at - interval '3 minutes' where locked_at is not null`;
-  await db.sql`update app.webhook_attempts set started_at = started_at - interval '3 minutes' where finished_at is null`;
   t.is(await release(), 1);
   t.deepEqual(await locked(), [false]);
   runner = await run({
@@ -272,16 +268,4 @@ test.serial('a worker killed mid-delivery: its stalled lock is released and the 
   t.like((await deliveries(endpoint.id))[0], { status: 'succeeded', attempts: 2, response_status: 204 });
   t.deepEqual((await attempts(endpoint.id)).map((a) => a.outcome), ['interrupted', 'succeeded']);
   t.deepEqual(await locked(), [], 'the job is done');
-});
-
-test.serial('release_stalled_webhooks runs every minute through the service\'s task list', async (t) => {
-  t.regex(crontab, /^\* \* \* \* \* release_stalled_webhooks /m);
-  const config = db.config();
-  const options = { connectionString: db.url, noPreparedStatements: true, logger: silent, taskList: taskList(config) };
-  await quickAddJob(options, 'release_stalled_webhooks', {});
-  await runOnce(options);
-  const [failed] = await db.sql`
-    select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks k on k.id = j.task_id
-    where k.identifier = 'release_stalled_webhooks'`;
-  t.is(failed!.n, 0, 'the job ran and succeeded');
 });

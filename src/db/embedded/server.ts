@@ -45,6 +45,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
   const backend = (batch: Buffer) => {
     const call = queue.then(() => pg.execProtocolRaw(batch));
     queue = call.catch(() => undefined);
+    // A trap inside the WASM backend leaves it unusable: end the process (its clients get their
+    // FATAL first) and let the supervisor (launcher.ts) start a fresh one on the same data.
+    call.catch((error) => {
+      if (error instanceof WebAssembly.RuntimeError) {
+        process.stderr.write(`[embedded-db] backend crashed: ${error.message}; exiting for a restart\n`);
+        setImmediate(() => process.exit(70));
+      }
+    });
     return call;
   };
 
@@ -100,6 +108,8 @@ if (import.meta.main) {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    // A close that hangs must not keep the port and the data directory.
+    setTimeout(() => process.exit(1), 3_000).unref();
     await running.close();
     process.exit(0);
   };
