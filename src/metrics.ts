@@ -64,7 +64,7 @@ export class Metrics {
         ['mdapi_job_queue_lock_age_seconds', 'Seconds the lock of a serial job queue has been held (0 when free).', ['queue']],
         ['mdapi_newest_bar_age_seconds', 'Age in seconds of the newest 1-minute bar, per data source (the source that created the coin).', ['source']],
         ['mdapi_webhook_deliveries_24h', 'Webhook deliveries created in the last 24 hours, by status: pending, succeeded, failed, skipped.', ['status']],
-        ['mdapi_worker_heartbeat_age_seconds', 'Age in seconds of the newest worker heartbeat (absent when no worker ever beat).', []],
+        ['mdapi_workers', 'Workers by the age of their last heartbeat: fresh (as /readyz counts them) or stale.', ['state']],
         ['mdapi_db_connections', "Client connections to the service's database, by application name and state.", ['application', 'state']],
       ] as const
     ).map(([name, help, labelNames]) => [name, new Gauge({ name, help, labelNames: [...labelNames], registers: [this.registry] })]),

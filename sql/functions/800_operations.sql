@@ -1,7 +1,7 @@
 -- What GET /metrics reads from the database at scrape time, in one call: every row is one sample
 -- (metric name, labels, value). State shared by all processes (job queues, data freshness,
 -- webhook deliveries, connections) is read here rather than counted in one process's memory.
-create or replace function app.metrics_snapshot()
+create or replace function app.metrics_snapshot(p_heartbeat_fresh interval)
 returns table (metric text, labels jsonb, value double precision)
 language sql stable
 set search_path = app, pg_temp
@@ -36,9 +36,10 @@ as $$
   where d.created_at > now() - interval '24 hours'
   group by d.status
   union all
-  select 'mdapi_worker_heartbeat_age_seconds', '{}'::jsonb, extract(epoch from now() - max(h.beat_at))::double precision
-  from app.worker_heartbeats h
-  having count(*) > 0
+  select 'mdapi_workers', jsonb_build_object('state', s.state), count(h.worker_id)::double precision
+  from (values ('fresh'), ('stale')) s (state)
+  left join app.worker_heartbeats h on (h.beat_at > now() - p_heartbeat_fresh) = (s.state = 'fresh')
+  group by s.state
   union all
   -- Server-side view of the pools: this database's connections by client and state.
   select 'mdapi_db_connections', jsonb_build_object('application', a.application_name, 'state', coalesce(a.state, 'unknown')), count(*)::double precision
@@ -46,6 +47,6 @@ as $$
   where a.datname = current_database() and a.backend_type = 'client backend'
   group by a.application_name, a.state
 $$;
-comment on function app.metrics_snapshot() is
-  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), webhook deliveries of the last 24 hours by status, age of the newest worker heartbeat, and this database''s client connections by application and state.';
-revoke execute on function app.metrics_snapshot() from public;
+comment on function app.metrics_snapshot(interval) is
+  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
+revoke execute on function app.metrics_snapshot(interval) from public;

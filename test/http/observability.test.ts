@@ -165,7 +165,8 @@ test.serial('/metrics reads queue depth, bar age, webhook deliveries, heartbeats
   const [coin] = await sql<{ id: number }[]>`
     insert into market.coins (slug, symbol, name, type, source) values ('metrics-test-coin', 'MTC', 'Metrics Test', 'coin', 'metrics-test') returning id`;
   await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close) values (date_trunc('minute', now()) - interval '5 minutes', ${coin!.id}, 1, 1, 1, 1)`;
-  await sql`insert into app.worker_heartbeats (worker_id, process, beat_at) values ('metrics-worker', 'test:3', now() - interval '12 seconds')`;
+  await sql`insert into app.worker_heartbeats (worker_id, process, beat_at) values ('metrics-worker', 'test:3', now() - interval '12 seconds'),
+    ('dead-worker', 'test:4', now() - interval '2 minutes')`;
   try {
     const [endpoint] = (await sql`
       insert into app.webhook_endpoints (owner, url, events, secret) values ('metrics', 'https://hooks.example/m', '{alarm.triggered}', 'x') returning id`) as unknown as [{ id: string }];
@@ -179,7 +180,8 @@ test.serial('/metrics reads queue depth, bar age, webhook deliveries, heartbeats
     t.is(total(all, 'mdapi_job_queue_lock_age_seconds', { queue: 'metrics-test' }), 0, 'the queue is free');
     const age = total(all, 'mdapi_newest_bar_age_seconds', { source: 'metrics-test' });
     t.true(age >= 300 && age < 420, `bar age ${age}`);
-    t.true(total(all, 'mdapi_worker_heartbeat_age_seconds') >= 12);
+    t.is(total(all, 'mdapi_workers', { state: 'fresh' }), 1);
+    t.is(total(all, 'mdapi_workers', { state: 'stale' }), 1);
     // The embedded database (PGlite behind the multiplexer) has no pg_stat_activity rows; a server has.
     if (!handles.db.embeddedPort) t.true(find(all, 'mdapi_db_connections', { application: 'market-data-api' }).length > 0);
   } finally {
