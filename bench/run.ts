@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { hashKey, createKey } from '../src/keys.ts';
+import { silentLogger } from '../src/log.ts';
 import { startService } from '../src/service.ts';
 import { measure, printTable, type Figures } from './harness.ts';
 import { benchExchanges } from './exchanges.ts';
@@ -15,7 +16,7 @@ import { benchMarket } from './market.ts';
 const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-bench-'));
 const service = await startService(
   loadConfig({ ...process.env, DATABASE_URL: process.env.BENCH_DATABASE_URL, DATA_DIR: dataDir, EMBEDDED_DB_PORT: '0', PORT: '0', WORKER: 'off', LOG_REQUESTS: 'false' }),
-  () => {},
+  silentLogger,
 );
 const { sql } = service;
 try {

@@ -6,6 +6,7 @@ import { embeddedUrl, loadConfig } from './config.ts';
 import { createSql } from './db/client.ts';
 import { backup, restore } from './db/backup.ts';
 import { migrate } from './db/migrate.ts';
+import { createLogger } from './log.ts';
 import { ContentImportError, describeImport, importContent } from './content/import.ts';
 import { CandleImportError, importCandles } from './import/candles.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
@@ -64,7 +65,7 @@ const { values, positionals } = parseArgs({
 
 switch (command) {
   case 'migrate': {
-    await withDatabase((sql) => migrate(sql, (line) => process.stderr.write(`${line}\n`)));
+    await withDatabase((sql) => migrate(sql, createLogger(loadConfig())));
     break;
   }
   case 'create-key': {

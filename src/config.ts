@@ -23,7 +23,14 @@ const schema = z.object({
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   TRUST_PROXY: flag.default(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536),
+  // One JSON line per request (info level); false keeps job, start-up and error lines only.
   LOG_REQUESTS: flag.default(true),
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // GET /metrics answers loopback clients without it, anyone with `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16).optional(),
+  // GET /readyz fails without a fresh worker heartbeat; defaults to true with WORKER=inline, false with WORKER=off.
+  READY_REQUIRES_WORKER: flag.optional(),
   // Webhooks: loopback/private-range targets are refused unless allowed (tests use 127.0.0.1 receivers).
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag.default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),

@@ -1,9 +1,12 @@
 // `make start`: the service in one process tree (API + worker, embedded database beside it).
 import { loadConfig } from './config.ts';
+import { createLogger } from './log.ts';
 import { startService } from './service.ts';
 
-const service = await startService(loadConfig());
-process.stderr.write(`market-data-api listening on ${service.url}/api/v1 (database: ${service.config.database.embedded ? `embedded, ${service.config.database.url}` : 'DATABASE_URL'})\n`);
+const config = loadConfig();
+const logger = createLogger(config);
+const service = await startService(config, logger);
+logger.info({ url: `${service.url}/api/v1`, database: service.config.database.embedded ? `embedded, ${service.config.database.url}` : 'DATABASE_URL' }, `market-data-api listening on ${service.url}/api/v1`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

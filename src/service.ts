@@ -9,6 +9,8 @@ import { describeImport } from './content/import.ts';
 import { loadDemoContentIfEmpty } from './content/demo.ts';
 import { createApp, guardServer } from './http/app.ts';
 import { startWorker, type Worker } from './worker.ts';
+import { createLogger, type Logger } from './log.ts';
+import { Metrics } from './metrics.ts';
 
 export interface RunningService {
   url: string;
@@ -28,27 +30,29 @@ export async function openDatabase(config: Config): Promise<{ config: Config; em
   return { config: { ...config, database: { ...config.database, url: embeddedUrl(embedded.port) } }, embedded };
 }
 
-export async function startService(initial: Config, log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<RunningService> {
+export async function startService(initial: Config, logger: Logger = createLogger(initial)): Promise<RunningService> {
   const { config, embedded } = await openDatabase(initial);
   // Meanwhile requests answer 503 and the worker retries; both reconnect on their own.
-  embedded?.events.on('exit', (code, signal) => log(`embedded database exited (${signal ?? `code ${code}`}); restarting it`));
-  embedded?.events.on('restart', (port) => log(`embedded database restarted on port ${port}`));
+  embedded?.events.on('exit', (code, signal) => logger.error(`embedded database exited (${signal ?? `code ${code}`}); restarting it`));
+  embedded?.events.on('restart', (port) => logger.info(`embedded database restarted on port ${port}`));
   const sql = createSql(config.database, { max: config.DATABASE_POOL_SIZE });
+  // One registry for the app and the inline worker: /metrics shows both.
+  const metrics = new Metrics(config);
   let worker: Worker | null = null;
   try {
-    await migrate(sql, log);
+    await migrate(sql, logger);
     // First start with the demo market on: the demo wallets and articles come with it.
     if (config.MARKET_SOURCE === 'simulated') {
       const loaded = await loadDemoContentIfEmpty(sql);
-      if (loaded) log(`demo content loaded: ${describeImport(loaded).join('; ')}`);
+      if (loaded) logger.info(`demo content loaded: ${describeImport(loaded).join('; ')}`);
     }
-    if (config.WORKER === 'inline') worker = await startWorker(config, log);
+    if (config.WORKER === 'inline') worker = await startWorker(config, { logger, metrics });
   } catch (error) {
     await sql.end({ timeout: 5 });
     await embedded?.stop();
     throw error;
   }
-  const app = createApp({ sql, config }, log);
+  const app = createApp({ sql, config }, { logger, metrics });
   const server = createServer(app.callback());
   guardServer(server);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));

@@ -7,6 +7,9 @@ import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import { crontab, onWorkerStart, taskList } from '../jobs/index.ts';
 import type { Config } from './config.ts';
 import { createSql } from './db/client.ts';
+import { observeJobs } from './job-runs.ts';
+import { createLogger, graphileLogger, type Logger } from './log.ts';
+import type { Metrics } from './metrics.ts';
 
 export interface Worker {
   /** the runner now running (a new one after graphile-worker's pool died with the database) */
@@ -22,10 +25,11 @@ const MAX_RESTART_DELAY_MS = 30_000;
 
 const timedOut = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms).unref());
 
-export async function startWorker(config: Config, log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<Worker> {
+export async function startWorker(config: Config, observability: { logger?: Logger; metrics?: Metrics } = {}): Promise<Worker> {
+  const logger = observability.logger ?? createLogger(config);
   // graphile-worker locks jobs and queues in the name of its pool, created inside run().
   const poolIds = new Set<string>();
-  const heartbeat = startHeartbeat(poolIds, config, log);
+  const heartbeat = startHeartbeat(poolIds, config, logger);
   let runner: Runner | null = null;
   let stopping = false;
   let restartTimer: NodeJS.Timeout | null = null;
@@ -33,7 +37,9 @@ export async function startWorker(config: Config, log: (line: string) => void = 
   const abandoned: string[] = [];
 
   const launch = async () => {
+    // Listening before run(): the pool and the first jobs start while it is still returning.
     const events: WorkerEvents = new EventEmitter();
+    observeJobs({ events }, logger, observability.metrics);
     const mine = new Set<string>();
     events.on('pool:create', ({ workerPool }) => {
       mine.add(workerPool.id);
@@ -52,6 +58,7 @@ export async function startWorker(config: Config, log: (line: string) => void = 
       gracefulShutdownAbortTimeout: STOP_GRACE_MS,
       taskList: taskList(config),
       crontab,
+      logger: graphileLogger(logger),
       // Batched completion (even with no delay) handles a lost database by stopping the pool,
       // which is restarted below; the unbatched path leaves the rejection unhandled.
       preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
@@ -69,7 +76,7 @@ export async function startWorker(config: Config, log: (line: string) => void = 
       }
       if (runner === started) runner = null;
       started.kill().catch(() => {});
-      log(`job worker stopped (${why}); starting a new one`);
+      logger.warn(`job worker stopped (${why}); starting a new one`);
       scheduleRestart(1_000);
     };
     events.on('stop', () => died('its pool stopped'));
@@ -83,7 +90,7 @@ export async function startWorker(config: Config, log: (line: string) => void = 
       restartTimer = null;
       if (stopping) return;
       launch().then(
-        () => log('job worker running again'),
+        () => logger.info('job worker running again'),
         () => scheduleRestart(Math.min(delay * 2, MAX_RESTART_DELAY_MS)),
       );
     }, delay);
@@ -111,7 +118,7 @@ export async function startWorker(config: Config, log: (line: string) => void = 
   };
 }
 
-function startHeartbeat(workerIds: Set<string>, config: Config, log: (line: string) => void) {
+function startHeartbeat(workerIds: Set<string>, config: Config, logger: Logger) {
   const sql = createSql(config.database, { max: 1 });
   const process_ = `${hostname()}:${process.pid}`;
   const stale = `${(STALE_AFTER_BEATS * config.WORKER_HEARTBEAT_MS) / 1000} seconds`;
@@ -123,10 +130,10 @@ function startHeartbeat(workerIds: Set<string>, config: Config, log: (line: stri
       try {
         const [row] = await sql<{ released: number }[]>`
           select app.worker_heartbeat(${process_}, ${[...workerIds]}::text[], ${stale}::interval) as released`;
-        if (row!.released > 0) log(`released the job locks of ${row!.released} dead worker(s)`);
+        if (row!.released > 0) logger.warn(`released the job locks of ${row!.released} dead worker(s)`);
       } catch (error) {
         // The database may be restarting; the next beat tries again.
-        log(`worker heartbeat failed: ${(error as Error).message}`);
+        logger.warn(`worker heartbeat failed: ${(error as Error).message}`);
       }
     })());
   timer = setInterval(() => void beat(), config.WORKER_HEARTBEAT_MS);

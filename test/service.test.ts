@@ -2,6 +2,7 @@
 // worker with its crontab, and the HTTP API.
 import test from 'ava';
 import { createKey } from '../src/keys.ts';
+import { silentLogger } from '../src/log.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
 
@@ -9,7 +10,7 @@ let db: TestDatabase;
 let service: RunningService;
 test.before(async () => {
   db = await testDatabase();
-  service = await startService(db.config({ PORT: '0', WORKER: 'inline' }), () => {});
+  service = await startService(db.config({ PORT: '0', WORKER: 'inline' }), silentLogger);
 });
 test.after.always(async () => {
   await service?.close();

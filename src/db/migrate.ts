@@ -4,8 +4,9 @@
 // on a real server and behind the embedded multiplexer alike.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Logger, runMigrations } from 'graphile-worker';
+import { Logger as GraphileLogger, runMigrations } from 'graphile-worker';
 import type { Sql } from './client.ts';
+import { silentLogger, type Logger } from '../log.ts';
 
 const SQL_DIR = new URL('../../sql/', import.meta.url).pathname;
 // Any constant will do; it only has to be the same for every migrator.
@@ -21,7 +22,10 @@ const sqlFiles = (dir: string) =>
     .filter((name) => name.endsWith('.sql'))
     .sort();
 
-export async function migrate(sql: Sql, log: (line: string) => void = () => {}): Promise<MigrationResult> {
+/** The numbered migration files this code knows (readiness compares them with app.migrations). */
+export const migrationFiles = () => sqlFiles('migrations');
+
+export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLogger): Promise<MigrationResult> {
   // Before the function files: SQL functions queue jobs with graphile_worker.add_job in the
   // caller's transaction, so its schema must exist wherever migrations ran, worker or not.
   await installWorkerSchema(sql);
@@ -49,7 +53,7 @@ export async function migrate(sql: Sql, log: (line: string) => void = () => {}):
     });
     if (done) {
       applied.push(name);
-      log(`applied ${name}`);
+      logger.info({ migration: name }, 'migration applied');
     }
   }
 
@@ -60,7 +64,7 @@ export async function migrate(sql: Sql, log: (line: string) => void = () => {}):
     // Functions created after the default privileges were set still need the grant when replaced.
     await tx.unsafe(`grant execute on all functions in schema api to analyst; grant select on all tables in schema market, api to analyst`).simple();
   });
-  log(`re-applied ${functions.length} function files`);
+  logger.info({ functionFiles: functions.length }, 'function files re-applied');
   return { applied, functions };
 }
 
@@ -76,7 +80,7 @@ async function installWorkerSchema(sql: Sql) {
   if (host[0]!.startsWith('/')) url.searchParams.set('host', host[0]!);
   else url.host = `${host[0]!.includes(':') ? `[${host[0]}]` : host[0]}:${port[0]}`;
   if (ssl) url.searchParams.set('sslmode', ssl === 'prefer' || ssl === 'allow' ? 'no-verify' : 'require');
-  await runMigrations({ connectionString: url.toString(), maxPoolSize: 1, noPreparedStatements: true, logger: silentLogger });
+  await runMigrations({ connectionString: url.toString(), maxPoolSize: 1, noPreparedStatements: true, logger: silentGraphileLogger });
 }
 
-const silentLogger = new Logger(() => () => {});
+const silentGraphileLogger = new GraphileLogger(() => () => {});

@@ -39,6 +39,9 @@ export async function admission(
       ${route.endpoint}, ${config.AUTH_FAILURES_PER_KEY}, ${config.AUTH_FAILURES_PER_CLIENT}, ${route.consume},
       ${route.perPage ?? null})`;
   if (!row) throw new Error('app.admit returned no row');
+  // For the request log and metrics (src/http/observe.ts): the outcome, and which key (never the key itself).
+  ctx.state.admission = row.outcome;
+  if (row.key_id !== null) ctx.state.keyId = Number(row.key_id);
 
   if (row.quota_limit !== null) {
     ctx.set('X-Quota-Limit', row.quota_limit);

@@ -10,14 +10,24 @@ import { apiRoutes } from '../api/index.ts';
 import { ApiError, errorMiddleware } from './errors.ts';
 import type { Deps } from './routes.ts';
 import { mountRoutes, type RouteSpec } from './routes.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { Metrics } from '../metrics.ts';
+import { healthz, readyz } from './health.ts';
+import { metricsHandler } from './metrics.ts';
+import { observeRequests } from './observe.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
-export function createApp(
-  deps: Deps,
-  log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
-  routes: RouteSpec[] = apiRoutes,
-) {
+export interface Observability {
+  /** default: a logger configured by LOG_FORMAT / LOG_LEVEL */
+  logger?: Logger;
+  /** default: a registry of this app's own */
+  metrics?: Metrics;
+}
+
+export function createApp(deps: Deps, observability: Observability = {}, routes: RouteSpec[] = apiRoutes) {
+  const logger = observability.logger ?? createLogger(deps.config);
+  const metrics = observability.metrics ?? new Metrics(deps.config);
   const app = new Koa();
   app.proxy = deps.config.TRUST_PROXY;
 
@@ -25,15 +35,10 @@ export function createApp(
     const incoming = ctx.get('x-request-id');
     ctx.state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      // Path only: query strings may carry what a client would rather not see in logs.
-      if (deps.config.LOG_REQUESTS) log(`${ctx.method} ${ctx.path} ${ctx.status} ${(performance.now() - started).toFixed(1)}ms`);
-    }
+    await next();
   });
-  app.use(errorMiddleware(log));
+  app.use(observeRequests(logger, metrics, deps.config.LOG_REQUESTS));
+  app.use(errorMiddleware(logger));
   app.use(helmet());
   app.use(async (ctx, next) => {
     const length = Number(ctx.get('content-length') || 0);
@@ -55,6 +60,13 @@ export function createApp(
       },
     }),
   );
+
+  // Operations endpoints beside /api/v1, without an API key (see each for its own access rule).
+  const operations = new Router();
+  operations.get('/healthz', healthz);
+  operations.get('/readyz', readyz(deps));
+  operations.get('/metrics', metricsHandler(deps, metrics));
+  app.use(operations.routes());
 
   const router = new Router({ prefix: '/api/v1' });
   mountRoutes(router, routes, deps);

@@ -1,5 +1,7 @@
 // The one error path: every 4xx/5xx leaves as {error: {code, message, details}}.
 import type { Context, Next } from 'koa';
+import type { Logger } from '../log.ts';
+import { routeLabel } from './observe.ts';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -97,7 +99,7 @@ export function render(ctx: Context, error: ApiError) {
 }
 
 /** First in the chain: renders every failure, and unknown routes, as the envelope. */
-export function errorMiddleware(log: (line: string) => void) {
+export function errorMiddleware(logger: Logger) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
@@ -105,7 +107,7 @@ export function errorMiddleware(log: (line: string) => void) {
     } catch (error) {
       const apiError = toApiError(error);
       // Log what went wrong, never the query string or the request's headers.
-      if (apiError.status >= 500) log(`${ctx.method} ${ctx.path} ${ctx.state.requestId}: ${(error as Error).stack ?? error}`);
+      if (apiError.status >= 500) logger.error({ requestId: ctx.state.requestId, method: ctx.method, route: routeLabel(ctx), err: error }, 'request failed');
       render(ctx, apiError);
     }
   };

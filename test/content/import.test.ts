@@ -4,7 +4,9 @@
 import test from 'ava';
 import { ContentImportError, importContent } from '../../src/content/import.ts';
 import { DEMO_CONTENT_DIR, loadDemoContentIfEmpty } from '../../src/content/demo.ts';
+import { silentLogger } from '../../src/log.ts';
 import { startService } from '../../src/service.ts';
+import { captureLog } from '../helpers/log.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { ARTICLES, CATEGORIES, SOURCE, WALLETS, fixtureFiles, writeContentDir } from './fixtures.ts';
 
@@ -156,13 +158,13 @@ test.serial('the demo set imports cleanly: 12+ wallets, 20+ articles in 2+ local
 
 test.serial('a first start with the demo market on loads the demo content; MARKET_SOURCE=none does not', async (t) => {
   await clear();
-  const off = await startService(db.config({ PORT: '0', WORKER: 'off', MARKET_SOURCE: 'none' }), () => {});
+  const off = await startService(db.config({ PORT: '0', WORKER: 'off', MARKET_SOURCE: 'none' }), silentLogger);
   await off.close();
   t.is((await db.sql`select from market.wallets`).length, 0);
-  const lines: string[] = [];
-  const on = await startService(db.config({ PORT: '0', WORKER: 'off', MARKET_SOURCE: 'simulated' }), (line) => lines.push(line));
+  const log = captureLog();
+  const on = await startService(db.config({ PORT: '0', WORKER: 'off', MARKET_SOURCE: 'simulated' }), log.logger);
   try {
-    t.true(lines.some((line) => line.startsWith('demo content loaded: wallets: ')), lines.join('\n'));
+    t.true(log.lines().some((line) => String(line.msg).startsWith('demo content loaded: wallets: ')), log.text());
     t.true((await db.sql`select from market.wallets`).length >= 12);
   } finally {
     await on.close();

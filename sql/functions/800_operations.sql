@@ -1,0 +1,52 @@
+-- What GET /metrics reads from the database at scrape time, in one call: every row is one sample
+-- (metric name, labels, value). State shared by all processes (job queues, data freshness,
+-- webhook deliveries, connections) is read here rather than counted in one process's memory.
+create or replace function app.metrics_snapshot(p_heartbeat_fresh interval)
+returns table (metric text, labels jsonb, value double precision)
+language sql stable
+set search_path = app, pg_temp
+as $$
+  -- graphile-worker jobs per queue (unqueued jobs under '') and state.
+  select 'mdapi_job_queue_jobs', jsonb_build_object('queue', coalesce(q.queue_name, ''), 'state', s.state), count(*)::double precision
+  from graphile_worker._private_jobs j
+  left join graphile_worker._private_job_queues q on q.id = j.job_queue_id
+  cross join lateral (
+    select case
+      when j.locked_at is not null then 'locked'
+      when j.attempts >= j.max_attempts then 'failed'
+      when j.run_at > now() then 'scheduled'
+      else 'ready'
+    end as state
+  ) s
+  group by q.queue_name, s.state
+  union all
+  -- A named queue is serial: while its lock is held no other job of it runs (0 when free).
+  select 'mdapi_job_queue_lock_age_seconds', jsonb_build_object('queue', q.queue_name),
+    coalesce(extract(epoch from now() - q.locked_at), 0)::double precision
+  from graphile_worker._private_job_queues q
+  union all
+  -- Newest 1-minute bar per source, a coin's bars counted for the source that created the coin.
+  select 'mdapi_newest_bar_age_seconds', jsonb_build_object('source', c.source), extract(epoch from now() - max(b.time))::double precision
+  from market.coins c
+  cross join lateral (select b.time from market.coin_bars_1m b where b.coin_id = c.id order by b.time desc limit 1) b
+  group by c.source
+  union all
+  select 'mdapi_webhook_deliveries_24h', jsonb_build_object('status', d.status), count(*)::double precision
+  from app.webhook_deliveries d
+  where d.created_at > now() - interval '24 hours'
+  group by d.status
+  union all
+  select 'mdapi_workers', jsonb_build_object('state', s.state), count(h.worker_id)::double precision
+  from (values ('fresh'), ('stale')) s (state)
+  left join app.worker_heartbeats h on (h.beat_at > now() - p_heartbeat_fresh) = (s.state = 'fresh')
+  group by s.state
+  union all
+  -- Server-side view of the pools: this database's connections by client and state.
+  select 'mdapi_db_connections', jsonb_build_object('application', a.application_name, 'state', coalesce(a.state, 'unknown')), count(*)::double precision
+  from pg_stat_activity a
+  where a.datname = current_database() and a.backend_type = 'client backend'
+  group by a.application_name, a.state
+$$;
+comment on function app.metrics_snapshot(interval) is
+  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
+revoke execute on function app.metrics_snapshot(interval) from public;

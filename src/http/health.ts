@@ -1,0 +1,86 @@
+// GET /healthz (the process answers) and GET /readyz (it can serve: database reachable,
+// migrations current, a worker alive) for orchestrators and load balancers. No API key.
+import type { Context } from 'koa';
+import { migrationFiles } from '../db/migrate.ts';
+import { ApiError } from './errors.ts';
+import type { Deps } from './routes.ts';
+
+/** Workers beat every 10 s; three missed beats make a worker stale. */
+export const HEARTBEAT_FRESH_SECONDS = 30;
+/** A readiness probe must answer promptly even when the database does not. */
+const CHECK_TIMEOUT_MS = 2000;
+
+export interface Readiness {
+  ready: boolean;
+  checks: {
+    database: { ok: boolean; error?: string };
+    migrations: { ok: boolean; pending?: string[]; unknown?: string[]; error?: string };
+    worker: { ok: boolean; required: boolean; status?: 'fresh' | 'stale' | 'none'; fresh_workers?: number; newest_beat_age_seconds?: number | null; error?: string };
+  };
+}
+
+function withTimeout<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+const reason = (error: unknown) => (error instanceof Error && /no answer within/.test(error.message) ? error.message : 'unreachable');
+
+/**
+ * The worker check is required when READY_REQUIRES_WORKER says so, by default when this process
+ * runs the worker (WORKER=inline). Not required, it still reports fresh, stale or none.
+ */
+export async function readiness({ sql, config }: Deps): Promise<Readiness> {
+  const required = config.READY_REQUIRES_WORKER ?? config.WORKER === 'inline';
+  const checks: Readiness['checks'] = {
+    database: { ok: false },
+    migrations: { ok: false },
+    worker: { ok: !required, required },
+  };
+  try {
+    await withTimeout(sql`select 1`);
+    checks.database.ok = true;
+  } catch (error) {
+    checks.database.error = reason(error);
+    checks.migrations.error = checks.worker.error = 'database unreachable';
+    return { ready: false, checks };
+  }
+  try {
+    const applied = new Set((await withTimeout(sql<{ name: string }[]>`select name from app.migrations`)).map((row) => row.name));
+    const files = migrationFiles();
+    const pending = files.filter((name) => !applied.has(name));
+    // Applied files this code does not know come from newer code (a rolling upgrade): reported, not fatal.
+    checks.migrations = { ok: pending.length === 0, pending, unknown: [...applied].filter((name) => !files.includes(name)) };
+  } catch (error) {
+    checks.migrations.error = reason(error);
+  }
+  try {
+    const [beats] = await withTimeout(sql<{ fresh: number; total: number; age: number | null }[]>`
+      select count(*) filter (where beat_at > now() - make_interval(secs => ${HEARTBEAT_FRESH_SECONDS}))::int as fresh,
+             count(*)::int as total,
+             extract(epoch from now() - max(beat_at))::float8 as age
+      from app.worker_heartbeats`);
+    const status = beats!.fresh > 0 ? 'fresh' : beats!.total > 0 ? 'stale' : 'none';
+    checks.worker = { ok: status === 'fresh' || !required, required, status, fresh_workers: beats!.fresh, newest_beat_age_seconds: beats!.age };
+  } catch (error) {
+    checks.worker.error = reason(error);
+  }
+  return { ready: checks.database.ok && checks.migrations.ok && checks.worker.ok, checks };
+}
+
+export async function healthz(ctx: Context) {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { status: 'ok' };
+}
+
+export function readyz(deps: Deps) {
+  return async (ctx: Context) => {
+    ctx.set('Cache-Control', 'no-store');
+    const { ready, checks } = await readiness(deps);
+    if (!ready) throw new ApiError(503, 'not_ready', 'The service is not ready: see details.checks.', { checks });
+    ctx.body = { status: 'ready', checks };
+  };
+}

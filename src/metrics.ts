@@ -1,0 +1,91 @@
+// The Prometheus metrics of one service instance, in a registry of its own (not prom-client's
+// global one), so that several apps in one process (tests) never share or collide.
+// What happens in this process (requests, admissions, job runs) is counted here; what all
+// processes share (queues, data freshness, webhook deliveries, connections) is read from the
+// database at scrape time by app.metrics_snapshot().
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Config } from './config.ts';
+
+export interface SnapshotRow {
+  metric: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+// Seconds; requests are mostly single queries, jobs run from milliseconds to a backfill's minutes.
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const JOB_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900];
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'mdapi_http_requests_total',
+    help: 'HTTP requests answered, by method, declared route (unmatched for unknown paths) and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'mdapi_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method, declared route and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly admissions = new Counter({
+    name: 'mdapi_admissions_total',
+    help: 'Admission decisions on keyed requests: ok, unauthorized, auth_rate_limited, plan_required, per_page_exceeded, rate_limited, quota_exceeded.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobRuns = new Counter({
+    name: 'mdapi_job_runs_total',
+    help: 'Job runs of the worker in this process, by task and outcome (success; error: will be retried; failed: no attempts left).',
+    labelNames: ['task', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobDuration = new Histogram({
+    name: 'mdapi_job_duration_seconds',
+    help: 'Duration of job runs of the worker in this process, by task.',
+    labelNames: ['task'] as const,
+    buckets: JOB_BUCKETS,
+    registers: [this.registry],
+  });
+
+  /** Gauges filled from app.metrics_snapshot() at each scrape (see its COMMENT for their meaning). */
+  private readonly snapshotGauges = new Map<string, Gauge>(
+    (
+      [
+        ['mdapi_job_queue_jobs', 'graphile-worker jobs by queue (empty for unqueued jobs) and state: ready, scheduled, locked, failed.', ['queue', 'state']],
+        ['mdapi_job_queue_lock_age_seconds', 'Seconds the lock of a serial job queue has been held (0 when free).', ['queue']],
+        ['mdapi_newest_bar_age_seconds', 'Age in seconds of the newest 1-minute bar, per data source (the source that created the coin).', ['source']],
+        ['mdapi_webhook_deliveries_24h', 'Webhook deliveries created in the last 24 hours, by status: pending, succeeded, failed, skipped.', ['status']],
+        ['mdapi_workers', 'Workers by the age of their last heartbeat: fresh (as /readyz counts them) or stale.', ['state']],
+        ['mdapi_db_connections', "Client connections to the service's database, by application name and state.", ['application', 'state']],
+      ] as const
+    ).map(([name, help, labelNames]) => [name, new Gauge({ name, help, labelNames: [...labelNames], registers: [this.registry] })]),
+  );
+
+  constructor(config: Pick<Config, 'DATABASE_POOL_SIZE' | 'WORKER_CONCURRENCY' | 'WORKER'>) {
+    const poolSize = new Gauge({
+      name: 'mdapi_db_pool_size',
+      help: 'Configured size of the connection pools of this process: api (DATABASE_POOL_SIZE) and worker (WORKER_CONCURRENCY + 2).',
+      labelNames: ['pool'] as const,
+      registers: [this.registry],
+    });
+    poolSize.set({ pool: 'api' }, config.DATABASE_POOL_SIZE);
+    if (config.WORKER === 'inline') poolSize.set({ pool: 'worker' }, config.WORKER_CONCURRENCY + 2);
+    // Process CPU, memory, event-loop lag and the like, prefixed like the rest.
+    collectDefaultMetrics({ register: this.registry, prefix: 'mdapi_' });
+  }
+
+  /** Replaces the scrape-time gauges with a fresh snapshot (label sets that disappeared go too). */
+  applySnapshot(rows: SnapshotRow[]) {
+    for (const gauge of this.snapshotGauges.values()) gauge.reset();
+    for (const row of rows) this.snapshotGauges.get(row.metric)?.set(row.labels, row.value);
+  }
+}
