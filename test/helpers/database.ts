@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddedUrl, loadConfig, type Config } from '../../src/config.ts';
 import { createSql, type Sql } from '../../src/db/client.ts';
-import { ensureEmbedded } from '../../src/db/embedded/launcher.ts';
+import { ensureEmbedded, type EmbeddedHandle } from '../../src/db/embedded/launcher.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { TEMPLATE_DIR, buildTemplate } from './template.ts';
 
@@ -15,6 +15,8 @@ export interface TestDatabase {
   urlAs(user: string): string;
   sql: Sql;
   embeddedPort: number | null;
+  /** the supervised embedded database process (null on a database server) */
+  embedded: EmbeddedHandle | null;
   dataDir: string | null;
   /** service configuration pointing at this database */
   config(overrides?: Record<string, string>): Config;
@@ -35,6 +37,7 @@ export async function testDatabase(options: { idleInTransactionTimeoutMs?: numbe
     urlAs: (user) => embeddedUrl(embedded.port, user),
     sql,
     embeddedPort: embedded.port,
+    embedded,
     dataDir,
     config: (overrides = {}) =>
       // The demo market stays off unless a test asks for it: its first tick backfills two years.
@@ -65,6 +68,7 @@ async function externalDatabase(serverUrl: string): Promise<TestDatabase> {
     },
     sql,
     embeddedPort: null,
+    embedded: null,
     dataDir: null,
     config: (overrides = {}) =>
       loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', MARKET_SOURCE: 'none', ...overrides, DATABASE_URL: url.toString() }),

@@ -1,0 +1,74 @@
+// The embedded database process dies (SIGKILL, as a WASM trap would end it): the supervisor starts
+// it again on the same port and data, the API answers 503 service_unavailable meanwhile and serves
+// again without a restart, and the inline worker picks jobs up again. Stopping is bounded too.
+import test from 'ava';
+import { createKey } from '../../src/keys.ts';
+import { silentLogger } from '../../src/log.ts';
+import { startService, type RunningService } from '../../src/service.ts';
+import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+
+let db: TestDatabase;
+let service: RunningService;
+test.before(async () => {
+  db = await testDatabase();
+  service = await startService(db.config({ PORT: '0', WORKER: 'inline', WORKER_HEARTBEAT_MS: '1000' }), silentLogger);
+});
+test.after.always(async () => {
+  await service?.close();
+  await db?.close();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test.serial('a killed database process is restarted; the API answers 503 meanwhile and recovers by itself', async (t) => {
+  if (!db.embedded) return t.pass('only the embedded database is supervised by the service');
+  const { key } = await createKey(db.sql, { plan: 'pro', owner: 'supervision', scope: 'data-api' });
+  const ping = () => fetch(`${service.url}/api/v1/ping`, { headers: { authorization: `Bearer ${key}` } });
+  t.is((await ping()).status, 200);
+
+  const pid = db.embedded.pid()!;
+  const restarted = new Promise((resolve) => db.embedded!.events.once('restart', resolve));
+  process.kill(pid, 'SIGKILL');
+  const statuses: number[] = [];
+  const deadline = Date.now() + 60_000;
+  let last: Response | null = null;
+  while (Date.now() < deadline) {
+    last = await ping();
+    statuses.push(last.status);
+    if (last.status === 200 && statuses.some((status) => status !== 200)) break;
+    if (last.status !== 200) {
+      const body = await last.json();
+      t.is(last.status, 503, 'never a 500 while the database is away');
+      t.is(body.error.code, 'service_unavailable');
+      t.truthy(last.headers.get('retry-after'));
+    }
+    await sleep(50);
+  }
+  await restarted;
+  t.true(statuses.includes(503), `the outage was seen (${statuses.length} requests)`);
+  t.is(last?.status, 200, 'served again without restarting the API');
+  t.not(db.embedded.pid(), pid, 'a new database process');
+
+  // The inline worker lost its connections too: it takes new jobs again.
+  const [{ id }] = (await db.sql`select (graphile_worker.add_job('prune_counters', '{}'::json)).id`) as unknown as [{ id: string }];
+  let left = 1;
+  for (let i = 0; i < 300 && left > 0; i++) {
+    await sleep(100);
+    left = (await db.sql`select count(*)::int as n from graphile_worker.jobs where id = ${id}`)[0]!.n as number;
+  }
+  t.is(left, 0, 'the worker ran a job queued after the restart');
+});
+
+test.serial('stopping the database process is bounded even while a statement holds it', async (t) => {
+  if (!db.embedded) return t.pass('only the embedded database is supervised by the service');
+  await service.close();
+  // A WASM statement blocks the database's thread, and its SIGTERM handler with it.
+  const busy = db.sql`select pg_sleep(30)`.catch(() => 'ended');
+  await sleep(300);
+  const started = Date.now();
+  await db.embedded.stop();
+  const took = Date.now() - started;
+  t.true(took < 8_000, `stopped in ${took} ms`);
+  t.is(await busy, 'ended');
+  t.is(db.embedded.pid(), null);
+});
