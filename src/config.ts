@@ -64,3 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 export const embeddedUrl = (port: number, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/postgres`;
+
+/** A worker pool whose last beat is this many beats old is dead: its job locks are released. */
+export const STALE_AFTER_BEATS = 3;
+export const workerStaleAfterMs = (config: Pick<Config, 'WORKER_HEARTBEAT_MS'>) => STALE_AFTER_BEATS * config.WORKER_HEARTBEAT_MS;

@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import { crontab, onWorkerStart, taskList } from '../jobs/index.ts';
-import type { Config } from './config.ts';
+import { workerStaleAfterMs, type Config } from './config.ts';
 import { createSql } from './db/client.ts';
 import { observeJobs } from './job-runs.ts';
 import { createLogger, graphileLogger, type Logger } from './log.ts';
@@ -17,8 +17,6 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-/** A worker is dead once its last beat is this many beats old. */
-export const STALE_AFTER_BEATS = 3;
 /** How long stop() lets running jobs finish before it gives them back. */
 const STOP_GRACE_MS = 3_000;
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -121,7 +119,7 @@ export async function startWorker(config: Config, observability: { logger?: Logg
 function startHeartbeat(workerIds: Set<string>, config: Config, logger: Logger) {
   const sql = createSql(config.database, { max: 1 });
   const process_ = `${hostname()}:${process.pid}`;
-  const stale = `${(STALE_AFTER_BEATS * config.WORKER_HEARTBEAT_MS) / 1000} seconds`;
+  const stale = `${workerStaleAfterMs(config) / 1000} seconds`;
   let timer: NodeJS.Timeout | null = null;
   let beating: Promise<void> = Promise.resolve();
 

@@ -1,12 +1,11 @@
 // GET /healthz (the process answers) and GET /readyz (it can serve: database reachable,
 // migrations current, a worker alive) for orchestrators and load balancers. No API key.
 import type { Context } from 'koa';
+import { workerStaleAfterMs } from '../config.ts';
 import { migrationFiles } from '../db/migrate.ts';
 import { ApiError } from './errors.ts';
 import type { Deps } from './routes.ts';
 
-/** Workers beat every 10 s; three missed beats make a worker stale. */
-export const HEARTBEAT_FRESH_SECONDS = 30;
 /** A readiness probe must answer promptly even when the database does not. */
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -59,7 +58,7 @@ export async function readiness({ sql, config }: Deps): Promise<Readiness> {
   }
   try {
     const [beats] = await withTimeout(sql<{ fresh: number; total: number; age: number | null }[]>`
-      select count(*) filter (where beat_at > now() - make_interval(secs => ${HEARTBEAT_FRESH_SECONDS}))::int as fresh,
+      select count(*) filter (where beat_at > now() - make_interval(secs => ${workerStaleAfterMs(config) / 1000}))::int as fresh,
              count(*)::int as total,
              extract(epoch from now() - max(beat_at))::float8 as age
       from app.worker_heartbeats`);

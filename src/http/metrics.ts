@@ -5,7 +5,7 @@ import type { Context } from 'koa';
 import type { Metrics, SnapshotRow } from '../metrics.ts';
 import { bearerKey } from './admission.ts';
 import { ApiError } from './errors.ts';
-import { HEARTBEAT_FRESH_SECONDS } from './health.ts';
+import { workerStaleAfterMs } from '../config.ts';
 import type { Deps } from './routes.ts';
 
 export type MetricsAccess = 'ok' | 'unauthorized' | 'forbidden';
@@ -36,7 +36,7 @@ export function metricsHandler({ sql, config }: Deps, metrics: Metrics) {
       throw new ApiError(403, 'forbidden', 'Metrics are served to loopback clients only; set METRICS_TOKEN to scrape from elsewhere.');
     }
     metrics.applySnapshot(
-      await sql<SnapshotRow[]>`select metric, labels, value from app.metrics_snapshot(make_interval(secs => ${HEARTBEAT_FRESH_SECONDS}))`,
+      await sql<SnapshotRow[]>`select metric, labels, value from app.metrics_snapshot(make_interval(secs => ${workerStaleAfterMs(config) / 1000}))`,
     );
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();

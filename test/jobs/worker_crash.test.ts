@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import test from 'ava';
 import { ensureCatalogue } from '../../jobs/sources/simulated/index.ts';
-import { STALE_AFTER_BEATS } from '../../src/worker.ts';
+import { STALE_AFTER_BEATS } from '../../src/config.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
 
