@@ -45,6 +45,8 @@ export function createApp(
   app.use(
     bodyParser({
       enableTypes: ['json'],
+      // Any JSON value parses; a route that takes a body says when it is not an object (routes.ts).
+      jsonStrict: false,
       jsonLimit: deps.config.MAX_BODY_BYTES,
       encoding: 'utf-8',
       onError: (error) => {
@@ -73,7 +75,9 @@ export function guardServer(server: Server) {
     const body = JSON.stringify({ error: { code, message, details: {} } });
     socket.end(
       `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        // The headers were not read, so there is no incoming id to echo: a fresh one, as on every response.
+        `X-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
 }

@@ -45,6 +45,8 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   status?: number;
   /** keyed, per-owner state (alarms, webhooks): `Cache-Control: no-store` on every response */
   noStore?: boolean;
+  /** when the operation can answer 409: what conflicts (documented in OpenAPI) */
+  conflict?: string;
   handler: (input: HandlerInput<z.output<Q>, z.output<P>, z.output<B>>) => Promise<unknown>;
 }
 
