@@ -9,7 +9,7 @@ import helmet from 'koa-helmet';
 import { apiRoutes } from '../api/index.ts';
 import { ApiError, errorMiddleware } from './errors.ts';
 import type { Deps } from './routes.ts';
-import { mountRoutes, type RouteSpec } from './routes.ts';
+import { API_PREFIX, mountRoutes, type RouteSpec } from './routes.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -58,7 +58,7 @@ export function createApp(
     }),
   );
 
-  const router = new Router({ prefix: '/api/v1' });
+  const router = new Router({ prefix: API_PREFIX });
   mountRoutes(router, routes, deps);
   app.use(router.routes());
   return app;
