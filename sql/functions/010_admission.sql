@@ -42,23 +42,24 @@ declare
 begin
   quota_reset := (v_month + interval '1 month') at time zone 'utc';
 
-  -- Attempts over a limit are refused before the key is looked at, and are not counted again:
-  -- a client retrying a bad key cannot push its address over the address limit by itself.
-  if exists (
-    select from app.auth_failures f
-    where f.window_start = v_window
-      and ((f.subject = v_key_subject and f.failures >= p_key_failure_limit)
-        or (f.subject = v_client_subject and f.failures >= p_client_failure_limit))
-  ) then
-    outcome := 'auth_rate_limited';
-    retry_after := v_window_left;
-    return next;
-    return;
-  end if;
-
   select k.* into v_key from app.api_keys k
   where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope;
   if not found then
+    -- Only failed attempts are limited: a valid key is looked up first and never refused for other
+    -- keys' failures from its address (behind a proxy without TRUST_PROXY, every client shares one).
+    -- Attempts over a limit are not counted again: a client retrying a bad key cannot push its
+    -- address over the address limit by itself.
+    if exists (
+      select from app.auth_failures f
+      where f.window_start = v_window
+        and ((f.subject = v_key_subject and f.failures >= p_key_failure_limit)
+          or (f.subject = v_client_subject and f.failures >= p_client_failure_limit))
+    ) then
+      outcome := 'auth_rate_limited';
+      retry_after := v_window_left;
+      return next;
+      return;
+    end if;
     insert into app.auth_failures as f (subject, window_start, failures)
     select s, v_window, 1 from unnest(array[v_key_subject, v_client_subject]) s where s is not null
     on conflict (subject, window_start) do update set failures = f.failures + 1;

@@ -65,6 +65,7 @@ export const alarmRoutes = [
   }),
   defineRoute({
     method: 'post', path: '/alarms', operationId: 'createAnAlarm', tag, plan: 'free', noStore: true, status: 201,
+    conflict: 'alarm_inventory_exhausted: the owner has no alarm left in its inventory (details.balance).',
     body: z.object({ ...fields, type: z.literal('TARGET').optional().describe('TARGET, the only type (optional).') }),
     summary:
       'Creates an active TARGET alarm on a coin, taking one from the owner\'s alarm inventory (409 alarm_inventory_exhausted at 0). ' +

@@ -28,6 +28,7 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: 'post', path: '/webhooks', operationId: 'createAWebhookEndpoint', tag, plan: 'free', noStore: true, status: 201,
+    conflict: 'conflict: the owner already has the maximum number of webhook endpoints.',
     body: z.object({
       url: z.string().max(2048).describe('Where to POST events: an http(s) URL of a public host (loopback and private-range addresses are refused).'),
       events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).describe('Event kinds to receive: alarm.triggered.'),
@@ -68,6 +69,7 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: 'post', path: '/webhooks/{id}/test', operationId: 'sendATestEvent', tag, plan: 'free', noStore: true, params: idParams,
+    conflict: 'conflict: the endpoint is disabled; re-enable it first.',
     summary: 'Queues a sample alarm.triggered event marked "test": true to this endpoint, signed and retried like any other; 409 when the endpoint is disabled.',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.send_webhook_test(${key.owner}, ${id}) as data`;

@@ -9,7 +9,7 @@ import helmet from 'koa-helmet';
 import { apiRoutes } from '../api/index.ts';
 import { ApiError, errorMiddleware } from './errors.ts';
 import type { Deps } from './routes.ts';
-import { mountRoutes, type RouteSpec } from './routes.ts';
+import { API_PREFIX, mountRoutes, type RouteSpec } from './routes.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics.ts';
 import { healthz, readyz } from './health.ts';
@@ -50,6 +50,8 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   app.use(
     bodyParser({
       enableTypes: ['json'],
+      // Any JSON value parses; a route that takes a body says when it is not an object (routes.ts).
+      jsonStrict: false,
       jsonLimit: deps.config.MAX_BODY_BYTES,
       encoding: 'utf-8',
       onError: (error) => {
@@ -68,7 +70,7 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   operations.get('/metrics', metricsHandler(deps, metrics));
   app.use(operations.routes());
 
-  const router = new Router({ prefix: '/api/v1' });
+  const router = new Router({ prefix: API_PREFIX });
   mountRoutes(router, routes, deps);
   app.use(router.routes());
   return app;
@@ -85,7 +87,9 @@ export function guardServer(server: Server) {
     const body = JSON.stringify({ error: { code, message, details: {} } });
     socket.end(
       `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        // The headers were not read, so there is no incoming id to echo: a fresh one, as on every response.
+        `X-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
 }

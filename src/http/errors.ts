@@ -70,8 +70,33 @@ function sqlDetails(detail: string | undefined): Record<string, unknown> {
 const isPostgresError = (error: unknown): error is PostgresError =>
   typeof error === 'object' && error !== null && 'severity' in error && typeof (error as PostgresError).code === 'string';
 
+/** postgres.js codes for a connection that could not be opened or was lost (socket errors pass through). */
+const CONNECTION_LOST = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT',
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+]);
+
+/**
+ * The database is down, restarting or unreachable: a retry shortly may well succeed, so this is a
+ * 503, not a 500. SQLSTATE class 08 is connection exceptions, 57P01-57P03 a server shutting down or
+ * starting, and the embedded multiplexer answers FATAL XX000 when its database process fails.
+ */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  if (!isPostgresError(error)) return CONNECTION_LOST.has(code);
+  return (
+    code.startsWith('08') ||
+    ['57P01', '57P02', '57P03'].includes(code) ||
+    (code === 'XX000' && error.severity === 'FATAL' && error.message === 'embedded database failure')
+  );
+}
+
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError(503, 'service_unavailable', 'The database is unavailable at the moment; retry shortly.', {}, { 'Retry-After': '5' });
+  }
   if (isPostgresError(error)) {
     const mapped = SQLSTATE_TO_HTTP[error.code];
     if (mapped && error.code.startsWith('MD')) {

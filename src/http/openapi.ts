@@ -33,13 +33,24 @@ export function openApiDocument(routes: RouteSpec[], version: string) {
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(route.body, { io: 'input', unrepresentable: 'any' }) } } } }
         : {}),
+      // Every status the service can answer this operation with, each with the error envelope.
       responses: {
         [String(route.status ?? 200)]: { description: 'Success: {data, meta}, paginated lists add links.' },
+        400: errorResponse(
+          route.body
+            ? 'invalid_json (the body is not JSON), invalid_body (it is not a JSON object) or bad_request (the request could not be parsed).'
+            : 'bad_request: the request could not be parsed.',
+        ),
         401: errorResponse('Missing, malformed, unknown or revoked key.'),
         403: errorResponse('plan_required: the endpoint or window needs a higher plan.'),
+        404: errorResponse('not_found: the resource does not exist.'),
+        ...(route.conflict ? { 409: errorResponse(route.conflict) } : {}),
+        ...(route.body ? { 413: errorResponse('payload_too_large: the body is over the size limit.') } : {}),
         422: errorResponse('validation: details.errors maps each field to its messages.'),
         429: errorResponse('rate_limited or quota_exceeded; see Retry-After.'),
+        431: errorResponse('headers_too_large: the request headers are too large.'),
         500: errorResponse('server_error.'),
+        503: errorResponse('service_unavailable (the database is unreachable or restarting) or timeout; see Retry-After.'),
       },
     };
   }

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
 import { ApiError } from './errors.ts';
 import { admission, type Admitted } from './admission.ts';
-import { fieldErrors } from './validation.ts';
+import { addErrors, bodyTextErrors, fieldErrors, pathTextErrors, queryTextErrors } from './validation.ts';
 
 export type PlanName = 'free' | 'starter' | 'pro';
 export const PLAN_RANK: Record<PlanName, number> = { free: 1, starter: 2, pro: 3 };
@@ -45,6 +45,8 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   status?: number;
   /** keyed, per-owner state (alarms, webhooks): `Cache-Control: no-store` on every response */
   noStore?: boolean;
+  /** when the operation can answer 409: what conflicts (documented in OpenAPI) */
+  conflict?: string;
   handler: (input: HandlerInput<z.output<Q>, z.output<P>, z.output<B>>) => Promise<unknown>;
 }
 
@@ -52,29 +54,61 @@ export const defineRoute = <Q extends AnyObject, P extends AnyObject, B extends 
   spec: RouteSpec<Q, P, B>,
 ) => spec as unknown as RouteSpec;
 
+export const API_PREFIX = '/api/v1';
+
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
 /** Parses every input of a request, collecting all field errors instead of stopping at the first. */
 function parseInputs(route: RouteSpec, ctx: Context) {
-  const errors: Record<string, string[]> = {};
+  // Text PostgreSQL cannot take is refused here, for every route at once, before any schema.
+  const errors = addErrors(queryTextErrors(ctx.querystring), pathTextErrors(rawPathParams(route, ctx.path)));
   const parse = (schema: z.ZodType | undefined, input: unknown) => {
     if (!schema) return {};
     const result = schema.safeParse(input);
     if (result.success) return result.data;
-    Object.assign(errors, fieldErrors(result.error));
+    addErrors(errors, fieldErrors(result.error));
     return undefined;
   };
   const query = parse(route.query, singleValued(ctx.query, errors));
   const params = parse(route.params, ctx.params);
-  const body = route.body ? parse(route.body, (ctx.request as { body?: unknown }).body) : undefined;
+  let body: unknown;
+  if (route.body) {
+    const json = requestBody(ctx);
+    addErrors(errors, bodyTextErrors(json));
+    body = parse(route.body, json);
+  }
   return { query, params, body, errors };
+}
+
+/**
+ * The parsed JSON body of a route that takes one: no body reads as {} (the schema then names the
+ * missing fields); valid JSON that is not an object is refused as such, not as "invalid JSON".
+ */
+function requestBody(ctx: Context): unknown {
+  const { body, rawBody } = ctx.request as { body?: unknown; rawBody?: string };
+  if (body === undefined || (body === '' && !rawBody)) return {};
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError(400, 'invalid_body', 'The request body must be a JSON object.');
+  }
+  return body;
+}
+
+/** Path parameters as they arrived, still percent-encoded (every parameter is a whole segment). */
+function rawPathParams(route: RouteSpec, path: string) {
+  const raw: Record<string, string> = {};
+  const segments = path.slice(API_PREFIX.length).split('/');
+  route.path.split('/').forEach((segment, index) => {
+    const name = /^\{(\w+)\}$/.exec(segment)?.[1];
+    if (name && segments[index] !== undefined) raw[name] = segments[index];
+  });
+  return raw;
 }
 
 /** A repeated query parameter (?a=1&a=2) is ambiguous: refuse it rather than guess. */
 function singleValued(query: Record<string, string | string[] | undefined>, errors: Record<string, string[]>) {
   const single: Record<string, string> = {};
   for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value)) errors[name] = ['Must be given once.'];
+    if (Array.isArray(value)) (errors[name] ??= []).push('Must be given once.');
     else if (value !== undefined) single[name] = value;
   }
   return single;
@@ -82,7 +116,7 @@ function singleValued(query: Record<string, string | string[] | undefined>, erro
 
 export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
   for (const route of routes) {
-    const endpoint = `${route.method.toUpperCase()} /api/v1${route.path}`;
+    const endpoint = `${route.method.toUpperCase()} ${API_PREFIX}${route.path}`;
     router[route.method](koaPath(route.path), async (ctx: Context) => {
       if (route.noStore) ctx.set('Cache-Control', 'no-store');
       const input = parseInputs(route, ctx);

@@ -17,6 +17,89 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown): z.
   return result.data;
 }
 
+/**
+ * Text PostgreSQL cannot store (U+0000, unpaired surrogates) or that is not UTF-8 at all: checked
+ * for every input of every route before any schema, so it is a 422 naming the field, never a 500.
+ */
+const TEXT_PROBLEMS = {
+  nul: 'Must not contain the NUL character (U+0000).',
+  utf8: 'Must be valid UTF-8 text.',
+  surrogate: 'Must not contain unpaired UTF-16 surrogates.',
+};
+
+function textProblem(value: string): string | null {
+  if (value.includes('\0')) return TEXT_PROBLEMS.nul;
+  // With the u flag a surrogate pair is one code point: only an unpaired half matches.
+  if (/[\uD800-\uDFFF]/u.test(value)) return TEXT_PROBLEMS.surrogate;
+  return null;
+}
+
+/**
+ * A query-string or path component decoded strictly: URLSearchParams and the router decode invalid
+ * UTF-8 silently (to U+FFFD or not at all), so the raw component is checked here. A `%` not followed
+ * by two hex digits stays literal, as those decoders keep it.
+ */
+function decodeComponent(raw: string, plusIsSpace: boolean): string | null {
+  try {
+    return decodeURIComponent((plusIsSpace ? raw.replace(/\+/g, ' ') : raw).replace(/%(?![0-9A-Fa-f]{2})/g, '%25'));
+  } catch {
+    return null;
+  }
+}
+
+function componentProblem(raw: string, plusIsSpace: boolean): string | null {
+  const decoded = decodeComponent(raw, plusIsSpace);
+  return decoded === null ? TEXT_PROBLEMS.utf8 : textProblem(decoded);
+}
+
+/** Field errors for bad text in a raw query string (names and values), keyed by parameter name. */
+export function queryTextErrors(querystring: string): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  for (const pair of querystring.split('&')) {
+    if (!pair) continue;
+    const at = pair.indexOf('=');
+    const [name, value] = at === -1 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)];
+    const problem = componentProblem(name, true) ?? componentProblem(value, true);
+    if (problem) addErrors(errors, { [decodeComponent(name, true) ?? name]: [problem] });
+  }
+  return errors;
+}
+
+/** Field errors for bad text in raw (still percent-encoded) path parameters. */
+export function pathTextErrors(rawParams: Record<string, string>): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  for (const [name, raw] of Object.entries(rawParams)) {
+    const problem = componentProblem(raw, false);
+    if (problem) errors[name] = [problem];
+  }
+  return errors;
+}
+
+/** Field errors for bad text anywhere in a parsed JSON body: keys and string values, at any depth. */
+export function bodyTextErrors(body: unknown, path: string[] = []): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  const field = (at: string[]) => at.join('.') || '_';
+  if (typeof body === 'string') {
+    const problem = textProblem(body);
+    if (problem) errors[field(path)] = [problem];
+  } else if (Array.isArray(body)) {
+    body.forEach((item, index) => addErrors(errors, bodyTextErrors(item, [...path, String(index)])));
+  } else if (body !== null && typeof body === 'object') {
+    for (const [key, value] of Object.entries(body)) {
+      const problem = textProblem(key);
+      if (problem) addErrors(errors, { [field([...path, key])]: [problem] });
+      addErrors(errors, bodyTextErrors(value, [...path, key]));
+    }
+  }
+  return errors;
+}
+
+/** Merges field errors, keeping every message of a field. */
+export function addErrors(into: Record<string, string[]>, more: Record<string, string[]>) {
+  for (const [field, messages] of Object.entries(more)) (into[field] ??= []).push(...messages);
+  return into;
+}
+
 const csv = (maxLength: number) =>
   z.string().max(maxLength).transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
 

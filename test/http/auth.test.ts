@@ -1,5 +1,6 @@
 // Authentication: the 401 cases, and failed attempts limited per key and per client address
-// without one client's bad key locking out another client behind the same address.
+// without one client's bad key locking out another client behind the same address, and a valid
+// key never refused for other keys' failures.
 import test from 'ava';
 import { revokeKey } from '../../src/keys.ts';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
@@ -61,6 +62,31 @@ test.serial('an address trying many different keys is refused, other addresses a
   const statuses = [];
   for (let i = 0; i < 8; i++) statuses.push((await from(address, `Bearer ${bogusKey(100 + i)}`)).status);
   t.deepEqual(statuses, [401, 401, 401, 401, 401, 401, 429, 429]);
-  t.is((await from(address, `Bearer ${await handles.api.key()}`)).status, 429, 'the address is over its limit');
-  t.is((await from('10.3.0.2', `Bearer ${await handles.api.key()}`)).status, 200);
+  // Was 429: the address limit refused good keys too (issue 11, item 6). It only slows failures down.
+  t.is((await from(address, `Bearer ${await handles.api.key()}`)).status, 200, 'a valid key is never refused for other keys’ failures');
+  t.is((await from(address, `Bearer ${bogusKey(200)}`)).status, 429, 'the address is still over its limit for failures');
+  t.is((await from('10.3.0.2', `Bearer ${bogusKey(201)}`)).status, 401, 'other addresses are not');
+});
+
+test.serial('200 bad keys from one address do not lock out a good key from it', async (t) => {
+  await awayFromMinuteBoundary(30);
+  const address = '10.4.0.1';
+  const good = `Bearer ${await handles.api.key()}`;
+  const statuses: number[] = [];
+  for (let i = 0; i < 6; i++) statuses.push((await from(address, `Bearer ${bogusKey(1000 + i)}`)).status);
+  // Over the limit, attempts are no longer counted: the rest can go ten at a time.
+  for (let i = 6; i < 200; i += 10) {
+    const batch = Array.from({ length: Math.min(10, 200 - i) }, (_, j) => from(address, `Bearer ${bogusKey(1000 + i + j)}`));
+    statuses.push(...(await Promise.all(batch)).map((response) => response.status));
+  }
+  t.deepEqual(statuses, [...Array(6).fill(401), ...Array(194).fill(429)]);
+  const admitted = await from(address, good);
+  t.is(admitted.status, 200);
+  t.is(admitted.headers.get('x-quota-used'), '1', 'and it is counted as an ordinary request');
+  const still = await from(address, `Bearer ${bogusKey(2000)}`);
+  t.is(still.status, 429, 'further failures from the address are still slowed down');
+  t.is(still.body.error.code, 'rate_limited');
+  t.truthy(Number(still.headers.get('retry-after')) > 0);
+  const missing = await from(address);
+  t.is(missing.status, 429, 'so is a request without a key');
 });

@@ -1,6 +1,7 @@
 // One error path: validation, unknown routes, mapped database errors, unexpected failures,
 // oversized headers and bodies all leave as {error: {code, message, details}}.
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import test from 'ava';
 import { useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
@@ -103,17 +104,49 @@ test('bodies are validated, and oversized or malformed bodies get a clear 4xx', 
 
 test('oversized headers get a 431 envelope', async (t) => {
   const { port } = handles.api.server.address() as { port: number };
-  const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+  const response = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
     const request = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/ping', headers: { 'x-padding': 'x'.repeat(20_000) } }, (res) => {
       let body = '';
       res.on('data', (chunk) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
     });
     request.on('error', reject);
     request.end();
   });
   t.is(response.status, 431);
   t.is(JSON.parse(response.body).error.code, 'headers_too_large');
+  t.regex(String(response.headers['x-request-id']), /^[0-9a-f-]{36}$/, 'a request id, like every response');
+});
+
+test('a request that cannot be parsed gets a 400 envelope with a request id', async (t) => {
+  const { port } = handles.api.server.address() as { port: number };
+  const raw = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end('NOT A REQUEST\r\n\r\n'));
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  const [head, body] = raw.split('\r\n\r\n');
+  t.regex(head!, /^HTTP\/1\.1 400 /);
+  t.regex(head!, /\r\nX-Request-Id: [0-9a-f-]{36}\r\n/);
+  t.is(JSON.parse(body!).error.code, 'bad_request');
+});
+
+test('a body that is valid JSON but not an object says so', async (t) => {
+  const json = { 'content-type': 'application/json' };
+  for (const body of ['42', 'true', '"x"', '[1]', 'null', '[]']) {
+    const response = await handles.api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body });
+    t.is(response.status, 400, body);
+    t.true(isEnvelope(response.body), body);
+    t.is(response.body.error.code, 'invalid_body', body);
+    t.is(response.body.error.message, 'The request body must be a JSON object.', body);
+  }
+  const broken = await handles.api.request('POST', '/api/v1/fixtures/echo', { key, headers: json, body: '{"name": ' });
+  t.is(broken.body.error.code, 'invalid_json', 'JSON that does not parse is still called that');
+  const empty = await handles.api.request('POST', '/api/v1/fixtures/echo', { key, headers: json });
+  t.is(empty.status, 422, 'no body at all: the schema names the missing fields');
+  t.truthy(empty.body.error.details.errors.name);
 });
 
 test('every response has a request id, and a sane incoming one is echoed', async (t) => {

@@ -47,6 +47,23 @@ test('openapi.json lists every registered route with its parameters', async (t) 
   t.is(document.paths['/api/v1/fixtures/pro'].get['x-minimum-plan'], 'pro');
 });
 
+test('openapi.json lists every status an operation can answer, each with the error envelope', async (t) => {
+  const response = await handles.api.get('/api/v1/openapi.json', await handles.api.key());
+  const conflicting = ['createAnAlarm', 'createAWebhookEndpoint', 'sendATestEvent'];
+  for (const route of fixtureRoutes) {
+    const operation = response.body.paths[`/api/v1${route.path}`][route.method];
+    const expected = ['400', '401', '403', '404', '422', '429', '431', '500', '503'];
+    if (route.body) expected.push('413');
+    if (conflicting.includes(route.operationId)) expected.push('409');
+    const errors = Object.keys(operation.responses).filter((status) => Number(status) >= 400);
+    t.deepEqual(errors.sort(), expected.sort(), route.operationId);
+    for (const status of errors) {
+      t.is(operation.responses[status].content['application/json'].schema.$ref, '#/components/schemas/Error', `${route.operationId} ${status}`);
+    }
+  }
+  t.true(conflicting.every((operationId) => fixtureRoutes.some((route) => route.operationId === operationId && route.conflict)));
+});
+
 test('the service’s own routes are the meta group and whatever groups have landed', (t) => {
   const paths = apiRoutes.map((route) => route.path);
   t.true(['/ping', '/usage', '/openapi.json'].every((path) => paths.includes(path)));
