@@ -4,12 +4,12 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import test from 'ava';
-import { captureLog } from '../helpers/log.ts';
 import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
 import { authenticationOk, errorResponse, readyForQuery } from '../../src/db/embedded/protocol.ts';
 import { createApp } from '../../src/http/app.ts';
 import { toApiError } from '../../src/http/errors.ts';
+import { captureLog } from '../helpers/log.ts';
 
 const servers: Server[] = [];
 test.after.always(() => servers.forEach((server) => server.close()));
