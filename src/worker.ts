@@ -2,10 +2,11 @@
 import { run, type Runner } from 'graphile-worker';
 import { crontab, onWorkerStart, taskList } from '../jobs/index.ts';
 import type { Config } from './config.ts';
+import { WORKER_APPLICATION_NAME, withApplicationName } from './db/client.ts';
 
 export async function startWorker(config: Config): Promise<Runner> {
   const runner = await run({
-    connectionString: config.database.url,
+    connectionString: withApplicationName(config.database.url, WORKER_APPLICATION_NAME),
     // The same switch as postgres.js's `prepare`: no named statements behind a transaction pooler.
     noPreparedStatements: config.database.pooled,
     concurrency: config.WORKER_CONCURRENCY,

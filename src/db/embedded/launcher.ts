@@ -23,7 +23,7 @@ export function portAnswers(port: number): Promise<boolean> {
   });
 }
 
-export async function ensureEmbedded(options: { dataDir: string; port: number; idleInTransactionTimeoutMs?: number }): Promise<EmbeddedHandle> {
+export async function ensureEmbedded(options: { dataDir: string; port: number; idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number }): Promise<EmbeddedHandle> {
   if (options.port !== 0 && (await portAnswers(options.port))) {
     return { port: options.port, started: false, stop: async () => {} };
   }
@@ -32,7 +32,8 @@ export async function ensureEmbedded(options: { dataDir: string; port: number; i
       ...process.env,
       DATA_DIR: options.dataDir,
       EMBEDDED_DB_PORT: String(options.port),
-      EMBEDDED_IDLE_TX_TIMEOUT_MS: String(options.idleInTransactionTimeoutMs ?? 60_000),
+      EMBEDDED_IDLE_TX_TIMEOUT_MS: String(options.idleInTransactionTimeoutMs ?? 10_000),
+      EMBEDDED_STATEMENT_TIMEOUT_MS: String(options.statementTimeoutMs ?? 5_000),
     },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
