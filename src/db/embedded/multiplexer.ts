@@ -13,8 +13,8 @@
 // dropped (disconnect) or cancelled at once when it gets there (CancelRequest).
 //
 // A non-superuser client (the analyst) runs under SET SESSION AUTHORIZATION and may not leave
-// it: statements that could are refused (guard.ts) with a FATAL 42501 that closes the
-// connection, and after each of its batches the session and current user are checked again; on
+// it: statements that could are refused (guard.ts) with an ERROR 42501, after which the
+// connection is closed, and after each of its batches the session and current user are checked again; on
 // a mismatch the reply is discarded, the transaction rolled back and the client disconnected.
 import type { Socket } from 'node:net';
 import {
@@ -56,6 +56,8 @@ interface Unit {
   copy: boolean;
   /** the startup reply, held back until the client's role has been checked on the backend */
   startup?: Buffer;
+  /** a refused statement: the client is told why and closed when its turn comes */
+  refusal?: string;
 }
 
 class Client {
@@ -193,7 +195,11 @@ export class Multiplexer {
       // FunctionCall names a function by oid: nothing to check, so nothing for these clients.
       const why = msg.type === 'F' ? 'the FunctionCall message' : text === null ? null : refusal(text);
       if (why) {
-        this.refuse(client, `permission denied: ${why} is not allowed for role "${client.role}" on the embedded database`);
+        // In turn, after the replies to what the client sent before (its startup reply first).
+        const refusal = `permission denied for role "${client.role}" on the embedded database: ${why}`;
+        client.copyCollect = null;
+        this.enqueue(client, { bytes: Buffer.alloc(0), copy: false, refusal });
+        client.socket.pause();
         return;
       }
     }
@@ -209,10 +215,11 @@ export class Multiplexer {
   /** Ends a client that tried to leave its role; the disconnect rolls back what it holds. */
   private refuse(client: Client, text: string) {
     this.options.log?.(`client ${client.id} (${client.role}) refused: ${text}`);
-    client.send(errorResponse('FATAL', '42501', text));
+    // An ERROR closed by a ReadyForQuery, which drivers wait for before they report the error;
+    // then the connection is closed (end, not destroy: the reply must be flushed first).
+    client.send(Buffer.concat([errorResponse('ERROR', '42501', text), readyForQuery('I')]));
     client.pending = [];
-    client.copyCollect = null;
-    client.socket.destroy();
+    client.socket.end(() => client.socket.destroy());
     this.disconnect(client);
   }
 
@@ -273,9 +280,17 @@ export class Multiplexer {
         status = 'I';
         return;
       }
-      // Whole units up to and including the first COPY: its CopyInResponse must be stripped.
+      if (client.pending[0]?.refusal) {
+        // status stays null: the release that follows rolls back whatever the client holds.
+        this.refuse(client, client.pending[0].refusal);
+        return;
+      }
+      // Whole units up to and including the first COPY (its CopyInResponse must be stripped),
+      // and before any refused statement.
       const copyAt = client.pending.findIndex((unit) => unit.copy);
-      const units = copyAt === -1 ? client.pending.splice(0) : client.pending.splice(0, copyAt + 1);
+      const refusedAt = client.pending.findIndex((unit) => unit.refusal);
+      const end = Math.min(copyAt === -1 ? Infinity : copyAt + 1, refusedAt === -1 ? Infinity : refusedAt);
+      const units = client.pending.splice(0, end === Infinity ? client.pending.length : end);
       const timeoutMs = client.cancelRequested ? 0 : this.timeoutFor(client);
       client.cancelRequested = false;
       const reply = Buffer.from(await this.backend(Buffer.concat(units.map((unit) => unit.bytes)), timeoutMs));
@@ -284,9 +299,7 @@ export class Multiplexer {
         this.backendRole = '';
         await this.setRole(this.options.superuser);
         this.options.log?.(`client ${client.id} (${client.role}) left its role: reply discarded, rolled back, disconnected`);
-        client.send(errorResponse('FATAL', '42501', `permission denied: role "${client.role}" may not change its role`));
-        client.pending = [];
-        client.socket.destroy();
+        this.refuse(client, `permission denied: role "${client.role}" may not change its role`);
         status = 'I';
         return;
       }
