@@ -8,7 +8,10 @@ const schema = z.object({
   DATABASE_POOLED: flag.optional(),
   DATA_DIR: z.string().default('./data'),
   EMBEDDED_DB_PORT: z.coerce.number().int().min(0).max(65535).default(54329),
-  EMBEDDED_IDLE_TX_TIMEOUT_MS: z.coerce.number().int().min(0).default(60_000),
+  // A client of the embedded database idle inside a transaction blocks every other client.
+  EMBEDDED_IDLE_TX_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  // Longest batch of an outside client (psql, the analyst) on the embedded database; 0: none.
+  EMBEDDED_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(8),

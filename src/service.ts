@@ -26,6 +26,7 @@ export async function openDatabase(config: Config): Promise<{ config: Config; em
     dataDir: config.DATA_DIR,
     port: config.EMBEDDED_DB_PORT,
     idleInTransactionTimeoutMs: config.EMBEDDED_IDLE_TX_TIMEOUT_MS,
+    statementTimeoutMs: config.EMBEDDED_STATEMENT_TIMEOUT_MS,
   });
   return { config: { ...config, database: { ...config.database, url: embeddedUrl(embedded.port) } }, embedded };
 }

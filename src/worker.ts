@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import { crontab, onWorkerStart, taskList } from '../jobs/index.ts';
 import { workerStaleAfterMs, type Config } from './config.ts';
-import { createSql } from './db/client.ts';
+import { createSql, WORKER_APPLICATION_NAME, withApplicationName } from './db/client.ts';
 import { observeJobs } from './job-runs.ts';
 import { createLogger, graphileLogger, type Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -45,7 +45,7 @@ export async function startWorker(config: Config, observability: { logger?: Logg
     });
     const started = await run({
       events,
-      connectionString: config.database.url,
+      connectionString: withApplicationName(config.database.url, WORKER_APPLICATION_NAME),
       // The same switch as postgres.js's `prepare`: no named statements behind a transaction pooler.
       noPreparedStatements: config.database.pooled,
       concurrency: config.WORKER_CONCURRENCY,

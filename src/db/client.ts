@@ -5,6 +5,18 @@ import type { DatabaseSettings } from '../config.ts';
 
 export type Sql = postgres.Sql;
 
+// The service's own connections say who they are: the embedded database exempts them (as the
+// superuser only) from the statement time-out it gives outside clients.
+export const APPLICATION_NAME = 'market-data-api';
+export const WORKER_APPLICATION_NAME = 'market-data-worker';
+
+/** The URL with an application_name, for clients configured by URL (graphile-worker). */
+export function withApplicationName(url: string, name: string): string {
+  const named = new URL(url);
+  named.searchParams.set('application_name', name);
+  return named.toString();
+}
+
 export function createSql(settings: DatabaseSettings, options: { max?: number } = {}): Sql {
   return postgres(settings.url, {
     prepare: !settings.pooled,
@@ -12,6 +24,6 @@ export function createSql(settings: DatabaseSettings, options: { max?: number } 
     idle_timeout: 30,
     connect_timeout: 10,
     onnotice: () => {},
-    connection: { application_name: 'market-data-api' },
+    connection: { application_name: APPLICATION_NAME },
   });
 }

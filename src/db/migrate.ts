@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Logger as GraphileLogger, runMigrations } from 'graphile-worker';
-import type { Sql } from './client.ts';
+import { WORKER_APPLICATION_NAME, type Sql } from './client.ts';
 import { silentLogger, type Logger } from '../log.ts';
 
 const SQL_DIR = new URL('../../sql/', import.meta.url).pathname;
@@ -76,6 +76,7 @@ async function installWorkerSchema(sql: Sql) {
   url.username = encodeURIComponent(user);
   if (typeof password === 'string' && password) url.password = encodeURIComponent(password);
   url.pathname = `/${encodeURIComponent(database)}`;
+  url.searchParams.set('application_name', WORKER_APPLICATION_NAME);
   // A Unix socket directory cannot be a URL host; libpq-style `?host=` carries it.
   if (host[0]!.startsWith('/')) url.searchParams.set('host', host[0]!);
   else url.host = `${host[0]!.includes(':') ? `[${host[0]}]` : host[0]}:${port[0]}`;

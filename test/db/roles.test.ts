@@ -48,3 +48,85 @@ test.serial('no table in app is readable by the analyst', async (t) => {
   const [schema] = await db.sql`select has_schema_privilege('analyst', 'app', 'usage') as usage`;
   t.false(schema!.usage);
 });
+
+// On the embedded database the analyst shares the superuser's session: every way out of its role
+// is refused by the multiplexer (and the server-side defences stand behind that).
+const ESCAPES = [
+  'reset role',
+  'RESET   ROLE',
+  'reset/**/role',
+  'set role postgres',
+  "set role to 'postgres'",
+  'begin; set local role postgres',
+  'set session role postgres',
+  '/* a */ SET -- b\n "role" = postgres',
+  'set session authorization postgres',
+  'SET SESSION AUTHORIZATION DEFAULT',
+  'reset session authorization',
+  'set local session authorization postgres',
+  'discard all',
+  "select set_config('role', 'postgres', false)",
+  "select pg_catalog.set_config('session_authorization', 'postgres', false)",
+  `select "pg_catalog"."set_config"('ro' || 'le', 'postgres', false)`,
+  "select SET_CONFIG/**/('role', 'postgres', false)",
+  `select U&"\\0073et_config"('role', 'postgres', false)`,
+  "update pg_settings set setting = 'postgres' where name = 'session_authorization'",
+  "do $$ begin execute 'reset ' || 'role'; end $$",
+  "DO LANGUAGE plpgsql 'begin execute ''reset role''; end'",
+  "create function pg_temp.escape() returns void language plpgsql as $f$ begin execute 'reset role'; end $f$",
+  "select query_to_xml('select set_config(''role'', ''postgres'', false)', false, false, '')",
+  "select ts_stat('select set_config(''role'', ''postgres'', false)::tsvector')",
+  'set standard_conforming_strings = off',
+];
+
+for (const [index, statement] of ESCAPES.entries()) {
+  test.serial(`escape ${index + 1} is refused and leaves the analyst an analyst: ${statement.replace(/\s+/g, ' ')}`, async (t) => {
+    if (db.embeddedPort === null) return t.pass('only the embedded database shares a session');
+    const escaping = postgres(db.urlAs('analyst'), { prepare: false, max: 1, onnotice: () => {} });
+    const error = await t.throwsAsync(escaping.unsafe(statement).simple());
+    t.is((error as { code?: string }).code, '42501');
+    await escaping.end().catch(() => {});
+    const after = postgres(db.urlAs('analyst'), { prepare: false, max: 1, onnotice: () => {} });
+    const secrets = await t.throwsAsync(after`select secret from app.webhook_endpoints`);
+    t.is((secrets as { code?: string }).code, '42501');
+    const keys = await t.throwsAsync(after.unsafe('select count(*) from app.api_keys').simple());
+    t.is((keys as { code?: string }).code, '42501');
+    const [who] = await after`select session_user as session, current_user as current`;
+    t.deepEqual({ ...who }, { session: 'analyst', current: 'analyst' });
+    const [row] = await after`select id from market.role_probe where id = ${1}`;
+    t.is(row!.id, 1);
+    await after.end();
+    const [service] = await db.sql`select current_user as name, count(*)::int as keys from app.api_keys group by 1`.then(
+      (rows) => (rows.length ? rows : db.sql`select current_user as name`),
+    );
+    t.is(service!.name, 'postgres');
+  });
+}
+
+test.serial('server side, RESET ROLE and SET ROLE cannot leave a session authorization', async (t) => {
+  if (db.embeddedPort === null) return t.pass('only the embedded database shares a session');
+  const error = await t.throwsAsync(
+    db.sql.begin(async (tx) => {
+      await tx.unsafe('set local session authorization analyst');
+      await tx.unsafe('reset role');
+      await tx.unsafe('select count(*) from app.api_keys');
+    }),
+  );
+  t.is((error as { code?: string }).code, '42501');
+  const denied = await t.throwsAsync(
+    db.sql.begin(async (tx) => {
+      await tx.unsafe('set local session authorization analyst');
+      await tx.unsafe('set role postgres');
+    }),
+  );
+  t.is((denied as { code?: string }).code, '42501');
+  const [who] = await db.sql`select current_user as name`;
+  t.is(who!.name, 'postgres');
+});
+
+test.serial('harmless statements that mention the words still run for the analyst', async (t) => {
+  const [row] = await analyst.unsafe(`select 'reset role; set_config' as text, 1 as "do"`).simple();
+  t.is(row!.text, 'reset role; set_config');
+  const [setting] = await analyst.unsafe("set timezone = 'UTC'; show timezone").simple();
+  t.truthy(setting);
+});

@@ -23,13 +23,13 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-export async function testDatabase(options: { idleInTransactionTimeoutMs?: number } = {}): Promise<TestDatabase> {
+export async function testDatabase(options: { idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number } = {}): Promise<TestDatabase> {
   const external = process.env.TEST_DATABASE_URL;
   if (external) return externalDatabase(external);
   if (!existsSync(join(TEMPLATE_DIR, 'pgdata'))) await buildTemplate();
   const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-test-'));
   cpSync(TEMPLATE_DIR, dataDir, { recursive: true });
-  const embedded = await ensureEmbedded({ dataDir, port: 0, idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs });
+  const embedded = await ensureEmbedded({ dataDir, port: 0, ...options });
   const url = embeddedUrl(embedded.port);
   const sql = createSql({ url, pooled: true, embedded: true }, { max: 4 });
   return {

