@@ -50,3 +50,22 @@ $$;
 comment on function app.metrics_snapshot(interval) is
   'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
 revoke execute on function app.metrics_snapshot(interval) from public;
+
+-- What GET /readyz asks the database, in one call: migration files the code knows but the
+-- database has not applied (pending) or the other way round (unknown: newer code ran a rolling
+-- upgrade), and the worker heartbeats.
+create or replace function app.readiness(p_migration_files text[], p_heartbeat_fresh interval)
+returns table (pending text[], unknown text[], fresh_workers int, workers int, newest_beat_age_seconds double precision)
+language sql stable
+set search_path = app, pg_temp
+as $$
+  select
+    array(select f from unnest(p_migration_files) f where not exists (select from app.migrations m where m.name = f) order by f),
+    array(select m.name from app.migrations m where m.name <> all (p_migration_files) order by m.name),
+    (select count(*)::int from app.worker_heartbeats h where h.beat_at > now() - p_heartbeat_fresh),
+    (select count(*)::int from app.worker_heartbeats),
+    (select extract(epoch from now() - max(h.beat_at))::float8 from app.worker_heartbeats h)
+$$;
+comment on function app.readiness(text[], interval) is
+  'Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, and the age of the newest beat.';
+revoke execute on function app.readiness(text[], interval) from public;
