@@ -2,6 +2,21 @@
 -- statement and so in one transaction: a file with a bad row imports nothing. The caller then
 -- refreshes the aggregates over the returned window (outside any transaction).
 
+-- why: a time that matches the ISO pattern may still not exist (2024-02-30); it is reported, not
+-- raised. pg_input_is_valid would do this without a subtransaction, but exists only from PostgreSQL 16.
+create or replace function market.parse_import_time(p_time text, p_zoned boolean) returns timestamptz
+-- stable: a time without an offset is read in the session's time zone before AT TIME ZONE
+language plpgsql stable
+as $$
+begin
+  return case when p_zoned then p_time::timestamptz else p_time::timestamp at time zone 'UTC' end;
+exception when data_exception then
+  return null;
+end;
+$$;
+comment on function market.parse_import_time(text, boolean) is
+'An import row''s time: with an offset (p_zoned) as given, else as UTC; null when it is not a valid date-time.';
+
 -- why: every malformed row is reported with its line number, before anything is written
 create or replace function market.import_candles(
   p_slug text,
@@ -38,8 +53,7 @@ begin
   create temporary table import_parsed on commit drop as
   select r.line,
     case
-      when r.local_time and pg_input_is_valid(r.time, 'timestamp') then r.time::timestamp at time zone 'UTC'
-      when r.zoned_time and pg_input_is_valid(r.time, 'timestamptz') then r.time::timestamptz
+      when r.local_time or r.zoned_time then market.parse_import_time(r.time, r.zoned_time)
     end as time,
     case when r.open ~ '^\d+(\.\d+)?([eE][+-]?\d+)?$' then r.open::numeric end as open,
     case when r.high ~ '^\d+(\.\d+)?([eE][+-]?\d+)?$' then r.high::numeric end as high,

@@ -172,8 +172,8 @@ test.serial('real-time aggregation: bars not yet materialized show in every leve
 test('every refresh policy looks back less far than its source keeps data', async (t) => {
   const rows = await db.sql`
     select j.hypertable_name as view, (j.config ->> 'start_offset')::interval as start_offset,
-      coalesce((select (r.config ->> 'drop_after')::interval from timescaledb_information.jobs r
-        where r.proc_name = 'policy_retention' and r.hypertable_name = source.name), 'infinity') as source_retention,
+      (select (r.config ->> 'drop_after')::interval from timescaledb_information.jobs r
+        where r.proc_name = 'policy_retention' and r.hypertable_name = source.name) as source_retention,
       (select (r.config ->> 'drop_after')::interval from timescaledb_information.jobs r
         where r.proc_name = 'policy_retention' and r.hypertable_name = j.hypertable_name) as own_retention
     from timescaledb_information.jobs j
@@ -188,7 +188,8 @@ test('every refresh policy looks back less far than its source keeps data', asyn
   t.is(rows.length, all!.n, 'every refresh policy has its source listed here');
   t.is(rows.length, 6);
   for (const row of rows) {
-    const [check] = await db.sql`select ${row.start_offset}::interval < ${row.source_retention}::interval as ok`;
+    // a source kept forever (no retention) bounds nothing; 'infinity' intervals need PostgreSQL 17
+    const [check] = await db.sql`select ${row.source_retention}::interval is null or ${row.start_offset}::interval < ${row.source_retention}::interval as ok`;
     t.true(check!.ok, `${row.view}: start_offset ${row.start_offset} must be shorter than the source retention ${row.source_retention}`);
   }
   t.deepEqual(rows.map((row) => [row.view, row.own_retention]), [
