@@ -5,7 +5,7 @@
 -- why: a time that matches the ISO pattern may still not exist (2024-02-30); it is reported, not
 -- raised. pg_input_is_valid would do this without a subtransaction, but exists only from PostgreSQL 16.
 create or replace function market.parse_import_time(p_time text, p_zoned boolean) returns timestamptz
--- stable: a time without an offset is read in the session's time zone before AT TIME ZONE
+-- stable, as PostgreSQL's own casts to timestamptz are
 language plpgsql stable
 as $$
 begin
