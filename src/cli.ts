@@ -6,6 +6,7 @@ import { embeddedUrl, loadConfig } from './config.ts';
 import { createSql } from './db/client.ts';
 import { backup, restore } from './db/backup.ts';
 import { migrate } from './db/migrate.ts';
+import { UnsupportedServerError } from './db/server-check.ts';
 import { createLogger } from './log.ts';
 import { ContentImportError, describeImport, importContent } from './content/import.ts';
 import { CandleImportError, importCandles } from './import/candles.ts';
@@ -47,6 +48,13 @@ async function withDatabase<T>(work: (sql: ReturnType<typeof createSql>) => Prom
     await embedded?.stop();
   }
 }
+
+// A server the service cannot run on is an operator's problem to fix, not a crash to read.
+process.on('uncaughtException', (error) => {
+  if (error instanceof UnsupportedServerError) fail(error.message);
+  process.stderr.write(`${error.stack ?? error}\n`);
+  process.exit(1);
+});
 
 const [command, ...rest] = process.argv.slice(2);
 const { values, positionals } = parseArgs({

@@ -1,11 +1,16 @@
 // `make start`: the service in one process tree (API + worker, embedded database beside it).
 import { loadConfig } from './config.ts';
 import { createLogger } from './log.ts';
+import { UnsupportedServerError } from './db/server-check.ts';
 import { startService } from './service.ts';
 
 const config = loadConfig();
 const logger = createLogger(config);
-const service = await startService(config, logger);
+const service = await startService(config, logger).catch((error: Error) => {
+  if (!(error instanceof UnsupportedServerError)) throw error;
+  logger.fatal(error.message);
+  process.exit(1);
+});
 logger.info({ url: `${service.url}/api/v1`, database: service.config.database.embedded ? `embedded, ${service.config.database.url}` : 'DATABASE_URL' }, `market-data-api listening on ${service.url}/api/v1`);
 
 let stopping = false;

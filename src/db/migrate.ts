@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Logger as GraphileLogger, runMigrations } from 'graphile-worker';
 import { WORKER_APPLICATION_NAME, type Sql } from './client.ts';
 import { silentLogger, type Logger } from '../log.ts';
+import { checkServer } from './server-check.ts';
 
 const SQL_DIR = new URL('../../sql/', import.meta.url).pathname;
 // Any constant will do; it only has to be the same for every migrator.
@@ -26,6 +27,8 @@ const sqlFiles = (dir: string) =>
 export const migrationFiles = () => sqlFiles('migrations');
 
 export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLogger): Promise<MigrationResult> {
+  const server = await checkServer(sql);
+  logger.info({ postgres: server.postgres, timescaledb: server.timescaledb, embedded: server.embedded }, 'database server supported');
   // Before the function files: SQL functions queue jobs with graphile_worker.add_job in the
   // caller's transaction, so its schema must exist wherever migrations ran, worker or not.
   await installWorkerSchema(sql);
