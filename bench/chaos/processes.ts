@@ -56,6 +56,9 @@ export async function until<T>(what: string, probe: () => Promise<T | null | und
 export class Managed {
   child: ChildProcess | null = null;
   starts = 0;
+  /** called when the process ends without a kill of ours */
+  onUnexpectedExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => {};
+  private killing = false;
   readonly log: string;
   readonly name: string;
   private readonly args: string[];
@@ -90,6 +93,17 @@ export class Managed {
       closeSync(fd);
     }
     this.starts++;
+    this.killing = false;
+    this.child.once('exit', (code, signal) => {
+      if (!this.killing) this.onUnexpectedExit(code, signal);
+    });
+  }
+
+  /** Sends a signal without waiting (the exit that follows is expected). */
+  signal(signal: NodeJS.Signals): void {
+    if (!this.running) return;
+    this.killing = true;
+    this.child!.kill(signal);
   }
 
   exited(): Promise<void> {
@@ -102,6 +116,7 @@ export class Managed {
   async kill(signal: NodeJS.Signals, graceMs = 15_000): Promise<{ tookMs: number; forced: boolean }> {
     const started = Date.now();
     if (!this.running) return { tookMs: 0, forced: false };
+    this.killing = true;
     this.child!.kill(signal);
     let forced = false;
     const timer = setTimeout(() => {
