@@ -361,12 +361,12 @@ async function round(index: number, phase: 'backfill' | 'tick', target: Target) 
       await sleep(between(50, 500));
     }
     const { tookMs, forced } = await worker.kill(variant === 'SIGKILL' ? 'SIGKILL' : 'SIGINT', 15_000);
-    if (variant === 'SIGINT') {
-      note = `stopped in ${tookMs} ms`;
+    if (variant !== 'SIGKILL') {
+      note = `exited ${tookMs} ms after the ${variant === 'SIGINT' ? '' : 'second '}SIGINT`;
+      if (forced) findings.push(`round ${index}: the worker ignored ${variant} for 15 s during ${during} (it was SIGKILLed)`);
       // the bound worker_crash.test.ts holds the worker to
-      if (forced) findings.push(`round ${index}: the worker ignored SIGINT for 15 s (it was SIGKILLed)`);
-      else if (tookMs > 10_000) findings.push(`round ${index}: the worker took ${tookMs} ms to exit after SIGINT (during ${during})`);
-      else if (worker.child?.exitCode !== 0) findings.push(`round ${index}: the worker exited with ${worker.child?.exitCode} after SIGINT`);
+      else if (variant === 'SIGINT' && tookMs > 10_000) findings.push(`round ${index}: the worker took ${tookMs} ms to exit after SIGINT during ${during}`);
+      else if (variant === 'SIGINT' && worker.child?.exitCode !== 0) findings.push(`round ${index}: the worker exited with ${worker.child?.exitCode} after SIGINT`);
     }
     await sleep(restartAfter);
     await startWorkerProcess();

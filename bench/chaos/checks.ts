@@ -147,15 +147,14 @@ export async function eventRows(sql: Sql, owner: string): Promise<EventRow[]> {
 }
 
 /** Whether the market and the webhooks are at rest: caught up to `through`, evaluated, nothing left to deliver. */
-export async function settled(sql: Sql, through: Date): Promise<{ caughtUp: boolean; evaluated: boolean; pendingDeliveries: number; queuedJobs: number }> {
-  const [row] = await sql<{ caught_up: boolean; evaluated: boolean; pending: number; queued: number }[]>`
+export async function settled(sql: Sql, through: Date): Promise<{ caughtUp: boolean; evaluated: boolean; pendingDeliveries: number }> {
+  const [row] = await sql<{ caught_up: boolean; evaluated: boolean; pending: number }[]>`
     select
       coalesce((select covered_until >= ${through}::timestamptz + interval '1 minute' from market.data_sources where name = 'simulated'), false) as caught_up,
       not exists (
         select 1 from market.coin_state s
         where s.last_updated < (select max(b.time) from market.coin_bars_1m b where b.coin_id = s.coin_id)
       ) as evaluated,
-      (select count(*) from app.webhook_deliveries where status = 'pending')::int as pending,
-      (select count(*) from graphile_worker.jobs where task_identifier in ('deliver_webhook', 'simulate_market'))::int as queued`;
-  return { caughtUp: row!.caught_up, evaluated: row!.evaluated, pendingDeliveries: row!.pending, queuedJobs: row!.queued };
+      (select count(*) from app.webhook_deliveries where status = 'pending')::int as pending`;
+  return { caughtUp: row!.caught_up, evaluated: row!.evaluated, pendingDeliveries: row!.pending };
 }
