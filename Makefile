@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test typecheck migrate psql psql-analyst key import-candles import-content worker db bench backup restore
+.PHONY: help deps start test typecheck migrate psql psql-analyst key import-candles import-content worker db bench chaos backup restore
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ db: deps ## run the embedded database alone, in the foreground
 
 bench: deps ## run the benchmarks under bench/ and print their figures
 	node bench/run.ts
+
+chaos: deps ## fault injection on loopback: kill worker, API, database at random, then check the data (CHAOS_ROUNDS, CHAOS_SEED)
+	node bench/chaos.ts
 
 backup: deps ## back the database up into FILE (default backup-<time>.tar.gz)
 	$(MDAPI) backup $(FILE)

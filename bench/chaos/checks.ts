@@ -1,0 +1,160 @@
+// What a chaos run verifies once the market has settled, each computed from the stored rows
+// independently of the code under test. Every check is one statement, so one snapshot: a tick
+// committing meanwhile cannot make two halves of a check disagree.
+import type { Sql } from '../../src/db/client.ts';
+
+export interface BarFigures {
+  coins: number;
+  bars: number;
+  /** minutes absent between each coin's first and last bar, summed over coins */
+  missing: number;
+  /** trading coins (simulated, active, no end of bars) */
+  live: number;
+  /** trading coins whose newest bar is older than `through` */
+  lagging: number;
+  newest: Date | null;
+}
+
+/** Every coin has every minute from its first bar to its last; every trading coin reaches `through` (a bar start). */
+export async function barFigures(sql: Sql, through: Date): Promise<BarFigures> {
+  const [row] = await sql<BarFigures[]>`
+    with span as (
+      select coin_id, min(time) as first, max(time) as last, count(*) as bars from market.coin_bars_1m group by coin_id
+    ),
+    live as (
+      select c.id from market.coins c join market.simulated_coins sc on sc.coin_id = c.id
+      where c.status = 'active' and sc.bars_until is null
+    )
+    select (select count(*) from span)::int as coins,
+      (select coalesce(sum(bars), 0) from span)::int as bars,
+      (select coalesce(sum(extract(epoch from last - first) / 60 + 1 - bars), 0) from span)::int as missing,
+      (select count(*) from live)::int as live,
+      (select count(*) from live l left join span s on s.coin_id = l.id where s.last is null or s.last < ${through})::int as lagging,
+      (select max(last) from span) as newest`;
+  return row!;
+}
+
+export interface AggregateFigures {
+  compared: number;
+  mismatched: number;
+  /** a few mismatching buckets, for the report */
+  examples: string[];
+}
+
+const LEVELS = [
+  { view: 'market.coin_bars_30m', width: '30 minutes' },
+  { view: 'market.coin_bars_1h', width: '1 hour' },
+  { view: 'market.coin_bars_1d', width: '1 day' },
+] as const;
+
+/**
+ * Each continuous aggregate against the same OHLCV recomputed straight from the 1-minute bars,
+ * bucket by bucket, over the buckets from each coin's first bar on (older buckets outlive the bars
+ * that retention dropped and cannot be recomputed). A bucket on one side only is a mismatch too.
+ */
+export async function aggregateFigures(sql: Sql): Promise<Record<string, AggregateFigures>> {
+  const figures: Record<string, AggregateFigures> = {};
+  for (const { view, width } of LEVELS) {
+    const rows = await sql<{ compared: number; mismatched: number; examples: string[] | null }[]>`
+      with first_bar as (
+        select coin_id, time_bucket(${width}::interval, min(time)) as since from market.coin_bars_1m group by coin_id
+      ),
+      recomputed as (
+        select coin_id, time_bucket(${width}::interval, time) as time,
+          first(open, time) as open, max(high) as high, min(low) as low, last(close, time) as close,
+          sum(volume) as volume, last(marketcap, time) as marketcap
+        from market.coin_bars_1m
+        group by 1, 2
+      ),
+      served as (
+        select a.coin_id, a.time, a.open, a.high, a.low, a.close, a.volume, a.marketcap
+        from ${sql.unsafe(view)} a join first_bar f on f.coin_id = a.coin_id and a.time >= f.since
+      ),
+      compared as (
+        select coalesce(r.coin_id, s.coin_id) as coin_id, coalesce(r.time, s.time) as time,
+          (r.coin_id is null or s.coin_id is null
+            or (r.open, r.high, r.low, r.close, r.volume, r.marketcap) is distinct from (s.open, s.high, s.low, s.close, s.volume, s.marketcap)) as differs,
+          case when r.coin_id is null then 'only in the aggregate' when s.coin_id is null then 'missing from the aggregate'
+            else format('served %s/%s/%s/%s/%s, bars give %s/%s/%s/%s/%s', s.open, s.high, s.low, s.close, s.volume, r.open, r.high, r.low, r.close, r.volume)
+          end as how
+        from recomputed r full join served s on s.coin_id = r.coin_id and s.time = r.time
+      )
+      select count(*)::int as compared, count(*) filter (where differs)::int as mismatched,
+        (array_agg(format('coin %s %s: %s', coin_id, time, how) order by time, coin_id) filter (where differs))[1:5] as examples
+      from compared`;
+    const row = rows[0]!;
+    figures[view] = { compared: row.compared, mismatched: row.mismatched, examples: row.examples ?? [] };
+  }
+  return figures;
+}
+
+export interface AlarmRow {
+  id: number;
+  coin: string;
+  direction: string;
+  target: string;
+  notification: string;
+  status: string;
+  crossed: boolean;
+  /** alarm.triggered events recorded for this alarm */
+  events: number;
+}
+
+/**
+ * Every alarm of `owner` with whether it crossed, by the documented rule computed from the bars:
+ * a 1-minute bar newer than the one the guard compared when the alarm was armed (armed_through),
+ * up to the newest bar the last price refresh saw (coin_state.last_updated), reached the target
+ * with its high (above) or low (below). The current price is that newest bar's close, so it is
+ * covered by the same bars.
+ */
+export async function alarmRows(sql: Sql, owner: string): Promise<AlarmRow[]> {
+  return sql<AlarmRow[]>`
+    select a.id::int, c.slug as coin, a.direction, a.target::text, a.notification, a.status,
+      exists (
+        select 1 from market.coin_bars_1m b
+        where b.coin_id = a.coin_id and b.time > a.armed_through and b.time <= s.last_updated
+          and case a.direction when 'above' then b.high >= a.target else b.low <= a.target end
+      ) as crossed,
+      (select count(*) from app.webhook_events e
+       where e.owner = a.owner and e.event = 'alarm.triggered' and not e.test and (e.data -> 'alarm' ->> 'id')::bigint = a.id)::int as events
+    from app.alarms a
+    join market.coins c on c.id = a.coin_id
+    join market.coin_state s on s.coin_id = a.coin_id
+    where a.owner = ${owner} and a.metric = 'rate'
+    order by a.id`;
+}
+
+export interface EventRow {
+  id: string;
+  alarm_id: number;
+  deliveries: number;
+  succeeded: number;
+  pending: number;
+}
+
+/** The owner's alarm.triggered events with their deliveries' outcomes. */
+export async function eventRows(sql: Sql, owner: string): Promise<EventRow[]> {
+  return sql<EventRow[]>`
+    select e.id::text, (e.data -> 'alarm' ->> 'id')::int as alarm_id,
+      count(d.id)::int as deliveries,
+      count(d.id) filter (where d.status = 'succeeded')::int as succeeded,
+      count(d.id) filter (where d.status = 'pending')::int as pending
+    from app.webhook_events e
+    left join app.webhook_deliveries d on d.event_id = e.id
+    where e.owner = ${owner} and e.event = 'alarm.triggered' and not e.test
+    group by e.id
+    order by e.created_at`;
+}
+
+/** Whether the market and the webhooks are at rest: caught up to `through`, evaluated, nothing left to deliver. */
+export async function settled(sql: Sql, through: Date): Promise<{ caughtUp: boolean; evaluated: boolean; pendingDeliveries: number }> {
+  const [row] = await sql<{ caught_up: boolean; evaluated: boolean; pending: number }[]>`
+    select
+      coalesce((select covered_until >= ${through}::timestamptz + interval '1 minute' from market.data_sources where name = 'simulated'), false) as caught_up,
+      not exists (
+        select 1 from market.coin_state s
+        where s.last_updated < (select max(b.time) from market.coin_bars_1m b where b.coin_id = s.coin_id)
+      ) as evaluated,
+      (select count(*) from app.webhook_deliveries where status = 'pending')::int as pending`;
+  return { caughtUp: row!.caught_up, evaluated: row!.evaluated, pendingDeliveries: row!.pending };
+}

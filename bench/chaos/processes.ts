@@ -1,0 +1,139 @@
+// The processes a chaos run starts: each is a real `mdapi db`, `mdapi worker` or `node src/main.ts`,
+// its output appended to a log file of its own, killed and started again by the run, and always
+// ended when the run ends (whatever way it ends).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A free loopback port (bound once, then released for the process that will use it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The parent pid of a process (Linux /proc), or null when it is gone. */
+export function parentOf(pid: number): number | null {
+  try {
+    // the command name (2nd field) may hold spaces: the fields after its closing parenthesis
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs: number, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** One long-running process of the service, started again after every kill. */
+export class Managed {
+  child: ChildProcess | null = null;
+  starts = 0;
+  /** called when the process ends without a kill of ours */
+  onUnexpectedExit: (code: number | null, signal: NodeJS.Signals | null) => void = () => {};
+  private killing = false;
+  readonly log: string;
+  readonly name: string;
+  private readonly args: string[];
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(name: string, args: string[], env: NodeJS.ProcessEnv, logDir: string, registry: Set<Managed>) {
+    this.name = name;
+    this.args = args;
+    this.env = env;
+    this.log = join(logDir, `${name}.log`);
+    registry.add(this);
+  }
+
+  get pid(): number | null {
+    return this.running ? this.child!.pid ?? null : null;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  start(): void {
+    if (this.running) throw new Error(`${this.name} is already running`);
+    const fd = openSync(this.log, 'a');
+    try {
+      this.child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', ...this.args], {
+        cwd: ROOT,
+        env: this.env,
+        stdio: ['ignore', fd, fd],
+      });
+    } finally {
+      closeSync(fd);
+    }
+    this.starts++;
+    this.killing = false;
+    this.child.once('exit', (code, signal) => {
+      if (!this.killing) this.onUnexpectedExit(code, signal);
+    });
+  }
+
+  /** Sends a signal without waiting (the exit that follows is expected). */
+  signal(signal: NodeJS.Signals): void {
+    if (!this.running) return;
+    this.killing = true;
+    this.child!.kill(signal);
+  }
+
+  exited(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => child.once('exit', () => resolve()));
+  }
+
+  /** Sends the signal and waits for the exit; a process still there after `graceMs` is SIGKILLed. */
+  async kill(signal: NodeJS.Signals, graceMs = 15_000): Promise<{ tookMs: number; forced: boolean }> {
+    const started = Date.now();
+    if (!this.running) return { tookMs: 0, forced: false };
+    this.killing = true;
+    this.child!.kill(signal);
+    let forced = false;
+    const timer = setTimeout(() => {
+      forced = true;
+      this.child?.kill('SIGKILL');
+    }, graceMs);
+    await this.exited();
+    clearTimeout(timer);
+    return { tookMs: Date.now() - started, forced };
+  }
+}
+
+/** The output a process left in its log, for a failure message. */
+export function tail(path: string, lines = 15): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
