@@ -10,8 +10,12 @@ export const simulateMarket = (source: MarketSource): Task => async (_payload, h
   if (source !== 'simulated') return;
   const started = Date.now();
   const result = await helpers.withPgClient((client) =>
-    tick(async (text, values) => (await client.query(text, values as unknown[])).rows),
+    tick(async (text, values) => (await client.query(text, values as unknown[])).rows, { signal: helpers.abortSignal }),
   );
+  if (result.aborted) {
+    helpers.logger.info(`simulated market: stopped after ${result.pieces} pieces (${result.bars} bars); the next tick resumes`);
+    return;
+  }
   if (result.pieces > 1 || result.refreshCalls > 0) {
     helpers.logger.info(
       `simulated market: ${result.bars} bars in ${result.pieces} pieces, ${result.refreshCalls} aggregate refreshes, ` +

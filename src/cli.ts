@@ -127,7 +127,8 @@ switch (command) {
     await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
     await worker.stop();
     await embedded?.stop();
-    break;
+    // A job given back by stop() may still be running on its connection: end it with the process.
+    process.exit(0);
   }
   case 'backup': {
     const file = positionals[0] ?? fail('backup needs a file name');

@@ -60,6 +60,8 @@ export interface TickResult {
   refreshCalls: number;
   /** coins whose current state was rewritten */
   coins: number;
+  /** the worker stopped the tick between two pieces of a backfill */
+  aborted?: boolean;
 }
 
 /**
@@ -69,12 +71,14 @@ export interface TickResult {
  * Safe to repeat: coverage is recorded with the bars, and a crash between writing old bars and
  * refreshing them leaves a pending window that the next tick completes.
  */
-export async function tick(query: Query, options: { seed?: number; now?: string } = {}): Promise<TickResult> {
+export async function tick(query: Query, options: { seed?: number; now?: string; signal?: AbortSignal } = {}): Promise<TickResult> {
   await ensureCatalogue(query, { seed: options.seed });
   const now = options.now ?? null;
   let bars = 0;
   let pieces = 0;
   for (;;) {
+    // A stopping worker ends a long backfill between pieces; the next tick resumes from the coverage.
+    if (options.signal?.aborted) return { bars, pieces, refreshCalls: 0, coins: 0, aborted: true };
     const [piece] = await query(
       `select bars::int as bars, done from market.simulate_market(coalesce($1::timestamptz, now()))`,
       [now],
