@@ -54,8 +54,10 @@ revoke execute on function app.metrics_snapshot(interval) from public;
 -- What GET /readyz asks the database, in one call: migration files the code knows but the
 -- database has not applied (pending) or the other way round (unknown: newer code ran a rolling
 -- upgrade), and the worker heartbeats.
+drop function if exists app.readiness(text[], interval);
 create or replace function app.readiness(p_migration_files text[], p_heartbeat_fresh interval)
-returns table (pending text[], unknown text[], fresh_workers int, workers int, newest_beat_age_seconds double precision)
+returns table (pending text[], unknown text[], fresh_workers int, workers int, newest_beat_age_seconds double precision,
+  timescaledb_job_runner text, timescaledb_job_runner_reason text, timescaledb_job_runner_decided_at timestamptz)
 language sql stable
 set search_path = app, pg_temp
 as $$
@@ -64,8 +66,11 @@ as $$
     array(select m.name from app.migrations m where m.name <> all (p_migration_files) order by m.name),
     (select count(*)::int from app.worker_heartbeats h where h.beat_at > now() - p_heartbeat_fresh),
     (select count(*)::int from app.worker_heartbeats),
-    (select extract(epoch from now() - max(h.beat_at))::float8 from app.worker_heartbeats h)
+    (select extract(epoch from now() - max(h.beat_at))::float8 from app.worker_heartbeats h),
+    r.runner, r.reason, r.decided_at
+  from (select) one
+  left join app.timescaledb_job_runner r on true
 $$;
 comment on function app.readiness(text[], interval) is
-  'Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, and the age of the newest beat.';
+  'Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, and who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision).';
 revoke execute on function app.readiness(text[], interval) from public;

@@ -15,6 +15,8 @@ export interface Readiness {
     database: { ok: boolean; error?: string };
     migrations: { ok: boolean; pending?: string[]; unknown?: string[]; error?: string };
     worker: { ok: boolean; required: boolean; status?: 'fresh' | 'stale' | 'none'; fresh_workers?: number; newest_beat_age_seconds?: number | null; error?: string };
+    /** informational: who runs TimescaleDB's policy jobs (null before the worker's first decision) */
+    timescaledb_jobs?: { ok: true; runner: string | null; reason: string | null; decided_at: Date | null };
   };
 }
 
@@ -39,7 +41,10 @@ export async function readiness({ sql, config }: Deps): Promise<Readiness> {
     migrations: { ok: false },
     worker: { ok: !required, required },
   };
-  type Row = { pending: string[]; unknown: string[]; fresh_workers: number; workers: number; newest_beat_age_seconds: number | null };
+  type Row = {
+    pending: string[]; unknown: string[]; fresh_workers: number; workers: number; newest_beat_age_seconds: number | null;
+    timescaledb_job_runner: string | null; timescaledb_job_runner_reason: string | null; timescaledb_job_runner_decided_at: Date | null;
+  };
   let row: Row | undefined;
   try {
     [row] = await withTimeout(sql<Row[]>`
@@ -61,6 +66,9 @@ export async function readiness({ sql, config }: Deps): Promise<Readiness> {
   const status = row!.fresh_workers > 0 ? 'fresh' : row!.workers > 0 ? 'stale' : 'none';
   checks.worker = {
     ok: status === 'fresh' || !required, required, status, fresh_workers: row!.fresh_workers, newest_beat_age_seconds: row!.newest_beat_age_seconds,
+  };
+  checks.timescaledb_jobs = {
+    ok: true, runner: row!.timescaledb_job_runner, reason: row!.timescaledb_job_runner_reason, decided_at: row!.timescaledb_job_runner_decided_at,
   };
   return { ready: checks.database.ok && checks.migrations.ok && checks.worker.ok, checks };
 }

@@ -6,7 +6,10 @@ import test from 'ava';
 import { connect as connectSocket } from 'node:net';
 import postgres from 'postgres';
 import { message, query, splitMessages, sync } from '../../src/db/embedded/protocol.ts';
+import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+
+const embedded = embeddedOnly(test, 'the multiplexer stands in front of the embedded database alone');
 
 const run = promisify(execFile);
 let db: TestDatabase;
@@ -21,7 +24,7 @@ test.before(async () => {
 });
 test.after.always(() => db?.close());
 
-test.serial('read-modify-write transactions from 8 connections never interleave', async (t) => {
+embedded.serial('read-modify-write transactions from 8 connections never interleave', async (t) => {
   const clients = Array.from({ length: 8 }, () => connect());
   await Promise.all(
     clients.flatMap((sql) =>
@@ -38,7 +41,7 @@ test.serial('read-modify-write transactions from 8 connections never interleave'
   await Promise.all(clients.map((sql) => sql.end()));
 });
 
-test.serial('a client waits for another client’s open transaction and then sees only committed data', async (t) => {
+embedded.serial('a client waits for another client’s open transaction and then sees only committed data', async (t) => {
   const a = connect();
   const b = connect();
   const events: string[] = [];
@@ -66,7 +69,7 @@ test.serial('a client waits for another client’s open transaction and then see
   await Promise.all([a.end(), b.end()]);
 });
 
-test.serial('a client killed inside a transaction leaves no lock and no half-written data', async (t) => {
+embedded.serial('a client killed inside a transaction leaves no lock and no half-written data', async (t) => {
   const script = `
     import postgres from 'postgres';
     const sql = postgres(${JSON.stringify(db.url)}, { prepare: false, max: 1 });
@@ -91,7 +94,7 @@ test.serial('a client killed inside a transaction leaves no lock and no half-wri
   await other.end();
 });
 
-test.serial('a client idle inside a transaction past the timeout is disconnected and rolled back', async (t) => {
+embedded.serial('a client idle inside a transaction past the timeout is disconnected and rolled back', async (t) => {
   const idle = connect();
   const error = await t.throwsAsync(
     idle.begin(async (tx) => {
@@ -106,7 +109,7 @@ test.serial('a client idle inside a transaction past the timeout is disconnected
   await idle.end().catch(() => {});
 });
 
-test.serial('NOTIFY reaches the connections that LISTEN on the channel', async (t) => {
+embedded.serial('NOTIFY reaches the connections that LISTEN on the channel', async (t) => {
   const listener = connect();
   const received: string[] = [];
   await listener.listen('mdapi_test', (payload) => received.push(payload));
@@ -118,14 +121,14 @@ test.serial('NOTIFY reaches the connections that LISTEN on the channel', async (
   await Promise.all([listener.end(), quiet.end()]);
 });
 
-test.serial('fifty clients at once all get their answers', async (t) => {
+embedded.serial('fifty clients at once all get their answers', async (t) => {
   const clients = Array.from({ length: 50 }, () => connect());
   const results = await Promise.all(clients.map((sql, i) => sql`select ${i}::int as i, pg_sleep(0.001)`));
   t.deepEqual(results.map(([row]) => row!.i), Array.from({ length: 50 }, (_, i) => i));
   await Promise.all(clients.map((sql) => sql.end()));
 });
 
-test.serial('psql connects, runs the extended protocol alongside, and COPY works both ways', async (t) => {
+embedded.serial('psql connects, runs the extended protocol alongside, and COPY works both ways', async (t) => {
   const { stdout } = await run('psql', ['-X', '-At', db.url, '-c', 'select 40 + 2']);
   t.is(stdout.trim(), '42');
   const copyIn = spawn('psql', ['-X', '-v', 'ON_ERROR_STOP=1', db.url, '-c', "\\copy public.items (note) from stdin"]);
@@ -138,7 +141,7 @@ test.serial('psql connects, runs the extended protocol alongside, and COPY works
   t.is(extended[0]!.joined, 'ab');
 });
 
-test.serial('an unknown role is refused, and a failed statement leaves the backend usable', async (t) => {
+embedded.serial('an unknown role is refused, and a failed statement leaves the backend usable', async (t) => {
   const stranger = postgres(db.urlAs('nobody_here'), { prepare: false, max: 1, onnotice: () => {} });
   await t.throwsAsync(stranger`select 1`);
   await stranger.end().catch(() => {});
@@ -147,7 +150,7 @@ test.serial('an unknown role is refused, and a failed statement leaves the backe
   t.is(row!.ok, 1);
 });
 
-test.serial('an extended-protocol batch left open behind a finished query keeps the backend', async (t) => {
+embedded.serial('an extended-protocol batch left open behind a finished query keeps the backend', async (t) => {
   // postgres.js sends Parse/Describe/Flush and waits for the parameter types before its Bind;
   // pipelined behind another query, that batch's reply ends after a ReadyForQuery.
   const socket = connectSocket({ host: '127.0.0.1', port: db.embeddedPort! });

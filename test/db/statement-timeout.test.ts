@@ -7,7 +7,10 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
+import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+
+const embedded = embeddedOnly(test, "outside clients' time-out is the embedded multiplexer's; a server has statement_timeout");
 
 const run = promisify(execFile);
 const TIMEOUT_MS = 2000;
@@ -31,13 +34,13 @@ test.before(async () => {
 });
 test.after.always(() => db?.close());
 
-test('the defaults are a few seconds', (t) => {
+embedded('the defaults are a few seconds', (t) => {
   const config = loadConfig({});
   t.is(config.EMBEDDED_STATEMENT_TIMEOUT_MS, 5000);
   t.is(config.EMBEDDED_IDLE_TX_TIMEOUT_MS, 10_000);
 });
 
-test.serial('psql pg_sleep(30) gets a statement time-out while the service keeps answering', async (t) => {
+embedded.serial('psql pg_sleep(30) gets a statement time-out while the service keeps answering', async (t) => {
   const started = Date.now();
   const psql = run('psql', ['-X', '-At', db.url, '-c', 'select pg_sleep(30)'], { env: { ...process.env, PGAPPNAME: 'psql' } })
     .then(() => null, (error: { stderr?: string }) => error.stderr ?? 'failed');
@@ -49,7 +52,7 @@ test.serial('psql pg_sleep(30) gets a statement time-out while the service keeps
   t.true(Date.now() - started < TIMEOUT_MS + 2000, 'the sleeper was cut off');
 });
 
-test.serial('postgres.js pg_sleep(30) fails with 57014 and the connection stays usable', async (t) => {
+embedded.serial('postgres.js pg_sleep(30) fails with 57014 and the connection stays usable', async (t) => {
   const sql = outside();
   const error = await t.throwsAsync(sql`select pg_sleep(30)`);
   t.is((error as { code?: string }).code, '57014');
@@ -58,19 +61,19 @@ test.serial('postgres.js pg_sleep(30) fails with 57014 and the connection stays 
   await sql.end();
 });
 
-test.serial('the analyst is an outside client too', async (t) => {
+embedded.serial('the analyst is an outside client too', async (t) => {
   const analyst = outside('analyst-tool', db.urlAs('analyst'));
   const error = await t.throwsAsync(analyst`select pg_sleep(30)`);
   t.is((error as { code?: string }).code, '57014');
   await analyst.end();
 });
 
-test.serial('the service’s own connections are exempt', async (t) => {
+embedded.serial('the service’s own connections are exempt', async (t) => {
   const [row] = await db.sql`select pg_sleep(${(TIMEOUT_MS + 500) / 1000}) is not null as slept`;
   t.true(row!.slept);
 });
 
-test.serial('a client killed mid-statement blocks the others no longer than the time-out', async (t) => {
+embedded.serial('a client killed mid-statement blocks the others no longer than the time-out', async (t) => {
   const script = `
     import postgres from 'postgres';
     const sql = postgres(${JSON.stringify(db.url)}, { prepare: false, max: 1, connection: { application_name: 'doomed' } });
@@ -89,7 +92,7 @@ test.serial('a client killed mid-statement blocks the others no longer than the 
   t.true(wait < TIMEOUT_MS + 1500, `service query waited ${wait} ms`);
 });
 
-test.serial('a CancelRequest cancels a statement waiting for the backend', async (t) => {
+embedded.serial('a CancelRequest cancels a statement waiting for the backend', async (t) => {
   // While a statement runs the process sees no socket: a cancel can reach a statement that
   // waits behind another client's open transaction.
   const blocker = outside('blocker');
@@ -117,7 +120,7 @@ test.serial('a CancelRequest cancels a statement waiting for the backend', async
   await Promise.all([blocker.end(), victim.end()]);
 });
 
-test.serial('a client idle in a transaction is cut off after the short default', async (t) => {
+embedded.serial('a client idle in a transaction is cut off after the short default', async (t) => {
   const idle = outside('idle');
   let cutOff = false;
   const holding = idle.begin(async (tx) => {

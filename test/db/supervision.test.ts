@@ -5,7 +5,10 @@ import test from 'ava';
 import { createKey } from '../../src/keys.ts';
 import { silentLogger } from '../../src/log.ts';
 import { startService, type RunningService } from '../../src/service.ts';
+import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+
+const embedded = embeddedOnly(test, 'the service supervises the embedded database process; a server has its own init system');
 
 let db: TestDatabase;
 let service: RunningService;
@@ -20,14 +23,14 @@ test.after.always(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-test.serial('a killed database process is restarted; the API answers 503 meanwhile and recovers by itself', async (t) => {
-  if (!db.embedded) return t.pass('only the embedded database is supervised by the service');
+embedded.serial('a killed database process is restarted; the API answers 503 meanwhile and recovers by itself', async (t) => {
   const { key } = await createKey(db.sql, { plan: 'pro', owner: 'supervision', scope: 'data-api' });
   const ping = () => fetch(`${service.url}/api/v1/ping`, { headers: { authorization: `Bearer ${key}` } });
   t.is((await ping()).status, 200);
 
-  const pid = db.embedded.pid()!;
-  const restarted = new Promise((resolve) => db.embedded!.events.once('restart', resolve));
+  const database = db.embedded!;
+  const pid = database.pid()!;
+  const restarted = new Promise((resolve) => database.events.once('restart', resolve));
   process.kill(pid, 'SIGKILL');
   const statuses: number[] = [];
   const deadline = Date.now() + 60_000;
@@ -47,7 +50,7 @@ test.serial('a killed database process is restarted; the API answers 503 meanwhi
   await restarted;
   t.true(statuses.includes(503), `the outage was seen (${statuses.length} requests)`);
   t.is(last?.status, 200, 'served again without restarting the API');
-  t.not(db.embedded.pid(), pid, 'a new database process');
+  t.not(database.pid(), pid, 'a new database process');
 
   // The inline worker lost its connections too: it takes new jobs again.
   const [{ id }] = (await db.sql`select (graphile_worker.add_job('prune_counters', '{}'::json)).id`) as unknown as [{ id: string }];
@@ -59,16 +62,16 @@ test.serial('a killed database process is restarted; the API answers 503 meanwhi
   t.is(left, 0, 'the worker ran a job queued after the restart');
 });
 
-test.serial('stopping the database process is bounded even while a statement holds it', async (t) => {
-  if (!db.embedded) return t.pass('only the embedded database is supervised by the service');
+embedded.serial('stopping the database process is bounded even while a statement holds it', async (t) => {
   await service.close();
   // A WASM statement blocks the database's thread, and its SIGTERM handler with it.
   const busy = db.sql`select pg_sleep(30)`.catch(() => 'ended');
   await sleep(300);
   const started = Date.now();
-  await db.embedded.stop();
+  const database = db.embedded!;
+  await database.stop();
   const took = Date.now() - started;
   t.true(took < 8_000, `stopped in ${took} ms`);
   t.is(await busy, 'ended');
-  t.is(db.embedded.pid(), null);
+  t.is(database.pid(), null);
 });

@@ -95,6 +95,9 @@ test.serial('/readyz is ready with current migrations; a required worker needs a
   t.true(relaxed.body.checks.database.ok);
   t.deepEqual(relaxed.body.checks.migrations.pending, []);
   t.like(relaxed.body.checks.worker, { ok: true, required: false, status: 'none' });
+  t.like(relaxed.body.checks.timescaledb_jobs, { ok: true, runner: null }, 'no decision before the worker ran');
+  await handles.db.sql`select app.decide_timescaledb_job_runner('on')`;
+  t.like((await handles.api.get('/readyz')).body.checks.timescaledb_jobs, { runner: 'service', reason: 'TIMESCALEDB_JOB_RUNNER=on' });
 
   await withApi({ env: { READY_REQUIRES_WORKER: 'true' } }, async (api) => {
     const none = await api.get('/readyz');

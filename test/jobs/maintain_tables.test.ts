@@ -1,8 +1,10 @@
-// Table maintenance where no autovacuum runs: the churn tables are vacuumed and analyzed.
+// Table maintenance where no autovacuum runs (the embedded database): the churn tables are vacuumed
+// and analyzed. On a server autovacuum does it and the task leaves them alone.
 import test from 'ava';
 import { quickAddJob, runOnce } from 'graphile-worker';
 import { taskList } from '../../jobs/index.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { onServer } from '../helpers/targets.ts';
 
 let db: TestDatabase;
 test.before(async () => {
@@ -15,9 +17,9 @@ test.serial('every table on the churn list exists', async (t) => {
   t.is(tables.length, 7);
 });
 
-test.serial('the task vacuums and analyzes the churn tables when no autovacuum runs', async (t) => {
+test.serial('the task vacuums and analyzes the churn tables where no autovacuum runs, and leaves them to autovacuum where it does', async (t) => {
   const [autovacuum] = await db.sql`select app.autovacuum_running() as running`;
-  t.false(autovacuum!.running, 'the embedded database runs no autovacuum');
+  t.is(autovacuum!.running, onServer, onServer ? 'a server runs autovacuum' : 'the embedded database runs no autovacuum');
   const config = db.config();
   const options = { connectionString: config.database.url, noPreparedStatements: true, taskList: taskList(config) };
   await quickAddJob(options, 'maintain_tables', {});
@@ -26,10 +28,11 @@ test.serial('the task vacuums and analyzes the churn tables when no autovacuum r
     select relname, last_vacuum is not null as vacuumed, last_analyze is not null as analyzed
     from pg_stat_user_tables where relid in (select app.churn_tables())`;
   t.is(stats.length, 7);
+  // last_vacuum/last_analyze record manual runs only (autovacuum has columns of its own)
   for (const row of stats) {
-    t.true(row.vacuumed, `${row.relname} vacuumed`);
-    t.true(row.analyzed, `${row.relname} analyzed`);
+    t.is(row.vacuumed, !onServer, `${row.relname} vacuumed by the task`);
+    t.is(row.analyzed, !onServer, `${row.relname} analyzed by the task`);
   }
   const [coins] = await db.sql`select last_analyze is not null as analyzed from pg_stat_user_tables where relid = 'market.coins'::regclass`;
-  t.true(coins!.analyzed, 'the rest of the database is analyzed too');
+  t.is(coins!.analyzed, !onServer, 'the rest of the database is analyzed too');
 });
