@@ -1,9 +1,11 @@
-// `make bench`: the service on a fresh embedded database, each endpoint measured over HTTP
-// beside the same SQL called directly through postgres.js (the ceiling the HTTP layer adds to).
+// `make bench`: the service on a fresh embedded database (or a new database on the server given by
+// BENCH_DATABASE_URL), each endpoint measured over HTTP beside the same SQL called directly through
+// postgres.js (the ceiling the HTTP layer adds to), then ingest at catalogue scale.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
+import { createSql } from '../src/db/client.ts';
 import { hashKey, createKey } from '../src/keys.ts';
 import { silentLogger } from '../src/log.ts';
 import { startService } from '../src/service.ts';
@@ -11,11 +13,14 @@ import { measure, printTable, type Figures } from './harness.ts';
 import { benchExchanges } from './exchanges.ts';
 import { benchGlobal } from './global.ts';
 import { benchIndicators } from './indicators.ts';
+import { benchIngest } from './ingest.ts';
 import { benchMarket } from './market.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-bench-'));
+// On a server the figures come from a database of their own, dropped afterwards.
+const server = process.env.BENCH_DATABASE_URL ? await benchDatabase(process.env.BENCH_DATABASE_URL) : null;
 const service = await startService(
-  loadConfig({ ...process.env, DATABASE_URL: process.env.BENCH_DATABASE_URL, DATA_DIR: dataDir, EMBEDDED_DB_PORT: '0', PORT: '0', WORKER: 'off', LOG_REQUESTS: 'false' }),
+  loadConfig({ ...process.env, DATABASE_URL: server?.url, DATA_DIR: dataDir, EMBEDDED_DB_PORT: '0', PORT: '0', WORKER: 'off', LOG_REQUESTS: 'false' }),
   silentLogger,
 );
 const { sql } = service;
@@ -42,15 +47,35 @@ try {
       options,
     ),
   );
-  console.log(`\nmarket-data-api benchmarks — ${service.config.database.embedded ? 'embedded database' : 'BENCH_DATABASE_URL'}, ${requests} requests, concurrency ${concurrency}\n`);
+  const [{ version, timescaledb }] = (await sql`
+    select current_setting('server_version') as version, (select extversion from pg_extension where extname = 'timescaledb') as timescaledb`) as unknown as [{ version: string; timescaledb: string }];
+  const database = `${service.config.database.embedded ? 'embedded database' : 'database server'}: PostgreSQL ${version}, TimescaleDB ${timescaledb}`;
+  console.log(`\nmarket-data-api benchmarks — ${database}, ${requests} requests, concurrency ${concurrency}\n`);
   printTable(rows);
   if (process.env.BENCH_MARKET !== 'off') await benchMarket(sql, get, options);
   if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_EXCHANGES !== 'off') await benchExchanges(sql, get, options);
   if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_GLOBAL !== 'off') await benchGlobal(sql, get, options);
   if (process.env.BENCH_INDICATORS !== 'off') await benchIndicators(sql, get, options);
+  if (process.env.BENCH_INGEST !== 'off') await benchIngest(sql);
   const memory = process.memoryUsage();
   console.log(`\nAPI process memory: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);
 } finally {
   await service.close();
+  await server?.drop();
   rmSync(dataDir, { recursive: true, force: true });
+}
+
+async function benchDatabase(serverUrl: string) {
+  const admin = createSql({ url: serverUrl, pooled: false, embedded: false }, { max: 1 });
+  const name = `mdapi_bench_${process.pid}`;
+  await admin.unsafe(`create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
 }
