@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test typecheck migrate psql psql-analyst key import-candles import-content worker db bench chaos backup restore
+.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-content worker db bench chaos backup restore
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -24,6 +24,10 @@ start: deps ## start the service (embedded database when DATABASE_URL is unset)
 
 test: deps ## run the whole test suite on a real TimescaleDB (embedded unless TEST_DATABASE_URL)
 	npm test
+
+test-server: deps ## the suite on a TimescaleDB server: make test-server TEST_DATABASE_URL=postgres://user@host:port/db
+	@test -n "$(TEST_DATABASE_URL)" || { echo "set TEST_DATABASE_URL to a superuser (or CREATEDB) URL of a PostgreSQL >= 15 server with TimescaleDB >= 2.13 preloaded" >&2; exit 2; }
+	TEST_DATABASE_URL="$(TEST_DATABASE_URL)" npm test
 
 typecheck: deps ## type-check with tsc
 	npx tsc --noEmit
