@@ -15,6 +15,16 @@ const schema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(8),
+  // Streaming replicas for the read-only market-data queries: one or more URLs, comma-separated.
+  DATABASE_READ_URL: z
+    .string()
+    .transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))
+    .pipe(z.array(z.string().url()).min(1))
+    .optional(),
+  // A replica further behind the primary than this is skipped until it catches up.
+  DATABASE_READ_MAX_LAG_MS: z.coerce.number().int().min(100).default(10_000),
+  // How often each replica's state and lag are checked.
+  DATABASE_READ_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   WORKER: z.enum(['inline', 'off']).default('inline'),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
   // a worker whose beat is three of these old is dead and its job locks are released
@@ -60,6 +70,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const values = parsed.data;
+  // The embedded database has no replicas: a read URL beside it would point at some other database.
+  if (values.DATABASE_READ_URL && !values.DATABASE_URL) {
+    throw new Error('invalid configuration:\n  DATABASE_READ_URL: read replicas need a database server (DATABASE_URL); the embedded database has none');
+  }
   const database: DatabaseSettings = values.DATABASE_URL
     ? { url: values.DATABASE_URL, pooled: values.DATABASE_POOLED ?? false, embedded: false }
     : { url: embeddedUrl(values.EMBEDDED_DB_PORT), pooled: true, embedded: true };

@@ -5,6 +5,7 @@
 // database at scrape time by app.metrics_snapshot().
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from './config.ts';
+import type { ReplicaState } from './db/replicas.ts';
 
 export interface SnapshotRow {
   metric: string;
@@ -56,6 +57,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly replicaHealthy = new Gauge({
+    name: 'mdapi_read_replica_healthy',
+    help: 'Read replicas of DATABASE_READ_URL as this process last checked them: 1 when serving reads, 0 when skipped (status says why).',
+    labelNames: ['replica', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly replicaLag = new Gauge({
+    name: 'mdapi_read_replica_lag_seconds',
+    help: 'Upper bound of how far each read replica is behind the primary, as last checked (absent when unknown).',
+    labelNames: ['replica'] as const,
+    registers: [this.registry],
+  });
+
   /** Gauges filled from app.metrics_snapshot() at each scrape (see its COMMENT for their meaning). */
   private readonly snapshotGauges = new Map<string, Gauge>(
     (
@@ -81,6 +96,15 @@ export class Metrics {
     if (config.WORKER === 'inline') poolSize.set({ pool: 'worker' }, config.WORKER_CONCURRENCY + 2);
     // Process CPU, memory, event-loop lag and the like, prefixed like the rest.
     collectDefaultMetrics({ register: this.registry, prefix: 'mdapi_' });
+  }
+
+  applyReplicas(states: ReplicaState[]) {
+    this.replicaHealthy.reset();
+    this.replicaLag.reset();
+    for (const state of states) {
+      this.replicaHealthy.set({ replica: state.name, status: state.status }, state.status === 'healthy' ? 1 : 0);
+      if (state.lagMs !== null) this.replicaLag.set({ replica: state.name }, state.lagMs / 1000);
+    }
   }
 
   /** Replaces the scrape-time gauges with a fresh snapshot (label sets that disappeared go too). */

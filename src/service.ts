@@ -3,6 +3,7 @@
 import { createServer } from 'node:http';
 import { embeddedUrl, type Config } from './config.ts';
 import { createSql, type Sql } from './db/client.ts';
+import { ReadReplicas } from './db/replicas.ts';
 import { ensureEmbedded, type EmbeddedHandle } from './db/embedded/launcher.ts';
 import { migrate } from './db/migrate.ts';
 import { describeImport } from './content/import.ts';
@@ -53,7 +54,14 @@ export async function startService(initial: Config, logger: Logger = createLogge
     await embedded?.stop();
     throw error;
   }
-  const app = createApp({ sql, config }, { logger, metrics });
+  const replicas = config.DATABASE_READ_URL
+    ? new ReadReplicas(sql, config.DATABASE_READ_URL, {
+      pooled: config.database.pooled, poolSize: config.DATABASE_POOL_SIZE, maxLagMs: config.DATABASE_READ_MAX_LAG_MS,
+      checkMs: config.DATABASE_READ_CHECK_MS, logger,
+    })
+    : null;
+  replicas?.start();
+  const app = createApp({ sql, config, replicas }, { logger, metrics });
   const server = createServer(app.callback());
   guardServer(server);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
@@ -68,6 +76,7 @@ export async function startService(initial: Config, logger: Logger = createLogge
         server.closeAllConnections();
       });
       await worker?.stop();
+      await replicas?.close();
       await sql.end({ timeout: 5 });
       await embedded?.stop();
     },

@@ -24,6 +24,8 @@ export const metaRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/usage', operationId: 'keyUsageQuota', tag: 'Meta', plan: 'free', query: noInput,
+    // the counts admission has just written: a replica may not have them yet
+    reads: 'primary',
     summary: "The calling key's plan, monthly quota used and remaining, rate limit and per-endpoint counts.",
     handler: async ({ key, deps: { sql } }) => {
       const [row] = await sql<{ report: Record<string, unknown> }[]>`select app.usage_report(${key.id}) as report`;

@@ -51,6 +51,8 @@ export const sentimentRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/coins/{slug}/votes', operationId: 'communityVoteTallies', tag, plan: 'free', params: slugParams,
+    // a vote just cast shows in the tally: read where it was written
+    reads: 'primary',
     summary: "The coin's bullish/bearish community vote tallies over the rolling 24 hours.",
     handler: async ({ params: { slug }, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select api.coin_votes(${slug}) as data`;

@@ -27,3 +27,12 @@ export function createSql(settings: DatabaseSettings, options: { max?: number } 
     connection: { application_name: APPLICATION_NAME },
   });
 }
+
+/** A query that must answer promptly (health checks): rejects after `ms` with "no answer within …". */
+export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

@@ -81,7 +81,7 @@ const CONNECTION_LOST = new Set([
  * 503, not a 500. SQLSTATE class 08 is connection exceptions, 57P01-57P03 a server shutting down or
  * starting, and the embedded multiplexer answers FATAL XX000 when its database process fails.
  */
-function isDatabaseUnavailable(error: unknown): boolean {
+export function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
   if (!isPostgresError(error)) return CONNECTION_LOST.has(code);

@@ -2,6 +2,7 @@
 // migrations current, a worker alive) for orchestrators and load balancers. No API key.
 import type { Context } from 'koa';
 import { workerStaleAfterMs } from '../config.ts';
+import { withTimeout } from '../db/client.ts';
 import { migrationFiles } from '../db/migrate.ts';
 import { ApiError } from './errors.ts';
 import type { Deps } from './routes.ts';
@@ -17,15 +18,9 @@ export interface Readiness {
     worker: { ok: boolean; required: boolean; status?: 'fresh' | 'stale' | 'none'; fresh_workers?: number; newest_beat_age_seconds?: number | null; error?: string };
     /** informational: who runs TimescaleDB's policy jobs (null before the worker's first decision) */
     timescaledb_jobs?: { ok: true; runner: string | null; reason: string | null; decided_at: Date | null };
+    /** informational, with DATABASE_READ_URL: reads fall back to the primary when no replica is healthy */
+    replicas?: { ok: true; healthy: number; replicas: { name: string; status: string; lag_ms: number | null; checked_at: Date | null; error?: string }[] };
   };
-}
-
-function withTimeout<T>(work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 const reason = (error: unknown) => (error instanceof Error && /no answer within/.test(error.message) ? error.message : 'unreachable');
@@ -34,13 +29,21 @@ const reason = (error: unknown) => (error instanceof Error && /no answer within/
  * The worker check is required when READY_REQUIRES_WORKER says so, by default when this process
  * runs the worker (WORKER=inline). Not required, it still reports fresh, stale or none.
  */
-export async function readiness({ sql, config }: Deps): Promise<Readiness> {
+export async function readiness({ sql, config, replicas }: Deps): Promise<Readiness> {
   const required = config.READY_REQUIRES_WORKER ?? config.WORKER === 'inline';
   const checks: Readiness['checks'] = {
     database: { ok: false },
     migrations: { ok: false },
     worker: { ok: !required, required },
   };
+  if (replicas) {
+    const states = replicas.states();
+    checks.replicas = {
+      ok: true,
+      healthy: states.filter((state) => state.status === 'healthy').length,
+      replicas: states.map(({ name, status, lagMs, checkedAt, error }) => ({ name, status, lag_ms: lagMs, checked_at: checkedAt, error })),
+    };
+  }
   type Row = {
     pending: string[]; unknown: string[]; fresh_workers: number; workers: number; newest_beat_age_seconds: number | null;
     timescaledb_job_runner: string | null; timescaledb_job_runner_reason: string | null; timescaledb_job_runner_decided_at: Date | null;
@@ -48,7 +51,7 @@ export async function readiness({ sql, config }: Deps): Promise<Readiness> {
   let row: Row | undefined;
   try {
     [row] = await withTimeout(sql<Row[]>`
-      select * from app.readiness(${migrationFiles()}::text[], make_interval(secs => ${workerStaleAfterMs(config) / 1000}))`);
+      select * from app.readiness(${migrationFiles()}::text[], make_interval(secs => ${workerStaleAfterMs(config) / 1000}))`, CHECK_TIMEOUT_MS);
   } catch (error) {
     // A database that answers with an error (functions older than this code) is reachable.
     if (typeof (error as { severity?: unknown }).severity === 'string') {

@@ -25,7 +25,7 @@ export function metricsAccess(ip: string, authorization: string | undefined, tok
   return token ? 'unauthorized' : 'forbidden';
 }
 
-export function metricsHandler({ sql, config }: Deps, metrics: Metrics) {
+export function metricsHandler({ sql, config, replicas }: Deps, metrics: Metrics) {
   return async (ctx: Context) => {
     ctx.set('Cache-Control', 'no-store');
     const access = metricsAccess(ctx.ip, ctx.get('authorization') || undefined, config.METRICS_TOKEN);
@@ -38,6 +38,7 @@ export function metricsHandler({ sql, config }: Deps, metrics: Metrics) {
     metrics.applySnapshot(
       await sql<SnapshotRow[]>`select metric, labels, value from app.metrics_snapshot(make_interval(secs => ${workerStaleAfterMs(config) / 1000}))`,
     );
+    if (replicas) metrics.applyReplicas(replicas.states());
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   };

@@ -5,7 +5,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
-import { ApiError } from './errors.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
+import { ApiError, isDatabaseUnavailable } from './errors.ts';
 import { admission, type Admitted } from './admission.ts';
 import { addErrors, bodyTextErrors, fieldErrors, pathTextErrors, queryTextErrors } from './validation.ts';
 
@@ -13,8 +14,11 @@ export type PlanName = 'free' | 'starter' | 'pro';
 export const PLAN_RANK: Record<PlanName, number> = { free: 1, starter: 2, pro: 3 };
 
 export interface Deps {
+  /** the primary; a handler is given a replica's client here when its route reads from replicas */
   sql: Sql;
   config: Config;
+  /** DATABASE_READ_URL: where read-only market-data queries go while a replica is healthy */
+  replicas?: ReadReplicas | null;
 }
 
 export interface HandlerInput<Q, P, B> {
@@ -47,6 +51,11 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   noStore?: boolean;
   /** when the operation can answer 409: what conflicts (documented in OpenAPI) */
   conflict?: string;
+  /**
+   * Where the handler's queries go (see readsFromReplica): a GET without noStore reads market data
+   * and may be served by a read replica; 'primary' keeps a GET that reads per-key or just-written state there.
+   */
+  reads?: 'replica' | 'primary';
   handler: (input: HandlerInput<z.output<Q>, z.output<P>, z.output<B>>) => Promise<unknown>;
 }
 
@@ -114,6 +123,17 @@ function singleValued(query: Record<string, string | string[] | undefined>, erro
   return single;
 }
 
+/**
+ * Whether a route's handler may run on a read replica: GET routes only (admission, which writes,
+ * always runs on the primary before), and not those with per-owner state (noStore) unless declared.
+ */
+export function readsFromReplica(route: Pick<RouteSpec, 'method' | 'noStore' | 'reads'>): boolean {
+  return route.method === 'get' && (route.reads ?? (route.noStore ? 'primary' : 'replica')) === 'replica';
+}
+
+/** A replica lost since its last check, or a query cancelled by WAL replay (40001): the primary answers instead. */
+const retryOnPrimary = (error: unknown) => isDatabaseUnavailable(error) || (error as { code?: unknown } | null)?.code === '40001';
+
 export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
   for (const route of routes) {
     const endpoint = `${route.method.toUpperCase()} ${API_PREFIX}${route.path}`;
@@ -125,9 +145,21 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
       const perPage = valid ? (input.query as { per_page?: unknown }).per_page : undefined;
       const key = await admission(ctx, deps, { endpoint, plan, consume: valid, perPage: typeof perPage === 'number' ? perPage : undefined });
       if (!valid) throw ApiError.validation(input.errors);
-      const body = await route.handler({
-        query: input.query as never, params: input.params as never, body: input.body as never, key, deps, ctx, routes,
+      const run = (sql: Sql) => route.handler({
+        query: input.query as never, params: input.params as never, body: input.body as never, key, deps: sql === deps.sql ? deps : { ...deps, sql }, ctx, routes,
       });
+      const replica = readsFromReplica(route) ? (deps.replicas?.client() ?? null) : null;
+      let body: unknown;
+      if (!replica) body = await run(deps.sql);
+      else {
+        try {
+          body = await run(replica);
+        } catch (error) {
+          if (!retryOnPrimary(error)) throw error;
+          if (isDatabaseUnavailable(error)) deps.replicas!.markDown(replica, error);
+          body = await run(deps.sql);
+        }
+      }
       ctx.status = route.status ?? 200;
       ctx.body = body;
     });

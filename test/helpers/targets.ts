@@ -18,3 +18,8 @@ function onlyWhere(applies: boolean, where: string, test: TestFn, reason: string
 export const embeddedOnly = (test: TestFn, reason: string) => onlyWhere(!onServer, 'embedded database', test, reason);
 /** Registers tests that only make sense on a database server (its scheduler, its autovacuum, replicas). */
 export const serverOnly = (test: TestFn, reason: string) => onlyWhere(onServer, 'database server', test, reason);
+/** A streaming replica of TEST_DATABASE_URL's server (any database name: tests use their own), e.g. postgres://…:55433/postgres. */
+export const replicaUrl = process.env.TEST_DATABASE_READ_URL;
+/** Registers tests that need a database server and a streaming replica of it (TEST_DATABASE_READ_URL). */
+export const replicaOnly = (test: TestFn, reason: string) =>
+  onlyWhere(onServer && Boolean(replicaUrl), 'database server with a streaming replica (TEST_DATABASE_READ_URL)', test, reason);
