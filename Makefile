@@ -27,7 +27,7 @@ test: deps ## run the whole test suite on a real TimescaleDB (embedded unless TE
 
 test-server: deps ## the suite on a TimescaleDB server: make test-server TEST_DATABASE_URL=postgres://user@host:port/db
 	@test -n "$(TEST_DATABASE_URL)" || { echo "set TEST_DATABASE_URL to a superuser (or CREATEDB) URL of a PostgreSQL >= 15 server with TimescaleDB >= 2.13 preloaded" >&2; exit 2; }
-	TEST_DATABASE_URL="$(TEST_DATABASE_URL)" npm test
+	TEST_DATABASE_URL="$(TEST_DATABASE_URL)" TEST_DATABASE_READ_URL="$(TEST_DATABASE_READ_URL)" npm test
 
 typecheck: deps ## type-check with tsc
 	npx tsc --noEmit
