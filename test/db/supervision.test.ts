@@ -48,6 +48,7 @@ embedded.serial('a killed database process is restarted; the API answers 503 mea
     await sleep(50);
   }
   await restarted;
+  t.log(`${statuses.filter((status) => status === 503).length} requests answered 503 before the restarted database served again`);
   t.true(statuses.includes(503), `the outage was seen (${statuses.length} requests)`);
   t.is(last?.status, 200, 'served again without restarting the API');
   t.not(database.pid(), pid, 'a new database process');
@@ -71,6 +72,7 @@ embedded.serial('stopping the database process is bounded even while a statement
   const database = db.embedded!;
   await database.stop();
   const took = Date.now() - started;
+  t.log(`stopped in ${took} ms`);
   t.true(took < 8_000, `stopped in ${took} ms`);
   t.is(await busy, 'ended');
   t.is(database.pid(), null);
