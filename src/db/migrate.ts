@@ -65,7 +65,10 @@ export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLog
     await tx`select pg_advisory_xact_lock(${LOCK_KEY})`;
     for (const name of functions) await tx.unsafe(readFileSync(join(SQL_DIR, 'functions', name), 'utf8')).simple();
     // Functions created after the default privileges were set still need the grant when replaced.
-    await tx.unsafe(`grant execute on all functions in schema api to analyst; grant select on all tables in schema market, api to analyst`).simple();
+    // Only where the analyst lacks it: a GRANT rewrites the catalog row of every table it names
+    // (and TimescaleDB's of every chunk), which collides ('tuple concurrently updated') with a
+    // worker creating chunks while another process starts.
+    await tx.unsafe(GRANT_MISSING_TO_ANALYST).simple();
   });
   logger.info({ functionFiles: functions.length }, 'function files re-applied');
   return { applied, functions };
@@ -88,3 +91,26 @@ async function installWorkerSchema(sql: Sql) {
 }
 
 const silentGraphileLogger = new GraphileLogger(() => () => {});
+
+/** What `grant execute on all functions in schema api` and `grant select on all tables in schema market, api` would grant, minus what the analyst already has. */
+const GRANT_MISSING_TO_ANALYST = `
+do $$
+declare
+  statement text;
+begin
+  for statement in
+    select format('grant execute on function %s to analyst', p.oid::regprocedure)
+    from pg_proc p
+    where p.pronamespace = 'api'::regnamespace and p.prokind in ('f', 'a', 'w')
+      and not exists (select from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+                      where a.grantee = 'analyst'::regrole and a.privilege_type = 'EXECUTE')
+    union all
+    select format('grant select on %s to analyst', c.oid::regclass)
+    from pg_class c
+    where c.relnamespace in ('market'::regnamespace, 'api'::regnamespace) and c.relkind in ('r', 'p', 'v', 'm', 'f')
+      and not exists (select from aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a
+                      where a.grantee = 'analyst'::regrole and a.privilege_type = 'SELECT')
+  loop
+    execute statement;
+  end loop;
+end $$`;

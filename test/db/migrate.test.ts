@@ -33,6 +33,24 @@ test.serial('concurrent migrators both succeed and record nothing twice', async 
   t.is(row!.n, row!.d);
 });
 
+test.serial('a re-run rewrites no catalog row of the tables and chunks, so it cannot collide with a worker creating chunks', async (t) => {
+  const rows = () => db.sql<{ rel: string; xmin: string }[]>`
+    select c.oid::regclass::text as rel, c.xmin::text as xmin from pg_class c
+    where c.relnamespace in ('market'::regnamespace, '_timescaledb_internal'::regnamespace) and c.relkind in ('r', 'p')
+    order by 1`;
+  const before = await rows();
+  t.true(before.some((row) => row.rel === 'market.coin_bars_1m'));
+  await migrate(db.sql);
+  t.deepEqual(await rows(), before);
+  // and the analyst still reads every table and runs every api function
+  const [missing] = await db.sql<{ tables: number; functions: number }[]>`
+    select (select count(*)::int from pg_class c where c.relnamespace in ('market'::regnamespace, 'api'::regnamespace)
+              and c.relkind in ('r', 'p', 'v', 'm') and not has_table_privilege('analyst', c.oid, 'select')) as tables,
+           (select count(*)::int from pg_proc p where p.pronamespace = 'api'::regnamespace and p.prokind = 'f'
+              and not has_function_privilege('analyst', p.oid, 'execute')) as functions`;
+  t.deepEqual({ ...missing }, { tables: 0, functions: 0 });
+});
+
 test.serial('the schemas of the design exist with the timescaledb extension', async (t) => {
   const schemas = await db.sql<{ nspname: string }[]>`select nspname from pg_namespace where nspname in ('market', 'api', 'app') order by 1`;
   t.deepEqual(schemas.map((row) => row.nspname), ['api', 'app', 'market']);
