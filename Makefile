@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-content worker db bench chaos backup restore
+.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-content worker db bench chaos topology backup restore
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -61,6 +61,9 @@ bench: deps ## run the benchmarks under bench/ and print their figures
 
 chaos: deps ## fault injection on loopback: kill worker, API, database at random, then check the data (CHAOS_ROUNDS, CHAOS_SEED)
 	node bench/chaos.ts
+
+topology: deps ## several API processes and workers on one database act as one service (TOPOLOGY_DATABASE_URL, else embedded)
+	node bench/topology.ts
 
 backup: deps ## back the database up into FILE (default backup-<time>.tar.gz)
 	$(MDAPI) backup $(FILE)

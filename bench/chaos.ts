@@ -19,6 +19,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
 import { refreshCoinAggregates, type Query } from '../src/market/aggregates.ts';
 import { startReceiver } from '../test/webhooks/receiver.ts';
+import { createAlarms } from './chaos/alarms.ts';
 import { aggregateFigures, alarmRows, barFigures, eventRows, settled } from './chaos/checks.ts';
 import { freePort, isAlive, Managed, parentOf, sleep, tail, until } from './chaos/processes.ts';
 
@@ -424,56 +425,6 @@ async function round(index: number, phase: 'backfill' | 'tick', target: Target) 
 }
 
 // ---------------------------------------------------------------------------------------------
-interface Created {
-  id: number;
-  coin: string;
-  direction: string;
-  offset: number;
-}
-
-/** Alarms above and below the current price of a few coins, from 0.02 % to 0.5 % away. */
-async function createAlarms(): Promise<{ created: Created[]; refused: number }> {
-  const coins = await sql<{ slug: string }[]>`
-    select c.slug from market.coin_state s join market.coins c on c.id = s.coin_id
-    where s.price is not null and c.status = 'active' order by c.id`;
-  slugs = coins.map((coin) => coin.slug);
-  const chosen = shuffled(slugs).slice(0, 6);
-  const offsets = [0.0002, 0.0005, 0.001, 0.002, 0.005];
-  const created: Created[] = [];
-  let refused = 0;
-  for (const slug of chosen) {
-    for (const offset of offsets) {
-      for (const direction of ['above', 'below'] as const) {
-        // The target as exact decimal text, eight significant digits, from the stored price.
-        const [row] = await retried('read a price', () => sql<{ target: string }[]>`
-          select round(s.price * ${direction === 'above' ? 1 + offset : 1 - offset}::numeric,
-                       greatest(2, 8 - floor(log(s.price))::int))::text as target
-          from market.coin_state s join market.coins c on c.id = s.coin_id where c.slug = ${slug}`);
-        const body = {
-          name: `chaos ${slug} ${direction} ${(offset * 100).toFixed(2)}%`,
-          coin: slug,
-          metric: 'rate',
-          direction,
-          target: row!.target,
-          notification: random() < 0.8 ? 'webhook' : 'email',
-        };
-        const response = await retried('create an alarm', async () => {
-          const answer = await http('POST', '/alarms', body);
-          if (answer.status >= 500) throw new Error(`${answer.status}`);
-          return answer;
-        });
-        if (response.status === 201) created.push({ id: response.json.data.id, coin: slug, direction, offset });
-        // the price moved past the target since it was read: the guard refuses, as documented
-        else if (response.status === 422 && response.json?.error?.details?.hint === 'alarm_would_trigger') refused++;
-        else if (response.status === 422 && JSON.stringify(response.json).includes('alarm_would_trigger')) refused++;
-        else failures.push(`creating alarm ${JSON.stringify(body)}: ${response.status} ${JSON.stringify(response.json)}`);
-      }
-    }
-  }
-  return { created, refused };
-}
-
-// ---------------------------------------------------------------------------------------------
 const summary: [string, string][] = [];
 const figure = (name: string, value: string | number, ok = true) => summary.push([`${ok ? ' ' : '!'} ${name}`, String(value)]);
 
@@ -527,7 +478,14 @@ try {
     return answer.json.data as { id: number };
   });
   say(`webhook endpoint ${endpoint.id} -> ${receiver.url}`);
-  const { created, refused } = await createAlarms();
+  const { created, refused, unexpected, slugs: priced } = await createAlarms(sql, {
+    post: (body) => http('POST', '/alarms', body),
+    random,
+    name: OWNER,
+    retry: retried,
+  });
+  slugs = priced;
+  failures.push(...unexpected);
   say(`${created.length} alarms created (${refused} refused by the instant-trigger guard)`);
 
   startExtraTicks();

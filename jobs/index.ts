@@ -27,7 +27,8 @@ export function taskList(config: Config): TaskList {
 
 // graphile-worker crontab: minute hour day month weekday task ?options
 export const crontab = [
-  '* * * * * run_timescaledb_jobs ?max=1',
+  // serial: a call that outlives its minute must not meet the next one on a due job
+  '* * * * * run_timescaledb_jobs ?max=1&queue=timescaledb_jobs',
   '17 * * * * prune_counters ?max=1',
   '*/15 * * * * maintain_tables ?max=1',
   '* * * * * simulate_market ?max=1&queue=market',

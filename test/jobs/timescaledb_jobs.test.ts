@@ -107,6 +107,6 @@ test.serial('a job that ran is not run again before its schedule interval has pa
   t.true((await chunkCount()) < refilled, 'due again: the old chunks are gone');
 });
 
-test('the task is on the crontab every minute', (t) => {
-  t.regex(crontab, /^\* \* \* \* \* run_timescaledb_jobs\b/m);
+test('the task is on the crontab every minute, on a serial queue of its own', (t) => {
+  t.regex(crontab, /^\* \* \* \* \* run_timescaledb_jobs \?max=1&queue=timescaledb_jobs$/m);
 });
