@@ -18,6 +18,7 @@ import { stateFile } from '../src/db/embedded/server.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
 import { refreshCoinAggregates, type Query } from '../src/market/aggregates.ts';
+import { seededRandom } from '../test/helpers/random.ts';
 import { startReceiver } from '../test/webhooks/receiver.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { aggregateFigures, alarmRows, barFigures, eventRows, settled } from './chaos/checks.ts';
@@ -37,18 +38,8 @@ const SETTLE_MS = 180_000;
 // ---------------------------------------------------------------------------------------------
 // The reproducible part of a run: which process, which signal, how long to wait. Timing-dependent
 // choices (which request to send) draw from another generator so as not to shift this sequence.
-function generator(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = generator(SEED);
-const trafficRandom = generator(SEED ^ 0x5bd1e995);
+const random = seededRandom(SEED);
+const trafficRandom = seededRandom(SEED ^ 0x5bd1e995);
 const between = (low: number, high: number, next = random) => Math.round(low + next() * (high - low));
 const pick = <T>(items: readonly T[], next = random): T => items[Math.floor(next() * items.length)]!;
 function shuffled<T>(items: readonly T[]): T[] {

@@ -3,6 +3,7 @@
 // as numbers; and TA-Lib's C code as the reference, run in a Node 20 child (talib-reference.cjs).
 import { spawn } from 'node:child_process';
 import type { Sql } from '../../src/db/client.ts';
+import { seededRandom } from './random.ts';
 
 export interface DailyBar {
   date: string;
@@ -13,17 +14,6 @@ export interface DailyBar {
   volume: string;
 }
 
-/** mulberry32: a small seeded PRNG, so that a series is the same on every run and machine. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
@@ -34,7 +24,7 @@ const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:
  * equals the previous one (no change: RSI, OBV, MFI ties) and every 97th bar is flat (high = low).
  */
 export function generateSeries(days: number, seed: number, start = '2023-01-01'): DailyBar[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const bars: DailyBar[] = [];
   let close = 100;
   for (let d = 0; d < days; d++) {
