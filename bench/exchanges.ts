@@ -2,7 +2,7 @@
 // simulated venues loaded through the same path the worker takes (after the demo market's tick,
 // whose coin prices they follow).
 import type { Sql } from '../src/db/client.ts';
-import { exchangeTick } from '../jobs/sources/simulated/exchanges.ts';
+import { exchangeTick } from '../src/sources/simulated/exchanges.ts';
 import { measure, printTable, type Figures } from './harness.ts';
 
 export async function benchExchanges(sql: Sql, get: (path: string) => () => Promise<void>, options: { requests: number; concurrency: number }) {

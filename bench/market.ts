@@ -1,7 +1,7 @@
 // Coins and Prices over HTTP beside the same api.* SQL called directly (the ceiling), on the
 // demo market loaded through the same path `make start` takes.
 import type { Sql } from '../src/db/client.ts';
-import { tick } from '../jobs/sources/simulated/index.ts';
+import { tick } from '../src/sources/simulated/index.ts';
 import { measure, printTable, type Figures } from './harness.ts';
 
 export async function benchMarket(sql: Sql, get: (path: string) => () => Promise<void>, options: { requests: number; concurrency: number }) {

@@ -15,13 +15,13 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureCatalogue } from '../jobs/sources/simulated/index.ts';
+import { ensureCatalogue } from '../src/sources/simulated/index.ts';
 import { embeddedUrl } from '../src/config.ts';
 import { createSql, type Sql } from '../src/db/client.ts';
 import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
-import type { Query } from '../src/market/aggregates.ts';
+import type { Query } from '../src/sources/aggregates.ts';
 import { startReceiver } from '../test/webhooks/receiver.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { alarmRows, barFigures, settled } from './chaos/checks.ts';

@@ -1,9 +1,9 @@
 // Fiat reference rates, twice a day: with FX_SOURCE=ecb, the ECB's daily euro reference rates
-// (src/fx/ecb.ts) become market.fx_rates rows in units per USD. With the offline default (seed)
+// (src/sources/ecb.ts) become market.fx_rates rows in units per USD. With the offline default (seed)
 // the seeded placeholder rates stay as they are. A failed or malformed download throws before
 // anything is written, so the previous rates stay current and graphile-worker retries.
 import type { Task } from 'graphile-worker';
-import { refreshEcbRates, type Fetch } from '../src/fx/ecb.ts';
+import { refreshEcbRates, type Fetch } from '../src/sources/ecb.ts';
 
 export type FxSource = 'seed' | 'ecb';
 

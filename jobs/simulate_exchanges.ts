@@ -2,7 +2,7 @@
 // the venue figures and trust scores, and record the venue history (the first run backfills a
 // year). Queued on the demo market's queue, after its tick, so the two never overlap.
 import type { Task } from 'graphile-worker';
-import { exchangeTick } from './sources/simulated/exchanges.ts';
+import { exchangeTick } from '../src/sources/simulated/exchanges.ts';
 import type { MarketSource } from './simulate_market.ts';
 
 export const simulateExchanges = (source: MarketSource): Task => async (_payload, helpers) => {

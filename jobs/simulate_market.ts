@@ -2,7 +2,7 @@
 // history through the same path) and refresh the current state. Queued on its own graphile-worker
 // queue, so two ticks never overlap.
 import type { Task } from 'graphile-worker';
-import { tick } from './sources/simulated/index.ts';
+import { tick } from '../src/sources/simulated/index.ts';
 
 export type MarketSource = 'simulated' | 'none';
 

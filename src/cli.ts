@@ -9,7 +9,7 @@ import { migrate } from './db/migrate.ts';
 import { UnsupportedServerError } from './db/server-check.ts';
 import { createLogger } from './log.ts';
 import { ContentImportError, describeImport, importContent } from './content/import.ts';
-import { CandleImportError, importCandles } from './import/candles.ts';
+import { CandleImportError, importCandles } from './sources/files/candles.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { openDatabase } from './service.ts';
 import { startWorker } from './worker.ts';

@@ -1,6 +1,6 @@
 -- Bookkeeping for bars written into the past (backfills and imports) and the refresh windows of
 -- the coin aggregates. The refresh itself (CALL refresh_continuous_aggregate) cannot run inside a
--- transaction block, so src/market/aggregates.ts issues the calls these functions plan.
+-- transaction block, so src/sources/aggregates.ts issues the calls these functions plan.
 
 -- why: retention must not drop old raw bars (or old 30m/1h rows) before the aggregates above have them
 create or replace function app.set_coin_bar_retention(p_scheduled boolean) returns int

@@ -296,6 +296,6 @@ begin
   return v_count;
 end;
 $$;
-comment on function market.load_simulated_market(jsonb, timestamptz) is 'Loads the simulated market''s catalogue (jobs/sources/simulated/catalogue.json): the data source row, coins, links, contracts, descriptions and demo parameters. Idempotent; coins another source created are left alone. Returns the number of simulated coins.';
+comment on function market.load_simulated_market(jsonb, timestamptz) is 'Loads the simulated market''s catalogue (src/sources/simulated/catalogue.json): the data source row, coins, links, contracts, descriptions and demo parameters. Idempotent; coins another source created are left alone. Returns the number of simulated coins.';
 revoke execute on function market.simulate_market(timestamptz, boolean) from public;
 revoke execute on function market.load_simulated_market(jsonb, timestamptz) from public;

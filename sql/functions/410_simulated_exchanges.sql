@@ -16,7 +16,7 @@ as $$
 $$;
 comment on function market.sim_exchange_noise(bigint, double precision) is 'Simulated venues: the log-scale deviation of a venue''s 24h volume at an instant (unix seconds), roughly in [-0.7, 0.7].';
 
--- why: the venue catalogue (jobs/sources/simulated/exchanges.json) becomes rows, idempotently
+-- why: the venue catalogue (src/sources/simulated/exchanges.json) becomes rows, idempotently
 create or replace function market.load_simulated_exchanges(p_catalogue jsonb) returns int
 language plpgsql volatile
 set search_path = market, public, pg_temp
@@ -59,7 +59,7 @@ begin
   return v_count;
 end;
 $$;
-comment on function market.load_simulated_exchanges(jsonb) is 'Loads the simulated venue catalogue (jobs/sources/simulated/exchanges.json): the data source row simulated-exchanges (demo), the venues and their demo parameters. Idempotent; venues of other sources are left alone. Returns the number of simulated venues.';
+comment on function market.load_simulated_exchanges(jsonb) is 'Loads the simulated venue catalogue (src/sources/simulated/exchanges.json): the data source row simulated-exchanges (demo), the venues and their demo parameters. Idempotent; venues of other sources are left alone. Returns the number of simulated venues.';
 
 -- why: every ticker of every simulated venue at an instant, set-based, from the coins' current state
 create or replace function market.simulated_tickers(p_now timestamptz default now())

@@ -1,6 +1,6 @@
 -- Fiat rates from the European Central Bank. The ECB quotes units per euro; market.fx_rates holds
 -- units per US dollar, so each rate is divided by the EUR/USD rate of the same day (in numeric:
--- the rates never pass through a float). src/fx/ecb.ts fetches and parses; this stores.
+-- the rates never pass through a float). src/sources/ecb.ts fetches and parses; this stores.
 
 -- why: a rate keeps ten significant digits, whatever its magnitude (ECB publishes four to six)
 create or replace function market.round_significant(p_value numeric, p_digits int) returns numeric

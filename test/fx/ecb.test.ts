@@ -3,7 +3,7 @@
 import test from 'ava';
 import { Decimal } from 'decimal.js';
 import { readFileSync } from 'node:fs';
-import { EcbFormatError, parseEcbDaily, refreshEcbRates, type Fetch } from '../../src/fx/ecb.ts';
+import { EcbFormatError, parseEcbDaily, refreshEcbRates, type Fetch } from '../../src/sources/ecb.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 const recorded = (name: string) => readFileSync(new URL(`../fixtures/ecb/${name}`, import.meta.url), 'utf8');

@@ -1,7 +1,7 @@
 // mdapi import-candles: CSV history for an existing or new coin, through the bar table and the
 // aggregates; idempotent; a file with a malformed row imports nothing and names the lines.
 import test from 'ava';
-import { CandleImportError, importCandles, splitCandleCsv } from '../../src/import/candles.ts';
+import { CandleImportError, importCandles, splitCandleCsv } from '../../src/sources/files/candles.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;

@@ -3,7 +3,7 @@
 import test from 'ava';
 import { makeWorkerUtils, quickAddJob, runOnce } from 'graphile-worker';
 import { crontab, onWorkerStart, taskList } from '../../jobs/index.ts';
-import { ensureCatalogue, readCatalogue, tick } from '../../jobs/sources/simulated/index.ts';
+import { ensureCatalogue, readCatalogue, tick } from '../../src/sources/simulated/index.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
 

@@ -3,7 +3,7 @@
 // with no missing minute. The workers are real `mdapi worker` processes on the test database.
 import { spawn, type ChildProcess } from 'node:child_process';
 import test from 'ava';
-import { ensureCatalogue } from '../../jobs/sources/simulated/index.ts';
+import { ensureCatalogue } from '../../src/sources/simulated/index.ts';
 import { STALE_AFTER_BEATS } from '../../src/config.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';

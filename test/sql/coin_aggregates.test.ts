@@ -2,7 +2,7 @@
 // wide bars rolled up by their start, the refresh policies run by app.run_due_timescaledb_jobs on
 // the embedded database, and retention that drops raw rows without erasing aggregated history.
 import test from 'ava';
-import { refreshCoinAggregates } from '../../src/market/aggregates.ts';
+import { refreshCoinAggregates } from '../../src/sources/aggregates.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
 

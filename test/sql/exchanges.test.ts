@@ -1,8 +1,8 @@
 // Venues in SQL: the taxonomy's type, the trust score formula at its edges, market.venue_counts(),
 // and the simulated venues (catalogue, determinism, history backfill into the aggregates).
 import test from 'ava';
-import { ensureExchangeCatalogue, exchangeTick } from '../../jobs/sources/simulated/exchanges.ts';
-import type { Query } from '../../src/market/aggregates.ts';
+import { ensureExchangeCatalogue, exchangeTick } from '../../src/sources/simulated/exchanges.ts';
+import type { Query } from '../../src/sources/aggregates.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;

@@ -1,7 +1,7 @@
 // The demo liquidations: deterministic (the same minutes give the same rows), labelled demo,
 // consistent (long positions closed by sells, value = price x quantity), written once per minute.
 import test from 'ava';
-import { ensureCatalogue } from '../../jobs/sources/simulated/index.ts';
+import { ensureCatalogue } from '../../src/sources/simulated/index.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;

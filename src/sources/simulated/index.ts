@@ -3,7 +3,7 @@
 // Everything it writes is labelled: market.data_sources has the row `simulated` with demo = true.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { completeCoinBarBackfills, type Query } from '../../../src/market/aggregates.ts';
+import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 
 export const SOURCE_NAME = 'simulated';
 

@@ -1,7 +1,7 @@
 // The `ecb` FX source: the European Central Bank's daily euro reference rates
 // (eurofxref-daily.xml). The ECB quotes units per EUR; market.store_ecb_rates turns them into units
 // per USD in numeric. Rates stay decimal strings from the XML to the database, never JS floats.
-import type { Query } from '../market/aggregates.ts';
+import type { Query } from './aggregates.ts';
 
 export const ECB_DAILY_URL = 'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml';
 

@@ -2,8 +2,8 @@
 // ISO 8601 times; any bar width of a minute or more) into market.coin_bars_1m, through the same
 // path as live bars. The file is split into lines here; every value is checked, and the bars are
 // written, by market.import_candles() in one transaction; the aggregates are refreshed after.
-import type { Sql } from '../db/client.ts';
-import { completeCoinBarBackfills, type Query } from '../market/aggregates.ts';
+import type { Sql } from '../../db/client.ts';
+import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 
 export const CSV_HEADER = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
 
