@@ -3,14 +3,13 @@
 // the seeded placeholder rates stay as they are. A failed or malformed download throws before
 // anything is written, so the previous rates stay current and graphile-worker retries.
 import type { Task } from 'graphile-worker';
-import { refreshEcbRates, type Fetch } from '../src/sources/ecb.ts';
+import { ecbRates, type Fetch } from '../src/sources/ecb.ts';
+import { clientQuery, runSource } from '../src/sources/source.ts';
 
 export type FxSource = 'seed' | 'ecb';
 
 export const refreshFx = (source: FxSource, fetchFn?: Fetch): Task => async (_payload, helpers) => {
   if (source !== 'ecb') return;
-  const result = await helpers.withPgClient((client) =>
-    refreshEcbRates(async (text, values) => (await client.query(text, values as unknown[])).rows, fetchFn),
-  );
+  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), ecbRates(fetchFn)));
   helpers.logger.info(`ecb fx: ${result.rows} rates of ${result.date}`);
 };

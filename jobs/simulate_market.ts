@@ -2,16 +2,15 @@
 // history through the same path) and refresh the current state. Queued on its own graphile-worker
 // queue, so two ticks never overlap.
 import type { Task } from 'graphile-worker';
-import { tick } from '../src/sources/simulated/index.ts';
+import { clientQuery, runSource } from '../src/sources/source.ts';
+import { simulatedMarket } from '../src/sources/simulated/index.ts';
 
 export type MarketSource = 'simulated' | 'none';
 
 export const simulateMarket = (source: MarketSource): Task => async (_payload, helpers) => {
   if (source !== 'simulated') return;
   const started = Date.now();
-  const result = await helpers.withPgClient((client) =>
-    tick(async (text, values) => (await client.query(text, values as unknown[])).rows, { signal: helpers.abortSignal }),
-  );
+  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedMarket, { signal: helpers.abortSignal }));
   if (result.aborted) {
     helpers.logger.info(`simulated market: stopped after ${result.pieces} pieces (${result.bars} bars); the next tick resumes`);
     return;

@@ -57,7 +57,8 @@ revoke execute on function app.metrics_snapshot(interval) from public;
 drop function if exists app.readiness(text[], interval);
 create or replace function app.readiness(p_migration_files text[], p_heartbeat_fresh interval)
 returns table (pending text[], unknown text[], fresh_workers int, workers int, newest_beat_age_seconds double precision,
-  timescaledb_job_runner text, timescaledb_job_runner_reason text, timescaledb_job_runner_decided_at timestamptz)
+  timescaledb_job_runner text, timescaledb_job_runner_reason text, timescaledb_job_runner_decided_at timestamptz,
+  sources jsonb)
 language sql stable
 set search_path = app, pg_temp
 as $$
@@ -67,10 +68,13 @@ as $$
     (select count(*)::int from app.worker_heartbeats h where h.beat_at > now() - p_heartbeat_fresh),
     (select count(*)::int from app.worker_heartbeats),
     (select extract(epoch from now() - max(h.beat_at))::float8 from app.worker_heartbeats h),
-    r.runner, r.reason, r.decided_at
+    r.runner, r.reason, r.decided_at,
+    (select coalesce(jsonb_agg(jsonb_build_object('name', h.name, 'status', h.status, 'lag_seconds', h.lag_seconds,
+        'last_success_at', h.last_success_at, 'last_error', case when h.status = 'failing' then h.last_error end) order by h.name), '[]')
+     from market.source_health h where h.status <> 'idle')
   from (select) one
   left join app.timescaledb_job_runner r on true
 $$;
 comment on function app.readiness(text[], interval) is
-  'Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, and who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision).';
+  'Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health).';
 revoke execute on function app.readiness(text[], interval) from public;

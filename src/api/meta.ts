@@ -13,12 +13,18 @@ export const metaRoutes = [
     method: 'get', path: '/ping', operationId: 'ping', tag: 'Meta', plan: 'free', query: noInput,
     summary: 'Authenticated no-op: checks a key end to end; counts against the quota.',
     handler: async ({ key, deps: { sql } }) => {
+      const sources = await sql<{ name: string; description: string; kind: string; demo: boolean; status: string; last_success_at: Date | null; lag_seconds: number | null }[]>`
+        select name, description, kind, demo, status, last_success_at, lag_seconds from market.source_health order by name`;
       // Made-up data is labelled wherever it is served: the demo market and placeholder FX rates.
-      const demo = await sql<{ name: string; description: string }[]>`
-        select name, description from market.data_sources where demo order by name`;
+      const demo = sources.filter((source) => source.demo);
       return {
         data: { status: 'ok', plan: key.plan },
-        meta: { version: VERSION, demo_data: demo.length > 0, demo_sources: demo.map(({ name, description }) => ({ name, description })) },
+        meta: {
+          version: VERSION,
+          demo_data: demo.length > 0,
+          demo_sources: demo.map(({ name, description }) => ({ name, description })),
+          sources: sources.map(({ name, kind, demo, status, last_success_at, lag_seconds }) => ({ name, kind, demo, status, last_success_at, lag_seconds })),
+        },
       };
     },
   }),

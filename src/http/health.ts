@@ -18,6 +18,8 @@ export interface Readiness {
     worker: { ok: boolean; required: boolean; status?: 'fresh' | 'stale' | 'none'; fresh_workers?: number; newest_beat_age_seconds?: number | null; error?: string };
     /** informational: who runs TimescaleDB's policy jobs (null before the worker's first decision) */
     timescaledb_jobs?: { ok: true; runner: string | null; reason: string | null; decided_at: Date | null };
+    /** informational: each data source that has run, with its status and lag (market.source_health) */
+    sources?: { ok: true; sources: unknown[] };
     /** informational, with DATABASE_READ_URL: reads fall back to the primary when no replica is healthy */
     replicas?: { ok: true; healthy: number; replicas: { name: string; status: string; lag_ms: number | null; checked_at: Date | null; error?: string }[] };
   };
@@ -47,6 +49,7 @@ export async function readiness({ sql, config, replicas }: Deps): Promise<Readin
   type Row = {
     pending: string[]; unknown: string[]; fresh_workers: number; workers: number; newest_beat_age_seconds: number | null;
     timescaledb_job_runner: string | null; timescaledb_job_runner_reason: string | null; timescaledb_job_runner_decided_at: Date | null;
+    sources: unknown[];
   };
   let row: Row | undefined;
   try {
@@ -73,6 +76,7 @@ export async function readiness({ sql, config, replicas }: Deps): Promise<Readin
   checks.timescaledb_jobs = {
     ok: true, runner: row!.timescaledb_job_runner, reason: row!.timescaledb_job_runner_reason, decided_at: row!.timescaledb_job_runner_decided_at,
   };
+  checks.sources = { ok: true, sources: row!.sources };
   return { ready: checks.database.ok && checks.migrations.ok && checks.worker.ok, checks };
 }
 

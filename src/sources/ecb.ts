@@ -2,6 +2,7 @@
 // (eurofxref-daily.xml). The ECB quotes units per EUR; market.store_ecb_rates turns them into units
 // per USD in numeric. Rates stay decimal strings from the XML to the database, never JS floats.
 import type { Query } from './aggregates.ts';
+import type { Source } from './source.ts';
 
 export const ECB_DAILY_URL = 'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml';
 
@@ -74,3 +75,9 @@ export async function refreshEcbRates(query: Query, fetchFn: Fetch = fetch, url 
   const day = await fetchEcbDaily(fetchFn, url);
   return { date: day.date, rows: await storeEcbDay(query, day) };
 }
+
+/** The ECB's daily reference rates as a source (FX_SOURCE=ecb). */
+export const ecbRates = (fetchFn: Fetch = fetch, url = ECB_DAILY_URL): Source<{ date: string; rows: number }> => ({
+  name: 'ecb',
+  run: (query) => refreshEcbRates(query, fetchFn, url),
+});

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Query } from '../aggregates.ts';
+import type { Source } from '../source.ts';
 
 export const SOURCE_NAME = 'simulated-exchanges';
 
@@ -92,3 +93,9 @@ export async function exchangeTick(query: Query, options: { now?: string } = {})
   if (historyRows > 0) await query(`select market.refresh_exchange_state(coalesce($1::timestamptz, now()))`, [now]);
   return { tickers: Number(tickers), historyRows, refreshCalls };
 }
+
+/** The demo venues as a source: one venue minute a run. */
+export const simulatedExchanges: Source<ExchangeTickResult> = {
+  name: SOURCE_NAME,
+  run: (query) => exchangeTick(query),
+};

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
+import type { Source } from '../source.ts';
 
 export const SOURCE_NAME = 'simulated';
 
@@ -94,3 +95,9 @@ export async function tick(query: Query, options: { seed?: number; now?: string;
   const [state] = await query(`select market.refresh_coin_state(coalesce($1::timestamptz, now()), $2::boolean) as coins`, [now, full]);
   return { bars, pieces, refreshCalls: calls, coins: state!.coins as number };
 }
+
+/** The demo market as a source: one tick a run. */
+export const simulatedMarket: Source<TickResult> = {
+  name: SOURCE_NAME,
+  run: (query, { signal } = {}) => tick(query, { signal }),
+};

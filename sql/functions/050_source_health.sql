@@ -1,0 +1,29 @@
+-- Source health: every run of a source records its outcome here (src/sources/source.ts), and
+-- /ping, /readyz and analysts read it through market.source_health.
+
+create or replace function market.record_source_run(p_name text, p_error text default null, p_venues jsonb default null) returns void
+language sql volatile
+as $$
+  update market.data_sources s set
+    last_run_at = now(),
+    last_success_at = case when p_error is null then now() else s.last_success_at end,
+    last_error = coalesce(p_error, s.last_error),
+    last_error_at = case when p_error is not null then now() else s.last_error_at end,
+    venues = coalesce(p_venues, s.venues)
+  where s.name = p_name;
+$$;
+comment on function market.record_source_run(text, text, jsonb) is 'Records one run of a data source: success (p_error null) or its error, and the venues up and down when the source has several.';
+revoke execute on function market.record_source_run(text, text, jsonb) from public;
+
+create or replace view market.source_health as
+select s.name, s.kind, s.demo, s.description, s.last_run_at, s.last_success_at, s.last_error, s.last_error_at,
+  -- how far behind the source's data is: its coverage where it keeps one, else its last success
+  extract(epoch from now() - coalesce(s.covered_until, s.last_success_at))::int as lag_seconds,
+  case
+    when s.last_run_at is null then 'idle'
+    when s.last_error_at is not null and s.last_error_at >= coalesce(s.last_success_at, '-infinity') then 'failing'
+    else 'ok'
+  end as status,
+  s.venues
+from market.data_sources s;
+comment on view market.source_health is 'Each data source''s health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; failing: its last run failed; ok) and venues up/down.';

@@ -1,0 +1,66 @@
+// Every source runs through runSource, which records its health (market.source_health) for /ping,
+// /readyz and analysts: here the real ECB source on recorded responses, a success then a failure.
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import { ecbRates, type Fetch } from '../../src/sources/ecb.ts';
+import { runSource, type Source } from '../../src/sources/source.ts';
+import { useApi } from '../helpers/http.ts';
+
+const handles = useApi(test);
+const recorded = readFileSync(new URL('../fixtures/ecb/eurofxref-daily-2025-07-01.xml', import.meta.url), 'utf8');
+const replay = (body: string, status = 200): Fetch => async () => ({ ok: status >= 200 && status < 300, status, text: async () => body });
+const query = (text: string, values?: unknown[]) => handles.db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
+const health = async (name: string) => (await handles.db.sql`select * from market.source_health where name = ${name}`)[0]!;
+
+test.serial('a source that never ran is idle, and /readyz leaves it out', async (t) => {
+  t.like(await health('ecb'), { status: 'idle', last_run_at: null, last_success_at: null, last_error: null });
+  const key = await handles.api.key();
+  const ping = await handles.api.get('/api/v1/ping', key);
+  t.like(ping.body.meta.sources.find((source: { name: string }) => source.name === 'ecb'), { kind: 'reference', demo: false, status: 'idle' });
+  t.false((await handles.api.get('/readyz')).body.checks.sources.sources.some((source: { name: string }) => source.name === 'ecb'));
+});
+
+test.serial('a successful run is recorded: status ok, last success, lag', async (t) => {
+  const result = await runSource(query, ecbRates(replay(recorded)));
+  t.is(result.date, '2025-07-01');
+  const row = await health('ecb');
+  t.is(row.status, 'ok');
+  t.truthy(row.last_success_at);
+  t.is(row.last_error, null);
+  // lag: how old the newest data is (the ECB day stored), not how long ago the run was
+  const [day] = await handles.db.sql`select extract(epoch from now() - covered_until)::int as age from market.data_sources where name = 'ecb'`;
+  t.true(Math.abs((row.lag_seconds as number) - (day!.age as number)) <= 1);
+  t.true((row.lag_seconds as number) > 86_400, 'the recorded day is long past');
+  const key = await handles.api.key();
+  t.like((await handles.api.get('/api/v1/ping', key)).body.meta.sources.find((source: { name: string }) => source.name === 'ecb'), { status: 'ok' });
+});
+
+test.serial('a failed run is recorded with its error and rethrown; the last success stays', async (t) => {
+  const before = (await health('ecb')).last_success_at as Date;
+  await t.throwsAsync(runSource(query, ecbRates(replay('<html>busy</html>', 503))), { message: /503/ });
+  const row = await health('ecb');
+  t.is(row.status, 'failing');
+  t.regex(row.last_error as string, /503/);
+  t.deepEqual(row.last_success_at, before);
+  const readyz = (await handles.api.get('/readyz')).body;
+  t.like(readyz.checks.sources.sources.find((source: { name: string }) => source.name === 'ecb'), { status: 'failing' });
+  // then a success: ok again, the error kept for the record
+  await runSource(query, ecbRates(replay(recorded)));
+  t.like(await health('ecb'), { status: 'ok' });
+  t.regex((await health('ecb')).last_error as string, /503/);
+});
+
+test.serial('venues up and down are recorded for sources that have several', async (t) => {
+  const venues: Source<{ up: string[]; down: string[] }> = {
+    name: 'simulated-liquidations',
+    run: async () => ({ up: ['binance', 'kraken'], down: ['okx'] }),
+    venues: (result) => Object.fromEntries([...result.up.map((v) => [v, 'up'] as const), ...result.down.map((v) => [v, 'down'] as const)]),
+  };
+  await runSource(query, venues);
+  t.deepEqual((await health('simulated-liquidations')).venues, { binance: 'up', kraken: 'up', okx: 'down' });
+});
+
+test('the analyst reads source health', async (t) => {
+  const [row] = await handles.db.sql`select has_table_privilege('analyst', 'market.source_health', 'select') as can`;
+  t.true(row!.can);
+});
