@@ -17,7 +17,8 @@ import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { stateFile } from '../src/db/embedded/server.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
-import { refreshCoinAggregates, type Query } from '../src/sources/aggregates.ts';
+import { refreshCoinAggregates } from '../src/sources/aggregates.ts';
+import { withReservedQuery } from '../src/sources/source.ts';
 import { seededRandom } from '../test/helpers/random.ts';
 import { startReceiver } from '../test/webhooks/receiver.ts';
 import { createAlarms } from './chaos/alarms.ts';
@@ -425,15 +426,7 @@ try {
   await startDatabase();
   say(`embedded database on port ${dbPort} (${Date.now() - dbStarted} ms)`);
   await migrate(sql);
-  {
-    const reserved = await sql.reserve();
-    const query: Query = async (text, values = []) => (await reserved.unsafe(text, values as never[])) as Record<string, unknown>[];
-    try {
-      await ensureCatalogue(query);
-    } finally {
-      reserved.release();
-    }
-  }
+  await withReservedQuery(sql, (query) => ensureCatalogue(query));
   await sql`update market.data_sources set settings = settings || jsonb_build_object('history', ${HISTORY}::text) where name = 'simulated'`;
   ({ key: apiKey } = await createKey(sql, { plan: 'pro', owner: OWNER, scope: 'data-api' }));
   await sql`insert into app.alarm_inventory (owner, balance) values (${OWNER}, 1000)
@@ -527,16 +520,8 @@ try {
   // 2. Aggregates: as served, then after a refresh over the whole window (the policies run every
   // few minutes; the refresh is what the design relies on to make them exact).
   const served = await aggregateFigures(sql);
-  {
-    const reserved = await sql.reserve();
-    const query: Query = async (text, values = []) => (await reserved.unsafe(text, values as never[])) as Record<string, unknown>[];
-    try {
-      const [window] = await sql<{ start: Date; end: Date }[]>`select min(time) as start, max(time) + interval '1 minute' as "end" from market.coin_bars_1m`;
-      await refreshCoinAggregates(query, window!.start.toISOString(), window!.end.toISOString());
-    } finally {
-      reserved.release();
-    }
-  }
+  const [span] = await sql<{ start: Date; end: Date }[]>`select min(time) as start, max(time) + interval '1 minute' as "end" from market.coin_bars_1m`;
+  await withReservedQuery(sql, (query) => refreshCoinAggregates(query, span!.start.toISOString(), span!.end.toISOString()));
   const refreshed = await aggregateFigures(sql);
   for (const [view, after] of Object.entries(refreshed)) {
     const before = served[view]!;

@@ -21,7 +21,7 @@ import { createSql, type Sql } from '../src/db/client.ts';
 import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
-import type { Query } from '../src/sources/aggregates.ts';
+import { withReservedQuery } from '../src/sources/source.ts';
 import { startReceiver } from '../test/webhooks/receiver.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { alarmRows, barFigures, settled } from './chaos/checks.ts';
@@ -294,15 +294,7 @@ try {
     : `embedded database (PostgreSQL ${server!.postgres}, TimescaleDB ${server!.timescaledb})`;
   say(kind);
   if (!admin) notes.push('the embedded database serves one statement at a time (its multiplexer serialises every session), so races between processes are rarer than on a server: the check is weaker here');
-  {
-    const reserved = await sql.reserve();
-    const query: Query = async (text, values = []) => (await reserved.unsafe(text, values as never[])) as Record<string, unknown>[];
-    try {
-      await ensureCatalogue(query);
-    } finally {
-      reserved.release();
-    }
-  }
+  await withReservedQuery(sql, (query) => ensureCatalogue(query));
   await sql`update market.data_sources set settings = settings || jsonb_build_object('history', ${HISTORY}::text) where name = 'simulated'`;
   await installLedger(sql);
   const free = await createKey(sql, { plan: 'free', owner: `${OWNER}-rate`, scope: 'data-api' });

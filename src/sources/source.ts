@@ -2,6 +2,7 @@
 // connection and writes through the shared SQL path (bars → aggregates → coin state → alarms,
 // or its own tables). Jobs only schedule runSource; each run's outcome becomes the source's
 // health (market.source_health), read by /ping, /readyz and analysts.
+import type { Sql } from '../db/client.ts';
 import type { Query } from './aggregates.ts';
 
 export interface Source<Result = unknown> {
@@ -31,3 +32,13 @@ export async function runSource<Result>(query: Query, source: Source<Result>, op
 export const clientQuery =
   (client: { query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> }): Query =>
   async (text, values) => (await client.query(text, values as unknown[])).rows;
+
+/** Runs work with a Query on one reserved postgres.js connection, outside any transaction (aggregate refreshes need that). */
+export async function withReservedQuery<T>(sql: Sql, work: (query: Query) => Promise<T>): Promise<T> {
+  const reserved = await sql.reserve();
+  try {
+    return await work(async (text, values = []) => (await reserved.unsafe(text, values as never[])) as Record<string, unknown>[]);
+  } finally {
+    reserved.release();
+  }
+}

@@ -3,7 +3,8 @@
 // path as live bars. The file is split into lines here; every value is checked, and the bars are
 // written, by market.import_candles() in one transaction; the aggregates are refreshed after.
 import type { Sql } from '../../db/client.ts';
-import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
+import { completeCoinBarBackfills } from '../aggregates.ts';
+import { withReservedQuery } from '../source.ts';
 
 export const CSV_HEADER = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
 
@@ -99,15 +100,12 @@ export async function importCandles(sql: Sql, input: CandleImport): Promise<Cand
   // refresh_continuous_aggregate refuses to run in a transaction: one reserved connection, one call each.
   let refreshCalls = 0;
   if (row.backfill_id !== null) {
-    const reserved = await sql.reserve();
-    try {
-      const query: Query = async (text, values = []) => (await reserved.unsafe(text, values as never[])) as Record<string, unknown>[];
-      refreshCalls = (await completeCoinBarBackfills(query)).calls;
+    refreshCalls = await withReservedQuery(sql, async (query) => {
+      const { calls } = await completeCoinBarBackfills(query);
       // Old bars may hold new all-time extremes: rescan them.
       await query('select market.refresh_coin_state(now(), true)');
-    } finally {
-      reserved.release();
-    }
+      return calls;
+    });
   }
   return {
     coinId: row.coin_id as number,
