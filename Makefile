@@ -44,8 +44,8 @@ psql-analyst: deps ## open psql as the read-only analyst role
 key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]
 	@$(MDAPI) create-key --plan $(PLAN) --owner $(OWNER)
 
-import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.csv [SYMBOL=X NAME=N]
-	$(MDAPI) import-candles --slug "$(SLUG)" $(if $(SYMBOL),--symbol "$(SYMBOL)") $(if $(NAME),--name "$(NAME)") "$(FILE)"
+import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.csv [SYMBOL=X NAME=N] [FORMAT=binance-kline]
+	$(MDAPI) import-candles --slug "$(SLUG)" $(if $(SYMBOL),--symbol "$(SYMBOL)") $(if $(NAME),--name "$(NAME)") $(if $(FORMAT),--format "$(FORMAT)") "$(FILE)"
 
 import-content: deps ## import curated content (wallets, articles, videos, insights JSON): make import-content DIR=content/demo
 	$(MDAPI) import-content "$(DIR)"

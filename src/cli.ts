@@ -9,6 +9,7 @@ import { migrate } from './db/migrate.ts';
 import { UnsupportedServerError } from './db/server-check.ts';
 import { createLogger } from './log.ts';
 import { ContentImportError, describeImport, importContent } from './content/import.ts';
+import { readKlineZip } from './sources/files/binance-klines.ts';
 import { CandleImportError, importCandles } from './sources/files/candles.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { openDatabase } from './service.ts';
@@ -26,9 +27,10 @@ const USAGE = `usage: mdapi <command> [options]
   worker                                    run the job worker alone, in the foreground
   backup FILE                               back the database up (embedded: a .tar.gz of DATA_DIR/pgdata)
   restore FILE                              restore a backup (embedded: the service must be stopped)
-  import-candles --slug S [--symbol X --name N] FILE.csv
-                                            import OHLCV history (time,open,high,low,close,volume)
-                                            for coin S, creating it when --symbol and --name are given
+  import-candles --slug S [--symbol X --name N] [--format csv|binance-kline] FILE
+                                            import OHLCV history for coin S, creating it when --symbol
+                                            and --name are given: csv (time,open,high,low,close,volume)
+                                            or a Binance kline dump (.csv or .zip; quote volume as USD)
   import-content DIR                        import curated content (wallets.json, articles.json, videos.json,
                                             insights.json in DIR): validated, all or nothing, idempotent
 `;
@@ -68,6 +70,7 @@ const { values, positionals } = parseArgs({
     slug: { type: 'string' },
     symbol: { type: 'string' },
     name: { type: 'string' },
+    format: { type: 'string', default: 'csv' },
   },
 });
 
@@ -145,16 +148,19 @@ switch (command) {
   case 'import-candles': {
     const slug = values.slug ?? fail('import-candles needs --slug');
     const file = positionals[0] ?? fail('import-candles needs a CSV file');
-    let csv: string;
+    const format = values.format;
+    if (format !== 'csv' && format !== 'binance-kline') fail(`--format must be csv or binance-kline, not ${JSON.stringify(format)}`);
+    let raw: Buffer;
     try {
-      csv = readFileSync(file, 'utf8');
+      raw = readFileSync(file);
     } catch {
       fail(`cannot read ${file}`);
     }
     try {
+      const csv = format === 'binance-kline' && file.toLowerCase().endsWith('.zip') ? await readKlineZip(raw) : raw.toString('utf8');
       const result = await withDatabase(async (sql) => {
         await migrate(sql);
-        return importCandles(sql, { slug, symbol: values.symbol, name: values.name, csv });
+        return importCandles(sql, { slug, symbol: values.symbol, name: values.name, csv, format });
       });
       process.stderr.write(
         `${slug}: ${result.bars} bars from ${result.windowStart} to ${result.windowEnd}` +

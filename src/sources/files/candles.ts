@@ -5,6 +5,7 @@
 import type { Sql } from '../../db/client.ts';
 import { completeCoinBarBackfills } from '../aggregates.ts';
 import { withReservedQuery } from '../source.ts';
+import { splitBinanceKlines } from './binance-klines.ts';
 
 export const CSV_HEADER = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
 
@@ -33,6 +34,8 @@ export interface CandleImport {
   symbol?: string;
   name?: string;
   csv: string;
+  /** csv (the header above, ISO times) or binance-kline (Binance's dumps, see binance-klines.ts) */
+  format?: 'csv' | 'binance-kline';
 }
 
 export interface CandleImportResult {
@@ -80,7 +83,7 @@ export function splitCandleCsv(csv: string): CandleColumns {
 /** Imports the file for an existing coin, or a new one when symbol and name are given. Re-importing the same file changes nothing. */
 export async function importCandles(sql: Sql, input: CandleImport): Promise<CandleImportResult> {
   if (!SLUG.test(input.slug)) throw new CandleImportError(`invalid slug ${JSON.stringify(input.slug)}: lowercase letters, digits and dashes`);
-  const columns = splitCandleCsv(input.csv);
+  const columns = input.format === 'binance-kline' ? splitBinanceKlines(input.csv) : splitCandleCsv(input.csv);
   let row: Record<string, unknown>;
   try {
     [row] = (await sql`
