@@ -62,7 +62,8 @@ export async function readiness({ sql, config, replicas }: Deps): Promise<Readin
       checks.migrations.error = checks.worker.error = 'the database has not been migrated for this version';
     } else {
       checks.database.error = reason(error);
-      checks.migrations.error = checks.worker.error = 'database unreachable';
+      // unreachable, or busy past the bound (the embedded database during a long backfill)
+      checks.migrations.error = checks.worker.error = `not checked: the database ${checks.database.error === 'unreachable' ? 'is unreachable' : 'did not answer in time'}`;
     }
     return { ready: false, checks };
   }
