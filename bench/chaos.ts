@@ -23,7 +23,7 @@ import { seededRandom } from '../test/helpers/random.ts';
 import { startReceiver } from '../test/webhooks/receiver.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { aggregateFigures, alarmRows, barFigures, eventRows, settled } from './chaos/checks.ts';
-import { freePort, isAlive, Managed, parentOf, sleep, tail, until } from './chaos/processes.ts';
+import { freePort, isAlive, Managed, parentOf, sleep, tail, until, cleanUpOnSignal } from './chaos/processes.ts';
 
 const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? 6);
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -124,12 +124,7 @@ function cleanup(): Promise<void> {
   })();
   return cleaning;
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    process.stdout.write(`\n${signal}: stopping every process of the run\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+cleanUpOnSignal(cleanup);
 
 function isServer(pid: number): boolean {
   try {

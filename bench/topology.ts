@@ -25,7 +25,7 @@ import { withReservedQuery } from '../src/sources/source.ts';
 import { startReceiver } from '../test/webhooks/receiver.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { alarmRows, barFigures, settled } from './chaos/checks.ts';
-import { freePort, Managed, sleep, tail, until } from './chaos/processes.ts';
+import { freePort, Managed, sleep, tail, until, cleanUpOnSignal } from './chaos/processes.ts';
 import { attemptRows, backfillFigures, coverageFigures, cronFigures, installLedger, runRows, timescaledbJobRows } from './topology/ledger.ts';
 
 const SERVER_URL = process.env.TOPOLOGY_DATABASE_URL || null;
@@ -109,12 +109,7 @@ function cleanup(): Promise<void> {
   })();
   return cleaning;
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    process.stdout.write(`\n${signal}: stopping every process of the run\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+cleanUpOnSignal(cleanup);
 
 const answers = async (probe: () => Promise<unknown>) => {
   try {

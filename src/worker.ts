@@ -6,22 +6,18 @@ import { hostname } from 'node:os';
 import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import { crontab, onWorkerStart, taskList } from '../jobs/index.ts';
 import { workerStaleAfterMs, type Config } from './config.ts';
-import { createSql, WORKER_APPLICATION_NAME, withApplicationName } from './db/client.ts';
+import { createSql, withTimeout, WORKER_APPLICATION_NAME, withApplicationName } from './db/client.ts';
 import { observeJobs } from './job-runs.ts';
 import { createLogger, graphileLogger, type Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface Worker {
-  /** the runner now running (a new one after graphile-worker's pool died with the database) */
-  runner(): Runner | null;
   stop(): Promise<void>;
 }
 
 /** How long stop() lets running jobs finish before it gives them back. */
 const STOP_GRACE_MS = 3_000;
 const MAX_RESTART_DELAY_MS = 30_000;
-
-const timedOut = (ms: number) => new Promise<false>((resolve) => setTimeout(() => resolve(false), ms).unref());
 
 export async function startWorker(config: Config, observability: { logger?: Logger; metrics?: Metrics } = {}): Promise<Worker> {
   const logger = observability.logger ?? createLogger(config);
@@ -96,7 +92,6 @@ export async function startWorker(config: Config, observability: { logger?: Logg
 
   await launch();
   return {
-    runner: () => runner,
     async stop() {
       stopping = true;
       if (restartTimer) clearTimeout(restartTimer);
@@ -106,12 +101,11 @@ export async function startWorker(config: Config, observability: { logger?: Logg
         // graphile-worker's graceful stop waits for running jobs, and a backfill takes minutes: past
         // the grace period the forceful stop gives them back to the queue (they run again elsewhere;
         // their open transactions roll back when this process's connections close).
-        const graceful = current.stop().then(() => true, () => true);
-        if (!(await Promise.race([graceful, timedOut(STOP_GRACE_MS)]))) {
-          await Promise.race([current.kill().catch(() => {}), timedOut(STOP_GRACE_MS)]);
-        }
+        await withTimeout(current.stop(), STOP_GRACE_MS)
+          .catch(() => withTimeout(current.kill(), STOP_GRACE_MS))
+          .catch(() => {});
       }
-      await Promise.race([heartbeat.farewell(), timedOut(STOP_GRACE_MS)]);
+      await withTimeout(heartbeat.farewell(), STOP_GRACE_MS).catch(() => {});
     },
   };
 }

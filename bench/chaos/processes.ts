@@ -137,3 +137,13 @@ export function tail(path: string, lines = 15): string {
     return '';
   }
 }
+
+/** Ctrl-C or SIGTERM during a run: stop every process it started (cleanup), then exit. */
+export function cleanUpOnSignal(cleanup: () => Promise<unknown>) {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stdout.write(`\n${signal}: stopping every process of the run\n`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+}
