@@ -1,0 +1,309 @@
+-- The real venues (src/sources/exchanges): what ccxt read from each venue arrives here as JSON
+-- text, is validated and written in one statement per call, so a venue that answers garbage
+-- writes nothing. Prices travel as decimal strings and become numeric here.
+
+-- why: venue metadata is curated (ccxt has little of it): one idempotent load per catalogue version
+create or replace function market.load_exchange_venues(p_venues jsonb) returns int
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_count int;
+begin
+  create temporary table venue_rows on commit drop as
+  select x.* from jsonb_to_recordset(p_venues) as x (
+    slug text, name text, taxonomy text[], established date, location text, website text, logo text);
+
+  insert into market.exchanges as e (slug, name, taxonomy, status, established, location, website, logo, source)
+  select v.slug, v.name, coalesce(v.taxonomy, '{centralized,custodial,spot}'), 'active', v.established, v.location,
+    v.website, v.logo, 'exchanges'
+  from venue_rows v
+  on conflict (slug) do update set
+    name = excluded.name, taxonomy = excluded.taxonomy, status = 'active', established = excluded.established,
+    location = excluded.location, website = excluded.website, logo = coalesce(excluded.logo, e.logo), source = 'exchanges';
+  get diagnostics v_count = row_count;
+
+  -- a venue the demo simulated before is real from now on: its made-up markets go
+  delete from market.tickers t using market.exchanges e, venue_rows v
+  where e.slug = v.slug and t.exchange_id = e.id
+    and exists (select from market.simulated_exchanges s where s.exchange_id = e.id);
+  delete from market.simulated_exchanges s using market.exchanges e, venue_rows v
+  where e.slug = v.slug and s.exchange_id = e.id;
+
+  insert into market.venue_status (exchange_id)
+  select e.id from market.exchanges e join venue_rows v on v.slug = e.slug
+  on conflict do nothing;
+  drop table venue_rows;
+  return v_count;
+end;
+$$;
+comment on function market.load_exchange_venues(jsonb) is 'Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.';
+revoke execute on function market.load_exchange_venues(jsonb) from public;
+
+-- why: a currency code of a venue means a catalogue coin unless the venue's override says otherwise;
+-- where several coins share a ticker the best-ranked one wins
+create or replace function market.venue_coin(p_exchange text, p_code text) returns int
+language plpgsql stable
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_coin int;
+begin
+  select o.coin_id into v_coin from market.venue_symbol_overrides o
+  where o.exchange = p_exchange and upper(o.symbol) = upper(p_code);
+  if found then
+    return v_coin;
+  end if;
+  if exists (select from market.fiat_currencies f where f.code = upper(p_code)) then
+    return null;
+  end if;
+  select c.id into v_coin from market.coins c
+  where upper(c.symbol) = upper(p_code)
+  order by c.catalogue_rank nulls last, c.id
+  limit 1;
+  return v_coin;
+end;
+$$;
+comment on function market.venue_coin(text, text) is 'The coin a venue''s currency code means: the venue''s override in market.venue_symbol_overrides (which may say: no catalogue coin), else the best-ranked coin (catalogue_rank) with that symbol; null for fiat codes and unknown symbols.';
+
+-- why: listings and delistings are read off each load of a venue's markets
+create or replace function market.ingest_venue_markets(p_exchange text, p_markets jsonb, p_at timestamptz default now())
+returns table (markets int, listed int, delisted int, mapped int)
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_exchange int;
+begin
+  select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
+  if v_exchange is null then
+    raise exception 'unknown venue %', p_exchange using errcode = '22023';
+  end if;
+
+  create temporary table market_rows on commit drop as
+  select x.symbol, x.id as exchange_symbol, upper(x.base) as base, upper(x.quote) as quote,
+    case x.type when 'spot' then 'spot' when 'swap' then 'swap' when 'future' then 'future'
+      when 'option' then 'option' when 'margin' then 'margin' end as instrument,
+    x."contractSize" as contract_size, coalesce(x.active, true) as active,
+    market.venue_coin(p_exchange, x.base) as base_coin_id,
+    market.venue_coin(p_exchange, x.quote) as quote_coin_id
+  from jsonb_to_recordset(p_markets) as x (symbol text, id text, base text, quote text, type text, "contractSize" numeric, active boolean);
+
+  if exists (select from market_rows r where r.symbol is null or r.exchange_symbol is null or r.base is null
+      or r.quote is null or r.instrument is null) then
+    raise exception 'malformed market list from %', p_exchange using errcode = '22P02';
+  end if;
+
+  with written as (
+    insert into market.venue_markets as m (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id,
+      instrument, contract_size, active, listed_at, delisted_at)
+    select v_exchange, r.symbol, r.exchange_symbol, r.base, r.quote, r.base_coin_id, r.quote_coin_id, r.instrument,
+      r.contract_size, r.active, p_at, case when not r.active then p_at end
+    from market_rows r
+    on conflict (exchange_id, symbol) do update set
+      exchange_symbol = excluded.exchange_symbol, base = excluded.base, quote = excluded.quote,
+      base_coin_id = excluded.base_coin_id, quote_coin_id = excluded.quote_coin_id, instrument = excluded.instrument,
+      contract_size = excluded.contract_size, active = excluded.active,
+      listed_at = case when excluded.active and not m.active then p_at else m.listed_at end,
+      delisted_at = case when excluded.active then null else coalesce(m.delisted_at, p_at) end
+    returning (xmax = 0 or (m.active and m.listed_at = p_at)) as fresh, m.active, m.base_coin_id
+  )
+  select count(*)::int, count(*) filter (where w.fresh and w.active)::int, count(*) filter (where w.base_coin_id is not null)::int
+  into markets, listed, mapped from written w;
+
+  update market.venue_markets m set active = false, delisted_at = p_at
+  where m.exchange_id = v_exchange and m.active and not exists (select from market_rows r where r.symbol = m.symbol);
+  get diagnostics delisted = row_count;
+  delisted := delisted + (select count(*) from market_rows r where not r.active)::int;
+
+  -- a market that is gone takes its ticker with it
+  delete from market.tickers t
+  where t.exchange_id = v_exchange and not exists (
+    select from market.venue_markets m
+    where m.exchange_id = v_exchange and m.active and m.base_coin_id = t.base_coin_id
+      and m.quote = t.quote_symbol and m.instrument = t.instrument);
+
+  -- a coin is listed while any venue lists it, delisted once none does
+  update market.coins c set status = s.status, status_updated_at = p_at
+  from (
+    select m.base_coin_id as coin_id, case when bool_or(m.active) then 'active' else 'delisted' end as status
+    from market.venue_markets m
+    where m.base_coin_id is not null
+    group by m.base_coin_id
+  ) s
+  where s.coin_id = c.id and c.status is distinct from s.status and c.status in ('active', 'delisted', 'untracked');
+
+  update market.venue_status set markets_loaded_at = p_at where exchange_id = v_exchange;
+  drop table market_rows;
+  return next;
+end;
+$$;
+comment on function market.ingest_venue_markets(text, jsonb, timestamptz) is 'Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coin); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.';
+revoke execute on function market.ingest_venue_markets(text, jsonb, timestamptz) from public;
+
+-- why: the candles of one venue in one statement: all of them or, on a malformed one, none
+create or replace function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width interval default interval '1 minute')
+returns table (candles int, first_time timestamptz, last_time timestamptz)
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_exchange int;
+  v_bad text;
+begin
+  select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
+  if v_exchange is null then
+    raise exception 'unknown venue %', p_exchange using errcode = '22023';
+  end if;
+
+  create temporary table candle_rows on commit drop as
+  select c ->> 0 as symbol, c ->> 1 as ms, c ->> 2 as open, c ->> 3 as high, c ->> 4 as low, c ->> 5 as close, c ->> 6 as volume
+  from jsonb_array_elements(p_candles) c;
+
+  select format('%s %s', r.symbol, r.ms) into v_bad from candle_rows r
+  where r.ms !~ '^\d{10,16}$'
+    or not (r.open ~ '^\d+(\.\d+)?$' and r.high ~ '^\d+(\.\d+)?$' and r.low ~ '^\d+(\.\d+)?$'
+      and r.close ~ '^\d+(\.\d+)?$' and coalesce(r.volume, '0') ~ '^\d+(\.\d+)?$')
+    or r.low::numeric <= 0 or r.high::numeric < greatest(r.open::numeric, r.close::numeric, r.low::numeric)
+    or r.low::numeric > least(r.open::numeric, r.close::numeric)
+  limit 1;
+  if v_bad is not null then
+    raise exception 'malformed candle from %: %', p_exchange, v_bad using errcode = '22P02';
+  end if;
+
+  with parsed as (
+    select to_timestamp(r.ms::numeric / 1000) as time, m.symbol, m.base_coin_id, m.quote,
+      r.open::numeric as open, r.high::numeric as high, r.low::numeric as low, r.close::numeric as close,
+      coalesce(r.volume, '0')::numeric as volume
+    from candle_rows r
+    join market.venue_markets m on m.exchange_id = v_exchange and m.symbol = r.symbol and m.instrument = 'spot'
+    where m.base_coin_id is not null
+  ),
+  written as (
+    insert into market.venue_bars_1m as b (time, coin_id, exchange_id, quote, open, high, low, close, volume)
+    select distinct on (p.base_coin_id, p.time, p.quote) p.time, p.base_coin_id, v_exchange, p.quote, p.open, p.high, p.low, p.close, p.volume
+    from parsed p
+    order by p.base_coin_id, p.time, p.quote
+    on conflict (coin_id, time, exchange_id, quote) do update set
+      open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume
+    returning b.time
+  ),
+  coverage as (
+    update market.venue_markets m set candles_until = greatest(m.candles_until, c.until)
+    from (select p.symbol, max(p.time) + p_width as until from parsed p group by p.symbol) c
+    where m.exchange_id = v_exchange and m.symbol = c.symbol and p_width = interval '1 minute'
+  )
+  select count(*)::int, min(w.time), max(w.time) into candles, first_time, last_time from written w;
+  drop table candle_rows;
+  return next;
+end;
+$$;
+comment on function market.ingest_venue_candles(text, jsonb, interval) is 'Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market''s candles_until. A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written and their time span: the window market.build_index_bars must rebuild.';
+revoke execute on function market.ingest_venue_candles(text, jsonb, interval) from public;
+
+-- why: the venue's ticker snapshot, in USD through the same quote rates as the index
+create or replace function market.ingest_venue_tickers(p_exchange text, p_tickers jsonb, p_at timestamptz default now())
+returns int
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_exchange int;
+  v_bad text;
+  v_count int;
+begin
+  select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
+  if v_exchange is null then
+    raise exception 'unknown venue %', p_exchange using errcode = '22023';
+  end if;
+
+  create temporary table ticker_rows on commit drop as
+  select x.* from jsonb_to_recordset(p_tickers) as x (
+    symbol text, last text, bid text, ask text, "baseVolume" text, "quoteVolume" text, percentage text, "timestamp" text);
+
+  select r.symbol into v_bad from ticker_rows r
+  where r.symbol is null
+    or r.last !~ '^\d+(\.\d+)?$' or coalesce(r.bid, '0') !~ '^\d+(\.\d+)?$' or coalesce(r.ask, '0') !~ '^\d+(\.\d+)?$'
+    or coalesce(r."baseVolume", '0') !~ '^\d+(\.\d+)?$' or coalesce(r."quoteVolume", '0') !~ '^\d+(\.\d+)?$'
+    or coalesce(r.percentage, '0') !~ '^-?\d+(\.\d+)?$' or coalesce(r."timestamp", '0') !~ '^\d{1,16}$'
+  limit 1;
+  if v_bad is not null then
+    raise exception 'malformed ticker from %: %', p_exchange, v_bad using errcode = '22P02';
+  end if;
+
+  create temporary table ticker_parsed on commit drop as
+  select m.base_coin_id, m.quote, m.quote_coin_id, m.instrument, m.exchange_symbol,
+    r.last::numeric as price, nullif(r.bid, '')::numeric as bid, nullif(r.ask, '')::numeric as ask,
+    r."baseVolume"::numeric as volume_base, r."quoteVolume"::numeric as volume_quote,
+    r.percentage::double precision as change_24h,
+    case when r."timestamp"::bigint > 0 then to_timestamp(r."timestamp"::numeric / 1000) end as last_trade_at,
+    case when m.quote = 'USD' then 1::numeric
+      when m.quote_coin_id is null then 1 / nullif(fx.rate, 0)
+      else s.price end as rate
+  from ticker_rows r
+  join market.venue_markets m on m.exchange_id = v_exchange and m.symbol = r.symbol and m.active and m.instrument = 'spot'
+  left join market.fx_latest fx on fx.currency = m.quote
+  left join market.coin_state s on s.coin_id = m.quote_coin_id
+  where m.base_coin_id is not null and r.last::numeric > 0;
+  -- a quote without a USD rate yet (its coin not priced) waits for the next minute
+  delete from ticker_parsed where rate is null or rate <= 0;
+
+  insert into market.pair_keys (base_coin_id, quote_symbol, quote_coin_id)
+  select distinct p.base_coin_id, p.quote, p.quote_coin_id from ticker_parsed p
+  on conflict (base_coin_id, quote_symbol) do nothing;
+
+  insert into market.tickers as t (exchange_id, pair_id, base_coin_id, quote_symbol, quote_coin_id, instrument, exchange_symbol,
+    price, price_usd, bid, ask, spread, volume_base, volume_usd, change_24h, last_trade_at, updated_at)
+  select distinct on (k.id, p.instrument) v_exchange, k.id, p.base_coin_id, p.quote, p.quote_coin_id, p.instrument, p.exchange_symbol,
+    p.price, market.round_significant(p.price * p.rate, 10), p.bid, p.ask,
+    case when p.bid > 0 and p.ask >= p.bid then round((p.ask - p.bid) / ((p.ask + p.bid) / 2) * 100, 4)::double precision end,
+    coalesce(p.volume_base, 0),
+    round(coalesce(p.volume_quote * p.rate, p.volume_base * p.price * p.rate, 0), 2),
+    round(p.change_24h::numeric, 2)::double precision, p.last_trade_at, date_trunc('second', p_at)
+  from ticker_parsed p
+  join market.pair_keys k on k.base_coin_id = p.base_coin_id and k.quote_symbol = p.quote
+  order by k.id, p.instrument, p.volume_base desc nulls last
+  on conflict (exchange_id, pair_id, instrument) do update set
+    exchange_symbol = excluded.exchange_symbol, quote_coin_id = excluded.quote_coin_id, price = excluded.price,
+    price_usd = excluded.price_usd, bid = excluded.bid, ask = excluded.ask, spread = excluded.spread,
+    volume_base = excluded.volume_base, volume_usd = excluded.volume_usd, change_24h = excluded.change_24h,
+    last_trade_at = excluded.last_trade_at, updated_at = excluded.updated_at;
+  get diagnostics v_count = row_count;
+  drop table ticker_rows, ticker_parsed;
+  return v_count;
+end;
+$$;
+comment on function market.ingest_venue_tickers(text, jsonb, timestamptz) is 'Writes a venue''s ticker snapshot (ccxt ticker structures with decimal strings: symbol, last, bid, ask, baseVolume, quoteVolume, percentage, timestamp) into market.tickers for its listed markets mapped to a coin: USD price and 24h USD volume through the quote''s USD rate (USD 1, fiat via market.fx_latest, coin quotes at the quote coin''s current price), spread in percent of the mid price. A malformed ticker rejects the whole call (SQLSTATE 22P02). Returns the tickers written.';
+revoke execute on function market.ingest_venue_tickers(text, jsonb, timestamptz) from public;
+
+-- why: a failing venue is skipped for a while that doubles with each failure, so the others go on
+-- and the venue is not hammered; the state is in the database, shared by every worker
+create or replace function market.record_venue_run(p_exchange text, p_requests int, p_error text default null, p_retry_after_seconds int default null)
+returns timestamptz
+language sql volatile
+as $$
+  update market.venue_status s set
+    requests = s.requests + greatest(p_requests, 0),
+    failures = case when p_error is null then 0 else s.failures + 1 end,
+    backoff_until = case when p_error is null then null
+      else now() + greatest(make_interval(secs => coalesce(p_retry_after_seconds, 0)),
+        least(interval '30 minutes', interval '30 seconds' * power(2, least(s.failures, 10)))) end,
+    last_success_at = case when p_error is null then now() else s.last_success_at end,
+    last_error = coalesce(left(p_error, 500), s.last_error),
+    last_error_at = case when p_error is null then s.last_error_at else now() end
+  from market.exchanges e
+  where e.id = s.exchange_id and e.slug = p_exchange
+  returning s.backoff_until;
+$$;
+comment on function market.record_venue_run(text, int, text, int) is 'Records one fetch run of a real venue: the requests it made and success (failures reset) or its error, after which the venue is skipped until backoff_until: 30 s doubling per consecutive failure up to 30 minutes, or the venue''s Retry-After when longer. Returns backoff_until.';
+revoke execute on function market.record_venue_run(text, int, text, int) from public;
+
+create or replace view market.venue_health as
+select e.slug as exchange, e.name, s.failures, s.backoff_until,
+  case when s.backoff_until > now() then 'down' when s.last_success_at is null then 'idle' else 'up' end as state,
+  s.last_success_at, s.last_error, s.last_error_at, s.markets_loaded_at, s.requests,
+  (select count(*) from market.venue_markets m where m.exchange_id = e.id and m.active)::int as markets,
+  (select max(m.candles_until) from market.venue_markets m where m.exchange_id = e.id) as candles_until
+from market.venue_status s
+join market.exchanges e on e.id = s.exchange_id;
+comment on view market.venue_health is 'Each real venue''s fetch state: consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle.';
