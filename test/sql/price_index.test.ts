@@ -111,14 +111,16 @@ test.serial('late candles rebuild the minute; an unchanged rebuild writes nothin
   await db.sql`select market.refresh_coin_state()`;
   const built = await build();
   t.like(built, { bars: 1, coins: 1 });
-  t.like(await bar('eth', T0 + MINUTE), { high: '3010', low: '2990' });
-  // the ticker snapshot converts USDT at USDT's current price
+  // USDT at its current price (its last bar's close)
+  const [usdt] = await db.sql`select price::text from market.coin_state s join market.coins c on c.id = s.coin_id where c.slug = 'usdt'`;
+  const usd = (value: number) => new Decimal(value).times(usdt!.price as string).toSignificantDigits(10).toString();
+  t.like(await bar('eth', T0 + MINUTE), { high: usd(3010), low: usd(2990) });
+  // the ticker snapshot converts USDT the same way
   await db.sql`select market.ingest_venue_tickers('binance', ${JSON.stringify([{ symbol: 'ETH/USDT', last: '3005', bid: '3004', ask: '3006', quoteVolume: '1000000', baseVolume: '333', timestamp: String(T0) }])}::text::jsonb)`;
   const [ticker] = await db.sql`select t.price::text, t.price_usd::text, t.volume_usd::text, t.spread from market.tickers t
     join market.exchanges e on e.id = t.exchange_id where e.slug = 'binance' and t.exchange_symbol = 'ETHUSDT'`;
-  const [usdt] = await db.sql`select price::text from market.coin_state s join market.coins c on c.id = s.coin_id where c.slug = 'usdt'`;
   t.is(ticker!.price, '3005');
-  t.is(ticker!.price_usd, new Decimal(3005).times(usdt!.price as string).toString());
+  t.is(ticker!.price_usd, usd(3005));
   t.true(Math.abs((ticker!.spread as number) - (2 / 3005) * 100) < 0.0001);
 });
 
