@@ -1,0 +1,95 @@
+// The spot venues the exchange source reads, as configured ccxt instances: public data only
+// (no keys), ccxt's own rate limiter on, spot markets only (OKX also swaps, for contract sizes
+// and liquidations), and an optional base URL standing in for the venue's hosts (a mirror, a
+// proxy, a testnet or the loopback replay server of the tests).
+import ccxt, { type Exchange } from 'ccxt';
+
+export const VENUE_IDS = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin'] as const;
+export type VenueId = (typeof VENUE_IDS)[number];
+
+export interface VenueOptions {
+  /** replaces scheme and host of every API URL of the venue; the URL's path is kept */
+  baseUrl?: string;
+  /** per-request timeout (ccxt's `timeout`), default ccxt's 10 s */
+  timeoutMs?: number;
+}
+
+/**
+ * Per venue, what restricts ccxt's loadMarkets to the markets we read (facts from ccxt 4.5.84's
+ * js/src/<id>.js): the `fetchMarkets.types` it walks, `defaultType` for fetchTickers, and
+ * whether loadMarkets' fetchCurrencies call is worth its requests.
+ */
+const SETUP: Record<VenueId, { types: string[]; currencies: boolean; extra?: Record<string, unknown> }> = {
+  binance: { types: ['spot'], currencies: false }, // its fetchCurrencies needs keys (sapi)
+  coinbase: { types: ['spot'], currencies: false }, // markets only need product ids; currencies cost 2 requests
+  kraken: { types: ['spot'], currencies: true }, // /0/public/Assets maps X/Z-prefixed ids (XXBT → BTC) by altname
+  okx: { types: ['spot', 'swap'], currencies: false }, // its fetchCurrencies needs keys
+  bybit: { types: ['spot'], currencies: false }, // its fetchCurrencies needs keys
+  kucoin: { types: ['spot'], currencies: false, extra: { fetchTickersFees: false } }, // fees come with keys anyway
+};
+
+export function isVenueId(id: string): id is VenueId {
+  return (VENUE_IDS as readonly string[]).includes(id);
+}
+
+function unknownVenue(id: string): Error {
+  return new Error(`unknown exchange venue "${id}" (known: ${VENUE_IDS.join(', ')})`);
+}
+
+/** Replaces scheme and host of a URL (templates like https://api.{hostname} included), keeping its path. */
+export function rebaseUrl(url: string, baseUrl: string): string {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*(.*)$/i.exec(url);
+  if (!match) return url;
+  return baseUrl.replace(/\/+$/, '') + (match[1] ?? '');
+}
+
+function rebaseAll(node: unknown, baseUrl: string): unknown {
+  if (typeof node === 'string') return rebaseUrl(node, baseUrl);
+  if (node && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) (node as Record<string, unknown>)[key] = rebaseAll(value, baseUrl);
+  }
+  return node;
+}
+
+export function createVenue(id: string, options: VenueOptions = {}): Exchange {
+  if (!isVenueId(id)) throw unknownVenue(id);
+  const setup = SETUP[id];
+  const Class = (ccxt as unknown as Record<string, new (config: Record<string, unknown>) => Exchange>)[id];
+  if (!Class) throw unknownVenue(id);
+  const exchange = new Class({ enableRateLimit: true, ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}) });
+  exchange.options['defaultType'] = 'spot';
+  exchange.options['fetchMarkets'] = { ...(exchange.options['fetchMarkets'] as object | undefined), types: setup.types, ...setup.extra };
+  if (!setup.currencies) exchange.has['fetchCurrencies'] = false;
+  if (options.baseUrl) {
+    new URL(options.baseUrl); // a clear error for a malformed URL, before any request
+    exchange.urls['api'] = rebaseAll(structuredClone(exchange.urls['api']), options.baseUrl) as Exchange['urls']['api'];
+  }
+  return exchange;
+}
+
+/** `EXCHANGES=binance,okx,…` → the venue ids, in order, without repeats; empty → all of VENUE_IDS. */
+export function parseExchanges(value: string | undefined): VenueId[] {
+  const ids = (value ?? '').split(',').map((part) => part.trim().toLowerCase()).filter(Boolean);
+  if (ids.length === 0) return [...VENUE_IDS];
+  for (const id of ids) if (!isVenueId(id)) throw unknownVenue(id);
+  return [...new Set(ids as VenueId[])];
+}
+
+/** `EXCHANGE_URLS=binance=http://…,okx=http://…` → base URL per venue. */
+export function parseExchangeUrls(value: string | undefined): Partial<Record<VenueId, string>> {
+  const urls: Partial<Record<VenueId, string>> = {};
+  for (const part of (value ?? '').split(',').map((item) => item.trim()).filter(Boolean)) {
+    const at = part.indexOf('=');
+    if (at <= 0) throw new Error(`EXCHANGE_URLS: expected venue=url, got "${part}"`);
+    const id = part.slice(0, at).trim().toLowerCase();
+    const url = part.slice(at + 1).trim();
+    if (!isVenueId(id)) throw unknownVenue(id);
+    try {
+      new URL(url);
+    } catch {
+      throw new Error(`EXCHANGE_URLS: "${url}" for ${id} is not a URL`);
+    }
+    urls[id] = url;
+  }
+  return urls;
+}

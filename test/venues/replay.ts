@@ -1,0 +1,775 @@
+// A loopback replay of the six spot venues' public REST APIs: one HTTP server on 127.0.0.1 serving
+// each venue under its own path prefix (/binance/api/v3/klines, /okx/api/v5/market/candles, …) in
+// that venue's documented response format, from a deterministic scenario. Point a venue's base URL
+// at `baseUrl(venue)` (createVenue's `baseUrl`, or EXCHANGE_URLS) and ccxt talks to it as to the venue.
+// Faults (status codes, down, slow, malformed, truncated) and listings can be changed while it runs.
+// Only node:http at run time: the bench and `make venues-replay` use it too.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { VenueId } from '../../src/sources/exchanges/venues.ts';
+
+export const REPLAY_VENUES = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin'] as const satisfies readonly VenueId[];
+
+export interface ReplayCoin {
+  symbol: string;
+  /** USD price the deterministic path oscillates around */
+  price: number;
+  /** 24h USD volume across all venues and quotes */
+  volumeUsd: number;
+  /** ms; no candle starts before it */
+  firstTradeAt?: number;
+  /** amplitude factor of the price path, default 1 (stablecoins: ~0.01) */
+  volatility?: number;
+}
+/** `BASE/QUOTE` in unified coin symbols; ids default to the venue's own naming (kraken XXBTZUSD, okx BTC-USDT, …). */
+export interface ReplayMarketSpec {
+  symbol: string;
+  id?: string;
+  baseId?: string;
+  quoteId?: string;
+}
+export interface ReplayVenueSpec {
+  markets: Array<string | ReplayMarketSpec>;
+  /** relative price bias of the venue, e.g. 0.05 = 5 % above the others */
+  bias?: number;
+  /** okx only: coin symbols with a USDT-margined perpetual swap (instruments, liquidations) */
+  swaps?: string[];
+}
+export interface ReplayScenario {
+  coins: ReplayCoin[];
+  venues: Partial<Record<VenueId, ReplayVenueSpec>>;
+  /** the clock, default Date.now */
+  now?: () => number;
+  seed?: number;
+}
+export interface ReplayFault {
+  /** answer every request with this status and the venue's error body (429 carries Retry-After) */
+  status?: 429 | 418 | 500 | 503;
+  retryAfterSeconds?: number;
+  /** reset every connection before answering */
+  down?: boolean;
+  /** answer this late */
+  delayMs?: number;
+  /** a 200 whose JSON does not parse */
+  malformed?: boolean;
+  /** a 200 whose body stops half-way: full Content-Length announced, then the connection is cut */
+  truncated?: boolean;
+}
+export interface VenueReplay {
+  url: string;
+  baseUrl(venue: VenueId): string;
+  /** requests per path (without the venue prefix, without the query) */
+  requests(venue: VenueId): Record<string, number>;
+  faults: {
+    set(venue: VenueId, fault: ReplayFault): void;
+    clear(venue?: VenueId): void;
+  };
+  list(venue: VenueId, market: string | ReplayMarketSpec): void;
+  delist(venue: VenueId, symbol: string): void;
+  /** the market as served (ids, coin), for tests */
+  market(venue: VenueId, symbol: string): ReplayMarket | undefined;
+  /** the pricing every answer comes from: expected candles and tickers for tests */
+  model: ReplayMarketModel;
+  close(): Promise<void>;
+}
+
+export interface ReplayMarket {
+  venue: VenueId;
+  symbol: string;
+  coin: ReplayCoin;
+  quote: string;
+  id: string;
+  baseId: string;
+  quoteId: string;
+  /** share of the coin's USD volume traded on this market */
+  share: number;
+  bias: number;
+}
+export interface ReplayCandle {
+  t: number;
+  o: number;
+  h: number;
+  l: number;
+  c: number;
+  /** base volume */
+  v: number;
+  /** quote volume */
+  q: number;
+  closed: boolean;
+}
+
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
+const TIMEFRAMES = { '1m': MINUTE, '1h': HOUR, '1d': DAY } as const;
+export type Timeframe = keyof typeof TIMEFRAMES;
+
+// ---------- the deterministic market ----------
+
+function hashString(text: string, seed: number): number {
+  let h = 0x811c9dc5 ^ seed;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+/** uniform [0, 1) from two integers */
+function unit(a: number, b: number): number {
+  let h = Math.imul(a ^ Math.imul(b | 0, 0x9e3779b1), 0x85ebca6b) ^ Math.floor(b / 4294967296);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) / 4294967296;
+}
+
+const FIAT_USD: Record<string, number> = { USD: 1, EUR: 1.08, GBP: 1.27, USDT: 1, USDC: 1 };
+
+/** The scenario's pricing: every venue's candles and tickers are functions of it. */
+export class ReplayMarketModel {
+  readonly coins = new Map<string, ReplayCoin>();
+  private readonly keys = new Map<string, number>();
+  private readonly seed: number;
+  private readonly clock: () => number;
+  private readonly stats = new Map<string, { minute: number; v: number; q: number; h: number; l: number }>();
+
+  constructor(scenario: ReplayScenario) {
+    this.seed = scenario.seed ?? 13;
+    this.clock = scenario.now ?? Date.now;
+    for (const coin of scenario.coins) {
+      this.coins.set(coin.symbol, coin);
+      this.keys.set(coin.symbol, hashString(coin.symbol, this.seed));
+    }
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  /** USD price of a coin at t (ms), continuous in t: a daily and a 97-minute wave plus interpolated noise. */
+  usdPrice(coin: ReplayCoin, t: number): number {
+    const key = this.keys.get(coin.symbol) ?? hashString(coin.symbol, this.seed);
+    const x = t / MINUTE;
+    const m = Math.floor(x);
+    const noise = unit(key, m) + (x - m) * (unit(key, m + 1) - unit(key, m)) - 0.5;
+    const phase1 = unit(key, -1) * 2 * Math.PI;
+    const phase2 = unit(key, -2) * 2 * Math.PI;
+    const wave = 0.02 * Math.sin((2 * Math.PI * x) / 1440 + phase1) + 0.008 * Math.sin((2 * Math.PI * x) / 97 + phase2) + 0.006 * noise;
+    return coin.price * (1 + (coin.volatility ?? 1) * wave);
+  }
+
+  /** USD value of one unit of a quote: a scenario coin's own price, else fixed fiat/stable rates. */
+  quoteUsd(quote: string, t: number): number {
+    const coin = this.coins.get(quote);
+    if (coin) return this.usdPrice(coin, t);
+    return FIAT_USD[quote] ?? 1;
+  }
+
+  price(market: ReplayMarket, t: number): number {
+    return (this.usdPrice(market.coin, t) * (1 + market.bias)) / this.quoteUsd(market.quote, t);
+  }
+
+  /** First candle start of a timeframe holding trades (the minute at or after firstTradeAt, floored to the timeframe). */
+  firstStart(market: ReplayMarket, tf: number): number {
+    const first = market.coin.firstTradeAt;
+    if (first === undefined) return -Infinity;
+    const minute = Math.ceil(first / MINUTE) * MINUTE;
+    return Math.floor(minute / tf) * tf;
+  }
+
+  /** One minute: open at the minute's price, close at its end (or now, for the open minute), extremes beyond both. */
+  minute(market: ReplayMarket, start: number, now = this.now()): ReplayCandle | null {
+    if (start < this.firstStart(market, MINUTE) || start > now) return null;
+    const fraction = Math.min(1, (now - start) / MINUTE);
+    const key = (this.keys.get(market.coin.symbol) ?? 0) ^ hashString(market.venue + market.quote, this.seed);
+    const m = start / MINUTE;
+    const o = this.price(market, start);
+    const c = this.price(market, start + fraction * MINUTE);
+    const h = Math.max(o, c) * (1 + 0.0015 * unit(key, m * 3 + 1) * fraction);
+    const l = Math.min(o, c) * (1 - 0.0015 * unit(key, m * 3 + 2) * fraction);
+    const usd = ((market.coin.volumeUsd * market.share) / 1440) * (0.5 + unit(key, m * 3 + 3)) * fraction;
+    const v = usd / ((this.usdPrice(market.coin, start) * (1 + market.bias)) || 1);
+    return { t: start, o, h, l, c, v, q: (v * (o + c)) / 2, closed: fraction >= 1 };
+  }
+
+  /** A candle of any timeframe: the aggregate of its minutes (so 1h/1d agree exactly with 1m). */
+  candle(market: ReplayMarket, timeframe: Timeframe, start: number, now = this.now()): ReplayCandle | null {
+    const tf = TIMEFRAMES[timeframe];
+    if (tf === MINUTE) return this.minute(market, start, now);
+    let result: ReplayCandle | null = null;
+    for (let t = Math.max(start, this.firstStart(market, MINUTE)); t < start + tf && t <= now; t += MINUTE) {
+      const one = this.minute(market, t, now);
+      if (!one) continue;
+      if (!result) result = { ...one, t: start };
+      else {
+        result.h = Math.max(result.h, one.h);
+        result.l = Math.min(result.l, one.l);
+        result.c = one.c;
+        result.v += one.v;
+        result.q += one.q;
+      }
+    }
+    if (result) result.closed = start + tf <= now;
+    return result;
+  }
+
+  /**
+   * Candles with start in [from, to] (ms, inclusive), at most `limit`, taken from the `from` end or
+   * the `to` end (as each venue pages), ascending.
+   */
+  range(market: ReplayMarket, timeframe: Timeframe, opts: { from?: number; to?: number; limit: number; anchor: 'from' | 'to' }): ReplayCandle[] {
+    const tf = TIMEFRAMES[timeframe];
+    const now = this.now();
+    const first = Math.max(Math.ceil((opts.from ?? -Infinity) / tf) * tf, this.firstStart(market, tf));
+    const last = Math.min(Math.floor((opts.to ?? Infinity) / tf) * tf, Math.floor(now / tf) * tf);
+    if (!(first <= last) || opts.limit <= 0) return [];
+    const starts: number[] = [];
+    if (opts.anchor === 'from' && Number.isFinite(first)) {
+      for (let t = first; t <= last && starts.length < opts.limit; t += tf) starts.push(t);
+    } else {
+      for (let t = last; t >= first && starts.length < opts.limit; t -= tf) starts.unshift(t);
+    }
+    return starts.map((t) => this.candle(market, timeframe, t, now)).filter((c): c is ReplayCandle => c !== null);
+  }
+
+  /** Last price and the rolling 24 h statistics the venues' tickers carry; closed minutes are memoised per minute. */
+  ticker(market: ReplayMarket): { last: number; open24h: number; high: number; low: number; v: number; q: number; ts: number } | null {
+    const now = this.now();
+    const current = Math.floor(now / MINUTE) * MINUTE;
+    const live = this.minute(market, current, now);
+    const key = `${market.venue}|${market.id}`;
+    let closed = this.stats.get(key);
+    if (!closed || closed.minute !== current) {
+      closed = { minute: current, v: 0, q: 0, h: -Infinity, l: Infinity };
+      for (let t = current - 1439 * MINUTE; t < current; t += MINUTE) {
+        const one = this.minute(market, t, now);
+        if (!one) continue;
+        closed.v += one.v;
+        closed.q += one.q;
+        closed.h = Math.max(closed.h, one.h);
+        closed.l = Math.min(closed.l, one.l);
+      }
+      this.stats.set(key, closed);
+    }
+    if (!live) return null;
+    const openStart = Math.max(current - 1439 * MINUTE, this.firstStart(market, MINUTE));
+    return {
+      last: live.c,
+      open24h: this.price(market, openStart),
+      high: Math.max(closed.h, live.h),
+      low: Math.min(closed.l, live.l),
+      v: closed.v + live.v,
+      q: closed.q + live.q,
+      ts: now,
+    };
+  }
+
+  /** OKX liquidation orders of a swap underlying: about one every 3 minutes, deterministic, the last 7 days. */
+  liquidations(coin: ReplayCoin, from: number, to: number): Array<{ ts: number; bkPx: number; sz: number; side: 'buy' | 'sell'; posSide: 'long' | 'short' }> {
+    const key = (this.keys.get(coin.symbol) ?? 0) ^ 0x5a5a;
+    const out = [];
+    for (let m = Math.floor(from / MINUTE); m * MINUTE <= to; m++) {
+      if (unit(key, m) > 0.33) continue;
+      const ts = m * MINUTE + Math.floor(unit(key, m + 0.5) * (MINUTE - 1));
+      if (ts < from || ts > to || ts < (coin.firstTradeAt ?? -Infinity)) continue;
+      const long = unit(key, -m) < 0.5;
+      out.push({
+        ts,
+        bkPx: this.usdPrice(coin, ts) * (long ? 0.998 : 1.002),
+        sz: 1 + Math.floor(unit(key, m * 7) * 200),
+        // a liquidated long is closed by a sell
+        side: long ? ('sell' as const) : ('buy' as const),
+        posSide: long ? ('long' as const) : ('short' as const),
+      });
+    }
+    return out;
+  }
+}
+
+// ---------- venue naming ----------
+
+const KRAKEN_LEGACY: Record<string, string> = {
+  BTC: 'XXBT', ETH: 'XETH', LTC: 'XLTC', XRP: 'XXRP', XLM: 'XXLM', DOGE: 'XXDG', ETC: 'XETC', XMR: 'XXMR', ZEC: 'XZEC', MLN: 'XMLN', REP: 'XREP',
+  USD: 'ZUSD', EUR: 'ZEUR', GBP: 'ZGBP', JPY: 'ZJPY', CAD: 'ZCAD', AUD: 'ZAUD',
+};
+/** Kraken's altname of an asset: legacy X-prefixed crypto drop the X (XXBT → XBT); Z-fiat keep it, as Kraken lists them. */
+function krakenAltname(assetId: string): string {
+  if (/^X[A-Z]{3}$/.test(assetId)) return assetId.slice(1);
+  return assetId;
+}
+function krakenPairAltname(assetId: string): string {
+  return /^[XZ][A-Z]{3}$/.test(assetId) ? assetId.slice(1) : assetId;
+}
+
+function venueIds(venue: VenueId, base: string, quote: string): { id: string; baseId: string; quoteId: string } {
+  switch (venue) {
+    case 'binance':
+    case 'bybit':
+      return { id: base + quote, baseId: base, quoteId: quote };
+    case 'kraken': {
+      const baseId = KRAKEN_LEGACY[base] ?? base;
+      const quoteId = KRAKEN_LEGACY[quote] ?? quote;
+      const legacy = baseId !== base && quoteId !== quote;
+      return { id: legacy ? baseId + quoteId : krakenPairAltname(baseId) + krakenPairAltname(quoteId), baseId, quoteId };
+    }
+    default:
+      return { id: `${base}-${quote}`, baseId: base, quoteId: quote };
+  }
+}
+
+// ---------- the server ----------
+
+class ReplayError extends Error {
+  readonly status: number;
+  readonly body: unknown;
+  constructor(status: number, body: unknown) {
+    super('replay error');
+    this.status = status;
+    this.body = body;
+  }
+}
+
+type Query = URLSearchParams;
+const num = (value: number): string => {
+  if (!Number.isFinite(value)) return '0';
+  const digits = Math.max(2, 8 - Math.floor(Math.log10(Math.abs(value) || 1)));
+  return Number(value.toFixed(Math.min(12, digits))).toString();
+};
+const int = (value: string | null): number | undefined => (value === null || value === '' ? undefined : Number(value));
+
+export async function startVenueReplay(scenario: ReplayScenario, options: { port?: number } = {}): Promise<VenueReplay> {
+  const model = new ReplayMarketModel(scenario);
+  const markets = new Map<VenueId, Map<string, ReplayMarket>>();
+  const listingsPerCoin = new Map<string, number>();
+  const faults = new Map<VenueId, ReplayFault>();
+  const counts = new Map<VenueId, Record<string, number>>();
+
+  const resolve = (venue: VenueId, spec: string | ReplayMarketSpec): ReplayMarket => {
+    const { symbol, ...ids } = typeof spec === 'string' ? { symbol: spec } : spec;
+    const [base = '', quote = ''] = symbol.split('/');
+    const coin = model.coins.get(base);
+    if (!coin) throw new Error(`replay: ${venue} lists ${symbol} but the scenario has no coin ${base}`);
+    const named = venueIds(venue, base, quote);
+    return { venue, symbol, coin, quote, id: ids.id ?? named.id, baseId: ids.baseId ?? named.baseId, quoteId: ids.quoteId ?? named.quoteId, share: 0, bias: scenario.venues[venue]?.bias ?? 0 };
+  };
+  // Volume is shared evenly among a coin's listings (fixed at start, so shares stay put when markets come and go).
+  for (const venue of REPLAY_VENUES) {
+    const table = new Map<string, ReplayMarket>();
+    for (const spec of scenario.venues[venue]?.markets ?? []) {
+      const market = resolve(venue, spec);
+      table.set(market.symbol, market);
+      listingsPerCoin.set(market.coin.symbol, (listingsPerCoin.get(market.coin.symbol) ?? 0) + 1);
+    }
+    markets.set(venue, table);
+  }
+  const shareOf = (market: ReplayMarket) => (market.share = 1 / Math.max(1, listingsPerCoin.get(market.coin.symbol) ?? 1));
+  for (const table of markets.values()) for (const market of table.values()) shareOf(market);
+
+  const listed = (venue: VenueId) => [...(markets.get(venue)?.values() ?? [])];
+  const byId = (venue: VenueId, id: string | null) => listed(venue).find((m) => m.id === id || (venue === 'kraken' && krakenPairAltname(m.baseId) + krakenPairAltname(m.quoteId) === id));
+  const swaps = () => (scenario.venues.okx?.swaps ?? []).map((symbol) => model.coins.get(symbol)).filter((c): c is ReplayCoin => !!c);
+  const swapMarket = (coin: ReplayCoin): ReplayMarket => ({ venue: 'okx', symbol: `${coin.symbol}/USDT:USDT`, coin, quote: 'USDT', id: `${coin.symbol}-USDT-SWAP`, baseId: coin.symbol, quoteId: 'USDT', share: 0, bias: scenario.venues.okx?.bias ?? 0 });
+
+  const handlers: Record<VenueId, (path: string, q: Query) => unknown> = {
+    binance: (path, q) => binance(path, q),
+    coinbase: (path, q) => coinbase(path, q),
+    kraken: (path, q) => kraken(path, q),
+    okx: (path, q) => okx(path, q),
+    bybit: (path, q) => bybit(path, q),
+    kucoin: (path, q) => kucoin(path, q),
+  };
+
+  // --- Binance spot, https://api.binance.com/api/v3 ---
+  function binance(path: string, q: Query): unknown {
+    const intervals: Record<string, Timeframe> = { '1m': '1m', '1h': '1h', '1d': '1d' };
+    if (path === '/api/v3/exchangeInfo') {
+      return {
+        timezone: 'UTC',
+        serverTime: model.now(),
+        rateLimits: [{ rateLimitType: 'REQUEST_WEIGHT', interval: 'MINUTE', intervalNum: 1, limit: 6000 }],
+        exchangeFilters: [],
+        symbols: listed('binance').map((m) => ({
+          symbol: m.id, status: 'TRADING', baseAsset: m.baseId, baseAssetPrecision: 8, quoteAsset: m.quoteId, quotePrecision: 8, quoteAssetPrecision: 8,
+          orderTypes: ['LIMIT', 'LIMIT_MAKER', 'MARKET'], icebergAllowed: true, ocoAllowed: true, isSpotTradingAllowed: true, isMarginTradingAllowed: false,
+          filters: [
+            { filterType: 'PRICE_FILTER', minPrice: '0.00000001', maxPrice: '1000000.00000000', tickSize: '0.00000001' },
+            { filterType: 'LOT_SIZE', minQty: '0.00000001', maxQty: '9000000.00000000', stepSize: '0.00000001' },
+          ],
+          permissions: [], permissionSets: [['SPOT']], defaultSelfTradePreventionMode: 'EXPIRE_MAKER',
+        })),
+      };
+    }
+    if (path === '/api/v3/ticker/24hr') {
+      const wanted = q.get('symbol') ?? null;
+      const rows = listed('binance').filter((m) => !wanted || m.id === wanted).flatMap((m) => {
+        const t = model.ticker(m);
+        if (!t) return [];
+        return [{
+          symbol: m.id, priceChange: num(t.last - t.open24h), priceChangePercent: ((t.last / t.open24h - 1) * 100).toFixed(3), weightedAvgPrice: num(t.q / (t.v || 1)),
+          prevClosePrice: num(t.open24h), lastPrice: num(t.last), lastQty: '0.01000000', bidPrice: num(t.last * 0.99975), bidQty: '1.00000000', askPrice: num(t.last * 1.00025), askQty: '1.00000000',
+          openPrice: num(t.open24h), highPrice: num(t.high), lowPrice: num(t.low), volume: num(t.v), quoteVolume: num(t.q), openTime: t.ts - DAY, closeTime: t.ts, firstId: 1, lastId: 1000, count: 1000,
+        }];
+      });
+      if (wanted) {
+        if (!rows[0]) throw new ReplayError(400, { code: -1121, msg: 'Invalid symbol.' });
+        return rows[0];
+      }
+      return rows;
+    }
+    if (path === '/api/v3/klines') {
+      const market = byId('binance', q.get('symbol'));
+      if (!market) throw new ReplayError(400, { code: -1121, msg: 'Invalid symbol.' });
+      const timeframe = intervals[q.get('interval') ?? ''];
+      if (!timeframe) throw new ReplayError(400, { code: -1120, msg: 'Invalid interval.' });
+      const limit = Math.min(int(q.get('limit')) ?? 500, 1000);
+      const from = int(q.get('startTime'));
+      const candles = model.range(market, timeframe, { from, to: int(q.get('endTime')), limit, anchor: from !== undefined ? 'from' : 'to' });
+      return candles.map((c) => [c.t, num(c.o), num(c.h), num(c.l), num(c.c), num(c.v), c.t + TIMEFRAMES[timeframe] - 1, num(c.q), 100, num(c.v / 2), num(c.q / 2), '0']);
+    }
+    throw new ReplayError(404, { code: -1, msg: 'replay: unknown endpoint' });
+  }
+
+  // --- Coinbase Advanced Trade public market data, https://api.coinbase.com/api/v3/brokerage/market ---
+  function coinbase(path: string, q: Query): unknown {
+    const granularities: Record<string, Timeframe> = { ONE_MINUTE: '1m', ONE_HOUR: '1h', ONE_DAY: '1d' };
+    if (path === '/api/v3/brokerage/market/products') {
+      // ccxt also asks for FUTURE products; a spot-only replay has none
+      if (q.get('product_type') && q.get('product_type') !== 'SPOT') return { products: [], num_products: 0 };
+      const products = listed('coinbase').map((m) => {
+        const t = model.ticker(m);
+        return {
+          product_id: m.id, price: t ? num(t.last) : '', price_percentage_change_24h: t ? ((t.last / t.open24h - 1) * 100).toFixed(8) : '',
+          volume_24h: t ? num(t.v) : '0', volume_percentage_change_24h: '0', approximate_quote_24h_volume: t ? num(t.q) : '0',
+          base_increment: '0.00000001', quote_increment: '0.01', price_increment: '0.00000001', quote_min_size: '1', quote_max_size: '150000000', base_min_size: '0.00000001', base_max_size: '3400',
+          base_name: m.coin.symbol, quote_name: m.quote, watched: false, is_disabled: false, new: false, status: 'online', cancel_only: false, limit_only: false, post_only: false,
+          trading_disabled: false, auction_mode: false, product_type: 'SPOT', quote_currency_id: m.quoteId, base_currency_id: m.baseId, mid_market_price: '',
+          alias: '', alias_to: [], base_display_symbol: m.baseId, quote_display_symbol: m.quoteId, view_only: false, display_name: `${m.baseId}-${m.quoteId}`, product_venue: 'CBE',
+        };
+      });
+      return { products, num_products: products.length };
+    }
+    const candles = /^\/api\/v3\/brokerage\/market\/products\/([^/]+)\/candles$/.exec(path);
+    if (candles) {
+      const market = byId('coinbase', decodeURIComponent(candles[1] ?? ''));
+      if (!market) throw new ReplayError(404, { error: 'NOT_FOUND', error_details: 'product not found', message: 'product not found' });
+      const timeframe = granularities[q.get('granularity') ?? ''];
+      if (!timeframe) throw new ReplayError(400, { error: 'INVALID_ARGUMENT', error_details: 'invalid granularity', message: 'invalid granularity' });
+      const tf = TIMEFRAMES[timeframe];
+      const end = (int(q.get('end')) ?? model.now() / 1000) * 1000;
+      const start = (int(q.get('start')) ?? end / 1000 - 300 * (tf / 1000)) * 1000;
+      // Coinbase refuses ranges of more than 350 candles rather than cutting them
+      if ((end - start) / tf > 350) throw new ReplayError(400, { error: 'INVALID_ARGUMENT', error_details: 'number of candles requested should be less than 350', message: 'number of candles requested should be less than 350' });
+      const rows = model.range(market, timeframe, { from: start, to: end, limit: 351, anchor: 'to' });
+      return { candles: rows.reverse().map((c) => ({ start: String(c.t / 1000), low: num(c.l), high: num(c.h), open: num(c.o), close: num(c.c), volume: num(c.v) })) };
+    }
+    throw new ReplayError(404, { error: 'NOT_FOUND', error_details: 'replay: unknown endpoint', message: 'replay: unknown endpoint' });
+  }
+
+  // --- Kraken spot REST, https://api.kraken.com/0/public ---
+  function kraken(path: string, q: Query): unknown {
+    const ok = (result: unknown) => ({ error: [], result });
+    if (path === '/0/public/Assets') {
+      const assets: Record<string, unknown> = {};
+      for (const m of listed('kraken')) {
+        for (const id of [m.baseId, m.quoteId]) assets[id] = { aclass: 'currency', altname: krakenAltname(id), decimals: 10, display_decimals: 5, collateral_value: 1, status: 'enabled' };
+      }
+      return ok(assets);
+    }
+    if (path === '/0/public/AssetPairs') {
+      const pairs: Record<string, unknown> = {};
+      for (const m of listed('kraken')) {
+        const alt = krakenPairAltname(m.baseId) + krakenPairAltname(m.quoteId);
+        pairs[m.id] = {
+          altname: alt, wsname: `${krakenPairAltname(m.baseId)}/${krakenPairAltname(m.quoteId)}`, aclass_base: 'currency', base: m.baseId, aclass_quote: 'currency', quote: m.quoteId,
+          lot: 'unit', cost_decimals: 5, pair_decimals: 5, lot_decimals: 8, lot_multiplier: 1, leverage_buy: [], leverage_sell: [],
+          fees: [[0, 0.4], [10000, 0.35]], fees_maker: [[0, 0.25], [10000, 0.2]], fee_volume_currency: 'ZUSD', margin_call: 80, margin_stop: 40,
+          ordermin: '0.0001', costmin: '0.5', tick_size: '0.00001', status: 'online',
+        };
+      }
+      return ok(pairs);
+    }
+    if (path === '/0/public/Ticker') {
+      const wanted = q.get('pair')?.split(',');
+      const result: Record<string, unknown> = {};
+      for (const m of listed('kraken')) {
+        if (wanted && !wanted.some((id) => byId('kraken', id) === m)) continue;
+        const t = model.ticker(m);
+        if (!t) continue;
+        result[m.id] = {
+          a: [num(t.last * 1.00025), '1', '1.000'], b: [num(t.last * 0.99975), '1', '1.000'], c: [num(t.last), '0.01000000'],
+          v: [num(t.v / 2), num(t.v)], p: [num(t.q / (t.v || 1)), num(t.q / (t.v || 1))], t: [500, 1000], l: [num(t.low), num(t.low)], h: [num(t.high), num(t.high)], o: num(t.open24h),
+        };
+      }
+      if (wanted && Object.keys(result).length === 0) return { error: ['EQuery:Unknown asset pair'] };
+      return ok(result);
+    }
+    if (path === '/0/public/OHLC') {
+      const market = byId('kraken', q.get('pair'));
+      if (!market) return { error: ['EQuery:Unknown asset pair'] };
+      const intervals: Record<string, Timeframe> = { '1': '1m', '60': '1h', '1440': '1d' };
+      const timeframe = intervals[q.get('interval') ?? '1'];
+      if (!timeframe) return { error: ['EGeneral:Invalid arguments'] };
+      const tf = TIMEFRAMES[timeframe];
+      // Kraken keeps only the most recent 720 entries of each interval; `since` (seconds) is exclusive
+      const since = int(q.get('since'));
+      const recent = Math.floor(model.now() / tf) * tf - 719 * tf;
+      const from = Math.max(recent, since !== undefined ? since * 1000 + 1 : -Infinity);
+      const rows = model.range(market, timeframe, { from, limit: 720, anchor: 'to' });
+      const committed = rows.filter((c) => c.closed);
+      return ok({
+        [market.id]: rows.map((c) => [c.t / 1000, num(c.o), num(c.h), num(c.l), num(c.c), num(c.q / (c.v || 1)), num(c.v), 10]),
+        last: (committed.at(-1)?.t ?? recent) / 1000,
+      });
+    }
+    return { error: ['EGeneral:Unknown method'] };
+  }
+
+  // --- OKX v5, https://www.okx.com/api/v5 ---
+  function okx(path: string, q: Query): unknown {
+    const ok = (data: unknown[]) => ({ code: '0', msg: '', data });
+    const bars: Record<string, Timeframe> = { '1m': '1m', '1H': '1h', '1Dutc': '1d', '1D': '1d' };
+    if (path === '/api/v5/public/instruments') {
+      const type = q.get('instType');
+      if (type === 'SPOT') {
+        return ok(listed('okx').map((m) => ({
+          instType: 'SPOT', instId: m.id, uly: '', instFamily: '', baseCcy: m.baseId, quoteCcy: m.quoteId, settleCcy: '', ctVal: '', ctMult: '', ctValCcy: '',
+          optType: '', stk: '', listTime: String(m.coin.firstTradeAt ?? 1600000000000), expTime: '', lever: '10', tickSz: '0.00000001', lotSz: '0.00000001', minSz: '0.00001',
+          ctType: '', alias: '', state: 'live', maxLmtSz: '9999999999', maxMktSz: '1000000', maxTwapSz: '', maxIcebergSz: '', maxTriggerSz: '', maxStopSz: '',
+        })));
+      }
+      if (type === 'SWAP') {
+        return ok(swaps().map((coin) => ({
+          instType: 'SWAP', instId: `${coin.symbol}-USDT-SWAP`, uly: `${coin.symbol}-USDT`, instFamily: `${coin.symbol}-USDT`, baseCcy: '', quoteCcy: '', settleCcy: 'USDT',
+          ctVal: contractValue(coin), ctMult: '1', ctValCcy: coin.symbol, optType: '', stk: '', listTime: String(coin.firstTradeAt ?? 1600000000000), expTime: '', lever: '100',
+          tickSz: '0.1', lotSz: '1', minSz: '1', ctType: 'linear', alias: '', state: 'live', maxLmtSz: '100000', maxMktSz: '3000',
+        })));
+      }
+      return ok([]);
+    }
+    if (path === '/api/v5/market/tickers') {
+      if (q.get('instType') !== 'SPOT') return ok([]);
+      return ok(listed('okx').flatMap((m) => {
+        const t = model.ticker(m);
+        if (!t) return [];
+        return [{
+          instType: 'SPOT', instId: m.id, last: num(t.last), lastSz: '0.01', askPx: num(t.last * 1.00025), askSz: '1', bidPx: num(t.last * 0.99975), bidSz: '1',
+          open24h: num(t.open24h), high24h: num(t.high), low24h: num(t.low), volCcy24h: num(t.q), vol24h: num(t.v), ts: String(t.ts), sodUtc0: num(t.open24h), sodUtc8: num(t.open24h),
+        }];
+      }));
+    }
+    if (path === '/api/v5/market/candles' || path === '/api/v5/market/history-candles') {
+      const market = byId('okx', q.get('instId'));
+      if (!market) return { code: '51001', msg: "Instrument ID doesn't exist", data: [] };
+      const timeframe = bars[q.get('bar') ?? '1m'];
+      if (!timeframe) return { code: '51000', msg: 'Parameter bar error', data: [] };
+      const tf = TIMEFRAMES[timeframe];
+      const limit = Math.min(int(q.get('limit')) ?? 100, 300);
+      // `after`: older than (exclusive), `before`: newer than (exclusive); newest first.
+      // market/candles only reaches back 1440 bars; history-candles reaches the first trade
+      const after = int(q.get('after'));
+      const before = int(q.get('before'));
+      const recentOnly = path === '/api/v5/market/candles' ? Math.floor(model.now() / tf) * tf - 1439 * tf : -Infinity;
+      const rows = model.range(market, timeframe, { from: Math.max(recentOnly, before !== undefined ? before + 1 : -Infinity), to: after !== undefined ? after - 1 : undefined, limit, anchor: 'to' });
+      return ok(rows.reverse().map((c) => [String(c.t), num(c.o), num(c.h), num(c.l), num(c.c), num(c.v), num(c.q), num(c.q), c.closed ? '1' : '0']));
+    }
+    if (path === '/api/v5/public/liquidation-orders') {
+      if (q.get('instType') !== 'SWAP') return { code: '51000', msg: 'Parameter instType error', data: [] };
+      const family = q.get('uly') ?? q.get('instFamily');
+      const coin = swaps().find((c) => `${c.symbol}-USDT` === family);
+      if (!coin) return { code: '51001', msg: "Instrument ID doesn't exist", data: [] };
+      const now = model.now();
+      const limit = Math.min(int(q.get('limit')) ?? 100, 100);
+      const after = int(q.get('after'));
+      const before = int(q.get('before'));
+      const rows = model.liquidations(coin, Math.max(now - 7 * DAY, before !== undefined ? before + 1 : -Infinity), Math.min(now, after !== undefined ? after - 1 : Infinity));
+      const details = rows.reverse().slice(0, limit).map((l) => ({ bkLoss: '0', bkPx: num(l.bkPx), ccy: '', posSide: l.posSide, side: l.side, sz: String(l.sz), ts: String(l.ts) }));
+      return ok([{ details, instFamily: family, instId: `${coin.symbol}-USDT-SWAP`, instType: 'SWAP', totalLoss: '0', uly: family }]);
+    }
+    return { code: '50030', msg: 'replay: unknown endpoint', data: [] };
+  }
+
+  // --- Bybit v5, https://api.bybit.com/v5/market ---
+  function bybit(path: string, q: Query): unknown {
+    const ok = (result: unknown) => ({ retCode: 0, retMsg: 'OK', result, retExtInfo: {}, time: model.now() });
+    const intervals: Record<string, Timeframe> = { '1': '1m', '60': '1h', D: '1d' };
+    if (q.get('category') !== 'spot' && path.startsWith('/v5/market/')) return ok({ category: q.get('category'), list: [] });
+    if (path === '/v5/market/instruments-info') {
+      return ok({
+        category: 'spot', nextPageCursor: '',
+        list: listed('bybit').map((m) => ({
+          symbol: m.id, baseCoin: m.baseId, quoteCoin: m.quoteId, innovation: '0', status: 'Trading', marginTrading: 'none', stTag: '0',
+          lotSizeFilter: { basePrecision: '0.000001', quotePrecision: '0.00000001', minOrderQty: '0.000048', maxOrderQty: '71.73956243', minOrderAmt: '1', maxOrderAmt: '2000000' },
+          priceFilter: { tickSize: '0.00000001' }, riskParameters: { priceLimitRatioX: '0.01', priceLimitRatioY: '0.02' },
+        })),
+      });
+    }
+    if (path === '/v5/market/tickers') {
+      return ok({
+        category: 'spot',
+        list: listed('bybit').filter((m) => !q.get('symbol') || m.id === q.get('symbol')).flatMap((m) => {
+          const t = model.ticker(m);
+          if (!t) return [];
+          return [{
+            symbol: m.id, bid1Price: num(t.last * 0.99975), bid1Size: '1', ask1Price: num(t.last * 1.00025), ask1Size: '1', lastPrice: num(t.last), prevPrice24h: num(t.open24h),
+            price24hPcnt: (t.last / t.open24h - 1).toFixed(4), highPrice24h: num(t.high), lowPrice24h: num(t.low), turnover24h: num(t.q), volume24h: num(t.v), usdIndexPrice: '',
+          }];
+        }),
+      });
+    }
+    if (path === '/v5/market/kline') {
+      const market = byId('bybit', q.get('symbol'));
+      if (!market) return { retCode: 10001, retMsg: 'Not supported symbols', result: {}, retExtInfo: {}, time: model.now() };
+      const timeframe = intervals[q.get('interval') ?? ''];
+      if (!timeframe) return { retCode: 10001, retMsg: 'Invalid period!', result: {}, retExtInfo: {}, time: model.now() };
+      const limit = Math.min(int(q.get('limit')) ?? 200, 1000);
+      const start = int(q.get('start'));
+      const end = int(q.get('end'));
+      const rows = model.range(market, timeframe, { from: start, to: end, limit, anchor: start !== undefined && end === undefined ? 'from' : 'to' });
+      return ok({ category: 'spot', symbol: market.id, list: rows.reverse().map((c) => [String(c.t), num(c.o), num(c.h), num(c.l), num(c.c), num(c.v), num(c.q)]) });
+    }
+    return { retCode: 10001, retMsg: 'replay: unknown endpoint', result: {}, retExtInfo: {}, time: model.now() };
+  }
+
+  // --- KuCoin spot, https://api.kucoin.com/api/v1|v2 ---
+  function kucoin(path: string, q: Query): unknown {
+    const ok = (data: unknown) => ({ code: '200000', data });
+    const types: Record<string, Timeframe> = { '1min': '1m', '1hour': '1h', '1day': '1d' };
+    if (path === '/api/v2/symbols') {
+      return ok(listed('kucoin').map((m) => ({
+        symbol: m.id, name: m.id, baseCurrency: m.baseId, quoteCurrency: m.quoteId, feeCurrency: m.quoteId, market: m.quote === 'BTC' ? 'BTC' : 'USDS',
+        baseMinSize: '0.00001', quoteMinSize: '0.1', baseMaxSize: '10000000000', quoteMaxSize: '99999999', baseIncrement: '0.00000001', quoteIncrement: '0.000001',
+        priceIncrement: '0.00000001', priceLimitRate: '0.1', minFunds: '0.1', isMarginEnabled: false, enableTrading: true, feeCategory: 1, makerFeeCoefficient: '1.00', takerFeeCoefficient: '1.00', st: false,
+      })));
+    }
+    if (path === '/api/v1/market/allTickers') {
+      return ok({
+        time: model.now(),
+        ticker: listed('kucoin').flatMap((m) => {
+          const t = model.ticker(m);
+          if (!t) return [];
+          return [{
+            symbol: m.id, symbolName: m.id, buy: num(t.last * 0.99975), bestBidSize: '1', sell: num(t.last * 1.00025), bestAskSize: '1', changeRate: (t.last / t.open24h - 1).toFixed(4),
+            changePrice: num(t.last - t.open24h), high: num(t.high), low: num(t.low), vol: num(t.v), volValue: num(t.q), last: num(t.last), averagePrice: num(t.open24h),
+            takerFeeRate: '0.001', makerFeeRate: '0.001', takerCoefficient: '1', makerCoefficient: '1',
+          }];
+        }),
+      });
+    }
+    if (path === '/api/v1/market/candles') {
+      const market = byId('kucoin', q.get('symbol'));
+      if (!market) return { code: '400100', msg: 'This pair is not provided at present' };
+      const timeframe = types[q.get('type') ?? ''];
+      if (!timeframe) return { code: '400100', msg: 'Unsupported type' };
+      const startAt = int(q.get('startAt'));
+      const endAt = int(q.get('endAt'));
+      // [startAt, endAt) in seconds, at most 1500 of the newest, newest first; [time, open, close, high, low, volume, turnover]
+      const rows = model.range(market, timeframe, { from: startAt ? startAt * 1000 : undefined, to: endAt ? endAt * 1000 - 1 : undefined, limit: 1500, anchor: 'to' });
+      return ok(rows.reverse().map((c) => [String(c.t / 1000), num(c.o), num(c.c), num(c.h), num(c.l), num(c.v), num(c.q)]));
+    }
+    return { code: '404000', msg: 'replay: unknown endpoint' };
+  }
+
+  function errorBody(venue: VenueId, status: number): unknown {
+    const tooMany = status === 429 || status === 418;
+    switch (venue) {
+      case 'binance':
+        return status === 418
+          ? { code: -1003, msg: 'Way too much request weight used; IP banned until ' + (model.now() + 120_000) + '.' }
+          : tooMany ? { code: -1003, msg: 'Too much request weight used; current limit is 6000 request weight per 1 MINUTE.' } : { code: -1001, msg: 'Internal error; unable to process your request. Please try again.' };
+      case 'coinbase':
+        return { error: tooMany ? 'RATE_LIMIT_EXCEEDED' : 'INTERNAL', error_details: tooMany ? 'Too many requests' : 'internal error', message: tooMany ? 'Too many requests' : 'internal error' };
+      case 'kraken':
+        return { error: [tooMany ? 'EGeneral:Too many requests' : 'EService:Unavailable'] };
+      case 'okx':
+        return { code: tooMany ? '50011' : '50001', msg: tooMany ? 'Too Many Requests' : 'Service temporarily unavailable. Please try again later.', data: [] };
+      case 'bybit':
+        return { retCode: tooMany ? 10006 : 10016, retMsg: tooMany ? 'Too many visits!' : 'Server error', result: {}, retExtInfo: {}, time: model.now() };
+      case 'kucoin':
+        return { code: tooMany ? '429000' : '500000', msg: tooMany ? 'Too Many Requests' : 'Internal Server Error' };
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://replay');
+    const [, prefix = '', ...rest] = url.pathname.split('/');
+    if (!(REPLAY_VENUES as readonly string[]).includes(prefix)) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `replay: no venue "${prefix}"` }));
+      return;
+    }
+    const venue = prefix as VenueId;
+    const path = '/' + rest.join('/');
+    const tally = counts.get(venue) ?? {};
+    tally[path] = (tally[path] ?? 0) + 1;
+    counts.set(venue, tally);
+
+    const fault = faults.get(venue) ?? {};
+    if (fault.down) {
+      req.socket.destroy();
+      return;
+    }
+    if (fault.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+    if (res.destroyed) return;
+    const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+      let body = JSON.stringify(payload);
+      if (status === 200 && fault.malformed) body = body.replace(':', '::') + '<html>';
+      const head = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers };
+      if (status === 200 && fault.truncated) {
+        // announce the whole body, send half of it, then cut the connection
+        res.writeHead(200, head);
+        res.write(body.slice(0, Math.floor(body.length / 2)), () => res.socket?.destroy());
+        return;
+      }
+      res.writeHead(status, head).end(body);
+    };
+    if (fault.status) {
+      const headers: Record<string, string> = fault.status === 429 || fault.status === 418 ? { 'retry-after': String(fault.retryAfterSeconds ?? 1) } : {};
+      send(fault.status, errorBody(venue, fault.status), headers);
+      return;
+    }
+    try {
+      send(200, handlers[venue](path, url.searchParams));
+    } catch (error) {
+      if (error instanceof ReplayError) send(error.status, error.body);
+      else send(500, errorBody(venue, 500));
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => res.destroy());
+  });
+  // keep-alive sockets would hold close() open
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    baseUrl: (venue) => `${url}/${venue}`,
+    requests: (venue) => ({ ...(counts.get(venue) ?? {}) }),
+    faults: {
+      set: (venue, fault) => void faults.set(venue, { ...fault }),
+      clear: (venue) => (venue ? void faults.delete(venue) : faults.clear()),
+    },
+    list(venue, spec) {
+      const market = resolve(venue, spec);
+      market.share = 1 / Math.max(1, listingsPerCoin.get(market.coin.symbol) ?? 1);
+      markets.get(venue)?.set(market.symbol, market);
+    },
+    delist(venue, symbol) {
+      markets.get(venue)?.delete(symbol);
+    },
+    market: (venue, symbol) => markets.get(venue)?.get(symbol),
+    model,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** OKX linear swap contract value in the base coin: about 10 USD a contract, rounded to a power of ten. */
+function contractValue(coin: ReplayCoin): string {
+  const exponent = Math.round(Math.log10(10 / coin.price));
+  return exponent >= 0 ? String(10 ** exponent) : (10 ** exponent).toFixed(-exponent);
+}
+export { contractValue as okxContractValue };
