@@ -10,6 +10,7 @@ import { simulateLiquidations } from './simulate_liquidations.ts';
 import { refreshFx } from './refresh_fx.ts';
 import { refreshSentiment } from './refresh_sentiment.ts';
 import { deliverWebhook } from './deliver_webhook.ts';
+import { fetchExchanges } from './fetch_exchanges.ts';
 
 export function taskList(config: Config): TaskList {
   return {
@@ -19,6 +20,7 @@ export function taskList(config: Config): TaskList {
     simulate_market: simulateMarket(config.MARKET_SOURCE),
     simulate_exchanges: simulateExchanges(config.MARKET_SOURCE),
     simulate_liquidations: simulateLiquidations(config.MARKET_SOURCE),
+    fetch_exchanges: fetchExchanges(config),
     refresh_fx: refreshFx(config.FX_SOURCE),
     refresh_sentiment: refreshSentiment,
     deliver_webhook: deliverWebhook(config),
@@ -34,6 +36,7 @@ export const crontab = [
   '* * * * * simulate_market ?max=1&queue=market',
   '* * * * * simulate_exchanges ?max=1&queue=market',
   '* * * * * simulate_liquidations ?max=1&queue=market',
+  '* * * * * fetch_exchanges ?max=1&queue=market',
   '25 4,16 * * * refresh_fx ?max=3',
   '*/15 * * * * refresh_sentiment ?max=1&queue=market',
 ].join('\n');
@@ -45,6 +48,9 @@ export const crontab = [
 export async function onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Config): Promise<void> {
   if (config.MARKET_SOURCE === 'simulated') {
     await runner.addJob('simulate_market', {}, { queueName: 'market', jobKey: 'simulate_market:start', maxAttempts: 3 });
+  }
+  if (config.MARKET_SOURCE === 'exchanges') {
+    await runner.addJob('fetch_exchanges', {}, { queueName: 'market', jobKey: 'fetch_exchanges:start', maxAttempts: 1 });
   }
   await runner.addJob('refresh_sentiment', {}, { queueName: 'market', jobKey: 'refresh_sentiment:start', maxAttempts: 3 });
 }

@@ -5,7 +5,7 @@ import type { Task } from 'graphile-worker';
 import { clientQuery, runSource } from '../src/sources/source.ts';
 import { simulatedMarket } from '../src/sources/simulated/index.ts';
 
-export type MarketSource = 'simulated' | 'none';
+export type MarketSource = 'simulated' | 'exchanges' | 'none';
 
 export const simulateMarket = (source: MarketSource): Task => async (_payload, helpers) => {
   if (source !== 'simulated') return;

@@ -30,7 +30,14 @@ const schema = z.object({
   // a worker whose beat is three of these old is dead and its job locks are released
   WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   TIMESCALEDB_JOB_RUNNER: z.enum(['auto', 'on', 'off']).default('auto'),
-  MARKET_SOURCE: z.enum(['simulated', 'none']).default('simulated'),
+  MARKET_SOURCE: z.enum(['simulated', 'exchanges', 'none']).default('simulated'),
+  // MARKET_SOURCE=exchanges: the venues (ccxt ids, comma-separated; default the six of src/sources/exchanges/venues.ts)
+  EXCHANGES: z.string().regex(/^[a-z0-9, ]*$/, 'comma-separated ccxt ids such as binance,okx').optional(),
+  // base URL per venue standing in for its hosts (a proxy, a mirror, the replay server): binance=http://…,okx=http://…
+  EXCHANGE_URLS: z.string().optional(),
+  EXCHANGE_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
+  // how long one venue may spend fetching candles in a minute's run
+  EXCHANGE_BUDGET_MS: z.coerce.number().int().min(1_000).max(55_000).default(40_000),
   FX_SOURCE: z.enum(['seed', 'ecb']).default('seed'),
   AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),

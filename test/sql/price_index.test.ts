@@ -2,7 +2,7 @@
 // USD, fiat and stablecoin quotes, the volume weighting, true high and low, an outlier venue, a thin
 // market, gaps, late candles, and a malformed batch that writes nothing.
 import test from 'ava';
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;

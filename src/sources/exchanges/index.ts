@@ -1,0 +1,260 @@
+// Live market data from real venues through ccxt. One run is one minute of work: per venue (in
+// parallel, each behind ccxt's own rate limiter) the markets (hourly), the ticker snapshot and the
+// newest closed 1-minute candles of each coin's best market there, written through
+// sql/functions/415_exchange_venues.sql; then the price index rebuilds the coin bars the new
+// candles touch (sql/functions/140_price_index.sql), and the bars flow on: aggregates, coin
+// state, alarms, venue state. A venue that fails is backed off (market.venue_status) while the
+// others go on; everything a venue sent arrives in whole calls, so nothing is half-written.
+import type { Exchange, MarketInterface, Ticker } from 'ccxt';
+import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
+import type { Source } from '../source.ts';
+import { createVenue } from './venues.ts';
+import { ensureVenueCatalogue } from './catalogue.ts';
+
+export const SOURCE_NAME = 'exchanges';
+const MINUTE = 60_000;
+/** markets are reloaded this often (listings and delistings) */
+const MARKETS_EVERY_MS = 60 * MINUTE;
+/** a market seen for the first time gets this much recent history from the live tick; `mdapi backfill` does the rest */
+const FIRST_LOOK_BACK_MS = 10 * MINUTE;
+/** the live tick never reaches back beyond the raw retention */
+const MAX_LOOK_BACK_MS = 8 * 24 * 60 * MINUTE;
+
+export interface ExchangesSettings {
+  venues: string[];
+  urls?: Record<string, string>;
+  timeoutMs?: number;
+  /** how long one venue may spend on candles in a run (its rate limit decides how many markets fit) */
+  budgetMs?: number;
+}
+
+export interface VenueRun {
+  state: 'up' | 'down' | 'skipped';
+  requests: number;
+  markets?: { markets: number; listed: number; delisted: number; mapped: number };
+  tickers: number;
+  candles: number;
+  /** markets whose candles were fetched this run */
+  candleMarkets: number;
+  error?: string;
+}
+
+export interface ExchangesTickResult {
+  venues: Record<string, VenueRun>;
+  requests: number;
+  candles: number;
+  bars: number;
+  excluded: number;
+  coins: number;
+}
+
+interface LiveVenue {
+  id: string;
+  exchange: Exchange;
+  requests: number;
+  marketsLoadedAt: number;
+}
+
+/** ccxt error classes that mean "slow down": the venue's Retry-After is honoured */
+const THROTTLED = new Set(['RateLimitExceeded', 'DDoSProtection']);
+
+export class ExchangesSource implements Source<ExchangesTickResult> {
+  readonly name = SOURCE_NAME;
+  readonly #venues = new Map<string, LiveVenue>();
+  readonly #settings: ExchangesSettings;
+
+  constructor(settings: ExchangesSettings) {
+    this.#settings = settings;
+  }
+
+  /** the ccxt instance of a venue, created once per process so that its markets and rate limiter carry over */
+  venue(id: string): LiveVenue {
+    let venue = this.#venues.get(id);
+    if (!venue) {
+      const exchange = createVenue(id, { baseUrl: this.#settings.urls?.[id], timeoutMs: this.#settings.timeoutMs });
+      // decimal strings end to end: ccxt hands the venues' numbers on as strings instead of floats
+      (exchange as unknown as { number: (value: string) => string }).number = String;
+      const created: LiveVenue = { id, exchange, requests: 0, marketsLoadedAt: 0 };
+      // every HTTP request ccxt makes passes here: the count the bench and venue_status report
+      const fetch = exchange.fetch.bind(exchange);
+      exchange.fetch = (...args: Parameters<Exchange['fetch']>) => {
+        created.requests++;
+        return fetch(...args);
+      };
+      this.#venues.set(id, (venue = created));
+    }
+    return venue;
+  }
+
+  async run(query: Query, { signal }: { signal?: AbortSignal } = {}): Promise<ExchangesTickResult> {
+    await ensureVenueCatalogue(query, this.#settings.venues, (id) => this.venue(id).exchange);
+    const states = await query(
+      `select exchange, backoff_until > now() as skip from market.venue_health where exchange = any($1::text[])`,
+      [this.#settings.venues],
+    );
+    const skipped = new Set(states.filter((row) => row.skip).map((row) => row.exchange as string));
+    const runs = await Promise.all(
+      this.#settings.venues.map(async (id): Promise<[string, VenueRun]> => {
+        if (skipped.has(id)) return [id, { state: 'skipped', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 }];
+        return [id, await this.#runVenue(query, this.venue(id), signal)];
+      }),
+    );
+    const venues = Object.fromEntries(runs);
+    const window = runs
+      .map(([, run]) => run as VenueRun & { first?: string; last?: string })
+      .filter((run) => run.first && run.last);
+    let bars = 0;
+    let excluded = 0;
+    let full = false;
+    if (window.length > 0) {
+      const from = window.map((run) => run.first!).sort()[0]!;
+      const to = window.map((run) => run.last!).sort().at(-1)!;
+      const [built] = await query(
+        `select bars, coins, excluded from market.build_index_bars($1::timestamptz, $2::timestamptz + interval '1 minute')`,
+        [from, to],
+      );
+      bars = Number(built?.bars ?? 0);
+      excluded = Number(built?.excluded ?? 0);
+      const { calls } = await completeCoinBarBackfills(query);
+      full = calls > 0;
+    }
+    const [state] = await query('select market.refresh_coin_state(now(), $1::boolean) as coins', [full]);
+    await query('select market.refresh_exchange_state(now())');
+    return {
+      venues,
+      requests: runs.reduce((sum, [, run]) => sum + run.requests, 0),
+      candles: runs.reduce((sum, [, run]) => sum + run.candles, 0),
+      bars,
+      excluded,
+      coins: Number(state?.coins ?? 0),
+    };
+  }
+
+  venues(result: ExchangesTickResult): Record<string, 'up' | 'down'> {
+    return Object.fromEntries(Object.entries(result.venues).map(([id, run]) => [id, run.state === 'up' ? 'up' : 'down']));
+  }
+
+  async #runVenue(query: Query, venue: LiveVenue, signal?: AbortSignal): Promise<VenueRun & { first?: string; last?: string }> {
+    const before = venue.requests;
+    const run: VenueRun & { first?: string; last?: string } = { state: 'up', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 };
+    try {
+      const now = Date.now();
+      if (now - venue.marketsLoadedAt > MARKETS_EVERY_MS) {
+        const markets = await venue.exchange.loadMarkets(true);
+        const [loaded] = await query('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
+          venue.id,
+          JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
+        ]);
+        run.markets = loaded as VenueRun['markets'];
+        venue.marketsLoadedAt = now;
+      }
+      const tickers = await venue.exchange.fetchTickers();
+      const [written] = await query('select market.ingest_venue_tickers($1, $2::text::jsonb) as n', [
+        venue.id,
+        JSON.stringify(Object.values(tickers).map(tickerRow)),
+      ]);
+      run.tickers = Number(written?.n ?? 0);
+      await this.#fetchCandles(query, venue, run, signal);
+      run.requests = venue.requests - before;
+      await query('select market.record_venue_run($1, $2)', [venue.id, run.requests]);
+    } catch (error) {
+      run.state = 'down';
+      run.requests = venue.requests - before;
+      run.error = describe(error);
+      const retryAfter = THROTTLED.has((error as Error).constructor?.name) ? retryAfterSeconds(venue.exchange) : null;
+      await query('select market.record_venue_run($1, $2, $3, $4)', [venue.id, run.requests, run.error, retryAfter]);
+    }
+    return run;
+  }
+
+  /**
+   * The newest closed 1-minute candles of each coin's most traded market on the venue, oldest
+   * coverage first, for as long as the venue's budget lasts: a venue with a tight rate limit
+   * covers its markets over several runs, each request bringing every minute since the last.
+   */
+  async #fetchCandles(query: Query, venue: LiveVenue, run: VenueRun & { first?: string; last?: string }, signal?: AbortSignal) {
+    const deadline = Date.now() + (this.#settings.budgetMs ?? 40_000);
+    const due = await query(
+      `select distinct on (m.base_coin_id) m.symbol, (extract(epoch from m.candles_until) * 1000)::bigint as until
+       from market.venue_markets m
+       join market.exchanges e on e.id = m.exchange_id
+       left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
+       left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
+       where e.slug = $1 and m.active and m.instrument = 'spot' and m.base_coin_id is not null
+       order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol`,
+      [venue.id],
+    );
+    due.sort((a, b) => Number(a.until ?? 0) - Number(b.until ?? 0));
+    let batch: (string | number)[][] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const [written] = await query('select * from market.ingest_venue_candles($1, $2::text::jsonb)', [venue.id, JSON.stringify(batch)]);
+      batch = [];
+      run.candles += Number(written?.candles ?? 0);
+      const first = written?.first_time ? new Date(written.first_time as string).toISOString() : undefined;
+      const last = written?.last_time ? new Date(written.last_time as string).toISOString() : undefined;
+      if (first && (!run.first || first < run.first)) run.first = first;
+      if (last && (!run.last || last > run.last)) run.last = last;
+    };
+    try {
+      for (const market of due) {
+        if (Date.now() >= deadline || signal?.aborted) break;
+        const now = Date.now();
+        const since = Math.max(market.until ? Number(market.until) : now - FIRST_LOOK_BACK_MS, now - MAX_LOOK_BACK_MS);
+        if (since > now - 2 * MINUTE + 1) continue; // its newest closed minute is already stored
+        const candles = await venue.exchange.fetchOHLCV(market.symbol as string, '1m', since);
+        run.candleMarkets++;
+        const closedBefore = Math.floor(Date.now() / MINUTE) * MINUTE;
+        for (const [time, open, high, low, close, volume] of candles) {
+          if (time === undefined || time >= closedBefore || time < since) continue;
+          batch.push([market.symbol as string, time, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
+        }
+        // written in pieces, so that a failure later in the run keeps what whole markets brought
+        if (batch.length >= 5000) await flush();
+      }
+    } finally {
+      await flush();
+    }
+  }
+}
+
+/** the fields of a ccxt market the database keeps */
+function marketRow(market: MarketInterface | undefined) {
+  if (!market) return null;
+  return {
+    symbol: market.symbol,
+    id: market.id,
+    base: market.base,
+    quote: market.quote,
+    type: market.type,
+    contractSize: market.contractSize === undefined ? null : String(market.contractSize),
+    active: market.active !== false,
+  };
+}
+
+/** the fields of a ccxt ticker the database keeps, as decimal strings */
+function tickerRow(ticker: Ticker) {
+  const text = (value: unknown) => (value === undefined || value === null ? null : String(value));
+  return {
+    symbol: ticker.symbol,
+    last: text(ticker.last ?? ticker.close),
+    bid: text(ticker.bid),
+    ask: text(ticker.ask),
+    baseVolume: text(ticker.baseVolume),
+    quoteVolume: text(ticker.quoteVolume),
+    percentage: text(ticker.percentage),
+    timestamp: text(ticker.timestamp),
+  };
+}
+
+function retryAfterSeconds(exchange: Exchange): number | null {
+  const headers = (exchange as unknown as { last_response_headers?: Record<string, string> }).last_response_headers;
+  const value = headers?.['retry-after'] ?? headers?.['Retry-After'];
+  const seconds = value === undefined ? NaN : Number(value);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(Math.ceil(seconds), 3600) : null;
+}
+
+function describe(error: unknown): string {
+  const name = (error as Error)?.constructor?.name ?? 'Error';
+  return `${name}: ${(error as Error)?.message ?? String(error)}`.slice(0, 500);
+}
