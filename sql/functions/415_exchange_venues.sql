@@ -307,3 +307,18 @@ select e.slug as exchange, e.name, s.failures, s.backoff_until,
 from market.venue_status s
 join market.exchanges e on e.id = s.exchange_id;
 comment on view market.venue_health is 'Each real venue''s fetch state: consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle.';
+
+-- why: one market per coin and venue carries its candles (the most traded), for the live tick and the backfill alike
+create or replace function market.venue_candle_markets(p_exchange text)
+returns table (symbol text, coin_id int, candles_until timestamptz)
+language sql stable
+as $$
+  select distinct on (m.base_coin_id) m.symbol, m.base_coin_id, m.candles_until
+  from market.venue_markets m
+  join market.exchanges e on e.id = m.exchange_id
+  left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
+  left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
+  where e.slug = p_exchange and m.active and m.instrument = 'spot' and m.base_coin_id is not null
+  order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol
+$$;
+comment on function market.venue_candle_markets(text) is 'The spot market of each coin on a venue whose candles feed the price index: the coin''s most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.';

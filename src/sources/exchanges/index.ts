@@ -175,13 +175,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
   async #fetchCandles(query: Query, venue: LiveVenue, run: VenueRun & { first?: string; last?: string }, signal?: AbortSignal) {
     const deadline = Date.now() + (this.#settings.budgetMs ?? 40_000);
     const due = await query(
-      `select distinct on (m.base_coin_id) m.symbol, (extract(epoch from m.candles_until) * 1000)::bigint as until
-       from market.venue_markets m
-       join market.exchanges e on e.id = m.exchange_id
-       left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
-       left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
-       where e.slug = $1 and m.active and m.instrument = 'spot' and m.base_coin_id is not null
-       order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol`,
+      `select symbol, (extract(epoch from candles_until) * 1000)::bigint as until from market.venue_candle_markets($1)`,
       [venue.id],
     );
     due.sort((a, b) => Number(a.until ?? 0) - Number(b.until ?? 0));
