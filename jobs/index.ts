@@ -21,7 +21,7 @@ export function taskList(config: Config): TaskList {
     simulate_exchanges: simulateExchanges(config.MARKET_SOURCE),
     simulate_liquidations: simulateLiquidations(config.MARKET_SOURCE),
     fetch_exchanges: fetchExchanges(config),
-    refresh_fx: refreshFx(config.FX_SOURCE),
+    refresh_fx: refreshFx(config.FX_SOURCE, undefined, config.ECB_URL),
     refresh_sentiment: refreshSentiment,
     deliver_webhook: deliverWebhook(config),
   };
@@ -49,6 +49,8 @@ export async function onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Conf
   if (config.MARKET_SOURCE === 'simulated') {
     await runner.addJob('simulate_market', {}, { queueName: 'market', jobKey: 'simulate_market:start', maxAttempts: 3 });
   }
+  // the ECB publishes twice a day: real FX rates from the start, not at the next publication
+  if (config.FX_SOURCE === 'ecb') await runner.addJob('refresh_fx', {}, { jobKey: 'refresh_fx:start', maxAttempts: 3 });
   if (config.MARKET_SOURCE === 'exchanges') {
     await runner.addJob('fetch_exchanges', {}, { queueName: 'market', jobKey: 'fetch_exchanges:start', maxAttempts: 1 });
   }

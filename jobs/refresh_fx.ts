@@ -8,8 +8,8 @@ import { clientQuery, runSource } from '../src/sources/source.ts';
 
 export type FxSource = 'seed' | 'ecb';
 
-export const refreshFx = (source: FxSource, fetchFn?: Fetch): Task => async (_payload, helpers) => {
+export const refreshFx = (source: FxSource, fetchFn?: Fetch, url?: string): Task => async (_payload, helpers) => {
   if (source !== 'ecb') return;
-  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), ecbRates(fetchFn)));
+  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), ecbRates(fetchFn, url)));
   helpers.logger.info(`ecb fx: ${result.rows} rates of ${result.date}`);
 };

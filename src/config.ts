@@ -38,7 +38,9 @@ const schema = z.object({
   EXCHANGE_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
   // how long one venue may spend fetching candles in a minute's run
   EXCHANGE_BUDGET_MS: z.coerce.number().int().min(1_000).max(55_000).default(40_000),
-  FX_SOURCE: z.enum(['seed', 'ecb']).default('seed'),
+  // default: the ECB's rates with real market data, the offline placeholders with the demo
+  FX_SOURCE: z.enum(['seed', 'ecb']).optional(),
+  ECB_URL: z.string().url().default('https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml'),
   AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   TRUST_PROXY: flag.default(false),
@@ -58,7 +60,8 @@ const schema = z.object({
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000),
 });
 
-export type Config = z.infer<typeof schema> & {
+export type Config = Omit<z.infer<typeof schema>, 'FX_SOURCE'> & {
+  FX_SOURCE: 'seed' | 'ecb';
   /** where the service's database is, and whether it sits behind a transaction pooler */
   database: DatabaseSettings;
 };
@@ -84,7 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const database: DatabaseSettings = values.DATABASE_URL
     ? { url: values.DATABASE_URL, pooled: values.DATABASE_POOLED ?? false, embedded: false }
     : { url: embeddedUrl(values.EMBEDDED_DB_PORT), pooled: true, embedded: true };
-  return { ...values, database };
+  const fxSource = values.FX_SOURCE ?? (values.MARKET_SOURCE === 'exchanges' ? 'ecb' : 'seed');
+  return { ...values, FX_SOURCE: fxSource, database };
 }
 
 export const embeddedUrl = (port: number, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/postgres`;

@@ -24,6 +24,12 @@ select s.name, s.kind, s.demo, s.description, s.last_run_at, s.last_success_at, 
     when s.last_error_at is not null and s.last_error_at >= coalesce(s.last_success_at, '-infinity') then 'failing'
     else 'ok'
   end as status,
-  s.venues
+  s.venues,
+  case
+    -- placeholder reference data (the seeded FX rates) is served until a real reference source has succeeded
+    when s.demo and s.kind = 'reference' then not exists (
+      select from market.data_sources o where o.kind = s.kind and not o.demo and o.last_success_at is not null)
+    else s.kind = 'import' or s.last_run_at is not null or s.covered_until is not null
+  end as serving
 from market.data_sources s;
-comment on view market.source_health is 'Each data source''s health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; failing: its last run failed; ok) and venues up/down.';
+comment on view market.source_health is 'Each data source''s health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; failing: its last run failed; ok), venues up/down, and serving: whether its data is what the API serves (a source that has run or written data; seeded placeholder reference data until a real reference source has succeeded).';

@@ -13,10 +13,10 @@ export const metaRoutes = [
     method: 'get', path: '/ping', operationId: 'ping', tag: 'Meta', plan: 'free', query: noInput,
     summary: 'Authenticated no-op: checks a key end to end; counts against the quota.',
     handler: async ({ key, deps: { sql } }) => {
-      const sources = await sql<{ name: string; description: string; kind: string; demo: boolean; status: string; last_success_at: Date | null; lag_seconds: number | null }[]>`
-        select name, description, kind, demo, status, last_success_at, lag_seconds from market.source_health order by name`;
+      const sources = await sql<{ name: string; description: string; kind: string; demo: boolean; serving: boolean; status: string; last_success_at: Date | null; lag_seconds: number | null }[]>`
+        select name, description, kind, demo, serving, status, last_success_at, lag_seconds from market.source_health order by name`;
       // Made-up data is labelled wherever it is served: the demo market and placeholder FX rates.
-      const demo = sources.filter((source) => source.demo);
+      const demo = sources.filter((source) => source.demo && source.serving);
       return {
         data: { status: 'ok', plan: key.plan },
         meta: {

@@ -13,10 +13,20 @@ test.serial('ping answers with the key’s plan and labels demo data', async (t)
   t.is(response.status, 200);
   t.is(response.body.data.status, 'ok');
   t.is(response.body.data.plan, 'pro');
-  const demo = await handles.db.sql`select name from market.data_sources where demo order by name`;
+  const demo = await handles.db.sql`select name from market.source_health where demo and serving order by name`;
   t.true(demo.length > 0, 'the template carries the placeholder FX rates');
   t.is(response.body.meta.demo_data, demo.length > 0);
   t.deepEqual(response.body.meta.demo_sources.map((source: { name: string }) => source.name), demo.map((row) => row.name));
+});
+
+test.serial('a demo source that never ran is not served; the placeholder FX rates stop being served once a real FX source succeeded', async (t) => {
+  const key = await handles.api.key();
+  const names = async () => (await handles.api.get('/api/v1/ping', key)).body.meta.demo_sources.map((source: { name: string }) => source.name);
+  t.false((await names()).includes('simulated-liquidations'));
+  t.true((await names()).includes('fx-seed'));
+  await handles.db.sql`select market.record_source_run('ecb')`;
+  t.false((await names()).includes('fx-seed'));
+  await handles.db.sql`update market.data_sources set last_run_at = null, last_success_at = null where name = 'ecb'`;
 });
 
 test.serial('ping says so when no demo data is served', async (t) => {
