@@ -1,38 +1,60 @@
 // The live market's minute with MARKET_SOURCE=exchanges: one run of the exchange source (venues,
-// tickers, candles, price index, coin and venue state). Queued on the market queue, so two runs
-// never overlap; one ccxt instance per venue lives as long as the worker, keeping its markets and
-// its rate limiter between minutes.
+// tickers, candles, price index, coin and venue state) and one of OKX's liquidation orders. Both
+// are queued on the market queue, so runs never overlap; one ccxt instance per venue lives as long
+// as the worker, keeping its markets and its rate limiter between minutes.
 import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import type { ExchangesSource } from '../src/sources/exchanges/index.ts';
+import type { OkxLiquidations } from '../src/sources/exchanges/liquidations.ts';
 import { clientQuery, runSource } from '../src/sources/source.ts';
 
+interface ExchangeSources {
+  market: ExchangesSource;
+  liquidations: OkxLiquidations | null;
+}
+
 /** ccxt is loaded only by a worker that reads venues (it takes half a second to import) */
-export async function exchangesSource(config: Config): Promise<ExchangesSource> {
-  const [{ ExchangesSource }, { parseExchangeUrls, parseExchanges }] = await Promise.all([
+export async function exchangeSources(config: Config): Promise<ExchangeSources> {
+  const [{ ExchangesSource }, { OkxLiquidations }, { parseExchangeUrls, parseExchanges }] = await Promise.all([
     import('../src/sources/exchanges/index.ts'),
+    import('../src/sources/exchanges/liquidations.ts'),
     import('../src/sources/exchanges/venues.ts'),
   ]);
-  return new ExchangesSource({
-    venues: parseExchanges(config.EXCHANGES),
+  const venues = parseExchanges(config.EXCHANGES);
+  const market = new ExchangesSource({
+    venues,
     urls: parseExchangeUrls(config.EXCHANGE_URLS),
     timeoutMs: config.EXCHANGE_TIMEOUT_MS,
     budgetMs: config.EXCHANGE_BUDGET_MS,
   });
+  const okx = async () => {
+    const exchange = market.venue('okx').exchange;
+    await exchange.loadMarkets();
+    return exchange;
+  };
+  return { market, liquidations: venues.includes('okx') ? new OkxLiquidations(okx) : null };
 }
 
-export const fetchExchanges = (config: Config): Task => {
-  if (config.MARKET_SOURCE !== 'exchanges') return async () => {};
-  let source: Promise<ExchangesSource> | null = null;
-  return async (_payload, helpers) => {
-    const started = Date.now();
-    source ??= exchangesSource(config);
-    const venues = await source;
-    const result = await helpers.withPgClient((client) => runSource(clientQuery(client), venues, { signal: helpers.abortSignal }));
-    const down = Object.entries(result.venues).filter(([, run]) => run.state !== 'up').map(([id, run]) => `${id} (${run.error ?? run.state})`);
-    helpers.logger.info(
-      `exchanges: ${result.requests} requests, ${result.candles} candles, ${result.bars} bars, ${result.excluded} left out, ` +
-        `${Date.now() - started} ms${down.length ? `; down: ${down.join(', ')}` : ''}`,
-    );
+export function exchangeTasks(config: Config): { fetch_exchanges: Task; fetch_okx_liquidations: Task } {
+  if (config.MARKET_SOURCE !== 'exchanges') return { fetch_exchanges: async () => {}, fetch_okx_liquidations: async () => {} };
+  let sources: Promise<ExchangeSources> | null = null;
+  const load = () => (sources ??= exchangeSources(config));
+  return {
+    fetch_exchanges: async (_payload, helpers) => {
+      const started = Date.now();
+      const { market } = await load();
+      const result = await helpers.withPgClient((client) => runSource(clientQuery(client), market, { signal: helpers.abortSignal }));
+      const down = Object.entries(result.venues).filter(([, run]) => run.state !== 'up').map(([id, run]) => `${id} (${run.error ?? run.state})`);
+      helpers.logger.info(
+        `exchanges: ${result.requests} requests, ${result.candles} candles, ${result.bars} bars, ${result.excluded} left out, ` +
+          `${Date.now() - started} ms${down.length ? `; down: ${down.join(', ')}` : ''}`,
+      );
+    },
+    fetch_okx_liquidations: async (_payload, helpers) => {
+      const { liquidations } = await load();
+      if (!liquidations) return;
+      const result = await helpers.withPgClient((client) => runSource(clientQuery(client), liquidations));
+      if (result.inserted > 0) helpers.logger.info(`okx liquidations: ${result.inserted} new of ${result.received} from ${result.underlyings} swaps`);
+    },
   };
-};
+}

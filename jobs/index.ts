@@ -10,7 +10,7 @@ import { simulateLiquidations } from './simulate_liquidations.ts';
 import { refreshFx } from './refresh_fx.ts';
 import { refreshSentiment } from './refresh_sentiment.ts';
 import { deliverWebhook } from './deliver_webhook.ts';
-import { fetchExchanges } from './fetch_exchanges.ts';
+import { exchangeTasks } from './fetch_exchanges.ts';
 
 export function taskList(config: Config): TaskList {
   return {
@@ -20,7 +20,7 @@ export function taskList(config: Config): TaskList {
     simulate_market: simulateMarket(config.MARKET_SOURCE),
     simulate_exchanges: simulateExchanges(config.MARKET_SOURCE),
     simulate_liquidations: simulateLiquidations(config.MARKET_SOURCE),
-    fetch_exchanges: fetchExchanges(config),
+    ...exchangeTasks(config),
     refresh_fx: refreshFx(config.FX_SOURCE, undefined, config.ECB_URL),
     refresh_sentiment: refreshSentiment,
     deliver_webhook: deliverWebhook(config),
@@ -37,6 +37,7 @@ export const crontab = [
   '* * * * * simulate_exchanges ?max=1&queue=market',
   '* * * * * simulate_liquidations ?max=1&queue=market',
   '* * * * * fetch_exchanges ?max=1&queue=market',
+  '* * * * * fetch_okx_liquidations ?max=1&queue=market',
   '25 4,16 * * * refresh_fx ?max=3',
   '*/15 * * * * refresh_sentiment ?max=1&queue=market',
 ].join('\n');
