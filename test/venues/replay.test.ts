@@ -156,13 +156,13 @@ test('okx: swap instruments and liquidation orders parse', async (t) => {
 test('listing and delisting at run time', async (t) => {
   const before = venue('binance');
   await before.loadMarkets();
-  t.falsy(before.markets['NEW/BTC']);
+  t.falsy(before.markets?.['NEW/BTC']);
   replay.list('binance', 'NEW/BTC');
   replay.delist('binance', 'OLD/USDT');
   const after = venue('binance');
   await after.loadMarkets();
-  t.truthy(after.markets['NEW/BTC']);
-  t.falsy(after.markets['OLD/USDT']);
+  t.truthy(after.markets?.['NEW/BTC']);
+  t.falsy(after.markets?.['OLD/USDT']);
   const tickers = await after.fetchTickers();
   t.truthy(tickers['NEW/BTC']);
   t.falsy(tickers['OLD/USDT']);
