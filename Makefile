@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-content worker db bench chaos topology backup restore
+.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-content worker db bench chaos topology backup restore venues-replay
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -64,6 +64,9 @@ chaos: deps ## fault injection on loopback: kill worker, API, database at random
 
 topology: deps ## several API processes and workers on one database act as one service (TOPOLOGY_DATABASE_URL, else embedded)
 	node bench/topology.ts
+
+venues-replay: deps ## serve the six venues' public REST formats on loopback (PORT=8780 COINS=300); prints the EXCHANGE_URLS to use
+	node test/venues/serve.ts --port $(or $(PORT),8780) --coins $(or $(COINS),300)
 
 backup: deps ## back the database up into FILE (default backup-<time>.tar.gz)
 	$(MDAPI) backup $(FILE)

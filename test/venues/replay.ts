@@ -673,7 +673,7 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
           ? { code: -1003, msg: 'Way too much request weight used; IP banned until ' + (model.now() + 120_000) + '.' }
           : tooMany ? { code: -1003, msg: 'Too much request weight used; current limit is 6000 request weight per 1 MINUTE.' } : { code: -1001, msg: 'Internal error; unable to process your request. Please try again.' };
       case 'coinbase':
-        return { error: tooMany ? 'RATE_LIMIT_EXCEEDED' : 'INTERNAL', error_details: tooMany ? 'Too many requests' : 'internal error', message: tooMany ? 'Too many requests' : 'internal error' };
+        return { error: tooMany ? 'rate_limit_exceeded' : 'INTERNAL', error_details: tooMany ? 'Too many requests' : 'internal error', message: tooMany ? 'Too many requests' : 'internal error' };
       case 'kraken':
         return { error: [tooMany ? 'EGeneral:Too many requests' : 'EService:Unavailable'] };
       case 'okx':
@@ -707,7 +707,7 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
     if (res.destroyed) return;
     const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       let body = JSON.stringify(payload);
-      if (status === 200 && fault.malformed) body = body.replace(':', '::') + '<html>';
+      if (status === 200 && fault.malformed) body = body.slice(0, body.length >> 1) + '",,}<html>' + body.slice(body.length >> 1);
       const head = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers };
       if (status === 200 && fault.truncated) {
         // announce the whole body, send half of it, then cut the connection
@@ -767,9 +767,69 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
   };
 }
 
-/** OKX linear swap contract value in the base coin: about 10 USD a contract, rounded to a power of ten. */
+/** OKX linear swap contract value in the base coin: OKX's own for BTC and ETH, else about 10 USD rounded to a power of ten. */
 function contractValue(coin: ReplayCoin): string {
+  const known: Record<string, string> = { BTC: '0.01', ETH: '0.1' };
+  if (known[coin.symbol]) return known[coin.symbol]!;
   const exponent = Math.round(Math.log10(10 / coin.price));
   return exponent >= 0 ? String(10 ** exponent) : (10 ** exponent).toFixed(-exponent);
 }
 export { contractValue as okxContractValue };
+
+// ---------- a big scenario for the bench and manual runs ----------
+
+const MAJORS = [
+  ['BTC', 60000], ['ETH', 3000], ['USDT', 1], ['BNB', 580], ['SOL', 150], ['USDC', 1], ['XRP', 0.6], ['DOGE', 0.15], ['TRX', 0.12], ['ADA', 0.45],
+  ['AVAX', 30], ['SHIB', 0.00002], ['LINK', 14], ['DOT', 6], ['BCH', 400], ['LTC', 75], ['NEAR', 5], ['MATIC', 0.6], ['UNI', 8], ['XLM', 0.1],
+  ['ATOM', 7], ['ETC', 25], ['XMR', 160], ['FIL', 5], ['APT', 8], ['ARB', 0.9], ['OP', 2], ['INJ', 25], ['AAVE', 95], ['MKR', 2500],
+  ['DAI', 1], ['ALGO', 0.15], ['GRT', 0.2], ['SAND', 0.4], ['MANA', 0.4], ['AXS', 6], ['EOS', 0.7], ['XTZ', 0.9], ['ZEC', 25], ['PEPE', 0.00001],
+] as const;
+const STABLES = new Set(['USDT', 'USDC', 'DAI']);
+/** Per venue: share of the ranked coins listed, and the quotes with the probability a listed coin has each. */
+const VENUE_PROFILE: Record<VenueId, { share: number; quotes: Array<[string, number]> }> = {
+  binance: { share: 0.85, quotes: [['USDT', 1], ['USDC', 0.4], ['BTC', 0.3], ['EUR', 0.1]] },
+  coinbase: { share: 0.5, quotes: [['USD', 1], ['USDT', 0.2], ['EUR', 0.15], ['BTC', 0.1]] },
+  kraken: { share: 0.45, quotes: [['USD', 1], ['EUR', 0.6], ['USDT', 0.15], ['BTC', 0.1]] },
+  okx: { share: 0.65, quotes: [['USDT', 1], ['USDC', 0.3], ['BTC', 0.2], ['EUR', 0.05]] },
+  bybit: { share: 0.7, quotes: [['USDT', 1], ['USDC', 0.3], ['BTC', 0.1], ['EUR', 0.05]] },
+  kucoin: { share: 0.9, quotes: [['USDT', 1], ['USDC', 0.2], ['BTC', 0.3]] },
+};
+
+/**
+ * A realistic big scenario: `coins` symbols ranked by volume (real majors first, then C041, C042, … or
+ * the given `symbols`), each venue listing a rank-weighted share of them in several quotes; deterministic.
+ */
+export function makeScenario(options: { coins?: number; venues?: readonly VenueId[]; symbols?: readonly string[]; seed?: number; now?: () => number } = {}): ReplayScenario {
+  const count = options.coins ?? 300;
+  const seed = options.seed ?? 13;
+  const venues = options.venues ?? REPLAY_VENUES;
+  const now = (options.now ?? Date.now)();
+  const coins: ReplayCoin[] = [];
+  for (let rank = 0; rank < count; rank++) {
+    const major = MAJORS[rank];
+    const symbol = options.symbols?.[rank] ?? major?.[0] ?? `C${String(rank + 1).padStart(3, '0')}`;
+    const key = hashString(symbol, seed);
+    const price = STABLES.has(symbol) ? 1 : (major?.[1] ?? 10 ** (unit(key, 1) * 5 - 3));
+    const ageDays = rank < 10 ? 3000 : 30 + Math.floor(unit(key, 2) * 2500);
+    coins.push({
+      symbol, price, volumeUsd: 3e10 / Math.pow(rank + 1, 1.1), volatility: STABLES.has(symbol) ? 0.01 : 1,
+      firstTradeAt: Math.floor((now - ageDays * DAY) / DAY) * DAY,
+    });
+  }
+  const specs: ReplayScenario['venues'] = {};
+  for (const venue of venues) {
+    const profile = VENUE_PROFILE[venue];
+    const markets: string[] = [];
+    coins.forEach((coin, rank) => {
+      const key = hashString(venue + coin.symbol, seed);
+      // higher-ranked coins are listed more often
+      if (rank >= 10 && unit(key, 0) > profile.share * (1.3 - (0.6 * rank) / count)) return;
+      profile.quotes.forEach(([quote, chance], i) => {
+        if (quote === coin.symbol || (STABLES.has(coin.symbol) && STABLES.has(quote))) return;
+        if (i === 0 || unit(key, i + 1) < chance * (rank < 100 ? 1 : 0.5)) markets.push(`${coin.symbol}/${quote}`);
+      });
+    });
+    specs[venue] = { markets, bias: (unit(hashString(venue, seed), 9) - 0.5) * 0.002, ...(venue === 'okx' ? { swaps: coins.slice(0, 50).filter((c) => !STABLES.has(c.symbol)).map((c) => c.symbol) } : {}) };
+  }
+  return { coins, venues: specs, seed, ...(options.now ? { now: options.now } : {}) };
+}
