@@ -8,6 +8,7 @@ import { simulateMarket } from './simulate_market.ts';
 import { simulateExchanges } from './simulate_exchanges.ts';
 import { simulateLiquidations } from './simulate_liquidations.ts';
 import { refreshFx } from './refresh_fx.ts';
+import { refreshCoinMetadata } from './refresh_coin_metadata.ts';
 import { refreshSentiment } from './refresh_sentiment.ts';
 import { deliverWebhook } from './deliver_webhook.ts';
 
@@ -20,6 +21,7 @@ export function taskList(config: Config): TaskList {
     simulate_exchanges: simulateExchanges(config.MARKET_SOURCE),
     simulate_liquidations: simulateLiquidations(config.MARKET_SOURCE),
     refresh_fx: refreshFx(config.FX_SOURCE),
+    refresh_coin_metadata: refreshCoinMetadata(config),
     refresh_sentiment: refreshSentiment,
     deliver_webhook: deliverWebhook(config),
   };
@@ -35,6 +37,7 @@ export const crontab = [
   '* * * * * simulate_exchanges ?max=1&queue=market',
   '* * * * * simulate_liquidations ?max=1&queue=market',
   '25 4,16 * * * refresh_fx ?max=3',
+  '41 * * * * refresh_coin_metadata ?max=3',
   '*/15 * * * * refresh_sentiment ?max=1&queue=market',
 ].join('\n');
 

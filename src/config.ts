@@ -32,6 +32,9 @@ const schema = z.object({
   TIMESCALEDB_JOB_RUNNER: z.enum(['auto', 'on', 'off']).default('auto'),
   MARKET_SOURCE: z.enum(['simulated', 'none']).default('simulated'),
   FX_SOURCE: z.enum(['seed', 'ecb']).default('seed'),
+  // Coin supplies refreshed hourly from a keyless metadata source; none keeps the catalogue's.
+  METADATA_SOURCE: z.enum(['none', 'coinpaprika']).default('none'),
+  COINPAPRIKA_URL: z.string().url().default('https://api.coinpaprika.com'),
   AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   TRUST_PROXY: flag.default(false),
