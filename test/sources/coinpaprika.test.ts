@@ -5,6 +5,7 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { refreshCoinMetadata } from '../../jobs/refresh_coin_metadata.ts';
 import { coinpaprikaSupplies, CoinPaprikaError } from '../../src/sources/coinpaprika.ts';
 import { runSource } from '../../src/sources/source.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -110,4 +111,24 @@ test.serial('market.apply_coin_supplies: only coins matched through their id at 
   t.deepEqual(now.bitcoin, ['19970000', '19970000', '21000000']);
   t.deepEqual(now.ethereum, ['120694318.25', '120694318.25', null]);
   t.deepEqual(now.litecoin, ['76000000', '84000000', '84000000']);
+});
+
+test.serial('the hourly job: nothing with METADATA_SOURCE=none, a recorded run with coinpaprika', async (t) => {
+  const before = requests.length;
+  const logged: string[] = [];
+  const helpers = {
+    logger: { info: (line: string) => logged.push(line) },
+    withPgClient: <T>(work: (client: { query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> }) => Promise<T>) =>
+      work({ query: async (text, values) => ({ rows: await query(text, values) }) }),
+  };
+  const run = (source: 'none' | 'coinpaprika') =>
+    refreshCoinMetadata({ METADATA_SOURCE: source, COINPAPRIKA_URL: base })({}, helpers as never) as Promise<void>;
+  await run('none');
+  t.is(requests.length, before, 'no request');
+  const lastRun = (await health()).last_run_at as Date;
+  reply = { status: 200, body: recorded };
+  await run('coinpaprika');
+  t.is(requests.length, before + 1);
+  t.regex(logged[0]!, /coinpaprika: 8 tickers, supplies of \d+ coins changed/);
+  t.true(((await health()).last_run_at as Date) > lastRun);
 });
