@@ -8,6 +8,7 @@ import { simulateMarket } from './simulate_market.ts';
 import { simulateExchanges } from './simulate_exchanges.ts';
 import { simulateLiquidations } from './simulate_liquidations.ts';
 import { refreshFx } from './refresh_fx.ts';
+import { refreshCoinMetadata } from './refresh_coin_metadata.ts';
 import { refreshSentiment } from './refresh_sentiment.ts';
 import { deliverWebhook } from './deliver_webhook.ts';
 import { exchangeTasks } from './fetch_exchanges.ts';
@@ -22,6 +23,7 @@ export function taskList(config: Config): TaskList {
     simulate_liquidations: simulateLiquidations(config.MARKET_SOURCE),
     ...exchangeTasks(config),
     refresh_fx: refreshFx(config.FX_SOURCE, undefined, config.ECB_URL),
+    refresh_coin_metadata: refreshCoinMetadata(config),
     refresh_sentiment: refreshSentiment,
     deliver_webhook: deliverWebhook(config),
   };
@@ -39,6 +41,7 @@ export const crontab = [
   '* * * * * fetch_exchanges ?max=1&queue=market',
   '* * * * * fetch_okx_liquidations ?max=1&queue=market',
   '25 4,16 * * * refresh_fx ?max=3',
+  '41 * * * * refresh_coin_metadata ?max=3',
   '*/15 * * * * refresh_sentiment ?max=1&queue=market',
 ].join('\n');
 

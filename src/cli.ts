@@ -10,6 +10,7 @@ import { UnsupportedServerError } from './db/server-check.ts';
 import { createLogger } from './log.ts';
 import { ContentImportError, describeImport, importContent } from './content/import.ts';
 import { readKlineZip } from './sources/files/binance-klines.ts';
+import { CATALOGUE_PATH, CatalogueImportError, importCoins, parseCatalogue } from './sources/catalogue/index.ts';
 import { CandleImportError, importCandles } from './sources/files/candles.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { openDatabase } from './service.ts';
@@ -31,6 +32,8 @@ const USAGE = `usage: mdapi <command> [options]
                                             import OHLCV history for coin S, creating it when --symbol
                                             and --name are given: csv (time,open,high,low,close,volume)
                                             or a Binance kline dump (.csv or .zip; quote volume as USD)
+  import-coins [FILE]                       import or update the coin catalogue (default: the shipped
+                                            src/sources/catalogue/coins.json): validated, all or nothing
   import-content DIR                        import curated content (wallets.json, articles.json, videos.json,
                                             insights.json in DIR): validated, all or nothing, idempotent
 `;
@@ -168,6 +171,31 @@ switch (command) {
       );
     } catch (error) {
       if (!(error instanceof CandleImportError)) throw error;
+      fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
+    }
+    break;
+  }
+  case 'import-coins': {
+    const file = positionals[0] ?? CATALOGUE_PATH.pathname;
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      fail(`cannot read ${file}`);
+    }
+    try {
+      // a bad file fails here, before any database is opened
+      parseCatalogue(text);
+      const result = await withDatabase(async (sql) => {
+        await migrate(sql);
+        return importCoins(async (query, values = []) => (await sql.unsafe(query, values as never[])) as Record<string, unknown>[], text);
+      });
+      process.stderr.write(
+        `${file}: ${result.coins} coins, ${result.inserted} new, ${result.updated} updated, ` +
+          `${result.venue_symbols} venue symbols, ${result.rows_written} rows written\n`,
+      );
+    } catch (error) {
+      if (!(error instanceof CatalogueImportError)) throw error;
       fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
     }
     break;

@@ -41,6 +41,10 @@ const schema = z.object({
   // default: the ECB's rates with real market data, the offline placeholders with the demo
   FX_SOURCE: z.enum(['seed', 'ecb']).optional(),
   ECB_URL: z.string().url().default('https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml'),
+  // Coin supplies refreshed hourly from a keyless metadata source; none keeps the catalogue's.
+  // Default: coinpaprika with real market data, none with the demo.
+  METADATA_SOURCE: z.enum(['none', 'coinpaprika']).optional(),
+  COINPAPRIKA_URL: z.string().url().default('https://api.coinpaprika.com'),
   AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   TRUST_PROXY: flag.default(false),
@@ -60,8 +64,9 @@ const schema = z.object({
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000),
 });
 
-export type Config = Omit<z.infer<typeof schema>, 'FX_SOURCE'> & {
+export type Config = Omit<z.infer<typeof schema>, 'FX_SOURCE' | 'METADATA_SOURCE'> & {
   FX_SOURCE: 'seed' | 'ecb';
+  METADATA_SOURCE: 'none' | 'coinpaprika';
   /** where the service's database is, and whether it sits behind a transaction pooler */
   database: DatabaseSettings;
 };
@@ -88,7 +93,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ? { url: values.DATABASE_URL, pooled: values.DATABASE_POOLED ?? false, embedded: false }
     : { url: embeddedUrl(values.EMBEDDED_DB_PORT), pooled: true, embedded: true };
   const fxSource = values.FX_SOURCE ?? (values.MARKET_SOURCE === 'exchanges' ? 'ecb' : 'seed');
-  return { ...values, FX_SOURCE: fxSource, database };
+  const metadataSource = values.METADATA_SOURCE ?? (values.MARKET_SOURCE === 'exchanges' ? 'coinpaprika' : 'none');
+  return { ...values, FX_SOURCE: fxSource, METADATA_SOURCE: metadataSource, database };
 }
 
 export const embeddedUrl = (port: number, user = 'postgres') => `postgres://${user}@127.0.0.1:${port}/postgres`;

@@ -15,6 +15,7 @@ create table market.coin_source_ids (
   unique (source, external_id)
 );
 comment on table market.coin_source_ids is 'A coin''s id at an outside source of metadata (e.g. coinpaprika: btc-bitcoin, coingecko: bitcoin), one per source; supplies from that source are matched through it (market.apply_coin_supplies).';
+comment on column market.coin_source_ids.coin_id is 'The coin (market.coins).';
 comment on column market.coin_source_ids.source is 'The outside source: coinpaprika, coingecko, ...';
 comment on column market.coin_source_ids.external_id is 'The coin''s id at that source, unique per source.';
 

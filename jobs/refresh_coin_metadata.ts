@@ -1,0 +1,16 @@
+// Coin supplies, hourly: with METADATA_SOURCE=coinpaprika, CoinPaprika's public tickers
+// (src/sources/coinpaprika.ts) update the circulating, total and maximum supply of the catalogue's
+// coins. With the default (none) the catalogue's supplies stay. A failed download writes nothing,
+// is recorded in the source's health, and graphile-worker retries.
+import type { Task } from 'graphile-worker';
+import type { Config } from '../src/config.ts';
+import { coinpaprikaSupplies } from '../src/sources/coinpaprika.ts';
+import { clientQuery, runSource } from '../src/sources/source.ts';
+
+export const refreshCoinMetadata =
+  (config: Pick<Config, 'METADATA_SOURCE' | 'COINPAPRIKA_URL'>): Task =>
+  async (_payload, helpers) => {
+    if (config.METADATA_SOURCE !== 'coinpaprika') return;
+    const result = await helpers.withPgClient((client) => runSource(clientQuery(client), coinpaprikaSupplies(config.COINPAPRIKA_URL)));
+    helpers.logger.info(`coinpaprika: ${result.tickers} tickers, supplies of ${result.updated} coins changed`);
+  };
