@@ -37,17 +37,19 @@ begin
     where c.fiat_usd is not null and c.coin_id in (select quote_coin_id from candles where quote_coin_id is not null)
     group by c.coin_id, c.time
   )
-  select c.time, c.coin_id, c.exchange_id, c.quote, c.market_volume_usd,
-    coalesce(c.fiat_usd, d.usd::numeric, s.price) as rate,
-    c.open * coalesce(c.fiat_usd, d.usd::numeric, s.price) as open_usd,
-    c.high * coalesce(c.fiat_usd, d.usd::numeric, s.price) as high_usd,
-    c.low * coalesce(c.fiat_usd, d.usd::numeric, s.price) as low_usd,
-    c.close * coalesce(c.fiat_usd, d.usd::numeric, s.price) as close_usd,
-    c.volume * c.close * coalesce(c.fiat_usd, d.usd::numeric, s.price) as volume_usd,
-    null::text as reason
-  from candles c
-  left join direct d on d.coin_id = c.quote_coin_id and d.time = c.time
-  left join market.coin_state s on s.coin_id = c.quote_coin_id;
+  select x.time, x.coin_id, x.exchange_id, x.quote, x.market_volume_usd, x.rate,
+    x.open * x.rate as open_usd, x.high * x.rate as high_usd, x.low * x.rate as low_usd, x.close * x.rate as close_usd,
+    x.volume * x.close * x.rate as volume_usd, null::text as reason
+  from (
+    select c.*,
+      -- a stablecoin with neither (the very first minutes) counts at its peg
+      coalesce(c.fiat_usd, d.usd::numeric, s.price, case q.peg when 'USD' then 1 else 1 / nullif(peg.rate, 0) end) as rate
+    from candles c
+    left join direct d on d.coin_id = c.quote_coin_id and d.time = c.time
+    left join market.coin_state s on s.coin_id = c.quote_coin_id
+    left join market.coins q on q.id = c.quote_coin_id
+    left join market.fx_latest peg on peg.currency = q.peg
+  ) x;
 
   update index_components set reason = 'no_rate' where rate is null or rate <= 0;
   -- Thin markets are left out only when the coin trades on a market above the threshold.
@@ -124,7 +126,7 @@ end;
 $$;
 comment on function market.build_index_bars(timestamptz, timestamptz, numeric, numeric) is
 'The price index: (re)builds the 1-minute bars (market.coin_bars_1m, USD) of every coin with venue candles in [p_from, p_to) from market.venue_bars_1m. Per coin and minute: '
-'1. each venue market''s candle is converted to USD: USD quotes at 1, fiat quotes through market.fx_latest, coin quotes (stablecoins, BTC, ETH …) at the quote coin''s own USD price of that minute (the median close of its USD and fiat markets), else its current price in market.coin_state; a quote with no rate is left out (no_rate). '
+'1. each venue market''s candle is converted to USD: USD quotes at 1, fiat quotes through market.fx_latest, coin quotes (stablecoins, BTC, ETH …) at the quote coin''s own USD price of that minute (the median close of its USD and fiat markets), else its current price in market.coin_state, else (a stablecoin in the first minutes) its peg; a quote with no rate is left out (no_rate). '
 '2. markets whose 24h USD volume (market.tickers) is under p_min_volume_usd (default 10 000) are left out, unless no market of the coin reaches it (low_volume). '
 '3. with three or more markets left, a market whose USD close is further than p_max_deviation (default 5 %) from their median is left out (outlier). '
 '4. open and close are the USD-volume-weighted means of the markets left (the plain mean when the minute had no volume), high the highest high and low the lowest low actually traded, volume the sum of USD volumes; prices keep 10 significant digits. '

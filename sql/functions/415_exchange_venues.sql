@@ -40,32 +40,6 @@ $$;
 comment on function market.load_exchange_venues(jsonb) is 'Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.';
 revoke execute on function market.load_exchange_venues(jsonb) from public;
 
--- why: a currency code of a venue means a catalogue coin unless the venue's override says otherwise;
--- where several coins share a ticker the best-ranked one wins
-create or replace function market.venue_coin(p_exchange text, p_code text) returns int
-language plpgsql stable
-set search_path = market, public, pg_temp
-as $$
-declare
-  v_coin int;
-begin
-  select o.coin_id into v_coin from market.venue_symbol_overrides o
-  where o.exchange = p_exchange and upper(o.symbol) = upper(p_code);
-  if found then
-    return v_coin;
-  end if;
-  if exists (select from market.fiat_currencies f where f.code = upper(p_code)) then
-    return null;
-  end if;
-  select c.id into v_coin from market.coins c
-  where upper(c.symbol) = upper(p_code)
-  order by c.catalogue_rank nulls last, c.id
-  limit 1;
-  return v_coin;
-end;
-$$;
-comment on function market.venue_coin(text, text) is 'The coin a venue''s currency code means: the venue''s override in market.venue_symbol_overrides (which may say: no catalogue coin), else the best-ranked coin (catalogue_rank) with that symbol; null for fiat codes and unknown symbols.';
-
 -- why: listings and delistings are read off each load of a venue's markets
 create or replace function market.ingest_venue_markets(p_exchange text, p_markets jsonb, p_at timestamptz default now())
 returns table (markets int, listed int, delisted int, mapped int)
@@ -85,9 +59,18 @@ begin
     case x.type when 'spot' then 'spot' when 'swap' then 'swap' when 'future' then 'future'
       when 'option' then 'option' when 'margin' then 'margin' end as instrument,
     x."contractSize" as contract_size, coalesce(x.active, true) as active,
-    market.venue_coin(p_exchange, x.base) as base_coin_id,
-    market.venue_coin(p_exchange, x.quote) as quote_coin_id
+    null::int as base_coin_id, null::int as quote_coin_id
   from jsonb_to_recordset(p_markets) as x (symbol text, id text, base text, quote text, type text, "contractSize" numeric, active boolean);
+
+  -- currency codes to coins, the venue's overrides first; fiat quotes (USD, EUR …) are no coin
+  with codes as (
+    select v.symbol, v.coin_id from market.venue_coins(p_exchange,
+      (select array_agg(distinct c) from market_rows r cross join lateral (values (r.base), (r.quote)) as u (c))) v
+    where not exists (select from market.fiat_currencies f where f.code = v.symbol)
+  )
+  update market_rows r set
+    base_coin_id = (select c.coin_id from codes c where c.symbol = r.base),
+    quote_coin_id = (select c.coin_id from codes c where c.symbol = r.quote);
 
   if exists (select from market_rows r where r.symbol is null or r.exchange_symbol is null or r.base is null
       or r.quote is null or r.instrument is null) then
@@ -123,12 +106,12 @@ begin
     where m.exchange_id = v_exchange and m.active and m.base_coin_id = t.base_coin_id
       and m.quote = t.quote_symbol and m.instrument = t.instrument);
 
-  -- a coin is listed while any venue lists it, delisted once none does
+  -- a coin is listed while any venue trades it spot (the index is made of spot candles), delisted once none does
   update market.coins c set status = s.status, status_updated_at = p_at
   from (
     select m.base_coin_id as coin_id, case when bool_or(m.active) then 'active' else 'delisted' end as status
     from market.venue_markets m
-    where m.base_coin_id is not null
+    where m.base_coin_id is not null and m.instrument = 'spot'
     group by m.base_coin_id
   ) s
   where s.coin_id = c.id and c.status is distinct from s.status and c.status in ('active', 'delisted', 'untracked');
@@ -138,7 +121,7 @@ begin
   return next;
 end;
 $$;
-comment on function market.ingest_venue_markets(text, jsonb, timestamptz) is 'Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coin); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.';
+comment on function market.ingest_venue_markets(text, jsonb, timestamptz) is 'Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coins); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them spot and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.';
 revoke execute on function market.ingest_venue_markets(text, jsonb, timestamptz) from public;
 
 -- why: the candles of one venue in one statement: all of them or, on a malformed one, none
@@ -239,11 +222,14 @@ begin
     case when r."timestamp"::bigint > 0 then to_timestamp(r."timestamp"::numeric / 1000) end as last_trade_at,
     case when m.quote = 'USD' then 1::numeric
       when m.quote_coin_id is null then 1 / nullif(fx.rate, 0)
-      else s.price end as rate
+      -- a stablecoin not priced yet (the first minute) counts at its peg
+      else coalesce(s.price, case qc.peg when 'USD' then 1 else 1 / nullif(peg.rate, 0) end) end as rate
   from ticker_rows r
   join market.venue_markets m on m.exchange_id = v_exchange and m.symbol = r.symbol and m.active and m.instrument = 'spot'
   left join market.fx_latest fx on fx.currency = m.quote
   left join market.coin_state s on s.coin_id = m.quote_coin_id
+  left join market.coins qc on qc.id = m.quote_coin_id
+  left join market.fx_latest peg on peg.currency = qc.peg
   where m.base_coin_id is not null and r.last::numeric > 0;
   -- a quote without a USD rate yet (its coin not priced) waits for the next minute
   delete from ticker_parsed where rate is null or rate <= 0;
@@ -273,7 +259,7 @@ begin
   return v_count;
 end;
 $$;
-comment on function market.ingest_venue_tickers(text, jsonb, timestamptz) is 'Writes a venue''s ticker snapshot (ccxt ticker structures with decimal strings: symbol, last, bid, ask, baseVolume, quoteVolume, percentage, timestamp) into market.tickers for its listed markets mapped to a coin: USD price and 24h USD volume through the quote''s USD rate (USD 1, fiat via market.fx_latest, coin quotes at the quote coin''s current price), spread in percent of the mid price. A malformed ticker rejects the whole call (SQLSTATE 22P02). Returns the tickers written.';
+comment on function market.ingest_venue_tickers(text, jsonb, timestamptz) is 'Writes a venue''s ticker snapshot (ccxt ticker structures with decimal strings: symbol, last, bid, ask, baseVolume, quoteVolume, percentage, timestamp) into market.tickers for its listed markets mapped to a coin: USD price and 24h USD volume through the quote''s USD rate (USD 1, fiat via market.fx_latest, coin quotes at the quote coin''s current price, a stablecoin without one yet at its peg), spread in percent of the mid price. A malformed ticker rejects the whole call (SQLSTATE 22P02). Returns the tickers written.';
 revoke execute on function market.ingest_venue_tickers(text, jsonb, timestamptz) from public;
 
 -- why: a failing venue is skipped for a while that doubles with each failure, so the others go on

@@ -4,7 +4,7 @@
 alter table market.coins
   add column catalogue_rank int check (catalogue_rank > 0),
   add column peg text check (peg ~ '^[A-Z]{3}$');
-comment on column market.coins.catalogue_rank is 'Rank by market capitalisation in the curated catalogue when it was curated (1 = largest); null for coins outside it. Decides which coin a shared ticker symbol means when no venue override says otherwise (market.venue_coin).';
+comment on column market.coins.catalogue_rank is 'Rank by market capitalisation in the curated catalogue when it was curated (1 = largest); null for coins outside it. Decides which coin a shared ticker symbol means when no venue override says otherwise (market.venue_coins).';
 comment on column market.coins.peg is 'For a fiat stablecoin, the ISO code of the currency it is pegged to (USD, EUR); null otherwise.';
 
 create table market.coin_source_ids (

@@ -8,13 +8,12 @@
 import type { Exchange, MarketInterface, Ticker } from 'ccxt';
 import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 import type { Source } from '../source.ts';
+import { ensureCoinCatalogue } from '../catalogue/index.ts';
 import { createVenue } from './venues.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
 
 export const SOURCE_NAME = 'exchanges';
 const MINUTE = 60_000;
-/** markets are reloaded this often (listings and delistings) */
-const MARKETS_EVERY_MS = 60 * MINUTE;
 /** a market seen for the first time gets this much recent history from the live tick; `mdapi backfill` does the rest */
 const FIRST_LOOK_BACK_MS = 10 * MINUTE;
 /** the live tick never reaches back beyond the raw retention */
@@ -26,6 +25,10 @@ export interface ExchangesSettings {
   timeoutMs?: number;
   /** how long one venue may spend on candles in a run (its rate limit decides how many markets fit) */
   budgetMs?: number;
+  /** how often markets are reloaded (listings and delistings); default hourly */
+  marketsEveryMs?: number;
+  /** the clock deciding which candles are closed (tests and benchmarks replay a past hour) */
+  clock?: () => number;
 }
 
 export interface VenueRun {
@@ -67,6 +70,10 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     this.#settings = settings;
   }
 
+  #now(): number {
+    return this.#settings.clock?.() ?? Date.now();
+  }
+
   /** the ccxt instance of a venue, created once per process so that its markets and rate limiter carry over */
   venue(id: string): LiveVenue {
     let venue = this.#venues.get(id);
@@ -87,6 +94,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
   }
 
   async run(query: Query, { signal }: { signal?: AbortSignal } = {}): Promise<ExchangesTickResult> {
+    await ensureCoinCatalogue(query);
     await ensureVenueCatalogue(query, this.#settings.venues, (id) => this.venue(id).exchange);
     const states = await query(
       `select exchange, backoff_until > now() as skip from market.venue_health where exchange = any($1::text[])`,
@@ -138,9 +146,11 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     const before = venue.requests;
     const run: VenueRun & { first?: string; last?: string } = { state: 'up', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 };
     try {
-      const now = Date.now();
-      if (now - venue.marketsLoadedAt > MARKETS_EVERY_MS) {
+      const now = this.#now();
+      if (now - venue.marketsLoadedAt >= (this.#settings.marketsEveryMs ?? 60 * MINUTE)) {
         const markets = await venue.exchange.loadMarkets(true);
+        // an unreadable answer parses as no markets: that must not delist the venue's every market
+        if (Object.keys(markets).length === 0) throw new BadVenueAnswer('no markets in the answer');
         const [loaded] = await query('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
           venue.id,
           JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
@@ -149,6 +159,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
         venue.marketsLoadedAt = now;
       }
       const tickers = await venue.exchange.fetchTickers();
+      if (Object.keys(tickers).length === 0) throw new BadVenueAnswer('no tickers in the answer');
       const [written] = await query('select market.ingest_venue_tickers($1, $2::text::jsonb) as n', [
         venue.id,
         JSON.stringify(Object.values(tickers).map(tickerRow)),
@@ -193,14 +204,16 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     try {
       for (const market of due) {
         if (Date.now() >= deadline || signal?.aborted) break;
-        const now = Date.now();
+        const now = this.#now();
         const since = Math.max(market.until ? Number(market.until) : now - FIRST_LOOK_BACK_MS, now - MAX_LOOK_BACK_MS);
-        if (since > now - 2 * MINUTE + 1) continue; // its newest closed minute is already stored
+        if (since >= Math.floor(now / MINUTE) * MINUTE) continue; // its newest closed minute is already stored
         const candles = await venue.exchange.fetchOHLCV(market.symbol as string, '1m', since);
         run.candleMarkets++;
-        const closedBefore = Math.floor(Date.now() / MINUTE) * MINUTE;
+        const closedBefore = Math.floor(this.#now() / MINUTE) * MINUTE;
         for (const [time, open, high, low, close, volume] of candles) {
-          if (time === undefined || time >= closedBefore || time < since) continue;
+          // ccxt reads a garbled candle list as rows of undefined rather than failing
+          if (typeof time !== 'number' || open === undefined || close === undefined) throw new BadVenueAnswer(`malformed candles for ${market.symbol}`);
+          if (time >= closedBefore || time < since) continue;
           batch.push([market.symbol as string, time, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
         }
         // written in pieces, so that a failure later in the run keeps what whole markets brought
@@ -210,6 +223,11 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
       await flush();
     }
   }
+}
+
+/** A venue answer that parsed but cannot be right (ccxt reads some garbled bodies as empty lists). */
+export class BadVenueAnswer extends Error {
+  override name = 'BadVenueAnswer';
 }
 
 /** the fields of a ccxt market the database keeps */
@@ -249,6 +267,6 @@ function retryAfterSeconds(exchange: Exchange): number | null {
 }
 
 function describe(error: unknown): string {
-  const name = (error as Error)?.constructor?.name ?? 'Error';
+  const name = error instanceof BadVenueAnswer ? error.name : ((error as Error)?.constructor?.name ?? 'Error');
   return `${name}: ${(error as Error)?.message ?? String(error)}`.slice(0, 500);
 }

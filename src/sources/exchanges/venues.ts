@@ -54,7 +54,8 @@ function rebaseAll(node: unknown, baseUrl: string): unknown {
 export function createVenue(id: string, options: VenueOptions = {}): Exchange {
   if (!isVenueId(id)) throw unknownVenue(id);
   const setup = SETUP[id];
-  const Class = (ccxt as unknown as Record<string, new (config: Record<string, unknown>) => Exchange>)[id];
+  // ccxt's pro classes are its REST classes plus websocket parsers (OKX's liquidation parser among them)
+  const Class = (ccxt.pro as unknown as Record<string, new (config: Record<string, unknown>) => Exchange>)[id];
   if (!Class) throw unknownVenue(id);
   const exchange = new Class({ enableRateLimit: true, ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}) });
   exchange.options['defaultType'] = 'spot';

@@ -1,0 +1,192 @@
+// The exchange source (MARKET_SOURCE=exchanges) on the loopback replay of the six venues' public
+// REST formats: ccxt reads them exactly as it reads the real venues. A virtual clock replays the
+// minutes of an hour ago, one run per minute, as the worker's cron does.
+import test from 'ava';
+import { ExchangesSource } from '../../src/sources/exchanges/index.ts';
+import { runSource } from '../../src/sources/source.ts';
+import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { withQuery } from '../helpers/query.ts';
+import { makeScenario, startVenueReplay, MINUTE, REPLAY_VENUES, type VenueReplay } from '../venues/replay.ts';
+
+let db: TestDatabase;
+let replay: VenueReplay;
+let source: ExchangesSource;
+/** the source's and the replay's clock: whole minutes, starting an hour ago */
+let clock = Math.floor(Date.now() / MINUTE) * MINUTE - 60 * MINUTE + 30_000;
+const SYMBOLS = ['BTC', 'ETH', 'USDT', 'XRP', 'BNB', 'SOL', 'USDC', 'TRX', 'DOGE', 'ADA', 'LINK', 'NEIRO', 'NEIROETH'];
+
+const run = () => withQuery(db, (query) => runSource(query, source));
+const tick = async () => {
+  clock += MINUTE;
+  return run();
+};
+const one = async <T = Record<string, unknown>>(query: TemplateStringsArray, ...values: unknown[]) =>
+  (await db.sql.unsafe(query.reduce((text, part, i) => text + '$' + i + part), values as never[]))[0] as T;
+const venueBars = async (venue: string, time: number) =>
+  Number((await one`select count(*) as n from market.venue_bars_1m b join market.exchanges e on e.id = b.exchange_id where e.slug = ${venue} and b.time = ${new Date(time)}`).n);
+const lastClosed = () => Math.floor(clock / MINUTE) * MINUTE - MINUTE;
+
+test.before(async () => {
+  db = await testDatabase();
+  const scenario = makeScenario({ coins: SYMBOLS.length, symbols: SYMBOLS, now: () => clock });
+  scenario.venues.binance!.markets.push('NEIRO/USDT');
+  scenario.venues.kucoin!.markets.push('NEIRO/USDT');
+  scenario.venues.okx!.markets.push('NEIROETH/USDT');
+  replay = await startVenueReplay(scenario);
+  source = new ExchangesSource({
+    venues: [...REPLAY_VENUES],
+    urls: Object.fromEntries(REPLAY_VENUES.map((venue) => [venue, replay.baseUrl(venue)])),
+    timeoutMs: 2_000,
+    marketsEveryMs: 0,
+    clock: () => clock,
+  });
+});
+test.after.always(async () => {
+  await replay?.close();
+  await db?.close();
+});
+
+test.serial('a normal minute across six venues: markets, tickers, candles, one index bar per coin and minute', async (t) => {
+  const result = await run();
+  t.deepEqual(Object.values(result.venues).map((venue) => venue.state), REPLAY_VENUES.map(() => 'up'));
+  t.true(result.requests >= REPLAY_VENUES.length * 3, `${result.requests} requests`);
+  t.true(result.bars > 0);
+  // every venue's tickers are in, in USD
+  const tickers = await db.sql`select e.slug, count(*)::int as n, min(t.price_usd) > 0 as priced from market.tickers t
+    join market.exchanges e on e.id = t.exchange_id group by e.slug order by e.slug`;
+  t.deepEqual(tickers.map((row) => row.slug), [...REPLAY_VENUES].sort());
+  t.true(tickers.every((row) => row.priced && (row.n as number) > 0));
+  // Kraken's XXBTZUSD is BTC/USD of the catalogue's bitcoin
+  const kraken = await one`select m.exchange_symbol, c.slug from market.venue_markets m join market.exchanges e on e.id = m.exchange_id
+    join market.coins c on c.id = m.base_coin_id where e.slug = 'kraken' and m.symbol = 'BTC/USD'`;
+  t.like(kraken, { slug: 'bitcoin' });
+  // the newest closed minute: bitcoin's bar has the extremes of the venues' candles (USD and stablecoin quotes)
+  const minute = lastClosed();
+  const btc = await one<{ high: string; low: string; close: string; n: number }>`
+    select b.high::text, b.low::text, b.close::text, (select count(*)::int from market.venue_bars_1m v where v.coin_id = b.coin_id and v.time = b.time) as n
+    from market.coin_bars_1m b join market.coins c on c.id = b.coin_id where c.slug = 'bitcoin' and b.time = ${new Date(minute)}`;
+  t.true(btc.n >= 6, `${btc.n} venue candles`);
+  t.true(Number(btc.low) <= Number(btc.close) && Number(btc.close) <= Number(btc.high));
+  const [coin] = await db.sql`select s.price::text, c.status from market.coin_state s join market.coins c on c.id = s.coin_id where c.slug = 'bitcoin'`;
+  t.is(coin!.price, btc.close);
+  t.is(coin!.status, 'active');
+  // venue state from the real inputs
+  const venues = await db.sql`select e.slug, s.rank, s.trust_score from market.exchange_state s join market.exchanges e on e.id = s.exchange_id where s.rank is not null`;
+  t.is(venues.length, REPLAY_VENUES.length);
+  t.true(venues.every((venue) => typeof venue.trust_score === 'number'));
+  // health: the source and every venue up
+  t.like(await one`select status, demo, venues from market.source_health where name = 'exchanges'`, {
+    status: 'ok', demo: false, venues: Object.fromEntries(REPLAY_VENUES.map((venue) => [venue, 'up'])),
+  });
+});
+
+test.serial('one ticker, several assets: per-venue overrides map it, and an override can say "not ours"', async (t) => {
+  await db.sql`insert into market.venue_symbol_overrides (exchange, symbol, coin_id) values ('kucoin', 'NEIRO', null)`;
+  await tick();
+  const coin = async (venue: string, symbol: string) =>
+    (await one<{ coin: string | null }>`select c.slug as coin from market.venue_markets m join market.exchanges e on e.id = m.exchange_id
+      left join market.coins c on c.id = m.base_coin_id where e.slug = ${venue} and m.symbol = ${symbol}`).coin;
+  // two catalogue coins are NEIRO: binance's override names one, elsewhere the better-ranked one wins…
+  t.is(await coin('binance', 'NEIRO/USDT'), 'first-neiro-on-ethereum');
+  if (await one`select 1 as x from market.venue_markets m join market.exchanges e on e.id = m.exchange_id where e.slug = 'bybit' and m.symbol = 'NEIRO/USDT'`) {
+    t.is(await coin('bybit', 'NEIRO/USDT'), 'first-neiro-on-ethereum');
+  }
+  // …okx's NEIROETH is the other one, kucoin's NEIRO is no catalogue coin, and binance's NEIROETH means nothing known
+  t.is(await coin('okx', 'NEIROETH/USDT'), 'neiro-eth');
+  t.is(await coin('kucoin', 'NEIRO/USDT'), null);
+  t.is(await coin('binance', 'NEIROETH/USDT'), null);
+  // unmapped markets get no ticker and no candles
+  t.is(Number((await one`select count(*) as n from market.tickers t join market.exchanges e on e.id = t.exchange_id where e.slug = 'kucoin' and t.exchange_symbol like 'NEIRO-%'`).n), 0);
+});
+
+test.serial('a venue far from the others is left out of the index and flagged', async (t) => {
+  // kraken's market whose candles stand for bitcoin there
+  const { symbol, quote } = await one<{ symbol: string; quote: string }>`select m.symbol, m.quote from market.venue_candle_markets('kraken') c
+    join market.venue_markets m on m.symbol = c.symbol join market.exchanges e on e.id = m.exchange_id and e.slug = 'kraken'
+    join market.coins k on k.id = c.coin_id where k.slug = 'bitcoin'`;
+  replay.market('kraken', symbol)!.bias = 0.25;
+  await tick();
+  const minute = lastClosed();
+  const flagged = await db.sql`select e.slug, x.quote, x.reason from market.price_index_exclusions x join market.exchanges e on e.id = x.exchange_id
+    join market.coins c on c.id = x.coin_id where c.slug = 'bitcoin' and x.time = ${new Date(minute)}`;
+  t.deepEqual(flagged.map((row) => [row.slug, row.quote, row.reason]), [['kraken', quote, 'outlier']]);
+  const bar = await one<{ high: string }>`select b.high::text from market.coin_bars_1m b join market.coins c on c.id = b.coin_id where c.slug = 'bitcoin' and b.time = ${new Date(minute)}`;
+  const kraken = await one<{ high: string }>`select v.high::text from market.venue_bars_1m v join market.exchanges e on e.id = v.exchange_id
+    join market.coins c on c.id = v.coin_id where c.slug = 'bitcoin' and e.slug = 'kraken' and v.quote = ${quote} and v.time = ${new Date(minute)}`;
+  t.true(Number(bar.high) < Number(kraken.high), 'kraken\'s high did not get in');
+  replay.market('kraken', symbol)!.bias = 0;
+});
+
+test.serial('429 and 418 back the venue off (Retry-After honoured) while the others go on; the next run skips it', async (t) => {
+  replay.faults.set('binance', { status: 418, retryAfterSeconds: 120 });
+  replay.faults.set('bybit', { status: 429, retryAfterSeconds: 5 });
+  const result = await tick();
+  t.like(result.venues, { binance: { state: 'down' }, bybit: { state: 'down' }, okx: { state: 'up' }, coinbase: { state: 'up' } });
+  const binance = await one<{ wait: number; failures: number; last_error: string }>`
+    select extract(epoch from backoff_until - last_error_at)::int as wait, failures, last_error from market.venue_status s join market.exchanges e on e.id = s.exchange_id where e.slug = 'binance'`;
+  t.is(binance.wait, 120, 'binance waits its Retry-After');
+  t.regex(binance.last_error, /DDoSProtection/);
+  const bybit = await one<{ wait: number }>`select extract(epoch from backoff_until - last_error_at)::int as wait from market.venue_status s join market.exchanges e on e.id = s.exchange_id where e.slug = 'bybit'`;
+  t.is(bybit.wait, 30, 'bybit waits the first back-off step, longer than its Retry-After of 5 s');
+  // the minute was built from the others
+  t.true((await venueBars('okx', lastClosed())) > 0);
+  t.is(await venueBars('binance', lastClosed()), 0);
+  const requests = Object.values(replay.requests('binance')).reduce((sum, n) => sum + n, 0);
+  const skipped = await tick();
+  t.is(skipped.venues.binance!.state, 'skipped');
+  t.is(Object.values(replay.requests('binance')).reduce((sum, n) => sum + n, 0), requests, 'no request to a venue backing off');
+  t.like(await one`select venues from market.source_health where name = 'exchanges'`, { venues: { binance: 'down', okx: 'up' } });
+});
+
+test.serial('malformed and truncated answers write nothing of that venue; the venue is backed off', async (t) => {
+  replay.faults.set('okx', { malformed: true });
+  replay.faults.set('kucoin', { truncated: true });
+  const before = Number((await one`select count(*) as n from market.venue_markets m join market.exchanges e on e.id = m.exchange_id where e.slug = 'okx' and m.active`).n);
+  const result = await tick();
+  t.like(result.venues, { okx: { state: 'down' }, kucoin: { state: 'down' }, coinbase: { state: 'up' } });
+  t.regex(result.venues.okx!.error!, /BadVenueAnswer/);
+  t.is(await venueBars('okx', lastClosed()), 0);
+  t.is(await venueBars('kucoin', lastClosed()), 0);
+  // an unreadable market list delisted nothing
+  t.is(Number((await one`select count(*) as n from market.venue_markets m join market.exchanges e on e.id = m.exchange_id where e.slug = 'okx' and m.active`).n), before);
+  t.true((await venueBars('coinbase', lastClosed())) > 0);
+});
+
+test.serial('venues down for several minutes catch up when back: the missed minutes are rebuilt with them', async (t) => {
+  const downSince = lastClosed();
+  replay.faults.set('okx', { down: true });
+  for (let i = 0; i < 3; i++) {
+    await db.sql`update market.venue_status set backoff_until = null`; // the back-off expiring, three minutes later
+    await tick();
+  }
+  t.is(await venueBars('okx', lastClosed()), 0);
+  replay.faults.clear();
+  await db.sql`update market.venue_status set backoff_until = null`;
+  const back = await tick();
+  t.true(Object.values(back.venues).every((venue) => venue.state === 'up'));
+  for (let minute = downSince; minute <= lastClosed(); minute += MINUTE) {
+    t.true((await venueBars('okx', minute)) > 0, `okx candles at ${new Date(minute).toISOString()}`);
+    t.true((await venueBars('binance', minute)) > 0, `binance candles at ${new Date(minute).toISOString()}`);
+  }
+  // no minute of bitcoin is missing from the first run on
+  const gaps = await one<{ n: number }>`
+    select count(*)::int as n from generate_series(${new Date(downSince)}::timestamptz, ${new Date(lastClosed())}::timestamptz, interval '1 minute') m
+    where not exists (select from market.coin_bars_1m b join market.coins c on c.id = b.coin_id where c.slug = 'bitcoin' and b.time = m)`;
+  t.is(gaps.n, 0);
+});
+
+test.serial('a delisting everywhere makes the coin delisted; a new listing makes it active again', async (t) => {
+  const markets = await db.sql`select e.slug, m.symbol from market.venue_markets m join market.exchanges e on e.id = m.exchange_id
+    join market.coins c on c.id = m.base_coin_id where c.slug = 'chainlink' and m.active and m.instrument = 'spot'`;
+  t.true(markets.length > 0);
+  for (const market of markets) replay.delist(market.slug as never, market.symbol as string);
+  await tick();
+  t.like(await one`select status from market.coins where slug = 'chainlink'`, { status: 'delisted' });
+  t.is(Number((await one`select count(*) as n from market.tickers t join market.coins c on c.id = t.base_coin_id where c.slug = 'chainlink'`).n), 0);
+  replay.list('coinbase', 'LINK/USD');
+  const result = await tick();
+  t.is(result.venues.coinbase!.markets!.listed, 1);
+  t.like(await one`select status from market.coins where slug = 'chainlink'`, { status: 'active' });
+  t.like(await one`select m.active, m.delisted_at from market.venue_markets m join market.exchanges e on e.id = m.exchange_id
+    where e.slug = 'coinbase' and m.symbol = 'LINK/USD'`, { active: true, delisted_at: null });
+});
