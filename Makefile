@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-content worker db bench chaos topology backup restore
+.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles backfill import-content worker db bench chaos topology backup restore
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]
 
 import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.csv [SYMBOL=X NAME=N] [FORMAT=binance-kline]
 	$(MDAPI) import-candles --slug "$(SLUG)" $(if $(SYMBOL),--symbol "$(SYMBOL)") $(if $(NAME),--name "$(NAME)") $(if $(FORMAT),--format "$(FORMAT)") "$(FILE)"
+
+backfill: deps ## history from the venues (EXCHANGES, EXCHANGE_URLS): make backfill [COINS=a,b] [SINCE=YYYY-MM-DD] [INTERVAL=daily,hourly,minutely]
+	$(MDAPI) backfill $(if $(COINS),--coins "$(COINS)") $(if $(SINCE),--since "$(SINCE)") $(if $(INTERVAL),--interval "$(INTERVAL)")
 
 import-content: deps ## import curated content (wallets, articles, videos, insights JSON): make import-content DIR=content/demo
 	$(MDAPI) import-content "$(DIR)"

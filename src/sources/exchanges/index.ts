@@ -48,7 +48,7 @@ export interface ExchangesTickResult {
   coins: number;
 }
 
-interface LiveVenue {
+export interface LiveVenue {
   id: string;
   exchange: Exchange;
   requests: number;
@@ -65,6 +65,11 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
 
   constructor(settings: ExchangesSettings) {
     this.#settings = settings;
+  }
+
+  /** the configured venue ids, in order */
+  get venueIds(): string[] {
+    return [...this.#settings.venues];
   }
 
   /** the ccxt instance of a venue, created once per process so that its markets and rate limiter carry over */
@@ -139,15 +144,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     const run: VenueRun & { first?: string; last?: string } = { state: 'up', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 };
     try {
       const now = Date.now();
-      if (now - venue.marketsLoadedAt > MARKETS_EVERY_MS) {
-        const markets = await venue.exchange.loadMarkets(true);
-        const [loaded] = await query('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
-          venue.id,
-          JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
-        ]);
-        run.markets = loaded as VenueRun['markets'];
-        venue.marketsLoadedAt = now;
-      }
+      if (now - venue.marketsLoadedAt > MARKETS_EVERY_MS) run.markets = await loadVenueMarkets(query, venue);
       const tickers = await venue.exchange.fetchTickers();
       const [written] = await query('select market.ingest_venue_tickers($1, $2::text::jsonb) as n', [
         venue.id,
@@ -160,9 +157,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     } catch (error) {
       run.state = 'down';
       run.requests = venue.requests - before;
-      run.error = describe(error);
-      const retryAfter = THROTTLED.has((error as Error).constructor?.name) ? retryAfterSeconds(venue.exchange) : null;
-      await query('select market.record_venue_run($1, $2, $3, $4)', [venue.id, run.requests, run.error, retryAfter]);
+      run.error = await recordVenueFailure(query, venue, run.requests, error);
     }
     return run;
   }
@@ -210,6 +205,25 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
       await flush();
     }
   }
+}
+
+/** Reloads a venue's markets through ccxt and records listings and delistings (market.ingest_venue_markets). */
+export async function loadVenueMarkets(query: Query, venue: LiveVenue): Promise<VenueRun['markets']> {
+  const markets = await venue.exchange.loadMarkets(true);
+  const [loaded] = await query('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
+    venue.id,
+    JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
+  ]);
+  venue.marketsLoadedAt = Date.now();
+  return loaded as VenueRun['markets'];
+}
+
+/** Records a failed run of a venue (its back-off, honouring Retry-After when throttled); returns the error as recorded. */
+export async function recordVenueFailure(query: Query, venue: LiveVenue, requests: number, error: unknown): Promise<string> {
+  const message = describe(error);
+  const retryAfter = THROTTLED.has((error as Error).constructor?.name) ? retryAfterSeconds(venue.exchange) : null;
+  await query('select market.record_venue_run($1, $2, $3, $4)', [venue.id, requests, message, retryAfter]);
+  return message;
 }
 
 /** the fields of a ccxt market the database keeps */
