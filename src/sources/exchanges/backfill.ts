@@ -6,6 +6,7 @@
 // progress (market.record_venue_backfill), so a killed backfill resumes where it stopped and a
 // finished one re-run reads only what is new. A failing venue is backed off (market.record_venue_run)
 // while the others go on.
+import type { OHLCV } from 'ccxt';
 import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
 import { loadVenueMarkets, recordVenueFailure, type ExchangesSource, type LiveVenue } from './index.ts';
@@ -27,6 +28,14 @@ const WIDTH_SQL: Record<Timeframe, string> = { '1d': '1 day', '1h': '1 hour', '1
 export const CANDLES_PER_REQUEST: Record<VenueId, number> = { binance: 1000, coinbase: 299, kraken: 720, okx: 200, bybit: 1000, kucoin: 1500 };
 /** Venues that keep only their newest candles per timeframe: Kraken's public OHLC answers the last 720, whatever `since` asks. */
 export const CANDLES_KEPT: Partial<Record<VenueId, number>> = { kraken: 720 };
+/**
+ * Venues whose fetchOHLCV(…, { paginate: true }) loses candles in ccxt 4.5.84: coinbase sets its
+ * 300-candle limit before paginating and the result is cut to it; kucoin paginates its spot
+ * method, whose name makes the final since-filter look for a `timestamp` key that candle arrays
+ * lack, so every candle is dropped. For them the backfill calls ccxt's own deterministic
+ * pagination as fetchOHLCV would, over fetchOHLCV itself.
+ */
+const PAGINATE_DIRECTLY = new Set<string>(['coinbase', 'kucoin']);
 /** candles written per page: each page is one ingest, one index build and one aggregate refresh, then its progress */
 const PAGE_CANDLES = 2880;
 
@@ -126,8 +135,9 @@ async function backfillVenue(
     if (!loaded?.fresh) await loadVenueMarkets(query, venue);
     const plan = (await query(
       `select symbol, timeframe, range_from, range_to, done_until
-       from market.plan_venue_backfill($1, $2::text[], $3::text[], $4::timestamptz, coalesce($5::timestamptz, now()))`,
-      [venue.id, timeframes, options.coins ?? null, options.since ?? null, options.now ?? null],
+       from market.plan_venue_backfill($1, $2::text[], $3::text[], $4::timestamptz, $5::timestamptz)`,
+      // never past the present: a range ending in the future would be closed before its candles exist
+      [venue.id, timeframes, options.coins ?? null, options.since ?? null, new Date(Math.min(options.now?.getTime() ?? Infinity, Date.now()))],
     )) as unknown as PlanRow[];
     const steps = timeframes.map((timeframe) => {
       const rows = plan.filter((row) => row.timeframe === timeframe);
@@ -192,7 +202,9 @@ async function backfillRange(
     const perRequest = CANDLES_PER_REQUEST[venue.id as VenueId] ?? 1000;
     // enough calls to reach the present from `since` (ccxt starts later when given fewer)
     const paginationCalls = Math.ceil((now - since) / (perRequest * width)) + 1;
-    const fetched = await venue.exchange.fetchOHLCV(row.symbol, row.timeframe, since, undefined, { paginate: true, paginationCalls });
+    const fetched: OHLCV[] = PAGINATE_DIRECTLY.has(venue.id)
+      ? await venue.exchange.fetchPaginatedCallDeterministic('fetchOHLCV', row.symbol, since, undefined, row.timeframe, { paginationCalls }, perRequest)
+      : await venue.exchange.fetchOHLCV(row.symbol, row.timeframe, since, undefined, { paginate: true, paginationCalls });
     const seen = new Set<number>();
     candles = fetched
       .filter(([time]) => time !== undefined && time >= since && time + width <= end && time + width <= now && !seen.has(time) && seen.add(time))
