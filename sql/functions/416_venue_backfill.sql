@@ -22,7 +22,17 @@ declare
   v_day timestamptz := date_trunc('day', p_now - interval '6 months', 'UTC');
   v_hour timestamptz := date_trunc('hour', p_now - interval '8 days', 'UTC');
   v_minute timestamptz := date_trunc('minute', p_now, 'UTC');
+  v_coins int[];
 begin
+  -- the coins asked for and the coins they are quoted in (USDT …): the index prices a quote from its own candles
+  if p_coins is not null then
+    select array_agg(distinct x.id) into v_coins from (
+      select c.id from market.coins c where c.slug = any (p_coins)
+      union
+      select m.quote_coin_id from market.venue_markets m join market.coins c on c.id = m.base_coin_id
+      where c.slug = any (p_coins) and m.active and m.instrument = 'spot' and m.quote_coin_id is not null
+    ) x;
+  end if;
   select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
   if v_exchange is null then
     raise exception 'unknown venue %', p_exchange using errcode = '22023';
@@ -33,9 +43,8 @@ begin
 
   create temporary table backfill_pieces on commit drop as
   with markets as (
-    select m.symbol, c.slug from market.venue_candle_markets(p_exchange) m
-    join market.coins c on c.id = m.coin_id
-    where p_coins is null or c.slug = any (p_coins)
+    select m.symbol from market.venue_candle_markets(p_exchange) m
+    where p_coins is null or m.coin_id = any (v_coins)
   ),
   targets as (
     -- a coarser range also ends where finer history of the market already starts
@@ -86,11 +95,11 @@ begin
   join market.venue_markets m on m.exchange_id = b.exchange_id and m.symbol = b.symbol
   join market.coins c on c.id = m.base_coin_id
   where b.exchange_id = v_exchange and b.finished_at is null and b.timeframe = any (p_timeframes)
-    and m.active and (p_coins is null or c.slug = any (p_coins))
+    and m.active and (p_coins is null or c.id = any (v_coins))
   order by array_position(array['1d', '1h', '1m'], b.timeframe), c.slug, b.range_from;
 end;
 $$;
-comment on function market.plan_venue_backfill(text, text[], text[], timestamptz, timestamptz) is 'Plans mdapi backfill on one venue: for the coin markets of market.venue_candle_markets (only the given coin slugs when p_coins is set) and the timeframes asked (1d, 1h, 1m), records in market.venue_backfills the ranges not yet covered: daily from p_since (default July 2010) to 6 months before p_now, hourly to 8 days before, 1-minute to p_now''s minute, each ending where finer history of the market starts and aligned to whole candles. Returns every unfinished range of those markets and timeframes, with how far it has been read.';
+comment on function market.plan_venue_backfill(text, text[], text[], timestamptz, timestamptz) is 'Plans mdapi backfill on one venue: for the coin markets of market.venue_candle_markets (when p_coins is set: those coins and the coins they are quoted in, which the index needs) and the timeframes asked (1d, 1h, 1m), records in market.venue_backfills the ranges not yet covered: daily from p_since (default July 2010) to 6 months before p_now, hourly to 8 days before, 1-minute to p_now''s minute, each ending where finer history of the market starts and aligned to whole candles. Returns every unfinished range of those markets and timeframes, with how far it has been read.';
 revoke execute on function market.plan_venue_backfill(text, text[], text[], timestamptz, timestamptz) from public;
 
 -- why: progress is durable page by page, so a killed backfill loses at most the page in flight

@@ -54,7 +54,7 @@ test.before(async () => {
       binance: { markets: ['BTC/USDT', 'ETH/USDT'] },
       coinbase: { markets: ['BTC/USD', 'ETH/USD', 'USDT/USD'] },
       okx: { markets: ['BTC/USDT'] },
-      bybit: { markets: ['BTC/USDT', 'ETH/USDT'] },
+      bybit: { markets: ['BTC/USDT'] },
     },
   });
   db = await testDatabase();
@@ -110,7 +110,7 @@ test.serial('a backfill fills daily bars before 6 months, hourly to 8 days, then
   t.is(check!.day_high, check!.hours_high);
   // every range finished, and the progress lines came venue by venue, interval by interval
   const [open] = await db.sql`select count(*) filter (where finished_at is null) as open, count(*) as ranges from market.venue_backfills`;
-  t.like(open, { open: '0', ranges: String(3 * 8) });
+  t.like(open, { open: '0', ranges: String(3 * 7) });
   t.is(events.filter((event) => event.type === 'step').length, 3 * VENUES.length);
   const [state] = await db.sql`select count(*) as n from market.coin_state s join market.coins c on c.id = s.coin_id where c.slug in ('bitcoin', 'ethereum')`;
   t.is(state!.n, '2');
