@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-coins import-content worker db bench chaos topology backup restore venues-replay
+.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-coins backfill import-content worker db bench chaos topology backup restore venues-replay
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.
 
 import-coins: deps ## import or update the coin catalogue: make import-coins [FILE=coins.json] (default the shipped catalogue)
 	$(MDAPI) import-coins $(if $(filter command line environment environment override,$(origin FILE)),"$(FILE)")
+
+backfill: deps ## history from the venues (EXCHANGES, EXCHANGE_URLS): make backfill [COINS=a,b] [SINCE=YYYY-MM-DD] [INTERVAL=daily,hourly,minutely]
+	$(MDAPI) backfill $(if $(COINS),--coins "$(COINS)") $(if $(SINCE),--since "$(SINCE)") $(if $(INTERVAL),--interval "$(INTERVAL)")
 
 import-content: deps ## import curated content (wallets, articles, videos, insights JSON): make import-content DIR=content/demo
 	$(MDAPI) import-content "$(DIR)"

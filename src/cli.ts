@@ -14,6 +14,7 @@ import { CATALOGUE_PATH, CatalogueImportError, importCoins, parseCatalogue } fro
 import { CandleImportError, importCandles } from './sources/files/candles.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { openDatabase } from './service.ts';
+import { withReservedQuery } from './sources/source.ts';
 import { startWorker } from './worker.ts';
 
 const USAGE = `usage: mdapi <command> [options]
@@ -34,6 +35,12 @@ const USAGE = `usage: mdapi <command> [options]
                                             or a Binance kline dump (.csv or .zip; quote volume as USD)
   import-coins [FILE]                       import or update the coin catalogue (default: the shipped
                                             src/sources/catalogue/coins.json): validated, all or nothing
+    break;
+  }
+  backfill [--coins a,b] [--since YYYY-MM-DD] [--interval daily|hourly|minutely]
+                                            history from the venues of EXCHANGES through ccxt: daily to
+                                            6 months ago, hourly to 8 days ago, 1-minute since (--interval
+                                            picks some, repeatable or comma-separated); resumable
   import-content DIR                        import curated content (wallets.json, articles.json, videos.json,
                                             insights.json in DIR): validated, all or nothing, idempotent
 `;
@@ -62,10 +69,14 @@ process.on('uncaughtException', (error) => {
 });
 
 const [command, ...rest] = process.argv.slice(2);
-const { values, positionals } = parseArgs({
-  args: rest,
-  allowPositionals: true,
-  options: {
+const { values, positionals } = parseOptions();
+
+function parseOptions() {
+  try {
+    return parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
     plan: { type: 'string' },
     owner: { type: 'string', default: 'default' },
     scope: { type: 'string', default: 'data-api' },
@@ -74,8 +85,16 @@ const { values, positionals } = parseArgs({
     symbol: { type: 'string' },
     name: { type: 'string' },
     format: { type: 'string', default: 'csv' },
+    coins: { type: 'string' },
+    since: { type: 'string' },
+    interval: { type: 'string', multiple: true },
   },
-});
+    });
+  } catch (error) {
+    // an unknown or malformed option is the operator's to fix, like any bad argument
+    fail((error as Error).message);
+  }
+}
 
 switch (command) {
   case 'migrate': {
@@ -198,6 +217,57 @@ switch (command) {
       if (!(error instanceof CatalogueImportError)) throw error;
       fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
     }
+    break;
+  }
+  case 'backfill': {
+    const [{ backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
+      import('./sources/exchanges/backfill.ts'),
+      import('./sources/exchanges/backfill-report.ts'),
+      import('./sources/exchanges/index.ts'),
+      import('./sources/exchanges/venues.ts'),
+    ]);
+    const intervals = (values.interval ?? ['daily,hourly,minutely']).flatMap((value) => value.split(',')).map((value) => value.trim());
+    for (const interval of intervals) {
+      if (!(BACKFILL_INTERVALS as readonly string[]).includes(interval)) fail(`--interval must be daily, hourly or minutely, not ${JSON.stringify(interval)}`);
+    }
+    const coins = values.coins?.split(',').map((slug) => slug.trim()).filter(Boolean);
+    if (coins && (coins.length === 0 || coins.some((slug) => !/^[a-z0-9][a-z0-9-]{0,99}$/.test(slug)))) fail('--coins must be comma-separated coin slugs such as bitcoin,ethereum');
+    let since: Date | undefined;
+    if (values.since !== undefined) {
+      since = new Date(`${values.since}T00:00:00Z`);
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(values.since) || Number.isNaN(since.getTime()) || since.toISOString().slice(0, 10) !== values.since) {
+        fail(`--since must be a date YYYY-MM-DD, not ${JSON.stringify(values.since)}`);
+      }
+      if (since.getTime() > Date.now()) fail('--since is in the future');
+    }
+    const config = loadConfig();
+    let source: InstanceType<typeof ExchangesSource>;
+    try {
+      source = new ExchangesSource({ venues: parseExchanges(config.EXCHANGES), urls: parseExchangeUrls(config.EXCHANGE_URLS), timeoutMs: config.EXCHANGE_TIMEOUT_MS });
+    } catch (error) {
+      fail((error as Error).message);
+    }
+    // Ctrl-C stops after the page in flight; the run resumes from there next time
+    const stop = new AbortController();
+    process.once('SIGINT', () => stop.abort());
+    process.once('SIGTERM', () => stop.abort());
+    const reporter = backfillReporter(process.stdout);
+    const outcome = await withDatabase(async (sql) => {
+      await migrate(sql);
+      const known = new Set((await sql<{ slug: string }[]>`select slug from market.coins where slug = any(${coins ?? []})`).map((row) => row.slug));
+      const unknown = (coins ?? []).filter((slug) => !known.has(slug));
+      // the database is closed before failing (an embedded one this command started stops with it)
+      if (unknown.length > 0) return { unknown, result: null };
+      const result = await withReservedQuery(sql, (query) =>
+        backfill(query, source, { coins, since, intervals: intervals as (typeof BACKFILL_INTERVALS)[number][], onProgress: reporter.onProgress, signal: stop.signal }),
+      );
+      return { unknown, result };
+    });
+    const { unknown, result } = outcome;
+    if (!result) fail(`unknown coin${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
+    reporter.finish(result);
+    // every venue failing is a failed run; some failing is reported and left to the next run
+    if (Object.values(result.venues).every((run) => run.state !== 'up')) process.exit(1);
     break;
   }
   case 'import-content': {

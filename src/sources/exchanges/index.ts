@@ -51,7 +51,7 @@ export interface ExchangesTickResult {
   coins: number;
 }
 
-interface LiveVenue {
+export interface LiveVenue {
   id: string;
   exchange: Exchange;
   requests: number;
@@ -72,6 +72,11 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
 
   #now(): number {
     return this.#settings.clock?.() ?? Date.now();
+  }
+
+  /** the configured venue ids, in order */
+  get venueIds(): string[] {
+    return [...this.#settings.venues];
   }
 
   /** the ccxt instance of a venue, created once per process so that its markets and rate limiter carry over */
@@ -148,14 +153,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     try {
       const now = this.#now();
       if (now - venue.marketsLoadedAt >= (this.#settings.marketsEveryMs ?? 60 * MINUTE)) {
-        const markets = await venue.exchange.loadMarkets(true);
-        // an unreadable answer parses as no markets: that must not delist the venue's every market
-        if (Object.keys(markets).length === 0) throw new BadVenueAnswer('no markets in the answer');
-        const [loaded] = await query('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
-          venue.id,
-          JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
-        ]);
-        run.markets = loaded as VenueRun['markets'];
+        run.markets = await loadVenueMarkets(query, venue);
         venue.marketsLoadedAt = now;
       }
       const tickers = await venue.exchange.fetchTickers();
@@ -171,9 +169,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     } catch (error) {
       run.state = 'down';
       run.requests = venue.requests - before;
-      run.error = describe(error);
-      const retryAfter = THROTTLED.has((error as Error).constructor?.name) ? retryAfterSeconds(venue.exchange) : null;
-      await query('select market.record_venue_run($1, $2, $3, $4)', [venue.id, run.requests, run.error, retryAfter]);
+      run.error = await recordVenueFailure(query, venue, run.requests, error);
     }
     return run;
   }
@@ -228,6 +224,27 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
 /** A venue answer that parsed but cannot be right (ccxt reads some garbled bodies as empty lists). */
 export class BadVenueAnswer extends Error {
   override name = 'BadVenueAnswer';
+}
+
+/** Reloads a venue's markets through ccxt and records listings and delistings (market.ingest_venue_markets). */
+export async function loadVenueMarkets(query: Query, venue: LiveVenue): Promise<VenueRun['markets']> {
+  const markets = await venue.exchange.loadMarkets(true);
+  // an unreadable answer parses as no markets: that must not delist the venue's every market
+  if (Object.keys(markets).length === 0) throw new BadVenueAnswer('no markets in the answer');
+  const [loaded] = await query('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
+    venue.id,
+    JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
+  ]);
+  venue.marketsLoadedAt = Date.now();
+  return loaded as VenueRun['markets'];
+}
+
+/** Records a failed run of a venue (its back-off, honouring Retry-After when throttled); returns the error as recorded. */
+export async function recordVenueFailure(query: Query, venue: LiveVenue, requests: number, error: unknown): Promise<string> {
+  const message = describe(error);
+  const retryAfter = THROTTLED.has((error as Error).constructor?.name) ? retryAfterSeconds(venue.exchange) : null;
+  await query('select market.record_venue_run($1, $2, $3, $4)', [venue.id, requests, message, retryAfter]);
+  return message;
 }
 
 /** the fields of a ccxt market the database keeps */

@@ -1,0 +1,256 @@
+// `mdapi backfill`: deep history from the venues through ccxt, written through the same path as
+// the live minute (venue candles → price index → aggregates → coin and venue state). Per venue, in
+// parallel, each behind ccxt's own rate limiter: the ranges still to read come from
+// market.plan_venue_backfill (daily before 6 months ago, hourly to 8 days ago, 1-minute since;
+// never overlapping), each is fetched with ccxt's own pagination, and written page by page with its
+// progress (market.record_venue_backfill), so a killed backfill resumes where it stopped and a
+// finished one re-run reads only what is new. A failing venue is backed off (market.record_venue_run)
+// while the others go on.
+import type { OHLCV } from 'ccxt';
+import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
+import { ensureVenueCatalogue } from './catalogue.ts';
+import { loadVenueMarkets, recordVenueFailure, type ExchangesSource, type LiveVenue } from './index.ts';
+import type { VenueId } from './venues.ts';
+
+export const BACKFILL_INTERVALS = ['daily', 'hourly', 'minutely'] as const;
+export type BackfillInterval = (typeof BACKFILL_INTERVALS)[number];
+type Timeframe = '1d' | '1h' | '1m';
+
+const TIMEFRAME: Record<BackfillInterval, Timeframe> = { daily: '1d', hourly: '1h', minutely: '1m' };
+const INTERVAL: Record<Timeframe, BackfillInterval> = { '1d': 'daily', '1h': 'hourly', '1m': 'minutely' };
+const WIDTH_MS: Record<Timeframe, number> = { '1d': 86_400_000, '1h': 3_600_000, '1m': 60_000 };
+const WIDTH_SQL: Record<Timeframe, string> = { '1d': '1 day', '1h': '1 hour', '1m': '1 minute' };
+
+/**
+ * Candles per request of ccxt 4.5.84's pagination of fetchOHLCV (the maxEntriesPerRequest each
+ * venue's fetchOHLCV hands to fetchPaginatedCallDeterministic): how many requests a range needs.
+ */
+export const CANDLES_PER_REQUEST: Record<VenueId, number> = { binance: 1000, coinbase: 299, kraken: 720, okx: 200, bybit: 1000, kucoin: 1500 };
+/** Venues that keep only their newest candles per timeframe: Kraken's public OHLC answers the last 720, whatever `since` asks. */
+export const CANDLES_KEPT: Partial<Record<VenueId, number>> = { kraken: 720 };
+/**
+ * Venues whose fetchOHLCV(…, { paginate: true }) loses candles in ccxt 4.5.84: coinbase sets its
+ * 300-candle limit before paginating and the result is cut to it; kucoin paginates its spot
+ * method, whose name makes the final since-filter look for a `timestamp` key that candle arrays
+ * lack, so every candle is dropped. For them the backfill calls ccxt's own deterministic
+ * pagination as fetchOHLCV would, over fetchOHLCV itself.
+ */
+const PAGINATE_DIRECTLY = new Set<string>(['coinbase', 'kucoin']);
+/** candles written per page: each page is one ingest, one index build and one aggregate refresh, then its progress */
+const PAGE_CANDLES = 2880;
+
+export interface BackfillOptions {
+  /** coin slugs; default every coin the venues list */
+  coins?: string[];
+  /** first day of the daily range (and of the others, when later); default as far back as each venue has */
+  since?: Date;
+  intervals: BackfillInterval[];
+  onProgress?: (event: BackfillEvent) => void;
+  /** stops after the page in flight */
+  signal?: AbortSignal;
+  /** the clock the ranges are planned on (tests, bench); default now */
+  now?: Date;
+}
+
+/** What a venue did in one timeframe, or altogether. */
+export interface BackfillTally {
+  markets: number;
+  candles: number;
+  bars: number;
+  requests: number;
+}
+
+export type BackfillEvent =
+  /** a venue's plan: per timeframe, the markets and candle slots still to read */
+  | { type: 'plan'; venue: string; steps: { interval: BackfillInterval; markets: number; slots: number }[] }
+  /** a page written: `slots` of the plan are done */
+  | { type: 'page'; venue: string; interval: BackfillInterval; symbol: string; slots: number; candles: number; bars: number }
+  /** a venue finished one timeframe */
+  | ({ type: 'step'; venue: string; interval: BackfillInterval; ms: number } & BackfillTally)
+  /** a venue is skipped (backing off) or failed: the others go on */
+  | { type: 'venue'; venue: string; state: 'skipped' | 'down'; error?: string };
+
+export interface VenueBackfill extends BackfillTally {
+  state: 'up' | 'down' | 'skipped';
+  error?: string;
+}
+
+export interface BackfillResult {
+  venues: Record<string, VenueBackfill>;
+  candles: number;
+  bars: number;
+  requests: number;
+  ms: number;
+}
+
+interface PlanRow {
+  symbol: string;
+  timeframe: Timeframe;
+  range_from: Date;
+  range_to: Date;
+  done_until: Date;
+}
+
+export async function backfill(query: Query, source: ExchangesSource, options: BackfillOptions): Promise<BackfillResult> {
+  const started = Date.now();
+  const timeframes = [...new Set(options.intervals)].map((interval) => TIMEFRAME[interval]);
+  const emit = options.onProgress ?? (() => {});
+  const ids = source.venueIds;
+  await ensureVenueCatalogue(query, ids, (id) => source.venue(id).exchange);
+  const states = await query(`select exchange, backoff_until > now() as skip from market.venue_health where exchange = any($1::text[])`, [ids]);
+  const skipped = new Set(states.filter((row) => row.skip).map((row) => row.exchange as string));
+  const runs = await Promise.all(
+    ids.map(async (id): Promise<[string, VenueBackfill]> => {
+      if (skipped.has(id)) {
+        emit({ type: 'venue', venue: id, state: 'skipped' });
+        return [id, { state: 'skipped', markets: 0, candles: 0, bars: 0, requests: 0 }];
+      }
+      return [id, await backfillVenue(query, source.venue(id), timeframes, options, emit)];
+    }),
+  );
+  // the windows a failed page left open, then the state every reader sees
+  await completeCoinBarBackfills(query);
+  await query('select market.refresh_coin_state(now(), true)');
+  await query('select market.refresh_exchange_state(now())');
+  const total = (key: keyof BackfillTally) => runs.reduce((sum, [, run]) => sum + run[key], 0);
+  return { venues: Object.fromEntries(runs), candles: total('candles'), bars: total('bars'), requests: total('requests'), ms: Date.now() - started };
+}
+
+async function backfillVenue(
+  query: Query,
+  venue: LiveVenue,
+  timeframes: Timeframe[],
+  options: BackfillOptions,
+  emit: (event: BackfillEvent) => void,
+): Promise<VenueBackfill> {
+  const before = venue.requests;
+  const run: VenueBackfill = { state: 'up', markets: 0, candles: 0, bars: 0, requests: 0 };
+  try {
+    // the markets the plan is made of: loaded again when the database's copy is an hour old
+    const [loaded] = await query(
+      `select coalesce(s.markets_loaded_at > now() - interval '1 hour', false) as fresh
+       from market.venue_status s join market.exchanges e on e.id = s.exchange_id where e.slug = $1`,
+      [venue.id],
+    );
+    if (!loaded?.fresh) await loadVenueMarkets(query, venue);
+    const plan = (await query(
+      `select symbol, timeframe, range_from, range_to, done_until
+       from market.plan_venue_backfill($1, $2::text[], $3::text[], $4::timestamptz, $5::timestamptz)`,
+      // never past the present: a range ending in the future would be closed before its candles exist
+      [venue.id, timeframes, options.coins ?? null, options.since ?? null, new Date(Math.min(options.now?.getTime() ?? Infinity, Date.now()))],
+    )) as unknown as PlanRow[];
+    const steps = timeframes.map((timeframe) => {
+      const rows = plan.filter((row) => row.timeframe === timeframe);
+      return { timeframe, rows, slots: rows.reduce((sum, row) => sum + slots(row, row.done_until), 0) };
+    });
+    emit({ type: 'plan', venue: venue.id, steps: steps.map((step) => ({ interval: INTERVAL[step.timeframe], markets: step.rows.length, slots: step.slots })) });
+    for (const step of steps) {
+      if (step.rows.length === 0) continue;
+      const stepStarted = Date.now();
+      const tally: BackfillTally = { markets: 0, candles: 0, bars: 0, requests: 0 };
+      const stepBefore = venue.requests;
+      for (const row of step.rows) {
+        if (options.signal?.aborted) break;
+        await backfillRange(query, venue, row, tally, options.signal, emit);
+        tally.markets++;
+      }
+      tally.requests = venue.requests - stepBefore;
+      run.markets += tally.markets;
+      run.candles += tally.candles;
+      run.bars += tally.bars;
+      emit({ type: 'step', venue: venue.id, interval: INTERVAL[step.timeframe], ms: Date.now() - stepStarted, ...tally });
+    }
+    run.requests = venue.requests - before;
+    await query('select market.record_venue_run($1, $2)', [venue.id, run.requests]);
+  } catch (error) {
+    run.state = 'down';
+    run.requests = venue.requests - before;
+    run.error = await recordVenueFailure(query, venue, run.requests, error);
+    emit({ type: 'venue', venue: venue.id, state: 'down', error: run.error });
+  }
+  return run;
+}
+
+/** candle slots of a range from `from` on: the unit of the progress bar */
+function slots(row: PlanRow, from: Date): number {
+  return Math.max(0, Math.round((row.range_to.getTime() - from.getTime()) / WIDTH_MS[row.timeframe]));
+}
+
+/**
+ * One range of one market: the venue's candles from where the range was left, in one call of
+ * ccxt's pagination (it has no upper bound every venue honours, so it reads to the present and
+ * the candles past the range are dropped), then written page by page with the progress.
+ */
+async function backfillRange(
+  query: Query,
+  venue: LiveVenue,
+  row: PlanRow,
+  tally: BackfillTally,
+  signal: AbortSignal | undefined,
+  emit: (event: BackfillEvent) => void,
+): Promise<void> {
+  const width = WIDTH_MS[row.timeframe];
+  const end = row.range_to.getTime();
+  let since = row.done_until.getTime();
+  const now = Date.now();
+  const kept = CANDLES_KEPT[venue.id as VenueId];
+  // older candles than the venue keeps cannot be had: the range starts at its oldest one
+  if (kept) since = Math.max(since, Math.floor(now / width) * width - (kept - 1) * width);
+  const before = venue.requests;
+  let candles: (number | string | undefined)[][] = [];
+  if (since < end) {
+    const perRequest = CANDLES_PER_REQUEST[venue.id as VenueId] ?? 1000;
+    // enough calls to reach the present from `since` (ccxt starts later when given fewer)
+    const paginationCalls = Math.ceil((now - since) / (perRequest * width)) + 1;
+    const fetched: OHLCV[] = PAGINATE_DIRECTLY.has(venue.id)
+      ? await venue.exchange.fetchPaginatedCallDeterministic('fetchOHLCV', row.symbol, since, undefined, row.timeframe, { paginationCalls }, perRequest)
+      : await venue.exchange.fetchOHLCV(row.symbol, row.timeframe, since, undefined, { paginate: true, paginationCalls });
+    const seen = new Set<number>();
+    candles = fetched
+      .filter(([time]) => time !== undefined && time >= since && time + width <= end && time + width <= now && !seen.has(time) && seen.add(time))
+      .sort((a, b) => Number(a[0]) - Number(b[0]));
+  }
+  let requests = venue.requests - before;
+  let done = row.done_until.getTime();
+  for (let at = 0; at < candles.length || done < end; at += PAGE_CANDLES) {
+    if (signal?.aborted) return;
+    const page = candles.slice(at, at + PAGE_CANDLES);
+    const last = at + PAGE_CANDLES >= candles.length;
+    // the last page closes the range: what the venue did not have is a gap, not a debt
+    const until = last ? end : Number(page.at(-1)![0]) + width;
+    let written = 0;
+    let bars = 0;
+    if (page.length > 0) {
+      const rows = page.map(([time, open, high, low, close, volume]) => [row.symbol, time, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
+      const [ingested] = await query('select * from market.ingest_venue_candles($1, $2::text::jsonb, $3::interval)', [
+        venue.id,
+        JSON.stringify(rows),
+        WIDTH_SQL[row.timeframe],
+      ]);
+      written = Number(ingested?.candles ?? 0);
+      if (written > 0) {
+        const [built] = await query('select bars from market.build_index_bars($1::timestamptz, $2::timestamptz)', [
+          ingested!.first_time,
+          new Date(new Date(ingested!.last_time as string).getTime() + width),
+        ]);
+        bars = Number(built?.bars ?? 0);
+        await completeCoinBarBackfills(query);
+      }
+    }
+    await query('select market.record_venue_backfill($1, $2, $3, $4, $5, $6, $7)', [
+      venue.id,
+      row.symbol,
+      row.timeframe,
+      row.range_from,
+      new Date(until),
+      written,
+      requests,
+    ]);
+    requests = 0;
+    tally.candles += written;
+    tally.bars += bars;
+    emit({ type: 'page', venue: venue.id, interval: INTERVAL[row.timeframe], symbol: row.symbol, slots: slots(row, new Date(done)) - slots(row, new Date(until)), candles: written, bars });
+    done = until;
+    if (last) break;
+  }
+}
