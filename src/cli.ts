@@ -10,7 +10,7 @@ import { UnsupportedServerError } from './db/server-check.ts';
 import { createLogger } from './log.ts';
 import { ContentImportError, describeImport, importContent } from './content/import.ts';
 import { readKlineZip } from './sources/files/binance-klines.ts';
-import { CATALOGUE_PATH, CatalogueImportError, importCoins, parseCatalogue } from './sources/catalogue/index.ts';
+import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from './sources/catalogue/index.ts';
 import { CandleImportError, importCandles } from './sources/files/candles.ts';
 import { createKey, listKeys, revokeKey } from './keys.ts';
 import { openDatabase } from './service.ts';
@@ -254,6 +254,8 @@ switch (command) {
     const reporter = backfillReporter(process.stdout);
     const outcome = await withDatabase(async (sql) => {
       await migrate(sql);
+      // a first backfill may come before the service ever ran: the coin universe first
+      await withReservedQuery(sql, ensureCoinCatalogue);
       const known = new Set((await sql<{ slug: string }[]>`select slug from market.coins where slug = any(${coins ?? []})`).map((row) => row.slug));
       const unknown = (coins ?? []).filter((slug) => !known.has(slug));
       // the database is closed before failing (an embedded one this command started stops with it)

@@ -1,10 +1,13 @@
 -- The price index: each coin's 1-minute bar built from the venues' 1-minute candles
 -- (market.venue_bars_1m). The bar then flows on like any other: aggregates, coin state, alarms.
 
+drop function if exists market.build_index_bars(timestamptz, timestamptz, numeric, numeric);
+
 -- why: one documented method, set-based over a window, re-run whenever late candles arrive
 create or replace function market.build_index_bars(
   p_from timestamptz,
   p_to timestamptz,
+  p_coins int[] default null,
   p_max_deviation numeric default 0.05,
   p_min_volume_usd numeric default 10000
 ) returns table (bars int, coins int, excluded int)
@@ -28,6 +31,9 @@ begin
     left join market.pair_keys k on k.base_coin_id = b.coin_id and k.quote_symbol = b.quote
     left join market.tickers t on t.pair_id = k.id and t.exchange_id = b.exchange_id and t.instrument = 'spot'
     where b.time >= p_from and b.time < p_to
+      -- the coins asked for, and the coins they are quoted in (whose own candles price those quotes)
+      and (p_coins is null or b.coin_id = any (p_coins) or b.coin_id in (
+        select vm.quote_coin_id from market.venue_markets vm where vm.base_coin_id = any (p_coins) and vm.quote_coin_id is not null))
   ),
   -- Quote coins (USDT, USDC, BTC …) are priced first from their own USD and fiat markets of the
   -- same minute: the median close, robust to one bad venue; else their current price.
@@ -42,10 +48,13 @@ begin
     x.volume * x.close * x.rate as volume_usd, null::text as reason
   from (
     select c.*,
-      -- a stablecoin with neither (the very first minutes) counts at its peg
-      coalesce(c.fiat_usd, d.usd::numeric, s.price, case q.peg when 'USD' then 1 else 1 / nullif(peg.rate, 0) end) as rate
+      -- else the quote coin's own index bar of that minute, else (live minutes only: history must not
+      -- take today's BTC price) its current price, else a stablecoin's peg
+      coalesce(c.fiat_usd, d.usd::numeric, qb.close, case when c.time > now() - interval '1 hour' then s.price end,
+        case q.peg when 'USD' then 1 else 1 / nullif(peg.rate, 0) end) as rate
     from candles c
     left join direct d on d.coin_id = c.quote_coin_id and d.time = c.time
+    left join market.coin_bars_1m qb on qb.coin_id = c.quote_coin_id and qb.time = c.time
     left join market.coin_state s on s.coin_id = c.quote_coin_id
     left join market.coins q on q.id = c.quote_coin_id
     left join market.fx_latest peg on peg.currency = q.peg
@@ -71,13 +80,14 @@ begin
 
   -- the window is recomputed whole: its earlier verdicts give way to this one
   delete from market.price_index_exclusions e
-  where e.time >= p_from and e.time < p_to and (e.coin_id, e.time) in (select coin_id, time from index_components);
+  where e.time >= p_from and e.time < p_to and (e.coin_id, e.time) in (select coin_id, time from index_components)
+    and (p_coins is null or e.coin_id = any (p_coins));
   insert into market.price_index_exclusions (time, coin_id, exchange_id, quote, price_usd, median_usd, reason)
   select x.time, x.coin_id, x.exchange_id, x.quote, market.round_significant(x.close_usd, 10),
     market.round_significant(m.median, 10), x.reason
   from index_components x
   left join index_medians m on m.coin_id = x.coin_id and m.time = x.time
-  where x.reason is not null;
+  where x.reason is not null and (p_coins is null or x.coin_id = any (p_coins));
   get diagnostics excluded = row_count;
 
   with bar as (
@@ -89,7 +99,7 @@ begin
       coalesce(sum(x.close_usd * x.volume_usd) / nullif(sum(x.volume_usd), 0), avg(x.close_usd)) as close,
       sum(x.volume_usd) as volume
     from index_components x
-    where x.reason is null
+    where x.reason is null and (p_coins is null or x.coin_id = any (p_coins))
     group by x.coin_id, x.time
   ),
   rounded as (
@@ -124,11 +134,11 @@ begin
   return next;
 end;
 $$;
-comment on function market.build_index_bars(timestamptz, timestamptz, numeric, numeric) is
-'The price index: (re)builds the 1-minute bars (market.coin_bars_1m, USD) of every coin with venue candles in [p_from, p_to) from market.venue_bars_1m. Per coin and minute: '
-'1. each venue market''s candle is converted to USD: USD quotes at 1, fiat quotes through market.fx_latest, coin quotes (stablecoins, BTC, ETH …) at the quote coin''s own USD price of that minute (the median close of its USD and fiat markets), else its current price in market.coin_state, else (a stablecoin in the first minutes) its peg; a quote with no rate is left out (no_rate). '
+comment on function market.build_index_bars(timestamptz, timestamptz, int[], numeric, numeric) is
+'The price index: (re)builds the 1-minute bars (market.coin_bars_1m, USD) of every coin (or of p_coins) with venue candles in [p_from, p_to) from market.venue_bars_1m. Per coin and minute: '
+'1. each venue market''s candle is converted to USD: USD quotes at 1, fiat quotes through market.fx_latest, coin quotes (stablecoins, BTC, ETH …) at the quote coin''s own USD price of that minute (the median close of its USD and fiat markets), else its index bar of that minute, else (within the last hour) its current price in market.coin_state, else a stablecoin''s peg; a quote with no rate is left out (no_rate). '
 '2. markets whose 24h USD volume (market.tickers) is under p_min_volume_usd (default 10 000) are left out, unless no market of the coin reaches it (low_volume). '
 '3. with three or more markets left, a market whose USD close is further than p_max_deviation (default 5 %) from their median is left out (outlier). '
 '4. open and close are the USD-volume-weighted means of the markets left (the plain mean when the minute had no volume), high the highest high and low the lowest low actually traded, volume the sum of USD volumes; prices keep 10 significant digits. '
 'A minute without any candle gets no bar. Markets left out are recorded in market.price_index_exclusions with the reason. Returns bars written or changed, coins, and markets left out.';
-revoke execute on function market.build_index_bars(timestamptz, timestamptz, numeric, numeric) from public;
+revoke execute on function market.build_index_bars(timestamptz, timestamptz, int[], numeric, numeric) from public;

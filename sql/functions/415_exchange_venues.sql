@@ -124,9 +124,11 @@ $$;
 comment on function market.ingest_venue_markets(text, jsonb, timestamptz) is 'Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coins); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them spot and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.';
 revoke execute on function market.ingest_venue_markets(text, jsonb, timestamptz) from public;
 
+drop function if exists market.ingest_venue_candles(text, jsonb, interval);
+
 -- why: the candles of one venue in one statement: all of them or, on a malformed one, none
 create or replace function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width interval default interval '1 minute')
-returns table (candles int, first_time timestamptz, last_time timestamptz)
+returns table (candles int, first_time timestamptz, last_time timestamptz, coins int[])
 language plpgsql volatile
 set search_path = market, public, pg_temp
 as $$
@@ -169,19 +171,19 @@ begin
     order by p.base_coin_id, p.time, p.quote
     on conflict (coin_id, time, exchange_id, quote) do update set
       open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume
-    returning b.time
+    returning b.time, b.coin_id
   ),
   coverage as (
     update market.venue_markets m set candles_until = greatest(m.candles_until, c.until)
     from (select p.symbol, max(p.time) + p_width as until from parsed p group by p.symbol) c
     where m.exchange_id = v_exchange and m.symbol = c.symbol and p_width = interval '1 minute'
   )
-  select count(*)::int, min(w.time), max(w.time) into candles, first_time, last_time from written w;
+  select count(*)::int, min(w.time), max(w.time), array_agg(distinct w.coin_id) into candles, first_time, last_time, coins from written w;
   drop table candle_rows;
   return next;
 end;
 $$;
-comment on function market.ingest_venue_candles(text, jsonb, interval) is 'Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market''s candles_until. A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written and their time span: the window market.build_index_bars must rebuild.';
+comment on function market.ingest_venue_candles(text, jsonb, interval) is 'Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market''s candles_until. A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span and their coins: what market.build_index_bars must rebuild.';
 revoke execute on function market.ingest_venue_candles(text, jsonb, interval) from public;
 
 -- why: the venue's ticker snapshot, in USD through the same quote rates as the index

@@ -22,10 +22,6 @@ let db: TestDatabase;
 let source: ExchangesSource;
 
 async function prepare(database: TestDatabase) {
-  // Until the coin catalogue lands (another part of issue 13), market.venue_coin needs these two:
-  // created here for the test only, not as a migration.
-  await database.sql`create table if not exists market.venue_symbol_overrides (exchange text not null, symbol text not null, coin_id int, primary key (exchange, symbol))`;
-  await database.sql`alter table market.coins add column if not exists catalogue_rank int`;
   await database.sql`insert into market.coins (slug, symbol, name, type, circulating_supply, source) values
     ('bitcoin', 'BTC', 'Bitcoin', 'coin', 20000000, 'exchanges'), ('ethereum', 'ETH', 'Ethereum', 'coin', 120000000, 'exchanges'),
     ('tether', 'USDT', 'Tether', 'token', 150000000000, 'exchanges')`;

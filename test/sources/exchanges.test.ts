@@ -39,6 +39,8 @@ test.before(async () => {
     timeoutMs: 2_000,
     marketsEveryMs: 0,
     clock: () => clock,
+    // the replay answers at once: the venues' own pacing (kraken 1 s a request) would only slow the file down
+    rateLimitMs: 5,
   });
 });
 test.after.always(async () => {

@@ -9,6 +9,7 @@
 import type { OHLCV } from 'ccxt';
 import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
+import { ensureCoinCatalogue } from '../catalogue/index.ts';
 import { loadVenueMarkets, recordVenueFailure, type ExchangesSource, type LiveVenue } from './index.ts';
 import type { VenueId } from './venues.ts';
 
@@ -96,6 +97,7 @@ export async function backfill(query: Query, source: ExchangesSource, options: B
   const timeframes = [...new Set(options.intervals)].map((interval) => TIMEFRAME[interval]);
   const emit = options.onProgress ?? (() => {});
   const ids = source.venueIds;
+  await ensureCoinCatalogue(query);
   await ensureVenueCatalogue(query, ids, (id) => source.venue(id).exchange);
   const states = await query(`select exchange, backoff_until > now() as skip from market.venue_health where exchange = any($1::text[])`, [ids]);
   const skipped = new Set(states.filter((row) => row.skip).map((row) => row.exchange as string));
@@ -229,9 +231,11 @@ async function backfillRange(
       ]);
       written = Number(ingested?.candles ?? 0);
       if (written > 0) {
-        const [built] = await query('select bars from market.build_index_bars($1::timestamptz, $2::timestamptz)', [
+        // only this page's coin: rebuilding every coin of the window would make a backfill quadratic
+        const [built] = await query('select bars from market.build_index_bars($1::timestamptz, $2::timestamptz, $3::int[])', [
           ingested!.first_time,
           new Date(new Date(ingested!.last_time as string).getTime() + width),
+          ingested!.coins,
         ]);
         bars = Number(built?.bars ?? 0);
         await completeCoinBarBackfills(query);

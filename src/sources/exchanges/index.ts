@@ -29,6 +29,8 @@ export interface ExchangesSettings {
   marketsEveryMs?: number;
   /** the clock deciding which candles are closed (tests and benchmarks replay a past hour) */
   clock?: () => number;
+  /** ccxt's pacing instead of each venue's own (tests on the loopback replay) */
+  rateLimitMs?: number;
 }
 
 export interface VenueRun {
@@ -83,7 +85,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
   venue(id: string): LiveVenue {
     let venue = this.#venues.get(id);
     if (!venue) {
-      const exchange = createVenue(id, { baseUrl: this.#settings.urls?.[id], timeoutMs: this.#settings.timeoutMs });
+      const exchange = createVenue(id, { baseUrl: this.#settings.urls?.[id], timeoutMs: this.#settings.timeoutMs, rateLimitMs: this.#settings.rateLimitMs });
       // decimal strings end to end: ccxt hands the venues' numbers on as strings instead of floats
       (exchange as unknown as { number: (value: string) => string }).number = String;
       const created: LiveVenue = { id, exchange, requests: 0, marketsLoadedAt: 0 };

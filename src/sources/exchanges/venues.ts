@@ -12,6 +12,8 @@ export interface VenueOptions {
   baseUrl?: string;
   /** per-request timeout (ccxt's `timeout`), default ccxt's 10 s */
   timeoutMs?: number;
+  /** ccxt's pacing (ms per request cost) instead of the venue's own: only for a loopback replay */
+  rateLimitMs?: number;
 }
 
 /**
@@ -57,7 +59,11 @@ export function createVenue(id: string, options: VenueOptions = {}): Exchange {
   // ccxt's pro classes are its REST classes plus websocket parsers (OKX's liquidation parser among them)
   const Class = (ccxt.pro as unknown as Record<string, new (config: Record<string, unknown>) => Exchange>)[id];
   if (!Class) throw unknownVenue(id);
-  const exchange = new Class({ enableRateLimit: true, ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}) });
+  const exchange = new Class({
+    enableRateLimit: true,
+    ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+    ...(options.rateLimitMs !== undefined ? { rateLimit: options.rateLimitMs } : {}),
+  });
   exchange.options['defaultType'] = 'spot';
   exchange.options['fetchMarkets'] = { ...(exchange.options['fetchMarkets'] as object | undefined), types: setup.types, ...setup.extra };
   if (!setup.currencies) exchange.has['fetchCurrencies'] = false;
