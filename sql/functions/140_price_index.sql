@@ -50,14 +50,11 @@ begin
     select c.*,
       -- else the quote coin's own index bar of that minute, else (live minutes only: history must not
       -- take today's BTC price) its current price, else a stablecoin's peg
-      coalesce(c.fiat_usd, d.usd::numeric, qb.close, case when c.time > now() - interval '1 hour' then s.price end,
-        case q.peg when 'USD' then 1 else 1 / nullif(peg.rate, 0) end) as rate
+      coalesce(c.fiat_usd, d.usd::numeric, qb.close,
+        case when c.time > now() - interval '1 hour' then market.usd_rate(c.quote, c.quote_coin_id) else market.peg_usd_rate(c.quote_coin_id) end) as rate
     from candles c
     left join direct d on d.coin_id = c.quote_coin_id and d.time = c.time
     left join market.coin_bars_1m qb on qb.coin_id = c.quote_coin_id and qb.time = c.time
-    left join market.coin_state s on s.coin_id = c.quote_coin_id
-    left join market.coins q on q.id = c.quote_coin_id
-    left join market.fx_latest peg on peg.currency = q.peg
   ) x;
 
   update index_components set reason = 'no_rate' where rate is null or rate <= 0;
@@ -142,3 +139,26 @@ comment on function market.build_index_bars(timestamptz, timestamptz, int[], num
 '4. open and close are the USD-volume-weighted means of the markets left (the plain mean when the minute had no volume), high the highest high and low the lowest low actually traded, volume the sum of USD volumes; prices keep 10 significant digits. '
 'A minute without any candle gets no bar. Markets left out are recorded in market.price_index_exclusions with the reason. Returns bars written or changed, coins, and markets left out.';
 revoke execute on function market.build_index_bars(timestamptz, timestamptz, int[], numeric, numeric) from public;
+
+-- why: one definition of what a stablecoin is worth before the market has priced it
+create or replace function market.peg_usd_rate(p_coin_id int) returns numeric
+language sql stable
+as $$
+  select case c.peg when 'USD' then 1::numeric else 1 / nullif(fx.rate, 0) end
+  from market.coins c
+  left join market.fx_latest fx on fx.currency = c.peg
+  where c.id = p_coin_id and c.peg is not null
+$$;
+comment on function market.peg_usd_rate(int) is 'The USD value of a stablecoin at its peg (1 for USD, 1 / the fiat rate otherwise); null for a coin without a peg.';
+
+-- why: one definition of a quote currency's USD rate now, for tickers, liquidations and the live index
+create or replace function market.usd_rate(p_quote text, p_quote_coin_id int) returns numeric
+language sql stable
+as $$
+  select case
+    when p_quote = 'USD' then 1::numeric
+    when p_quote_coin_id is null then (select 1 / nullif(fx.rate, 0) from market.fx_latest fx where fx.currency = p_quote)
+    else coalesce((select s.price from market.coin_state s where s.coin_id = p_quote_coin_id), market.peg_usd_rate(p_quote_coin_id))
+  end
+$$;
+comment on function market.usd_rate(text, int) is 'The current USD value of one unit of a quote currency: USD 1, a fiat currency through market.fx_latest, a coin at its current price (market.coin_state), a stablecoin not priced yet at its peg; null when unknown.';

@@ -222,16 +222,9 @@ begin
     r."baseVolume"::numeric as volume_base, r."quoteVolume"::numeric as volume_quote,
     r.percentage::double precision as change_24h,
     case when r."timestamp"::bigint > 0 then to_timestamp(r."timestamp"::numeric / 1000) end as last_trade_at,
-    case when m.quote = 'USD' then 1::numeric
-      when m.quote_coin_id is null then 1 / nullif(fx.rate, 0)
-      -- a stablecoin not priced yet (the first minute) counts at its peg
-      else coalesce(s.price, case qc.peg when 'USD' then 1 else 1 / nullif(peg.rate, 0) end) end as rate
+    market.usd_rate(m.quote, m.quote_coin_id) as rate
   from ticker_rows r
   join market.venue_markets m on m.exchange_id = v_exchange and m.symbol = r.symbol and m.active and m.instrument = 'spot'
-  left join market.fx_latest fx on fx.currency = m.quote
-  left join market.coin_state s on s.coin_id = m.quote_coin_id
-  left join market.coins qc on qc.id = m.quote_coin_id
-  left join market.fx_latest peg on peg.currency = qc.peg
   where m.base_coin_id is not null and r.last::numeric > 0;
   -- a quote without a USD rate yet (its coin not priced) waits for the next minute
   delete from ticker_parsed where rate is null or rate <= 0;

@@ -26,17 +26,17 @@ begin
     select to_timestamp(r.ts::numeric / 1000) as time, r."instId" as symbol, m.base_coin_id as coin_id,
       -- a filled sell closes a long position, a buy a short one
       case r.side when 'sell' then 'long' else 'short' end as position, r.side as "order",
-      r.price::numeric as price, r.contracts::numeric * coalesce(r."contractSize"::numeric, 1) as quantity,
-      case when m.quote = 'USD' then 1::numeric else s.price end as rate
+      -- the contract size as ccxt read it with the answer, else as the venue's instruments list gave it
+      r.price::numeric as price, r.contracts::numeric * coalesce(r."contractSize"::numeric, m.contract_size, 1) as quantity,
+      market.usd_rate(m.quote, m.quote_coin_id) as rate
     from liquidation_rows r
     left join market.exchanges e on e.slug = 'okx'
     left join market.venue_markets m on m.exchange_id = e.id and m.symbol = r.symbol
-    left join market.coin_state s on s.coin_id = m.quote_coin_id
   ),
   written as (
     insert into market.liquidations (time, exchange, symbol, coin_id, instrument, position, "order", price, quantity, value_usd, source)
     select p.time, 'okx', p.symbol, p.coin_id, 'swap', p.position, p."order", p.price, p.quantity,
-      -- USDT and USDC margined swaps: the quote's own USD price, else taken at par
+      -- USDT and USDC margined swaps: the quote's USD rate, else taken at par
       round(p.price * p.quantity * coalesce(p.rate, 1), 2), 'okx-liquidations'
     from parsed p
     on conflict do nothing
@@ -52,5 +52,5 @@ begin
 end;
 $$;
 comment on function market.ingest_okx_liquidations(jsonb) is
-'Writes OKX liquidation orders (ccxt-parsed, decimal strings: symbol, instId, ts in ms, price = bankruptcy price, contracts, contractSize, side) into market.liquidations: position long for a sell, short for a buy; quantity = contracts × contract size in the base coin; value_usd = price × quantity × the quote''s USD price. Rows already in the feed (same instrument and millisecond) are skipped; a malformed row rejects the call (SQLSTATE 22P02). Returns the rows written and the earliest.';
+'Writes OKX liquidation orders (ccxt-parsed, decimal strings: symbol, instId, ts in ms, price = bankruptcy price, contracts, contractSize, side) into market.liquidations: position long for a sell, short for a buy; quantity = contracts × contract size (market.venue_markets) in the base coin; value_usd = price × quantity × the quote''s USD price. Rows already in the feed (same instrument and millisecond) are skipped; a malformed row rejects the call (SQLSTATE 22P02). Returns the rows written and the earliest.';
 revoke execute on function market.ingest_okx_liquidations(jsonb) from public;

@@ -7,6 +7,10 @@
 import type { Exchange } from 'ccxt';
 import type { Query } from '../aggregates.ts';
 import type { Source } from '../source.ts';
+import { BadVenueAnswer } from './index.ts';
+
+const PAGE = 100;
+const MAX_PAGES = 20;
 
 export interface OkxLiquidationsResult {
   underlyings: number;
@@ -32,7 +36,9 @@ export class OkxLiquidations implements Source<OkxLiquidationsResult> {
   async run(query: Query): Promise<OkxLiquidationsResult> {
     const okx = await this.#okx();
     const swaps = await query(
-      `select m.symbol, m.exchange_symbol
+      `select m.symbol, m.exchange_symbol,
+         (select (extract(epoch from max(l.time)) * 1000)::bigint from market.liquidations l
+          where l.exchange = 'okx' and l.symbol = m.exchange_symbol) as newest
        from market.venue_markets m
        join market.exchanges e on e.id = m.exchange_id and e.slug = 'okx'
        left join market.coin_state s on s.coin_id = m.base_coin_id
@@ -42,26 +48,42 @@ export class OkxLiquidations implements Source<OkxLiquidationsResult> {
       [this.#underlyings],
     );
     const rows: Record<string, string | null>[] = [];
+    // the feed keeps 48 hours: a first poll, or one after a stop, pages back as far as that, no further
+    const horizon = Date.now() - 48 * 3_600_000;
     for (const swap of swaps) {
       const instrument = String(swap.exchange_symbol);
-      const answer = (await okx.request('public/liquidation-orders', 'public', 'GET', {
-        instType: 'SWAP',
-        state: 'filled',
-        uly: instrument.replace(/-SWAP$/, ''),
-      })) as { data?: { instId?: string; details?: unknown[] }[] };
-      for (const entry of answer.data ?? []) {
-        for (const detail of entry.details ?? []) {
-          const parsed = (okx as unknown as LiquidationParser).parseWsLiquidation({ ...entry, details: [detail] });
-          rows.push({
-            symbol: parsed.symbol ?? null,
-            instId: entry.instId ?? null,
-            ts: parsed.timestamp === undefined ? null : String(parsed.timestamp),
-            price: text(parsed.price),
-            contracts: text(parsed.contracts),
-            contractSize: text(parsed.contractSize),
-            side: parsed.side ?? null,
-          });
+      const stop = Math.max(horizon, swap.newest === null ? 0 : Number(swap.newest));
+      let after: string | undefined;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        // newest first, 100 a page; `after` asks for older ones than the oldest seen
+        const answer = (await okx.request('public/liquidation-orders', 'public', 'GET', {
+          instType: 'SWAP',
+          state: 'filled',
+          uly: instrument.replace(/-SWAP$/, ''),
+          ...(after ? { after } : {}),
+        })) as { data?: { instId?: string; details?: { ts?: string }[] }[] } | undefined;
+        if (!answer || !Array.isArray(answer.data)) throw new BadVenueAnswer(`okx liquidation orders for ${instrument}: no data`);
+        let oldest = Infinity;
+        for (const entry of answer.data) {
+          for (const detail of entry.details ?? []) {
+            const parsed = (okx as unknown as LiquidationParser).parseWsLiquidation({ ...entry, details: [detail] });
+            if (parsed.timestamp === undefined || parsed.timestamp < stop) continue;
+            oldest = Math.min(oldest, parsed.timestamp);
+            rows.push({
+              symbol: parsed.symbol ?? null,
+              instId: entry.instId ?? null,
+              ts: String(parsed.timestamp),
+              price: text(parsed.price),
+              contracts: text(parsed.contracts),
+              contractSize: text(parsed.contractSize),
+              side: parsed.side ?? null,
+            });
+          }
         }
+        const count = answer.data.reduce((sum, entry) => sum + (entry.details?.length ?? 0), 0);
+        // a short page is the last; an older page would only bring what is stored or past the feed's 48 hours
+        if (count < PAGE || !Number.isFinite(oldest) || oldest <= stop) break;
+        after = String(oldest);
       }
     }
     const [written] = await query('select inserted, earliest, earliest < now() - interval \'46 hours\' as old from market.ingest_okx_liquidations($1::text::jsonb)', [
