@@ -333,7 +333,13 @@ const num = (value: number): string => {
 };
 const int = (value: string | null): number | undefined => (value === null || value === '' ? undefined : Number(value));
 
-export async function startVenueReplay(scenario: ReplayScenario, options: { port?: number } = {}): Promise<VenueReplay> {
+/** A fixed answer served at an exact path beside the venues (the recorded ECB and CoinPaprika answers of `make venues-replay`). */
+export interface ReplayFile {
+  contentType: string;
+  body: string;
+}
+
+export async function startVenueReplay(scenario: ReplayScenario, options: { port?: number; files?: Record<string, ReplayFile> } = {}): Promise<VenueReplay> {
   const model = new ReplayMarketModel(scenario);
   const markets = new Map<VenueId, Map<string, ReplayMarket>>();
   const listingsPerCoin = new Map<string, number>();
@@ -687,6 +693,11 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://replay');
+    const file = options.files?.[url.pathname];
+    if (file) {
+      res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(Buffer.byteLength(file.body)) }).end(file.body);
+      return;
+    }
     const [, prefix = '', ...rest] = url.pathname.split('/');
     if (!(REPLAY_VENUES as readonly string[]).includes(prefix)) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `replay: no venue "${prefix}"` }));
