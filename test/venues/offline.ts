@@ -2,6 +2,7 @@
 // the six venues (replay.ts), the ECB's daily rates and CoinPaprika's /v1/tickers from the
 // recorded fixtures. Used by `make venues-replay`, the service test and the live-minute bench.
 import { readFileSync } from 'node:fs';
+import { parseEcbDaily } from '../../src/sources/ecb.ts';
 import { makeScenario, REPLAY_VENUES, startVenueReplay, type ReplayFile, type ReplayScenario, type VenueReplay } from './replay.ts';
 
 const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
@@ -10,11 +11,20 @@ const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, im
 export const ECB_PATH = '/ecb/stats/eurofxref/eurofxref-daily.xml';
 export const COINPAPRIKA_PATH = '/coinpaprika';
 
+const ECB_DAY = 'ecb/eurofxref-daily-2025-07-02.xml';
+
 export function recordedFiles(): Record<string, ReplayFile> {
   return {
-    [ECB_PATH]: { contentType: 'text/xml', body: fixture('ecb/eurofxref-daily-2025-07-02.xml') },
+    [ECB_PATH]: { contentType: 'text/xml', body: fixture(ECB_DAY) },
     [`${COINPAPRIKA_PATH}/v1/tickers`]: { contentType: 'application/json', body: fixture('coinpaprika/tickers.json') },
   };
+}
+
+/** USD per EUR and GBP of the recorded ECB day: the venues' fiat markets are priced at the rates the service reads */
+export function recordedFiatUsd(): Record<string, number> {
+  const { ratesPerEur } = parseEcbDaily(fixture(ECB_DAY));
+  const usdPerEur = Number(ratesPerEur.USD);
+  return { EUR: usdPerEur, GBP: usdPerEur / Number(ratesPerEur.GBP) };
 }
 
 /**
@@ -41,7 +51,7 @@ export function replayEnvironment(replay: Pick<VenueReplay, 'url' | 'baseUrl'>):
 
 /** The replay of `coins` catalogue coins on the six venues with the recorded reference answers. */
 export async function startOfflineReplay(options: { coins: number; port?: number; now?: () => number }): Promise<{ replay: VenueReplay; scenario: ReplayScenario }> {
-  const scenario = makeScenario({ coins: options.coins, symbols: catalogueSymbols(options.coins), ...(options.now ? { now: options.now } : {}) });
+  const scenario = { ...makeScenario({ coins: options.coins, symbols: catalogueSymbols(options.coins), ...(options.now ? { now: options.now } : {}) }), fiatUsd: recordedFiatUsd() };
   const replay = await startVenueReplay(scenario, { port: options.port, files: recordedFiles() });
   return { replay, scenario };
 }

@@ -41,6 +41,8 @@ export interface ReplayScenario {
   /** the clock, default Date.now */
   now?: () => number;
   seed?: number;
+  /** USD per unit of fiat quotes, over the fixed defaults (to agree with the FX rates the service reads) */
+  fiatUsd?: Record<string, number>;
 }
 export interface ReplayFault {
   /** answer every request with this status and the venue's error body (429 carries Retry-After) */
@@ -128,9 +130,11 @@ export class ReplayMarketModel {
   private readonly seed: number;
   private readonly clock: () => number;
   private readonly stats = new Map<string, { minute: number; v: number; q: number; h: number; l: number }>();
+  private readonly fiatUsd: Record<string, number>;
 
   constructor(scenario: ReplayScenario) {
     this.seed = scenario.seed ?? 13;
+    this.fiatUsd = { ...FIAT_USD, ...scenario.fiatUsd };
     this.clock = scenario.now ?? Date.now;
     for (const coin of scenario.coins) {
       this.coins.set(coin.symbol, coin);
@@ -158,7 +162,7 @@ export class ReplayMarketModel {
   quoteUsd(quote: string, t: number): number {
     const coin = this.coins.get(quote);
     if (coin) return this.usdPrice(coin, t);
-    return FIAT_USD[quote] ?? 1;
+    return this.fiatUsd[quote] ?? 1;
   }
 
   price(market: ReplayMarket, t: number): number {
