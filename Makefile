@@ -71,7 +71,7 @@ chaos: deps ## fault injection on loopback: kill worker, API, database at random
 topology: deps ## several API processes and workers on one database act as one service (TOPOLOGY_DATABASE_URL, else embedded)
 	node bench/topology.ts
 
-venues-replay: deps ## serve the six venues' public REST formats on loopback (PORT=8780 COINS=300); prints the EXCHANGE_URLS to use
+venues-replay: deps ## serve the six venues, ECB rates and CoinPaprika offline on loopback (PORT=8780 COINS=300); prints the env for make start
 	node test/venues/serve.ts --port $(or $(PORT),8780) --coins $(or $(COINS),300)
 
 backup: deps ## back the database up into FILE (default backup-<time>.tar.gz)

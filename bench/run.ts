@@ -11,6 +11,7 @@ import { silentLogger } from '../src/log.ts';
 import { startService } from '../src/service.ts';
 import { measure, printTable, type Figures } from './harness.ts';
 import { benchBackfill } from './backfill.ts';
+import { benchVenues } from './venues.ts';
 import { benchExchanges } from './exchanges.ts';
 import { benchGlobal } from './global.ts';
 import { benchIndicators } from './indicators.ts';
@@ -58,6 +59,7 @@ try {
   if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_GLOBAL !== 'off') await benchGlobal(sql, get, options);
   if (process.env.BENCH_INDICATORS !== 'off') await benchIndicators(sql, get, options);
   if (process.env.BENCH_INGEST !== 'off') await benchIngest(sql);
+  if (process.env.BENCH_VENUES !== 'off') await benchVenues(sql);
   if (process.env.BENCH_BACKFILL !== 'off') await benchBackfill(sql);
   const memory = process.memoryUsage();
   console.log(`\nAPI process memory: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);

@@ -13,8 +13,8 @@ export const metaRoutes = [
     method: 'get', path: '/ping', operationId: 'ping', tag: 'Meta', plan: 'free', query: noInput,
     summary: 'Authenticated no-op: checks a key end to end; counts against the quota.',
     handler: async ({ key, deps: { sql } }) => {
-      const sources = await sql<{ name: string; description: string; kind: string; demo: boolean; serving: boolean; status: string; last_success_at: Date | null; lag_seconds: number | null }[]>`
-        select name, description, kind, demo, serving, status, last_success_at, lag_seconds from market.source_health order by name`;
+      const sources = await sql<{ name: string; description: string; kind: string; demo: boolean; serving: boolean; status: string; last_success_at: Date | null; lag_seconds: number | null; venues: Record<string, 'up' | 'down'> | null }[]>`
+        select name, description, kind, demo, serving, status, last_success_at, lag_seconds, venues from market.source_health order by name`;
       // Made-up data is labelled wherever it is served: the demo market and placeholder FX rates.
       const demo = sources.filter((source) => source.demo && source.serving);
       return {
@@ -23,7 +23,8 @@ export const metaRoutes = [
           version: VERSION,
           demo_data: demo.length > 0,
           demo_sources: demo.map(({ name, description }) => ({ name, description })),
-          sources: sources.map(({ name, kind, demo, status, last_success_at, lag_seconds }) => ({ name, kind, demo, status, last_success_at, lag_seconds })),
+          // a source of several venues (the exchanges) says which are up and which down
+          sources: sources.map(({ name, kind, demo, status, last_success_at, lag_seconds, venues }) => ({ name, kind, demo, status, last_success_at, lag_seconds, ...(venues ? { venues } : {}) })),
         },
       };
     },

@@ -41,6 +41,8 @@ export interface ReplayScenario {
   /** the clock, default Date.now */
   now?: () => number;
   seed?: number;
+  /** USD per unit of fiat quotes, over the fixed defaults (to agree with the FX rates the service reads) */
+  fiatUsd?: Record<string, number>;
 }
 export interface ReplayFault {
   /** answer every request with this status and the venue's error body (429 carries Retry-After) */
@@ -128,9 +130,11 @@ export class ReplayMarketModel {
   private readonly seed: number;
   private readonly clock: () => number;
   private readonly stats = new Map<string, { minute: number; v: number; q: number; h: number; l: number }>();
+  private readonly fiatUsd: Record<string, number>;
 
   constructor(scenario: ReplayScenario) {
     this.seed = scenario.seed ?? 13;
+    this.fiatUsd = { ...FIAT_USD, ...scenario.fiatUsd };
     this.clock = scenario.now ?? Date.now;
     for (const coin of scenario.coins) {
       this.coins.set(coin.symbol, coin);
@@ -158,7 +162,7 @@ export class ReplayMarketModel {
   quoteUsd(quote: string, t: number): number {
     const coin = this.coins.get(quote);
     if (coin) return this.usdPrice(coin, t);
-    return FIAT_USD[quote] ?? 1;
+    return this.fiatUsd[quote] ?? 1;
   }
 
   price(market: ReplayMarket, t: number): number {
@@ -333,7 +337,13 @@ const num = (value: number): string => {
 };
 const int = (value: string | null): number | undefined => (value === null || value === '' ? undefined : Number(value));
 
-export async function startVenueReplay(scenario: ReplayScenario, options: { port?: number } = {}): Promise<VenueReplay> {
+/** A fixed answer served at an exact path beside the venues (the recorded ECB and CoinPaprika answers of `make venues-replay`). */
+export interface ReplayFile {
+  contentType: string;
+  body: string;
+}
+
+export async function startVenueReplay(scenario: ReplayScenario, options: { port?: number; files?: Record<string, ReplayFile> } = {}): Promise<VenueReplay> {
   const model = new ReplayMarketModel(scenario);
   const markets = new Map<VenueId, Map<string, ReplayMarket>>();
   const listingsPerCoin = new Map<string, number>();
@@ -687,6 +697,11 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://replay');
+    const file = options.files?.[url.pathname];
+    if (file) {
+      res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(Buffer.byteLength(file.body)) }).end(file.body);
+      return;
+    }
     const [, prefix = '', ...rest] = url.pathname.split('/');
     if (!(REPLAY_VENUES as readonly string[]).includes(prefix)) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `replay: no venue "${prefix}"` }));

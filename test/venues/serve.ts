@@ -1,7 +1,10 @@
-// `make venues-replay`: the loopback replay of the six venues on a fixed port, for manual runs and
-// `MARKET_SOURCE=exchanges EXCHANGE_URLS=... make start`. Options: --port N (default 8780), --coins N (default 300).
+// `make venues-replay`: the loopback replay of the six venues on a fixed port, with the ECB's daily
+// rates and CoinPaprika's tickers from the recorded fixtures, for fully offline manual runs: it
+// prints the environment to give `make start`. Options: --port N (default 8780), --coins N
+// (default 300: the catalogue's coins by rank).
 import { parseArgs } from 'node:util';
-import { makeScenario, REPLAY_VENUES, startVenueReplay } from './replay.ts';
+import { REPLAY_VENUES } from './replay.ts';
+import { replayEnvironment, startOfflineReplay } from './offline.ts';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '8780' }, coins: { type: 'string', default: '300' } } });
 const port = Number(values.port);
@@ -10,11 +13,12 @@ if (!Number.isInteger(port) || port < 0 || !Number.isInteger(coins) || coins < 1
   console.error('usage: node test/venues/serve.ts [--port N] [--coins N]');
   process.exit(2);
 }
-const scenario = makeScenario({ coins });
-const replay = await startVenueReplay(scenario, { port });
+const { replay, scenario } = await startOfflineReplay({ coins, port });
 const markets = REPLAY_VENUES.map((venue) => `${venue} ${scenario.venues[venue]?.markets.length ?? 0}`).join(', ');
-console.log(`venue replay on ${replay.url}: ${coins} coins; markets ${markets}`);
-console.log(`EXCHANGE_URLS=${REPLAY_VENUES.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(',')}`);
+console.log(`venue replay on ${replay.url}: ${scenario.coins.length} coins; markets ${markets}; ECB rates and CoinPaprika tickers recorded`);
+console.log('run the service on it, fully offline, in another terminal:');
+const environment = Object.entries(replayEnvironment(replay)).map(([name, value]) => `${name}=${value}`).join(' ');
+console.log(`${environment} make start`);
 const stop = () => void replay.close().then(() => process.exit(0));
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);

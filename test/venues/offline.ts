@@ -1,0 +1,57 @@
+// Everything MARKET_SOURCE=exchanges reaches over the network, served from one loopback replay:
+// the six venues (replay.ts), the ECB's daily rates and CoinPaprika's /v1/tickers from the
+// recorded fixtures. Used by `make venues-replay`, the service test and the live-minute bench.
+import { readFileSync } from 'node:fs';
+import { parseEcbDaily } from '../../src/sources/ecb.ts';
+import { makeScenario, REPLAY_VENUES, startVenueReplay, type ReplayFile, type ReplayScenario, type VenueReplay } from './replay.ts';
+
+const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
+
+/** where the recorded answers are served: ECB_URL is the document's URL, COINPAPRIKA_URL the API base */
+export const ECB_PATH = '/ecb/stats/eurofxref/eurofxref-daily.xml';
+export const COINPAPRIKA_PATH = '/coinpaprika';
+
+const ECB_DAY = 'ecb/eurofxref-daily-2025-07-02.xml';
+
+export function recordedFiles(): Record<string, ReplayFile> {
+  return {
+    [ECB_PATH]: { contentType: 'text/xml', body: fixture(ECB_DAY) },
+    [`${COINPAPRIKA_PATH}/v1/tickers`]: { contentType: 'application/json', body: fixture('coinpaprika/tickers.json') },
+  };
+}
+
+/** USD per EUR and GBP of the recorded ECB day: the venues' fiat markets are priced at the rates the service reads */
+export function recordedFiatUsd(): Record<string, number> {
+  const { ratesPerEur } = parseEcbDaily(fixture(ECB_DAY));
+  const usdPerEur = Number(ratesPerEur.USD);
+  return { EUR: usdPerEur, GBP: usdPerEur / Number(ratesPerEur.GBP) };
+}
+
+/**
+ * The catalogue's symbols by rank, each once (a symbol two coins share is one replayed asset; the
+ * venues' overrides decide which coin it is), so that the venues' coins map to catalogue coins.
+ */
+export function catalogueSymbols(count: number): string[] {
+  const catalogue = JSON.parse(readFileSync(new URL('../../src/sources/catalogue/coins.json', import.meta.url), 'utf8')) as {
+    coins: Array<{ symbol: string; rank?: number }>;
+  };
+  const ranked = catalogue.coins.filter((coin) => coin.rank !== undefined).sort((a, b) => a.rank! - b.rank!);
+  return [...new Set(ranked.map((coin) => coin.symbol))].slice(0, count);
+}
+
+/** The environment that points the service at the replay: venues, FX rates and supplies. */
+export function replayEnvironment(replay: Pick<VenueReplay, 'url' | 'baseUrl'>): Record<string, string> {
+  return {
+    MARKET_SOURCE: 'exchanges',
+    EXCHANGE_URLS: REPLAY_VENUES.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
+    ECB_URL: replay.url + ECB_PATH,
+    COINPAPRIKA_URL: replay.url + COINPAPRIKA_PATH,
+  };
+}
+
+/** The replay of `coins` catalogue coins on the six venues with the recorded reference answers. */
+export async function startOfflineReplay(options: { coins: number; port?: number; now?: () => number }): Promise<{ replay: VenueReplay; scenario: ReplayScenario }> {
+  const scenario = { ...makeScenario({ coins: options.coins, symbols: catalogueSymbols(options.coins), ...(options.now ? { now: options.now } : {}) }), fiatUsd: recordedFiatUsd() };
+  const replay = await startVenueReplay(scenario, { port: options.port, files: recordedFiles() });
+  return { replay, scenario };
+}
