@@ -42,3 +42,16 @@ export async function withReservedQuery<T>(sql: Sql, work: (query: Query) => Pro
     reserved.release();
   }
 }
+
+/**
+ * A Query that runs one statement at a time in call order, for work that calls it from parallel
+ * tasks (the venues of a run) over one connection: a connection answers one statement at a time.
+ */
+export function serialized(query: Query): Query {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (text, values) => {
+    const result = tail.then(() => query(text, values));
+    tail = result.catch(() => {});
+    return result;
+  };
+}

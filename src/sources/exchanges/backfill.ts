@@ -10,6 +10,7 @@ import type { OHLCV } from 'ccxt';
 import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
+import { serialized } from '../source.ts';
 import { loadVenueMarkets, recordVenueFailure, type ExchangesSource, type LiveVenue } from './index.ts';
 import type { VenueId } from './venues.ts';
 
@@ -92,7 +93,9 @@ interface PlanRow {
   done_until: Date;
 }
 
-export async function backfill(query: Query, source: ExchangesSource, options: BackfillOptions): Promise<BackfillResult> {
+export async function backfill(connection: Query, source: ExchangesSource, options: BackfillOptions): Promise<BackfillResult> {
+  // the venues run in parallel over one connection
+  const query = serialized(connection);
   const started = Date.now();
   const timeframes = [...new Set(options.intervals)].map((interval) => TIMEFRAME[interval]);
   const emit = options.onProgress ?? (() => {});

@@ -7,7 +7,7 @@
 // others go on; everything a venue sent arrives in whole calls, so nothing is half-written.
 import type { Exchange, MarketInterface, Ticker } from 'ccxt';
 import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
-import type { Source } from '../source.ts';
+import { serialized, type Source } from '../source.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
 import { createVenue } from './venues.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
@@ -100,7 +100,8 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     return venue;
   }
 
-  async run(query: Query, { signal }: { signal?: AbortSignal } = {}): Promise<ExchangesTickResult> {
+  async run(connection: Query, { signal }: { signal?: AbortSignal } = {}): Promise<ExchangesTickResult> {
+    const query = serialized(connection);
     await ensureCoinCatalogue(query);
     await ensureVenueCatalogue(query, this.#settings.venues, (id) => this.venue(id).exchange);
     const states = await query(
