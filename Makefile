@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 # The project's Node 22 (npm package `node`) comes first, whatever node the machine has.
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
-MDAPI := node src/cli.ts
+MDAPI := node bin/cli.ts
 PLAN ?= free
 OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
@@ -20,7 +20,7 @@ node_modules/.installed: package.json package-lock.json
 deps: node_modules/.installed ## install dependencies (npm ci), only when package files changed
 
 start: deps ## start the service (embedded database when DATABASE_URL is unset)
-	node src/main.ts
+	node bin/main.ts
 
 test: deps ## run the whole test suite on a real TimescaleDB (embedded unless TEST_DATABASE_URL)
 	npm test

@@ -1,5 +1,5 @@
 // `make chaos`: fault injection on loopback. The embedded database (`mdapi db`), the API
-// (`node src/main.ts`, WORKER=off) and a job worker (`mdapi worker`, demo market) run as separate
+// (`node bin/main.ts`, WORKER=off) and a job worker (`mdapi worker`, demo market) run as separate
 // processes on a fresh DATA_DIR; for CHAOS_ROUNDS rounds one of them is killed at a random moment
 // (first during the demo backfill, then during ticks) and started again, while API requests keep
 // coming and alarms wait for the market to cross them. Once the market has settled it checks: no
@@ -78,11 +78,11 @@ const { DATABASE_URL: _url, DATABASE_POOLED: _pooled, ...inherited } = process.e
 const common = { ...inherited, LOG_LEVEL: 'info', LOG_REQUESTS: 'false', LOG_FORMAT: 'json', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
 const client = { ...common, DATABASE_URL: dbUrl, DATABASE_POOLED: 'true' };
 const registry = new Set<Managed>();
-const db = new Managed('db', ['src/cli.ts', 'db'], { ...common, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(dbPort) }, logDir, registry);
-const api = new Managed('api', ['src/main.ts'], { ...client, HOST: '127.0.0.1', PORT: String(apiPort), WORKER: 'off', MARKET_SOURCE: 'none' }, logDir, registry);
+const db = new Managed('db', ['bin/cli.ts', 'db'], { ...common, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(dbPort) }, logDir, registry);
+const api = new Managed('api', ['bin/main.ts'], { ...client, HOST: '127.0.0.1', PORT: String(apiPort), WORKER: 'off', MARKET_SOURCE: 'none' }, logDir, registry);
 const worker = new Managed(
   'worker',
-  ['src/cli.ts', 'worker'],
+  ['bin/cli.ts', 'worker'],
   { ...client, MARKET_SOURCE: 'simulated', WORKER_HEARTBEAT_MS: String(HEARTBEAT_MS), WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_TIMEOUT_MS: '5000' },
   logDir,
   registry,

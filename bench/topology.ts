@@ -74,7 +74,7 @@ if (SERVER_URL) {
   pooled = false;
 } else {
   embeddedPort = await freePort();
-  db = new Managed('db', ['src/cli.ts', 'db'], { ...common, DATA_DIR: join(root, 'data'), EMBEDDED_DB_PORT: String(embeddedPort) }, logDir, registry);
+  db = new Managed('db', ['bin/cli.ts', 'db'], { ...common, DATA_DIR: join(root, 'data'), EMBEDDED_DB_PORT: String(embeddedPort) }, logDir, registry);
   dbUrl = embeddedUrl(embeddedPort);
   pooled = true;
 }
@@ -123,7 +123,7 @@ const answers = async (probe: () => Promise<unknown>) => {
 async function startApi(api: (typeof apis)[number]): Promise<void> {
   const port = await freePort();
   api.url = `http://127.0.0.1:${port}`;
-  const managed = new Managed(api.name, ['src/main.ts'], { ...client, HOST: '127.0.0.1', PORT: String(port), WORKER: 'off', MARKET_SOURCE: 'none' }, logDir, registry);
+  const managed = new Managed(api.name, ['bin/main.ts'], { ...client, HOST: '127.0.0.1', PORT: String(port), WORKER: 'off', MARKET_SOURCE: 'none' }, logDir, registry);
   api.process = managed;
   managed.onUnexpectedExit = (code, signal) => {
     if (!cleaning) failures.push(`${api.name} exited by itself (${signal ?? `code ${code}`}):\n${tail(managed.log, 8)}`);
@@ -141,7 +141,7 @@ async function startApi(api: (typeof apis)[number]): Promise<void> {
 async function startWorker(index: number): Promise<void> {
   const managed = new Managed(
     `worker${index + 1}`,
-    ['src/cli.ts', 'worker'],
+    ['bin/cli.ts', 'worker'],
     { ...client, MARKET_SOURCE: 'simulated', WORKER_HEARTBEAT_MS: '1000', WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_TIMEOUT_MS: '5000' },
     logDir,
     registry,

@@ -1,6 +1,7 @@
 // The task list and the one crontab of the service.
 import type { Runner, TaskList } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
+import type { JobSchedule } from '../src/worker.ts';
 import { maintainTables } from './maintain_tables.ts';
 import { pruneCounters } from './prune_counters.ts';
 import { runTimescaledbJobs } from './run_timescaledb_jobs.ts';
@@ -60,3 +61,6 @@ export async function onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Conf
   }
   await runner.addJob('refresh_sentiment', {}, { queueName: 'market', jobKey: 'refresh_sentiment:start', maxAttempts: 3 });
 }
+
+/** The schedule the worker runs, handed to it by the entry points (bin/main.ts, bin/cli.ts). */
+export const schedule: JobSchedule = { taskList, crontab, onWorkerStart };

@@ -9,7 +9,7 @@ import { migrate } from './db/migrate.ts';
 import { describeImport } from './content/import.ts';
 import { loadDemoContentIfEmpty } from './content/demo.ts';
 import { createApp, guardServer } from './http/app.ts';
-import { startWorker, type Worker } from './worker.ts';
+import { startWorker, type JobSchedule, type Worker } from './worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 
@@ -32,7 +32,9 @@ export async function openDatabase(config: Config): Promise<{ config: Config; em
   return { config: { ...config, database: { ...config.database, url: embeddedUrl(embedded.port) } }, embedded };
 }
 
-export async function startService(initial: Config, logger: Logger = createLogger(initial)): Promise<RunningService> {
+/** The API, and with WORKER=inline the job worker running `schedule` (jobs/index.ts, given by the entry point). */
+export async function startService(initial: Config, logger: Logger = createLogger(initial), schedule?: JobSchedule): Promise<RunningService> {
+  if (initial.WORKER === 'inline' && !schedule) throw new Error('WORKER=inline: startService needs the job schedule (jobs/index.ts)');
   const { config, embedded } = await openDatabase(initial);
   // Meanwhile requests answer 503 and the worker retries; both reconnect on their own.
   embedded?.events.on('exit', (code, signal) => logger.error(`embedded database exited (${signal ?? `code ${code}`}); restarting it`));
@@ -48,7 +50,7 @@ export async function startService(initial: Config, logger: Logger = createLogge
       const loaded = await loadDemoContentIfEmpty(sql);
       if (loaded) logger.info(`demo content loaded: ${describeImport(loaded).join('; ')}`);
     }
-    if (config.WORKER === 'inline') worker = await startWorker(config, { logger, metrics });
+    if (config.WORKER === 'inline') worker = await startWorker(config, schedule!, { logger, metrics });
   } catch (error) {
     await sql.end({ timeout: 5 });
     await embedded?.stop();

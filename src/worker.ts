@@ -3,8 +3,7 @@
 // worker killed mid-job holds its queue for about three beats, not graphile-worker's 4 hours.
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import { run, type Runner, type WorkerEvents } from 'graphile-worker';
-import { crontab, onWorkerStart, taskList } from '../jobs/index.ts';
+import { run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import { workerStaleAfterMs, type Config } from './config.ts';
 import { createSql, withTimeout, WORKER_APPLICATION_NAME, withApplicationName } from './db/client.ts';
 import { observeJobs } from './job-runs.ts';
@@ -15,11 +14,18 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
+/** What the worker runs: the task list, the crontab and the jobs queued at start (jobs/index.ts). */
+export interface JobSchedule {
+  taskList(config: Config): TaskList;
+  crontab: string;
+  onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Config): Promise<void>;
+}
+
 /** How long stop() lets running jobs finish before it gives them back. */
 const STOP_GRACE_MS = 3_000;
 const MAX_RESTART_DELAY_MS = 30_000;
 
-export async function startWorker(config: Config, observability: { logger?: Logger; metrics?: Metrics } = {}): Promise<Worker> {
+export async function startWorker(config: Config, schedule: JobSchedule, observability: { logger?: Logger; metrics?: Metrics } = {}): Promise<Worker> {
   const logger = observability.logger ?? createLogger(config);
   // graphile-worker locks jobs and queues in the name of its pool, created inside run().
   const poolIds = new Set<string>();
@@ -50,8 +56,8 @@ export async function startWorker(config: Config, observability: { logger?: Logg
       noHandleSignals: true,
       // running jobs are told to abort (helpers.abortSignal) this long into a graceful stop
       gracefulShutdownAbortTimeout: STOP_GRACE_MS,
-      taskList: taskList(config),
-      crontab,
+      taskList: schedule.taskList(config),
+      crontab: schedule.crontab,
       logger: graphileLogger(logger),
       // Batched completion (even with no delay) handles a lost database by stopping the pool,
       // which is restarted below; the unbatched path leaves the rejection unhandled.
@@ -77,7 +83,7 @@ export async function startWorker(config: Config, observability: { logger?: Logg
     started.promise.catch((error: Error) => died(error.message));
     await heartbeat.beat();
     if (abandoned.length > 0) await heartbeat.release(abandoned.splice(0));
-    await onWorkerStart(started, config);
+    await schedule.onWorkerStart(started, config);
   };
   const scheduleRestart = (delay: number) => {
     restartTimer = setTimeout(() => {

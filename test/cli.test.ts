@@ -18,7 +18,7 @@ test.before(async () => {
 test.after.always(() => db?.close());
 
 const cli = (args: string[], env: Record<string, string>) =>
-  run(process.execPath, ['src/cli.ts', ...args], { env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...env } });
+  run(process.execPath, ['bin/cli.ts', ...args], { env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', ...env } });
 
 const viaRunningServer = (): Record<string, string> => (db.embeddedPort ? { DATA_DIR: db.dataDir!, EMBEDDED_DB_PORT: String(db.embeddedPort) } : { DATABASE_URL: db.url });
 

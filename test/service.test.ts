@@ -5,12 +5,13 @@ import { createKey } from '../src/keys.ts';
 import { silentLogger } from '../src/log.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
+import { schedule } from '../jobs/index.ts';
 
 let db: TestDatabase;
 let service: RunningService;
 test.before(async () => {
   db = await testDatabase();
-  service = await startService(db.config({ PORT: '0', WORKER: 'inline' }), silentLogger);
+  service = await startService(db.config({ PORT: '0', WORKER: 'inline' }), silentLogger, schedule);
 });
 test.after.always(async () => {
   await service?.close();

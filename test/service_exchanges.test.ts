@@ -14,6 +14,7 @@ import { parseExchangeUrls } from '../src/sources/exchanges/venues.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
 import { DAY, MINUTE, REPLAY_VENUES, type VenueReplay } from './venues/replay.ts';
 import { replayEnvironment, startOfflineReplay } from './venues/offline.ts';
+import { schedule } from '../jobs/index.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;
@@ -47,6 +48,7 @@ test.before(async () => {
       EXCHANGE_BUDGET_MS: '4000', EXCHANGE_TIMEOUT_MS: '3000',
     }),
     silentLogger,
+    schedule,
   );
   ({ key } = await createKey(db.sql, { plan: 'pro', owner: 'done-when', scope: 'data-api' }));
   // the worker's start queued fetch_exchanges and refresh_fx; the other feeds are queued as their cron minutes would
@@ -62,7 +64,8 @@ test.before(async () => {
   await db.sql`select graphile_worker.add_job('fetch_okx_liquidations', '{}'::json, queue_name => 'market', job_key => 'test:liquidations')`;
   await db.sql`select graphile_worker.add_job('refresh_sentiment', '{}'::json, queue_name => 'market', job_key => 'test:sentiment')`;
   await db.sql`select graphile_worker.add_job('refresh_coin_metadata', '{}'::json, job_key => 'test:metadata')`;
-  await until('the OKX liquidations', `select last_success_at is not null as ok from market.source_health where name = 'okx-liquidations'`);
+  // the first poll pages back over 48 hours for ~27 swaps at OKX's pace (110 ms a request): half a minute alone
+  await until('the OKX liquidations', `select last_success_at is not null as ok from market.source_health where name = 'okx-liquidations'`, 150_000);
   await until('the ECB rates', `select last_success_at is not null as ok from market.source_health where name = 'ecb'`);
   await until('the CoinPaprika supplies', `select last_success_at is not null as ok from market.source_health where name = 'coinpaprika'`);
   await until('the sentiment snapshot', `select not exists (select from graphile_worker.jobs where key = 'test:sentiment') as ok`);

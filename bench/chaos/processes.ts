@@ -1,4 +1,4 @@
-// The processes a chaos run starts: each is a real `mdapi db`, `mdapi worker` or `node src/main.ts`,
+// The processes a chaos run starts: each is a real `mdapi db`, `mdapi worker` or `node bin/main.ts`,
 // its output appended to a log file of its own, killed and started again by the run, and always
 // ended when the run ends (whatever way it ends).
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -27,7 +27,7 @@ begin
       -- a filled sell closes a long position, a buy a short one
       case r.side when 'sell' then 'long' else 'short' end as position, r.side as "order",
       -- the contract size as ccxt read it with the answer, else as the venue's instruments list gave it
-      r.price::numeric as price, r.contracts::numeric * coalesce(r."contractSize"::numeric, m.contract_size, 1) as quantity,
+      r.price::numeric as price, trim_scale(r.contracts::numeric * coalesce(r."contractSize"::numeric, m.contract_size, 1)) as quantity,
       market.usd_rate(m.quote, m.quote_coin_id) as rate
     from liquidation_rows r
     left join market.exchanges e on e.slug = 'okx'

@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/log.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { schedule } from '../../jobs/index.ts';
 
 const embedded = embeddedOnly(test, 'the service supervises the embedded database process; a server has its own init system');
 
@@ -14,7 +15,7 @@ let db: TestDatabase;
 let service: RunningService;
 test.before(async () => {
   db = await testDatabase();
-  service = await startService(db.config({ PORT: '0', WORKER: 'inline', WORKER_HEARTBEAT_MS: '1000' }), silentLogger);
+  service = await startService(db.config({ PORT: '0', WORKER: 'inline', WORKER_HEARTBEAT_MS: '1000' }), silentLogger, schedule);
 });
 test.after.always(async () => {
   await service?.close();

@@ -10,6 +10,7 @@ import { startWorker } from '../../src/worker.ts';
 import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 import { captureLog } from '../helpers/log.ts';
 import { fixtureRoutes } from './fixtures.ts';
+import { schedule } from '../../jobs/index.ts';
 
 const handles = useApi(test, { routes: fixtureRoutes });
 
@@ -306,7 +307,7 @@ test('LOG_REQUESTS=false keeps request lines out; the redact configuration masks
 test.serial('one log line and the metrics of every job run, success and final failure', async (t) => {
   const log = captureLog();
   const metrics = new Metrics(handles.db.config());
-  const worker = await startWorker(handles.db.config({ WORKER: 'inline' }), { logger: log.logger, metrics });
+  const worker = await startWorker(handles.db.config({ WORKER: 'inline' }), schedule, { logger: log.logger, metrics });
   try {
     const [{ id: okId }] = (await handles.db.sql`select (graphile_worker.add_job('prune_counters', '{}'::json)).id`) as unknown as [{ id: string }];
     const [{ id: badId }] = (await handles.db.sql`

@@ -11,7 +11,7 @@ import { withQuery } from '../helpers/query.ts';
 const HEARTBEAT_MS = 2_000;
 /** The promise made in the README: a dead worker's queue is free again within three beats and one more. */
 const BOUND_MS = (STALE_AFTER_BEATS + 1) * HEARTBEAT_MS;
-const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
+const CLI = new URL('../../bin/cli.ts', import.meta.url).pathname;
 
 let db: TestDatabase;
 const children: ChildProcess[] = [];

@@ -148,7 +148,7 @@ test.serial('a venue answering 429 is backed off and skipped while the others fi
 });
 
 function mdapi(database: TestDatabase, args: string[]): { child: ChildProcess; output: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['src/cli.ts', 'backfill', ...args], {
+  const child = spawn(process.execPath, ['bin/cli.ts', 'backfill', ...args], {
     env: {
       ...process.env,
       DATABASE_URL: database.url,

@@ -2,20 +2,21 @@
 // one, starts it for the length of the command when there is none, and uses DATABASE_URL when set.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { embeddedUrl, loadConfig } from './config.ts';
-import { createSql } from './db/client.ts';
-import { backup, restore } from './db/backup.ts';
-import { migrate } from './db/migrate.ts';
-import { UnsupportedServerError } from './db/server-check.ts';
-import { createLogger } from './log.ts';
-import { ContentImportError, describeImport, importContent } from './content/import.ts';
-import { readKlineZip } from './sources/files/binance-klines.ts';
-import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from './sources/catalogue/index.ts';
-import { CandleImportError, importCandles } from './sources/files/candles.ts';
-import { createKey, listKeys, revokeKey } from './keys.ts';
-import { openDatabase } from './service.ts';
-import { withReservedQuery } from './sources/source.ts';
-import { startWorker } from './worker.ts';
+import { embeddedUrl, loadConfig } from '../src/config.ts';
+import { createSql } from '../src/db/client.ts';
+import { backup, restore } from '../src/db/backup.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { UnsupportedServerError } from '../src/db/server-check.ts';
+import { createLogger } from '../src/log.ts';
+import { ContentImportError, describeImport, importContent } from '../src/content/import.ts';
+import { readKlineZip } from '../src/sources/files/binance-klines.ts';
+import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from '../src/sources/catalogue/index.ts';
+import { CandleImportError, importCandles } from '../src/sources/files/candles.ts';
+import { createKey, listKeys, revokeKey } from '../src/keys.ts';
+import { openDatabase } from '../src/service.ts';
+import { withReservedQuery } from '../src/sources/source.ts';
+import { startWorker } from '../src/worker.ts';
+import { schedule } from '../jobs/index.ts';
 
 const USAGE = `usage: mdapi <command> [options]
 
@@ -147,7 +148,7 @@ switch (command) {
   }
   case 'worker': {
     const { config, embedded } = await openDatabase(loadConfig());
-    const worker = await startWorker(config);
+    const worker = await startWorker(config, schedule);
     process.stderr.write('worker running\n');
     await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
     await worker.stop();
@@ -221,10 +222,10 @@ switch (command) {
   }
   case 'backfill': {
     const [{ backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
-      import('./sources/exchanges/backfill.ts'),
-      import('./sources/exchanges/backfill-report.ts'),
-      import('./sources/exchanges/index.ts'),
-      import('./sources/exchanges/venues.ts'),
+      import('../src/sources/exchanges/backfill.ts'),
+      import('../src/sources/exchanges/backfill-report.ts'),
+      import('../src/sources/exchanges/index.ts'),
+      import('../src/sources/exchanges/venues.ts'),
     ]);
     const intervals = (values.interval ?? ['daily,hourly,minutely']).flatMap((value) => value.split(',')).map((value) => value.trim());
     for (const interval of intervals) {

@@ -1,12 +1,13 @@
 // `make start`: the service in one process tree (API + worker, embedded database beside it).
-import { loadConfig } from './config.ts';
-import { createLogger } from './log.ts';
-import { UnsupportedServerError } from './db/server-check.ts';
-import { startService } from './service.ts';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { UnsupportedServerError } from '../src/db/server-check.ts';
+import { startService } from '../src/service.ts';
+import { schedule } from '../jobs/index.ts';
 
 const config = loadConfig();
 const logger = createLogger(config);
-const service = await startService(config, logger).catch((error: Error) => {
+const service = await startService(config, logger, schedule).catch((error: Error) => {
   if (!(error instanceof UnsupportedServerError)) throw error;
   logger.fatal(error.message);
   process.exit(1);
