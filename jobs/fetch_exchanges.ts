@@ -1,6 +1,6 @@
 // The live market's minute with MARKET_SOURCE=exchanges: one run of the exchange source (venues,
-// tickers, candles, price index, coin and venue state) and one of OKX's liquidation orders. Both
-// are queued on the market queue, so runs never overlap; one ccxt instance per venue lives as long
+// tickers, candles, price index, coin and venue state) and one of OKX's liquidation orders, each on
+// a queue of its own, so runs of one never overlap; one ccxt instance per venue lives as long
 // as the worker, keeping its markets and its rate limiter between minutes.
 import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';

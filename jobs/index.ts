@@ -40,7 +40,8 @@ export const crontab = [
   '* * * * * simulate_exchanges ?max=1&queue=market',
   '* * * * * simulate_liquidations ?max=1&queue=market',
   '* * * * * fetch_exchanges ?max=1&queue=market',
-  '* * * * * fetch_okx_liquidations ?max=1&queue=market',
+  // its own queue: a first poll pages back 48 hours and must not hold up the market's minute
+  '* * * * * fetch_okx_liquidations ?max=1&queue=okx_liquidations',
   '25 4,16 * * * refresh_fx ?max=3',
   '41 * * * * refresh_coin_metadata ?max=3',
   '*/15 * * * * refresh_sentiment ?max=1&queue=market',
@@ -56,6 +57,7 @@ export async function onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Conf
   }
   // the ECB publishes twice a day: real FX rates from the start, not at the next publication
   if (config.FX_SOURCE === 'ecb') await runner.addJob('refresh_fx', {}, { jobKey: 'refresh_fx:start', maxAttempts: 3 });
+  if (config.METADATA_SOURCE !== 'none') await runner.addJob('refresh_coin_metadata', {}, { jobKey: 'refresh_coin_metadata:start', maxAttempts: 3 });
   if (config.MARKET_SOURCE === 'exchanges') {
     await runner.addJob('fetch_exchanges', {}, { queueName: 'market', jobKey: 'fetch_exchanges:start', maxAttempts: 1 });
   }

@@ -61,9 +61,9 @@ test.before(async () => {
     backfill(query, history, { coins: ['bitcoin', 'ethereum', 'solana'], intervals: ['hourly'], since: new Date(Date.now() - 16 * DAY) }),
   );
   if (backfilled.candles === 0) throw new Error(`no history backfilled: ${JSON.stringify(backfilled.venues)}`);
-  await db.sql`select graphile_worker.add_job('fetch_okx_liquidations', '{}'::json, queue_name => 'market', job_key => 'test:liquidations')`;
+  await db.sql`select graphile_worker.add_job('fetch_okx_liquidations', '{}'::json, queue_name => 'okx_liquidations', job_key => 'test:liquidations')`;
   await db.sql`select graphile_worker.add_job('refresh_sentiment', '{}'::json, queue_name => 'market', job_key => 'test:sentiment')`;
-  await db.sql`select graphile_worker.add_job('refresh_coin_metadata', '{}'::json, job_key => 'test:metadata')`;
+  // refresh_coin_metadata was queued by the worker's start
   // the first poll pages back over 48 hours for ~27 swaps at OKX's pace (110 ms a request): half a minute alone
   await until('the OKX liquidations', `select last_success_at is not null as ok from market.source_health where name = 'okx-liquidations'`, 150_000);
   await until('the ECB rates', `select last_success_at is not null as ok from market.source_health where name = 'ecb'`);

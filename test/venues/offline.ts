@@ -32,11 +32,24 @@ export function recordedFiatUsd(): Record<string, number> {
  * venues' overrides decide which coin it is), so that the venues' coins map to catalogue coins.
  */
 export function catalogueSymbols(count: number): string[] {
+  return [...new Set(rankedCatalogue().map((coin) => coin.symbol))].slice(0, count);
+}
+
+function rankedCatalogue() {
   const catalogue = JSON.parse(readFileSync(new URL('../../src/sources/catalogue/coins.json', import.meta.url), 'utf8')) as {
-    coins: Array<{ symbol: string; rank?: number }>;
+    coins: Array<{ symbol: string; rank?: number; circulating_supply?: string | null }>;
   };
-  const ranked = catalogue.coins.filter((coin) => coin.rank !== undefined).sort((a, b) => a.rank! - b.rank!);
-  return [...new Set(ranked.map((coin) => coin.symbol))].slice(0, count);
+  return catalogue.coins.filter((coin) => coin.rank !== undefined).sort((a, b) => a.rank! - b.rank!);
+}
+
+/** Plausible prices for the catalogue's coins: a market cap falling with rank over their circulating supply. */
+export function cataloguePrices(): Record<string, number> {
+  const prices: Record<string, number> = {};
+  for (const coin of rankedCatalogue()) {
+    const supply = Number(coin.circulating_supply ?? 0);
+    if (supply > 0 && !(coin.symbol in prices)) prices[coin.symbol] = Number((2e12 / coin.rank! ** 1.6 / supply).toPrecision(6));
+  }
+  return prices;
 }
 
 /** The environment that points the service at the replay: venues, FX rates and supplies. */
@@ -51,7 +64,7 @@ export function replayEnvironment(replay: Pick<VenueReplay, 'url' | 'baseUrl'>):
 
 /** The replay of `coins` catalogue coins on the six venues with the recorded reference answers. */
 export async function startOfflineReplay(options: { coins: number; port?: number; now?: () => number }): Promise<{ replay: VenueReplay; scenario: ReplayScenario }> {
-  const scenario = { ...makeScenario({ coins: options.coins, symbols: catalogueSymbols(options.coins), ...(options.now ? { now: options.now } : {}) }), fiatUsd: recordedFiatUsd() };
+  const scenario = { ...makeScenario({ coins: options.coins, symbols: catalogueSymbols(options.coins), prices: cataloguePrices(), ...(options.now ? { now: options.now } : {}) }), fiatUsd: recordedFiatUsd() };
   const replay = await startVenueReplay(scenario, { port: options.port, files: recordedFiles() });
   return { replay, scenario };
 }

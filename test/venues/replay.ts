@@ -814,17 +814,20 @@ const VENUE_PROFILE: Record<VenueId, { share: number; quotes: Array<[string, num
  * A realistic big scenario: `coins` symbols ranked by volume (real majors first, then C041, C042, … or
  * the given `symbols`), each venue listing a rank-weighted share of them in several quotes; deterministic.
  */
-export function makeScenario(options: { coins?: number; venues?: readonly VenueId[]; symbols?: readonly string[]; seed?: number; now?: () => number } = {}): ReplayScenario {
+export function makeScenario(
+  options: { coins?: number; venues?: readonly VenueId[]; symbols?: readonly string[]; prices?: Readonly<Record<string, number>>; seed?: number; now?: () => number } = {},
+): ReplayScenario {
   const count = options.coins ?? 300;
   const seed = options.seed ?? 13;
   const venues = options.venues ?? REPLAY_VENUES;
   const now = (options.now ?? Date.now)();
   const coins: ReplayCoin[] = [];
   for (let rank = 0; rank < count; rank++) {
-    const major = MAJORS[rank];
-    const symbol = options.symbols?.[rank] ?? major?.[0] ?? `C${String(rank + 1).padStart(3, '0')}`;
+    const symbol = options.symbols?.[rank] ?? MAJORS[rank]?.[0] ?? `C${String(rank + 1).padStart(3, '0')}`;
+    // a real major keeps its own price whatever its rank; others take the given price or a made-up one
+    const major = MAJORS.find(([known]) => known === symbol);
     const key = hashString(symbol, seed);
-    const price = STABLES.has(symbol) ? 1 : (major?.[1] ?? 10 ** (unit(key, 1) * 5 - 3));
+    const price = STABLES.has(symbol) ? 1 : (major?.[1] ?? options.prices?.[symbol] ?? 10 ** (unit(key, 1) * 5 - 3));
     const ageDays = rank < 10 ? 3000 : 30 + Math.floor(unit(key, 2) * 2500);
     coins.push({
       symbol, price, volumeUsd: 3e10 / Math.pow(rank + 1, 1.1), volatility: STABLES.has(symbol) ? 0.01 : 1,
