@@ -1,6 +1,6 @@
 // Backfill throughput from the loopback replay of the six venues (test/venues/replay.ts): coins ×
 // venues of history read through ccxt (its rate limiters on) and written through the live path
-// (venue candles → price index → aggregates), as `mdapi backfill` does. BENCH_BACKFILL_COINS coins
+// (venue candles → price index → aggregates), as `mdapi backfill` does. BENCH_BACKFILL_COINS coins (default 10)
 // (default 50) listed on all six venues, BENCH_BACKFILL_INTERVALS (default hourly,minutely) from
 // BENCH_BACKFILL_DAYS days ago (default 2). Figures only, no assertions. Runs in `make bench`
 // (BENCH_BACKFILL=off skips it) or alone: node bench/backfill.ts (a fresh embedded database).
@@ -15,7 +15,7 @@ import { withReservedQuery } from '../src/sources/source.ts';
 import { DAY, REPLAY_VENUES, startVenueReplay } from '../test/venues/replay.ts';
 
 export async function benchBackfill(sql: Sql) {
-  const coins = Number(process.env.BENCH_BACKFILL_COINS ?? 50);
+  const coins = Number(process.env.BENCH_BACKFILL_COINS ?? 10);
   const days = Number(process.env.BENCH_BACKFILL_DAYS ?? 2);
   const intervals = (process.env.BENCH_BACKFILL_INTERVALS ?? 'hourly,minutely').split(',') as BackfillInterval[];
   if (intervals.some((interval) => !BACKFILL_INTERVALS.includes(interval))) throw new Error('BENCH_BACKFILL_INTERVALS: daily, hourly, minutely');
