@@ -20,6 +20,8 @@ const handles = useApi(test, {
     await insertCoin(db.sql, TECH, generateSeries(400, 7));
     await refreshAggregates(db.sql);
     await db.sql`select market.refresh_sentiment()`;
+    // the altseason index needs 90 days of the top 100: one computed day stands for it here
+    await db.sql`insert into market.altseason_days (day, index, outperformers, coins, look_back_days) values (current_date, 40, 4, 10, 90)`;
     keys.free = await api.key({ plan: 'mcp-free', scope: 'mcp' });
     keys.pro = await api.key({ plan: 'mcp-pro', scope: 'mcp' });
     keys.dataApi = await api.key({ plan: 'pro' });
