@@ -13,6 +13,7 @@ import { readKlineZip } from '../src/sources/files/binance-klines.ts';
 import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from '../src/sources/catalogue/index.ts';
 import { CandleImportError, importCandles } from '../src/sources/files/candles.ts';
 import { createKey, listKeys, revokeKey } from '../src/keys.ts';
+import { PLANS_BY_SCOPE } from '../src/http/routes.ts';
 import { openDatabase } from '../src/service.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
 import { startWorker } from '../src/worker.ts';
@@ -22,7 +23,8 @@ const USAGE = `usage: mdapi <command> [options]
 
   migrate                                   apply sql/migrations and re-apply sql/functions
   create-key --plan free|starter|pro [--owner NAME] [--scope data-api|mcp]
-                                            create an API key; prints only the key
+                                            create an API key; prints only the key; an MCP key
+                                            (--scope mcp) takes an MCP plan: --plan mcp-free|mcp-pro
   revoke-key ID|PREFIX                      revoke a key by id or by its printed prefix
   list-keys                                 list keys (never the keys themselves)
   db-url [--analyst]                        print the psql connection URL
@@ -103,10 +105,12 @@ switch (command) {
     break;
   }
   case 'create-key': {
-    const plan = values.plan;
-    if (plan !== 'free' && plan !== 'starter' && plan !== 'pro') fail('--plan must be free, starter or pro');
     const scope = values.scope;
     if (scope !== 'data-api' && scope !== 'mcp') fail('--scope must be data-api or mcp');
+    // A plan belongs to one scope (app.plans.scope): an MCP key never carries a Data API plan, nor the reverse.
+    const plans: readonly string[] = PLANS_BY_SCOPE[scope];
+    const plan = values.plan as (typeof PLANS_BY_SCOPE)[typeof scope][number];
+    if (!plans.includes(plan)) fail(`--plan must be ${plans.join(', ')} for a ${scope} key`);
     const owner = values.owner!;
     if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
     const { key } = await withDatabase(async (sql) => {

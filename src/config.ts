@@ -49,6 +49,8 @@ const schema = z.object({
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   TRUST_PROXY: flag.default(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536),
+  // /mcp refuses a browser Origin other than loopback and these (comma-separated, e.g. https://app.example.com).
+  MCP_ALLOWED_ORIGINS: z.string().default('').transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean)),
   // One JSON line per request (info level); false keeps job, start-up and error lines only.
   LOG_REQUESTS: flag.default(true),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),

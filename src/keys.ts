@@ -2,12 +2,12 @@
 // stored; the key itself is printed once, at creation.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from './db/client.ts';
-import type { PlanName } from './http/routes.ts';
+import type { McpPlanName, PlanName } from './http/routes.ts';
 
 export const hashKey = (key: string) => createHash('sha256').update(key, 'utf8').digest();
 
 export interface NewKey {
-  plan: PlanName;
+  plan: PlanName | McpPlanName;
   owner: string;
   scope: 'data-api' | 'mcp';
 }

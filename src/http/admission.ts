@@ -1,14 +1,14 @@
 // Admission of a keyed request: one call to app.admit (authentication, failed-attempt limits,
 // plan gate, rate limit, quota), then the quota and rate-limit headers.
 import type { Context } from 'koa';
-import type { Deps, PlanName } from './routes.ts';
+import type { Deps, McpPlanName, PlanName } from './routes.ts';
 import { ApiError } from './errors.ts';
 import { hashKey } from '../keys.ts';
 
 export interface Admitted {
   id: number;
   owner: string;
-  plan: PlanName;
+  plan: PlanName | McpPlanName;
   perPageCap: number;
 }
 
@@ -16,7 +16,7 @@ interface AdmitRow {
   outcome: 'ok' | 'unauthorized' | 'auth_rate_limited' | 'plan_required' | 'per_page_exceeded' | 'rate_limited' | 'quota_exceeded';
   key_id: string | null;
   owner: string | null;
-  plan: PlanName | null;
+  plan: PlanName | McpPlanName | null;
   quota_limit: string | null;
   quota_used: string | null;
   quota_reset: Date;
@@ -30,7 +30,7 @@ interface AdmitRow {
 export async function admission(
   ctx: Context,
   { sql, config }: Deps,
-  route: { endpoint: string; plan: PlanName; consume: boolean; perPage?: number; scope?: 'data-api' | 'mcp'; key?: string | null },
+  route: { endpoint: string; plan: PlanName | McpPlanName; consume: boolean; perPage?: number; scope?: 'data-api' | 'mcp'; key?: string | null },
 ): Promise<Admitted> {
   const key = route.key !== undefined ? route.key : bearerKey(ctx.get('authorization'));
   const [row] = await sql<AdmitRow[]>`

@@ -15,6 +15,7 @@ import { Metrics } from '../metrics.ts';
 import { healthz, readyz } from './health.ts';
 import { metricsHandler } from './metrics.ts';
 import { observeRequests } from './observe.ts';
+import { mcpRouter } from '../mcp/server.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -69,6 +70,7 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   operations.get('/readyz', readyz(deps));
   operations.get('/metrics', metricsHandler(deps, metrics));
   app.use(operations.routes());
+  app.use(mcpRouter(deps).routes());
 
   const router = new Router({ prefix: API_PREFIX });
   mountRoutes(router, routes, deps);

@@ -11,6 +11,9 @@ import { admission, type Admitted } from './admission.ts';
 import { addErrors, bodyTextErrors, fieldErrors, pathTextErrors, queryTextErrors } from './validation.ts';
 
 export type PlanName = 'free' | 'starter' | 'pro';
+/** The plans of MCP keys (sql/migrations/000090_mcp_plans.sql); a plan belongs to one key scope. */
+export type McpPlanName = 'mcp-free' | 'mcp-pro';
+export const PLANS_BY_SCOPE = { 'data-api': ['free', 'starter', 'pro'], mcp: ['mcp-free', 'mcp-pro'] } as const;
 export const PLAN_RANK: Record<PlanName, number> = { free: 1, starter: 2, pro: 3 };
 
 export interface Deps {
@@ -134,6 +137,11 @@ export function readsFromReplica(route: Pick<RouteSpec, 'method' | 'noStore' | '
 /** A replica lost since its last check, or a query cancelled by WAL replay (40001): the primary answers instead. */
 const retryOnPrimary = (error: unknown) => isDatabaseUnavailable(error) || (error as { code?: unknown } | null)?.code === '40001';
 
+/** The plan a request needs: a plan that depends on the query is judged on a valid query only. */
+export function routePlan(route: RouteSpec, query: unknown, valid: boolean): PlanName {
+  return typeof route.plan === 'function' ? (valid ? route.plan(query as never) : 'free') : route.plan;
+}
+
 export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
   for (const route of routes) {
     const endpoint = `${route.method.toUpperCase()} ${API_PREFIX}${route.path}`;
@@ -141,7 +149,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
       if (route.noStore) ctx.set('Cache-Control', 'no-store');
       const input = parseInputs(route, ctx);
       const valid = Object.keys(input.errors).length === 0;
-      const plan = typeof route.plan === 'function' ? (valid ? route.plan(input.query as never) : 'free') : route.plan;
+      const plan = routePlan(route, input.query, valid);
       const perPage = valid ? (input.query as { per_page?: unknown }).per_page : undefined;
       const key = await admission(ctx, deps, { endpoint, plan, consume: valid, perPage: typeof perPage === 'number' ? perPage : undefined });
       if (!valid) throw ApiError.validation(input.errors);

@@ -9,7 +9,7 @@ const handles = useApi(test, { routes: fixtureRoutes });
 const used = (response: { headers: Headers }) => Number(response.headers.get('x-quota-used'));
 
 test.serial('plans come from a table with the figures of the design', async (t) => {
-  const plans = await handles.db.sql`select name, monthly_quota::int, requests_per_minute, per_page_cap from app.plans order by rank`;
+  const plans = await handles.db.sql`select name, monthly_quota::int, requests_per_minute, per_page_cap from app.plans where scope = 'data-api' order by rank`;
   t.deepEqual([...plans].map((plan) => ({ ...plan })), [
     { name: 'free', monthly_quota: 10000, requests_per_minute: 30, per_page_cap: 100 },
     { name: 'starter', monthly_quota: 100000, requests_per_minute: 120, per_page_cap: 250 },
