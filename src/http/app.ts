@@ -15,6 +15,7 @@ import { Metrics } from '../metrics.ts';
 import { healthz, readyz } from './health.ts';
 import { metricsHandler } from './metrics.ts';
 import { observeRequests } from './observe.ts';
+import { mountPublic } from './public.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -68,6 +69,7 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   operations.get('/healthz', healthz);
   operations.get('/readyz', readyz(deps));
   operations.get('/metrics', metricsHandler(deps, metrics));
+  mountPublic(operations, deps);
   app.use(operations.routes());
 
   const router = new Router({ prefix: API_PREFIX });
