@@ -10,7 +10,7 @@ export const escapeHtml = (text: string) =>
  * The service's absolute base URL: PUBLIC_URL, else the request's scheme and host (behind a proxy
  * with TRUST_PROXY, its X-Forwarded-Proto/Host).
  */
-export const publicBase = (ctx: Context, config: Pick<Config, 'PUBLIC_URL'>) => config.PUBLIC_URL ?? ctx.origin;
+export const publicBase = (ctx: Context, config: Pick<Config, 'PUBLIC_URL'>) => config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}
 code{background:#f2f4f7;padding:0 .25em;border-radius:3px}pre{background:#f2f4f7;padding:.75rem;overflow:auto}
