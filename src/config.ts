@@ -59,6 +59,13 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16).optional(),
   // GET /readyz fails without a fresh worker heartbeat; defaults to true with WORKER=inline, false with WORKER=off.
   READY_REQUIRES_WORKER: flag.optional(),
+  // The service's public base URL (https://api.example.com) for absolute links in the discovery
+  // documents; default: the scheme and host of each request.
+  PUBLIC_URL: z.string().url().transform((url) => url.replace(/\/+$/, '')).optional(),
+  // security.txt (RFC 9116): where to report vulnerabilities (mailto:, https: or tel: URI) and
+  // when the file expires (ISO 8601); default contact mailto:security@<host>, expiry computed.
+  SECURITY_CONTACT: z.string().regex(/^(mailto|https|tel):\S+$/, 'a mailto:, https: or tel: URI').optional(),
+  SECURITY_TXT_EXPIRES: z.string().datetime({ offset: true }).optional(),
   // Webhooks: loopback/private-range targets are refused unless allowed (tests use 127.0.0.1 receivers).
   WEBHOOK_ALLOW_PRIVATE_TARGETS: flag.default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),

@@ -16,6 +16,7 @@ import { healthz, readyz } from './health.ts';
 import { metricsHandler } from './metrics.ts';
 import { observeRequests } from './observe.ts';
 import { mcpRouter } from '../mcp/server.ts';
+import { mountPublic } from './public.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -69,6 +70,7 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   operations.get('/healthz', healthz);
   operations.get('/readyz', readyz(deps));
   operations.get('/metrics', metricsHandler(deps, metrics));
+  mountPublic(operations, deps);
   app.use(operations.routes());
   app.use(mcpRouter(deps).routes());
 

@@ -8,7 +8,7 @@ import { ApiError } from './errors.ts';
 import type { Deps } from './routes.ts';
 
 /** A readiness probe must answer promptly even when the database does not. */
-const CHECK_TIMEOUT_MS = 2000;
+export const CHECK_TIMEOUT_MS = 2000;
 
 export interface Readiness {
   ready: boolean;

@@ -29,6 +29,7 @@ export function openApiDocument(routes: RouteSpec[], version: string) {
       summary: route.summary,
       description: `Minimum plan: ${plan}.`,
       'x-minimum-plan': plan,
+      ...(route.deprecated ? { deprecated: true, 'x-sunset': route.deprecated.sunset } : {}),
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(route.body, { io: 'input', unrepresentable: 'any' }) } } } }

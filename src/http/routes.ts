@@ -8,6 +8,7 @@ import type { Sql } from '../db/client.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import { ApiError, isDatabaseUnavailable } from './errors.ts';
 import { admission, type Admitted } from './admission.ts';
+import { deprecationHeaders } from './deprecation.ts';
 import { addErrors, bodyTextErrors, fieldErrors, pathTextErrors, queryTextErrors } from './validation.ts';
 
 export type PlanName = 'free' | 'starter' | 'pro';
@@ -59,6 +60,13 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
    * and may be served by a read replica; 'primary' keeps a GET that reads per-key or just-written state there.
    */
   reads?: 'replica' | 'primary';
+  /**
+   * A deprecated operation (docs/versioning.md): answered with Deprecation (RFC 9745), Sunset
+   * (RFC 8594) and a Link to its changelog entry, and marked deprecated in OpenAPI. `changelog` is
+   * an anchor of /changelog (a version, e.g. `1.2.0`, or a group, e.g. `1.2.0-deprecated`); the
+   * deprecation dates from `since`, else from that version's release date.
+   */
+  deprecated?: { sunset: string; changelog: string; since?: string };
   handler: (input: HandlerInput<z.output<Q>, z.output<P>, z.output<B>>) => Promise<unknown>;
 }
 
@@ -145,7 +153,11 @@ export function routePlan(route: RouteSpec, query: unknown, valid: boolean): Pla
 export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
   for (const route of routes) {
     const endpoint = `${route.method.toUpperCase()} ${API_PREFIX}${route.path}`;
+    // checked at start-up: a declaration naming a missing changelog entry or a bad date fails here
+    const deprecation = route.deprecated ? deprecationHeaders(route.deprecated) : null;
     router[route.method](koaPath(route.path), async (ctx: Context) => {
+      // on every answer, errors included: a client learns of the sunset whatever it sent
+      if (deprecation) deprecation(ctx, deps.config);
       if (route.noStore) ctx.set('Cache-Control', 'no-store');
       const input = parseInputs(route, ctx);
       const valid = Object.keys(input.errors).length === 0;

@@ -1,0 +1,90 @@
+// GET /status (a page for people, refreshing itself) and GET /status.json (its twin): the overall
+// state and each component's state and figures, from app.status_report (thresholds there and in
+// docs/status.md). No key. A database that cannot answer is itself the report: outage, not a 5xx.
+import type { Context } from 'koa';
+import { VERSION } from '../api/meta.ts';
+import { workerStaleAfterMs } from '../config.ts';
+import { withTimeout } from '../db/client.ts';
+import { migrationFiles } from '../db/migrate.ts';
+import { CHECK_TIMEOUT_MS } from './health.ts';
+import { escapeHtml, htmlPage } from './pages.ts';
+import type { Deps } from './routes.ts';
+
+export type ComponentState = 'operational' | 'degraded' | 'outage';
+export interface StatusComponent {
+  id: string;
+  name: string;
+  state: ComponentState;
+  figures: Record<string, unknown>;
+}
+export interface StatusReport {
+  status: ComponentState;
+  version: string;
+  checked_at: string;
+  components: StatusComponent[];
+}
+
+const RANK: Record<ComponentState, number> = { operational: 0, degraded: 1, outage: 2 };
+export const REFRESH_SECONDS = 30;
+
+export async function statusReport({ sql, config }: Deps): Promise<StatusReport> {
+  const database = { kind: config.database.embedded ? 'embedded' : 'server' };
+  let components: StatusComponent[];
+  try {
+    const [row] = await withTimeout(sql<{ report: StatusComponent[] }[]>`
+      select app.status_report(${migrationFiles()}::text[], make_interval(secs => ${workerStaleAfterMs(config) / 1000})) as report`, CHECK_TIMEOUT_MS);
+    components = row!.report.map((component) =>
+      component.id === 'database' ? { ...component, figures: { ...database, ...component.figures } } : component);
+  } catch (error) {
+    // An error from the database itself means it answered (but is not migrated for this version).
+    const answered = typeof (error as { severity?: unknown }).severity === 'string';
+    components = [{
+      id: 'database', name: 'Database', state: 'outage',
+      figures: { ...database, reachable: answered, migrations_current: answered ? false : null },
+    }];
+  }
+  // This answer is the API's figure: it is up.
+  components.unshift({ id: 'api', name: 'API', state: 'operational', figures: { version: VERSION } });
+  const status = components.reduce<ComponentState>((worst, c) => (RANK[c.state] > RANK[worst] ? c.state : worst), 'operational');
+  return { status, version: VERSION, checked_at: new Date().toISOString(), components };
+}
+
+export function statusJson(deps: Deps) {
+  return async (ctx: Context) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { data: await statusReport(deps), meta: { refresh_seconds: REFRESH_SECONDS, thresholds: '/docs/status' } };
+  };
+}
+
+const LABEL: Record<ComponentState, string> = { operational: 'Operational', degraded: 'Degraded', outage: 'Outage' };
+const HEADLINE: Record<ComponentState, string> = {
+  operational: 'All systems operational', degraded: 'Partially degraded service', outage: 'Service outage',
+};
+
+const figureText = (value: unknown): string => {
+  if (value === null || value === undefined) return '—';
+  if (Array.isArray(value)) return value.length ? value.join(', ') : 'none';
+  return String(value);
+};
+
+export function statusPage(deps: Deps) {
+  return async (ctx: Context) => {
+    ctx.set('Cache-Control', 'no-store');
+    const report = await statusReport(deps);
+    const rows = report.components.map((component) => {
+      const figures = Object.entries(component.figures)
+        .map(([name, value]) => `${escapeHtml(name.replace(/_/g, ' '))}: ${escapeHtml(figureText(value))}`)
+        .join('<br>');
+      return `<tr data-component="${escapeHtml(component.id)}"><th scope="row">${escapeHtml(component.name)}</th>` +
+        `<td class="${component.state}" data-state="${component.state}">${LABEL[component.state]}</td><td>${figures}</td></tr>`;
+    });
+    htmlPage(ctx, 'Status', `<h1>Status</h1>
+<p id="overall" class="${report.status}" data-state="${report.status}"><strong>${HEADLINE[report.status]}</strong></p>
+<p>Version ${escapeHtml(report.version)} · checked ${escapeHtml(report.checked_at)} · this page refreshes every ${REFRESH_SECONDS} seconds ·
+<a href="/status.json">JSON</a> · <a href="/docs/status">thresholds</a></p>
+<table><thead><tr><th>Component</th><th>State</th><th>Figures</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody></table>`, { refreshSeconds: REFRESH_SECONDS });
+  };
+}
