@@ -40,6 +40,22 @@ $$;
 comment on function market.load_exchange_venues(jsonb) is 'Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.';
 revoke execute on function market.load_exchange_venues(jsonb) from public;
 
+-- why: every ingest names its venue by slug; an unknown one is the caller's mistake, said once
+create or replace function market.venue_id(p_exchange text) returns int
+language plpgsql stable
+as $$
+declare
+  v_id int;
+begin
+  select e.id into v_id from market.exchanges e where e.slug = p_exchange;
+  if v_id is null then
+    raise exception 'unknown venue %', p_exchange using errcode = '22023';
+  end if;
+  return v_id;
+end;
+$$;
+comment on function market.venue_id(text) is 'The id of the venue with slug p_exchange (its ccxt id); SQLSTATE 22023 when there is none.';
+
 -- why: listings and delistings are read off each load of a venue's markets
 create or replace function market.ingest_venue_markets(p_exchange text, p_markets jsonb, p_at timestamptz default now())
 returns table (markets int, listed int, delisted int, mapped int)
@@ -49,10 +65,7 @@ as $$
 declare
   v_exchange int;
 begin
-  select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
-  if v_exchange is null then
-    raise exception 'unknown venue %', p_exchange using errcode = '22023';
-  end if;
+  v_exchange := market.venue_id(p_exchange);
 
   create temporary table market_rows on commit drop as
   select x.symbol, x.id as exchange_symbol, upper(x.base) as base, upper(x.quote) as quote,
@@ -136,10 +149,7 @@ declare
   v_exchange int;
   v_bad text;
 begin
-  select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
-  if v_exchange is null then
-    raise exception 'unknown venue %', p_exchange using errcode = '22023';
-  end if;
+  v_exchange := market.venue_id(p_exchange);
 
   create temporary table candle_rows on commit drop as
   select c ->> 0 as symbol, c ->> 1 as ms, c ->> 2 as open, c ->> 3 as high, c ->> 4 as low, c ->> 5 as close, c ->> 6 as volume
@@ -197,10 +207,7 @@ declare
   v_bad text;
   v_count int;
 begin
-  select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
-  if v_exchange is null then
-    raise exception 'unknown venue %', p_exchange using errcode = '22023';
-  end if;
+  v_exchange := market.venue_id(p_exchange);
 
   create temporary table ticker_rows on commit drop as
   select x.* from jsonb_to_recordset(p_tickers) as x (

@@ -9,7 +9,7 @@ import type { ReadReplicas } from '../db/replicas.ts';
 import { ApiError, isDatabaseUnavailable } from './errors.ts';
 import { admission, type Admitted } from './admission.ts';
 import { deprecationHeaders } from './deprecation.ts';
-import { addErrors, bodyTextErrors, fieldErrors, pathTextErrors, queryTextErrors } from './validation.ts';
+import { addErrors, bodyTextErrors, collectingParser, pathTextErrors, queryTextErrors } from './validation.ts';
 
 export type PlanName = 'free' | 'starter' | 'pro';
 /** The plans of MCP keys (sql/migrations/000090_mcp_plans.sql); a plan belongs to one key scope. */
@@ -82,13 +82,7 @@ const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 function parseInputs(route: RouteSpec, ctx: Context) {
   // Text PostgreSQL cannot take is refused here, for every route at once, before any schema.
   const errors = addErrors(queryTextErrors(ctx.querystring), pathTextErrors(rawPathParams(route, ctx.path)));
-  const parse = (schema: z.ZodType | undefined, input: unknown) => {
-    if (!schema) return {};
-    const result = schema.safeParse(input);
-    if (result.success) return result.data;
-    addErrors(errors, fieldErrors(result.error));
-    return undefined;
-  };
+  const parse = collectingParser(errors);
   const query = parse(route.query, singleValued(ctx.query, errors));
   const params = parse(route.params, ctx.params);
   let body: unknown;

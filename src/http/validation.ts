@@ -100,6 +100,20 @@ export function addErrors(into: Record<string, string[]>, more: Record<string, s
   return into;
 }
 
+/**
+ * A parser that collects every field error into `errors` instead of stopping at the first: a missing
+ * schema parses to {}, a failed one to undefined (the caller answers 422 with all of them).
+ */
+export const collectingParser =
+  (errors: Record<string, string[]>) =>
+  (schema: z.ZodType | undefined, input: unknown): unknown => {
+    if (!schema) return {};
+    const result = schema.safeParse(input);
+    if (result.success) return result.data;
+    addErrors(errors, fieldErrors(result.error));
+    return undefined;
+  };
+
 const csv = (maxLength: number) =>
   z.string().max(maxLength).transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
 

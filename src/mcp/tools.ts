@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { apiRoutes } from '../api/index.ts';
 import { ApiError } from '../http/errors.ts';
 import { API_PREFIX, routePlan, type Deps, type RouteSpec } from '../http/routes.ts';
-import { addErrors, fieldErrors, queryTextErrors } from '../http/validation.ts';
+import { collectingParser, queryTextErrors } from '../http/validation.ts';
 import { admitMcp, mcpPlan } from './auth.ts';
 
 type Args = Record<string, unknown>;
@@ -253,13 +253,7 @@ export async function runTool(tool: McpTool, args: Args, ctx: Context, deps: Dep
   const search = new URLSearchParams(strings(rawQuery));
   const params = strings(rawParams);
   const errors = queryTextErrors(search.toString());
-  const parse = (schema: z.ZodType | undefined, input: unknown) => {
-    if (!schema) return {};
-    const result = schema.safeParse(input);
-    if (result.success) return result.data;
-    addErrors(errors, fieldErrors(result.error));
-    return undefined;
-  };
+  const parse = collectingParser(errors);
   const query = parse(route.query, Object.fromEntries(search));
   const pathParams = parse(route.params, params);
   const valid = Object.keys(errors).length === 0;

@@ -45,7 +45,7 @@ export async function testApi(db: TestDatabase, options: { env?: Record<string, 
     request,
     get: (path, key, headers) => request('GET', path, { key, headers }),
     key: async (options = {}) =>
-      (await createKey(db.sql, { plan: options.plan ?? 'free', owner: options.owner ?? 'tester', scope: options.scope ?? 'data-api' })).key,
+      (await createKey(db.sql, { plan: options.plan ?? (options.scope === 'mcp' ? 'mcp-free' : 'free'), owner: options.owner ?? 'tester', scope: options.scope ?? 'data-api' })).key,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

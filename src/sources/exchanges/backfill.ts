@@ -11,7 +11,7 @@ import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
 import { serialized } from '../source.ts';
-import { loadVenueMarkets, recordVenueFailure, type ExchangesSource, type LiveVenue } from './index.ts';
+import { loadVenueMarkets, runOnVenue, type ExchangesSource, type LiveVenue } from './index.ts';
 import type { VenueId } from './venues.ts';
 
 export const BACKFILL_INTERVALS = ['daily', 'hourly', 'minutely'] as const;
@@ -128,9 +128,8 @@ async function backfillVenue(
   options: BackfillOptions,
   emit: (event: BackfillEvent) => void,
 ): Promise<VenueBackfill> {
-  const before = venue.requests;
   const run: VenueBackfill = { state: 'up', markets: 0, candles: 0, bars: 0, requests: 0 };
-  try {
+  await runOnVenue(query, venue, run, async () => {
     // the markets the plan is made of: loaded again when the database's copy is an hour old
     const [loaded] = await query(
       `select coalesce(s.markets_loaded_at > now() - interval '1 hour', false) as fresh
@@ -165,14 +164,8 @@ async function backfillVenue(
       run.bars += tally.bars;
       emit({ type: 'step', venue: venue.id, interval: INTERVAL[step.timeframe], ms: Date.now() - stepStarted, ...tally });
     }
-    run.requests = venue.requests - before;
-    await query('select market.record_venue_run($1, $2)', [venue.id, run.requests]);
-  } catch (error) {
-    run.state = 'down';
-    run.requests = venue.requests - before;
-    run.error = await recordVenueFailure(query, venue, run.requests, error);
-    emit({ type: 'venue', venue: venue.id, state: 'down', error: run.error });
-  }
+  });
+  if (run.state === 'down') emit({ type: 'venue', venue: venue.id, state: 'down', error: run.error });
   return run;
 }
 

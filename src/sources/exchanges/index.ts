@@ -151,9 +151,8 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
   }
 
   async #runVenue(query: Query, venue: LiveVenue, signal?: AbortSignal): Promise<VenueRun & { first?: string; last?: string }> {
-    const before = venue.requests;
     const run: VenueRun & { first?: string; last?: string } = { state: 'up', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 };
-    try {
+    return runOnVenue(query, venue, run, async () => {
       const now = this.#now();
       if (now - venue.marketsLoadedAt >= (this.#settings.marketsEveryMs ?? 60 * MINUTE)) {
         run.markets = await loadVenueMarkets(query, venue);
@@ -167,14 +166,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
       ]);
       run.tickers = Number(written?.n ?? 0);
       await this.#fetchCandles(query, venue, run, signal);
-      run.requests = venue.requests - before;
-      await query('select market.record_venue_run($1, $2)', [venue.id, run.requests]);
-    } catch (error) {
-      run.state = 'down';
-      run.requests = venue.requests - before;
-      run.error = await recordVenueFailure(query, venue, run.requests, error);
-    }
-    return run;
+    });
   }
 
   /**
@@ -248,6 +240,29 @@ export async function recordVenueFailure(query: Query, venue: LiveVenue, request
   const retryAfter = THROTTLED.has((error as Error).constructor?.name) ? retryAfterSeconds(venue.exchange) : null;
   await query('select market.record_venue_run($1, $2, $3, $4)', [venue.id, requests, message, retryAfter]);
   return message;
+}
+
+/**
+ * One run of work on a venue, accounted the same way everywhere (live minute, backfill): the
+ * requests it made, then success or the failure recorded with its back-off (market.record_venue_run).
+ */
+export async function runOnVenue<Run extends { state: string; requests: number; error?: string }>(
+  query: Query,
+  venue: LiveVenue,
+  run: Run,
+  work: () => Promise<void>,
+): Promise<Run> {
+  const before = venue.requests;
+  try {
+    await work();
+    run.requests = venue.requests - before;
+    await query('select market.record_venue_run($1, $2)', [venue.id, run.requests]);
+  } catch (error) {
+    run.state = 'down';
+    run.requests = venue.requests - before;
+    run.error = await recordVenueFailure(query, venue, run.requests, error);
+  }
+  return run;
 }
 
 /** the fields of a ccxt market the database keeps */
