@@ -40,8 +40,8 @@ export const metaRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/openapi.json', operationId: 'openAPISpec', tag: 'Meta', plan: 'free', query: noInput,
-    summary: 'This API as an OpenAPI 3.1 document, generated from the route declarations.',
+    method: 'get', path: '/openapi.json', operationId: 'openAPISpec', tag: 'Meta', plan: 'free', query: noInput, public: true,
+    summary: 'This API as an OpenAPI 3.1 document, generated from the route declarations. Public: no key needed, and none counted.',
     handler: async ({ routes }) => openApiDocument(routes, VERSION),
   }),
 ];

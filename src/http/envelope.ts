@@ -1,4 +1,5 @@
 // The response envelopes: {data, meta} and, for paginated lists, {data, links, meta}.
+import type { Config } from '../config.ts';
 import { query } from './validation.ts';
 
 export const paginationQuery = {
@@ -12,13 +13,17 @@ export interface Page {
   perPage: number;
 }
 
+/**
+ * `url` is the request's absolute URL (ctx.href: its scheme and host are X-Forwarded-Proto/Host only
+ * with TRUST_PROXY, Koa's app.proxy); the links keep its origin, as a reference client expects.
+ */
 export function paginated<T>(url: URL, page: Page, total: number, data: T[], meta: Record<string, unknown> = {}) {
   const lastPage = Math.max(1, Math.ceil(total / page.perPage));
   const link = (target: number) => {
     const next = new URL(url);
     next.searchParams.set('page', String(target));
     next.searchParams.set('per_page', String(page.perPage));
-    return `${next.pathname}${next.search}`;
+    return next.href;
   };
   const from = data.length ? (page.page - 1) * page.perPage + 1 : null;
   return {
@@ -42,3 +47,24 @@ export function paginated<T>(url: URL, page: Page, total: number, data: T[], met
 }
 
 export type Paginated = ReturnType<typeof paginated>;
+
+/**
+ * Completes what a route's handler returned, for every route in one place (mountRoutes): an
+ * envelope gets `meta` even when the handler had none to add, and with PUBLIC_URL its pagination
+ * links take that origin (and path prefix) like every other absolute link of the service (publicBase).
+ * A body that is not an envelope (the OpenAPI document) is left as it is.
+ */
+export function completeEnvelope(body: unknown, config: Pick<Config, 'PUBLIC_URL'>): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || !('data' in body)) return body;
+  const envelope = { ...body } as { data: unknown; meta?: unknown; links?: Record<string, string | null> };
+  envelope.meta ??= {};
+  if (envelope.links && config.PUBLIC_URL) {
+    const rebase = (link: string | null) => {
+      if (link === null) return null;
+      const url = new URL(link);
+      return `${config.PUBLIC_URL}${url.pathname}${url.search}`;
+    };
+    envelope.links = Object.fromEntries(Object.entries(envelope.links).map(([name, link]) => [name, rebase(link)]));
+  }
+  return envelope;
+}

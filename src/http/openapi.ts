@@ -30,13 +30,15 @@ export function openApiDocument(routes: RouteSpec[], version: string) {
       description: `Minimum plan: ${plan}.`,
       'x-minimum-plan': plan,
       ...(route.deprecated ? { deprecated: true, 'x-sunset': route.deprecated.sunset } : {}),
+      // an empty requirement: no key needed (a key that is sent is still checked)
+      ...(route.public ? { security: [] } : {}),
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(route.body, { io: 'input', unrepresentable: 'any' }) } } } }
         : {}),
       // Every status the service can answer this operation with, each with the error envelope.
       responses: {
-        [String(route.status ?? 200)]: { description: 'Success: {data, meta}, paginated lists add links.' },
+        [String(route.status ?? 200)]: { description: 'Success: {data, meta} (meta at least {}); paginated lists add links, absolute URLs.' },
         400: errorResponse(
           route.body
             ? 'invalid_json (the body is not JSON), invalid_body (it is not a JSON object) or bad_request (the request could not be parsed).'

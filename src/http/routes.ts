@@ -9,6 +9,7 @@ import type { ReadReplicas } from '../db/replicas.ts';
 import { ApiError, isDatabaseUnavailable } from './errors.ts';
 import { admission, type Admitted } from './admission.ts';
 import { deprecationHeaders } from './deprecation.ts';
+import { completeEnvelope } from './envelope.ts';
 import { addErrors, bodyTextErrors, collectingParser, pathTextErrors, queryTextErrors } from './validation.ts';
 
 export type PlanName = 'free' | 'starter' | 'pro';
@@ -29,6 +30,7 @@ export interface HandlerInput<Q, P, B> {
   query: Q;
   params: P;
   body: B;
+  /** a public route's handler must not read it: without a key it is null */
   key: Admitted;
   deps: Deps;
   ctx: Context;
@@ -51,6 +53,11 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   params?: P;
   body?: B;
   status?: number;
+  /**
+   * Served without a key (the OpenAPI document, as in the reference); a request that sends one is
+   * still admitted with it, without counting, so a valid key gets its quota headers and a bad one its 401.
+   */
+  public?: boolean;
   /** keyed, per-owner state (alarms, webhooks): `Cache-Control: no-store` on every response */
   noStore?: boolean;
   /** when the operation can answer 409: what conflicts (documented in OpenAPI) */
@@ -157,7 +164,9 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
       const valid = Object.keys(input.errors).length === 0;
       const plan = routePlan(route, input.query, valid);
       const perPage = valid ? (input.query as { per_page?: unknown }).per_page : undefined;
-      const key = await admission(ctx, deps, { endpoint, plan, consume: valid, perPage: typeof perPage === 'number' ? perPage : undefined });
+      const key = route.public && !ctx.get('authorization')
+        ? (null as unknown as Admitted)
+        : await admission(ctx, deps, { endpoint, plan, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined });
       if (!valid) throw ApiError.validation(input.errors);
       const run = (sql: Sql) => route.handler({
         query: input.query as never, params: input.params as never, body: input.body as never, key, deps: sql === deps.sql ? deps : { ...deps, sql }, ctx, routes,
@@ -175,7 +184,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
         }
       }
       ctx.status = route.status ?? 200;
-      ctx.body = body;
+      ctx.body = completeEnvelope(body, deps.config);
     });
   }
 }

@@ -80,7 +80,7 @@ test('list pages newest first with the reference envelope and filters by status,
   t.is(page1.headers.get('cache-control'), 'no-store');
   t.deepEqual(page1.body.data.map((a: { id: number }) => a.id), ids.slice(1).reverse());
   t.like(page1.body.meta, { current_page: 1, per_page: 3, total: 4, last_page: 2, from: 1, to: 3, balance: 6 });
-  t.is(page1.body.links.next, '/api/v1/alarms?per_page=3&page=2');
+  t.is(page1.body.links.next, `${handles.api.base}/api/v1/alarms?per_page=3&page=2`);
   const page2 = await send('GET', '/alarms?per_page=3&page=2', owner);
   t.deepEqual(page2.body.data.map((a: { id: number }) => a.id), [ids[0]]);
   t.is((await send('GET', '/alarms', owner)).body.meta.per_page, 25);

@@ -38,9 +38,9 @@ test('pagination: pages, links and meta; a page past the end is empty but keeps 
   t.deepEqual(slugs(response.body), slugsOf(order.slice(3, 6)));
   const lastPage = Math.ceil(order.length / 3);
   t.deepEqual(response.body.meta, { current_page: 2, from: 4, last_page: lastPage, per_page: 3, to: 6, total: order.length });
-  t.is(response.body.links.prev, '/api/v1/coins?per_page=3&page=1');
-  t.is(response.body.links.next, '/api/v1/coins?per_page=3&page=3');
-  t.is(response.body.links.last, `/api/v1/coins?per_page=3&page=${lastPage}`);
+  t.is(response.body.links.prev, `${handles.api.base}/api/v1/coins?per_page=3&page=1`, 'absolute, as the reference has them');
+  t.is(response.body.links.next, `${handles.api.base}/api/v1/coins?per_page=3&page=3`);
+  t.is(response.body.links.last, `${handles.api.base}/api/v1/coins?per_page=3&page=${lastPage}`);
   const past = await get('/api/v1/coins?per_page=3&page=99');
   t.deepEqual(past.body.data, []);
   t.is(past.body.meta.total, order.length);

@@ -64,7 +64,7 @@ test('/exchanges sort: fields, descending, nulls last both ways, and pagination'
   t.deepEqual(slugs(desc.body), expected.map((e) => e.venue.slug));
   const page = await get('/api/v1/exchanges?per_page=2&page=2');
   t.deepEqual(slugs(page.body), byRank(all).slice(2, 4).map((e) => e.venue.slug));
-  t.is(page.body.links.next, '/api/v1/exchanges?per_page=2&page=3');
+  t.is(page.body.links.next, `${handles.api.base}/api/v1/exchanges?per_page=2&page=3`);
 });
 
 test('/exchanges rejects bad parameters with 422', async (t) => {

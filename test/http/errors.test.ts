@@ -3,7 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import test from 'ava';
-import { useApi } from '../helpers/http.ts';
+import { testApi, useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
 
 let key: string;
@@ -56,13 +56,55 @@ test('the pagination envelope has links and meta', async (t) => {
   t.is(response.status, 200);
   t.deepEqual(response.body.data.map((item: { n: number }) => item.n), [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
   t.deepEqual(response.body.meta, { current_page: 2, from: 11, last_page: 3, per_page: 10, to: 20, total: 25 });
-  t.is(response.body.links.next, '/api/v1/fixtures/items/1?page=3&per_page=10&kind=a');
-  t.is(response.body.links.prev, '/api/v1/fixtures/items/1?page=1&per_page=10&kind=a');
-  t.is(response.body.links.first, '/api/v1/fixtures/items/1?page=1&per_page=10&kind=a');
-  t.is(response.body.links.last, '/api/v1/fixtures/items/1?page=3&per_page=10&kind=a');
+  // absolute, as the reference's links are
+  const base = handles.api.base;
+  t.is(response.body.links.next, `${base}/api/v1/fixtures/items/1?page=3&per_page=10&kind=a`);
+  t.is(response.body.links.prev, `${base}/api/v1/fixtures/items/1?page=1&per_page=10&kind=a`);
+  t.is(response.body.links.first, `${base}/api/v1/fixtures/items/1?page=1&per_page=10&kind=a`);
+  t.is(response.body.links.last, `${base}/api/v1/fixtures/items/1?page=3&per_page=10&kind=a`);
   const last = await handles.api.get('/api/v1/fixtures/items/1?page=3&per_page=10', key);
   t.is(last.body.links.next, null);
   t.is(last.body.meta.to, 25);
+});
+
+const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'data.example.com' };
+
+test('pagination links ignore X-Forwarded-Proto/Host without TRUST_PROXY', async (t) => {
+  const response = await handles.api.get('/api/v1/fixtures/items/1?per_page=10', key, forwarded);
+  t.is(response.body.links.next, `${handles.api.base}/api/v1/fixtures/items/1?per_page=10&page=2`);
+});
+
+test('pagination links take X-Forwarded-Proto/Host with TRUST_PROXY, and PUBLIC_URL over both', async (t) => {
+  const proxied = await testApi(handles.db, { routes: fixtureRoutes, env: { TRUST_PROXY: 'true' } });
+  const configured = await testApi(handles.db, { routes: fixtureRoutes, env: { TRUST_PROXY: 'true', PUBLIC_URL: 'https://api.example.org/market/' } });
+  try {
+    const behind = await proxied.get('/api/v1/fixtures/items/1?per_page=10&page=2', key, forwarded);
+    t.deepEqual(behind.body.links, {
+      first: 'https://data.example.com/api/v1/fixtures/items/1?per_page=10&page=1',
+      last: 'https://data.example.com/api/v1/fixtures/items/1?per_page=10&page=3',
+      prev: 'https://data.example.com/api/v1/fixtures/items/1?per_page=10&page=1',
+      next: 'https://data.example.com/api/v1/fixtures/items/1?per_page=10&page=3',
+    });
+    const direct = await proxied.get('/api/v1/fixtures/items/1?per_page=10', key);
+    t.is(direct.body.links.next, `${proxied.base}/api/v1/fixtures/items/1?per_page=10&page=2`, 'no forwarded headers: the request itself');
+    const fixed = await configured.get('/api/v1/fixtures/items/1?per_page=10&page=3', key, forwarded);
+    t.is(fixed.body.links.first, 'https://api.example.org/market/api/v1/fixtures/items/1?per_page=10&page=1');
+    t.is(fixed.body.links.prev, 'https://api.example.org/market/api/v1/fixtures/items/1?per_page=10&page=2');
+    t.is(fixed.body.links.next, null);
+  } finally {
+    await proxied.close();
+    await configured.close();
+  }
+});
+
+test('every success envelope has meta, {} when the handler gives none; a handler’s own meta is kept', async (t) => {
+  const created = await handles.api.request('POST', '/api/v1/fixtures/echo', { key, headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' });
+  t.is(created.status, 201);
+  t.deepEqual(created.body, { data: { name: 'x' }, meta: {} });
+  const window = await handles.api.get('/api/v1/fixtures/window', key);
+  t.deepEqual(window.body, { data: { period: 14 }, meta: {} });
+  const usage = await handles.api.get('/api/v1/usage', key);
+  t.truthy(usage.body.meta.note);
 });
 
 test('an unknown route is a 404 envelope', async (t) => {

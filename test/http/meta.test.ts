@@ -57,6 +57,22 @@ test('openapi.json lists every registered route with its parameters', async (t) 
   t.is(document.paths['/api/v1/fixtures/pro'].get['x-minimum-plan'], 'pro');
 });
 
+test.serial('openapi.json is public: no key needed, none counted; a key sent is still checked', async (t) => {
+  const anonymous = await handles.api.get('/api/v1/openapi.json', null);
+  t.is(anonymous.status, 200);
+  t.is(anonymous.body.openapi, '3.1.0');
+  t.false('meta' in anonymous.body, 'the document itself, not an envelope');
+  t.deepEqual(anonymous.body.paths['/api/v1/openapi.json'].get.security, [], 'documented as needing no key');
+  t.is(anonymous.body.paths['/api/v1/ping'].get.security, undefined, 'other operations keep the global bearer requirement');
+  const key = await handles.api.key();
+  const keyed = await handles.api.get('/api/v1/openapi.json', key);
+  t.is(keyed.status, 200);
+  t.is(keyed.headers.get('x-quota-used'), '0', 'not counted against the quota');
+  t.is((await handles.api.get('/api/v1/ping', key)).headers.get('x-quota-used'), '1');
+  const bad = await handles.api.get('/api/v1/openapi.json', 'mda_not_a_real_key');
+  t.is(bad.status, 401);
+});
+
 test('openapi.json lists every status an operation can answer, each with the error envelope', async (t) => {
   const response = await handles.api.get('/api/v1/openapi.json', await handles.api.key());
   const conflicting = ['createAnAlarm', 'createAWebhookEndpoint', 'sendATestEvent'];
