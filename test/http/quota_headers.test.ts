@@ -116,3 +116,16 @@ test.serial('an unknown route with a wrong key or none stays a 404 without quota
     t.is(response.headers.get('ratelimit'), null);
   }
 });
+
+test('the OpenAPI document declares the quota and rate-limit headers on success and error responses', async (t) => {
+  const document = (await handles.api.get('/api/v1/openapi.json', await handles.api.key())).body;
+  const ping = document.paths['/api/v1/ping'].get;
+  for (const status of ['200', '404', '429']) {
+    const names = Object.keys(ping.responses[status].headers ?? {});
+    for (const name of ['X-Quota-Limit', 'X-Quota-Used', 'X-Quota-Remaining', 'X-Quota-Reset', 'RateLimit-Policy', 'RateLimit']) {
+      t.true(names.includes(name), `${status} ${name}`);
+    }
+  }
+  t.regex(document.components.headers['X-Quota-Reset'].description, /epoch seconds/);
+  t.is(document.components.headers['X-Quota-Remaining'].schema.type, 'integer');
+});
