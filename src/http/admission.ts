@@ -1,5 +1,7 @@
 // Admission of a keyed request: one call to app.admit (authentication, failed-attempt limits,
-// plan gate, rate limit, quota), then the quota and rate-limit headers.
+// plan gate, rate limit, quota), then the quota and rate-limit headers: the spec's X-Quota-*,
+// X-RateLimit-*, and the IETF RateLimit-Policy/RateLimit fields (draft-ietf-httpapi-ratelimit-headers,
+// structured-field form) with a "minute" policy (the burst limit) and a "month" policy (the quota).
 import type { Context } from 'koa';
 import type { Deps, McpPlanName, PlanName } from './routes.ts';
 import { ApiError } from './errors.ts';
@@ -29,25 +31,15 @@ interface AdmitRow {
 
 export async function admission(
   ctx: Context,
-  { sql, config }: Deps,
+  deps: Deps,
   route: { endpoint: string; plan: PlanName | McpPlanName; consume: boolean; perPage?: number; scope?: 'data-api' | 'mcp'; key?: string | null },
 ): Promise<Admitted> {
   const key = route.key !== undefined ? route.key : bearerKey(ctx.get('authorization'));
-  const [row] = await sql<AdmitRow[]>`
-    select * from app.admit(
-      ${key ? hashKey(key) : null}, ${ctx.ip || 'unknown'}, ${route.scope ?? 'data-api'}, ${route.plan},
-      ${route.endpoint}, ${config.AUTH_FAILURES_PER_KEY}, ${config.AUTH_FAILURES_PER_CLIENT}, ${route.consume},
-      ${route.perPage ?? null})`;
-  if (!row) throw new Error('app.admit returned no row');
+  const row = await admit(ctx, deps, key, route);
   // For the request log and metrics (src/http/observe.ts): the outcome, and which key (never the key itself).
   ctx.state.admission = row.outcome;
   if (row.key_id !== null) ctx.state.keyId = Number(row.key_id);
-
-  if (row.quota_limit !== null) {
-    ctx.set('X-Quota-Limit', row.quota_limit);
-    ctx.set('X-Quota-Used', row.quota_used ?? '0');
-    ctx.set('X-Quota-Reset', row.quota_reset.toISOString());
-  }
+  setLimitHeaders(ctx, row);
   const retryAfter = { 'Retry-After': String(row.retry_after ?? 60) };
   switch (row.outcome) {
     case 'unauthorized':
@@ -63,12 +55,69 @@ export async function admission(
     case 'quota_exceeded':
       throw new ApiError(429, 'quota_exceeded', 'Monthly request quota exhausted.', { limit: Number(row.quota_limit) }, retryAfter);
   }
-  if (route.consume) {
+  return { id: Number(row.key_id), owner: row.owner!, plan: row.plan!, perPageCap: row.per_page_cap! };
+}
+
+/**
+ * The quota headers for a response the app answers before admission ran (unknown route, bad JSON,
+ * oversized body or headers): the key is looked up without consuming quota. Never throws; an
+ * unknown key adds no headers (and, like any wrong key, counts as a failed attempt).
+ */
+export async function quotaHeaders(ctx: Context, deps: Deps): Promise<void> {
+  const key = bearerKey(ctx.get('authorization'));
+  if (!key) return;
+  try {
+    setLimitHeaders(ctx, await admit(ctx, deps, key, { endpoint: 'unrouted', plan: 'free', consume: false }));
+  } catch {
+    // The response being answered is the error that matters; it leaves without quota headers.
+  }
+}
+
+async function admit(
+  ctx: Context,
+  { sql, config }: Deps,
+  key: string | null,
+  route: { endpoint: string; plan: PlanName | McpPlanName; consume: boolean; perPage?: number; scope?: 'data-api' | 'mcp' },
+): Promise<AdmitRow> {
+  const [row] = await sql<AdmitRow[]>`
+    select * from app.admit(
+      ${key ? hashKey(key) : null}, ${ctx.ip || 'unknown'}, ${route.scope ?? 'data-api'}, ${route.plan},
+      ${route.endpoint}, ${config.AUTH_FAILURES_PER_KEY}, ${config.AUTH_FAILURES_PER_CLIENT}, ${route.consume},
+      ${route.perPage ?? null})`;
+  if (!row) throw new Error('app.admit returned no row');
+  return row;
+}
+
+/**
+ * Quota headers whenever the key is known; the per-minute figures only when this request was
+ * counted against the minute (a request that is not counted does not read the minute's counter).
+ */
+function setLimitHeaders(ctx: Context, row: AdmitRow) {
+  if (row.quota_limit === null) return;
+  const limit = Number(row.quota_limit);
+  const used = Number(row.quota_used ?? 0);
+  const remaining = Math.max(0, limit - used);
+  const resetEpoch = Math.floor(row.quota_reset.getTime() / 1000);
+  const resetIn = Math.max(0, resetEpoch - Math.floor(Date.now() / 1000));
+  ctx.set('X-Quota-Limit', String(limit));
+  ctx.set('X-Quota-Used', String(used));
+  ctx.set('X-Quota-Remaining', String(remaining));
+  // Unix epoch seconds, as the reference's official client parses it.
+  ctx.set('X-Quota-Reset', String(resetEpoch));
+  const policies = [];
+  const current = [];
+  if (row.rate_limit !== null) policies.push(`"minute";q=${row.rate_limit};w=60`);
+  if (row.rate_remaining !== null && row.rate_reset !== null) {
     ctx.set('X-RateLimit-Limit', String(row.rate_limit));
     ctx.set('X-RateLimit-Remaining', String(row.rate_remaining));
     ctx.set('X-RateLimit-Reset', String(row.rate_reset));
+    current.push(`"minute";r=${row.rate_remaining};t=${row.rate_reset}`);
   }
-  return { id: Number(row.key_id), owner: row.owner!, plan: row.plan!, perPageCap: row.per_page_cap! };
+  // A calendar month (UTC) has no fixed window: the policy states the quota, RateLimit the time left.
+  policies.push(`"month";q=${limit}`);
+  current.push(`"month";r=${remaining};t=${resetIn}`);
+  ctx.set('RateLimit-Policy', policies.join(', '));
+  ctx.set('RateLimit', current.join(', '));
 }
 
 /** The key of an `Authorization: Bearer <key>` header, or null when absent or not a Bearer header. */

@@ -7,7 +7,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import helmet from 'koa-helmet';
 import { apiRoutes } from '../api/index.ts';
-import { ApiError, errorMiddleware } from './errors.ts';
+import { ApiError, errorMiddleware, toApiError } from './errors.ts';
 import type { Deps } from './routes.ts';
 import { API_PREFIX, mountRoutes, type RouteSpec } from './routes.ts';
 import { createLogger, type Logger } from '../log.ts';
@@ -17,8 +17,13 @@ import { metricsHandler } from './metrics.ts';
 import { observeRequests } from './observe.ts';
 import { mcpRouter } from '../mcp/server.ts';
 import { mountPublic } from './public.ts';
+import { quotaHeaders } from './admission.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
+/** Request headers allowed (Node's default); checked in the app, where the key can still be read. */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** Above this Node refuses the request before it is parsed (guardServer answers, without quota headers). */
+const HARD_HEADER_BYTES = 4 * MAX_HEADER_BYTES;
 
 export interface Observability {
   /** default: a logger configured by LOG_FORMAT / LOG_LEVEL */
@@ -41,7 +46,26 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   });
   app.use(observeRequests(logger, metrics, deps.config.LOG_REQUESTS));
   app.use(errorMiddleware(logger));
+  // A keyed /api/v1 request answered before admission ran (unknown route, bad JSON, oversized body
+  // or headers) still carries the key's quota headers, as every keyed response does.
+  app.use(async (ctx, next) => {
+    const early = () => !ctx.response.get('X-Quota-Limit') && (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`));
+    try {
+      await next();
+    } catch (error) {
+      if (early() && toApiError(error).status < 500) await quotaHeaders(ctx, deps);
+      throw error;
+    }
+    if (ctx.status === 404 && ctx.body === undefined && early()) await quotaHeaders(ctx, deps);
+  });
   app.use(helmet());
+  app.use(async (ctx, next) => {
+    const raw = ctx.req.rawHeaders;
+    let bytes = 0;
+    for (let i = 0; i < raw.length; i += 2) bytes += raw[i]!.length + raw[i + 1]!.length + 4;
+    if (bytes > MAX_HEADER_BYTES) throw new ApiError(431, 'headers_too_large', 'Request headers are too large.');
+    await next();
+  });
   app.use(async (ctx, next) => {
     const length = Number(ctx.get('content-length') || 0);
     if (length > deps.config.MAX_BODY_BYTES) {
@@ -80,8 +104,10 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   return app;
 }
 
-/** Oversized headers and malformed requests never reach Koa; answer them with the envelope too. */
+/** Headers over the hard cap and malformed requests never reach Koa; answer them with the envelope too. */
 export function guardServer(server: Server) {
+  // Node reads the server's maxHeaderSize for each new connection (not in its typings).
+  (server as Server & { maxHeaderSize?: number }).maxHeaderSize = HARD_HEADER_BYTES;
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
     const [status, code, message] =

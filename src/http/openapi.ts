@@ -2,7 +2,32 @@
 import { z } from 'zod';
 import type { RouteSpec } from './routes.ts';
 
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+// Every response to a request with a valid key carries the quota headers; the per-minute ones
+// (X-RateLimit-*, the "minute" items of RateLimit) only when the request was counted.
+const LIMIT_HEADERS = {
+  'X-Quota-Limit': 'Monthly request quota of the key’s plan.',
+  'X-Quota-Used': 'Requests counted this month (UTC).',
+  'X-Quota-Remaining': 'Requests left this month.',
+  'X-Quota-Reset': 'When the quota resets: Unix epoch seconds of the next first of the month, 00:00 UTC.',
+  'X-RateLimit-Limit': 'Requests allowed per minute.',
+  'X-RateLimit-Remaining': 'Requests left in the current minute.',
+  'X-RateLimit-Reset': 'Seconds until the current minute ends.',
+  'RateLimit-Policy': 'IETF draft-ietf-httpapi-ratelimit-headers (structured fields): "minute";q=<per minute>;w=60, "month";q=<monthly quota>.',
+  'RateLimit': 'IETF draft-ietf-httpapi-ratelimit-headers: "minute";r=<remaining>;t=<seconds>, "month";r=<remaining>;t=<seconds to reset>.',
+};
+const limitHeaders = Object.fromEntries(Object.keys(LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+const headerComponents = Object.fromEntries(
+  Object.entries(LIMIT_HEADERS).map(([name, description]) => [
+    name,
+    { description, schema: name.startsWith('X-') ? { type: 'integer', minimum: 0 } : { type: 'string' } },
+  ]),
+);
+
+const errorResponse = (description: string) => ({
+  description,
+  headers: limitHeaders,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
 
 function parameters(schema: z.ZodType | undefined, location: 'query' | 'path') {
   if (!schema) return [];
@@ -38,7 +63,7 @@ export function openApiDocument(routes: RouteSpec[], version: string) {
         : {}),
       // Every status the service can answer this operation with, each with the error envelope.
       responses: {
-        [String(route.status ?? 200)]: { description: 'Success: {data, meta} (meta at least {}); paginated lists add links, absolute URLs.' },
+        [String(route.status ?? 200)]: { description: 'Success: {data, meta} (meta at least {}); paginated lists add links, absolute URLs.', headers: limitHeaders },
         400: errorResponse(
           route.body
             ? 'invalid_json (the body is not JSON), invalid_body (it is not a JSON object) or bad_request (the request could not be parsed).'
@@ -65,6 +90,7 @@ export function openApiDocument(routes: RouteSpec[], version: string) {
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      headers: headerComponents,
       schemas: {
         Error: {
           type: 'object',
