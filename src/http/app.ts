@@ -49,7 +49,9 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   // A keyed /api/v1 request answered before admission ran (unknown route, bad JSON, oversized body
   // or headers) still carries the key's quota headers, as every keyed response does.
   app.use(async (ctx, next) => {
-    const early = () => !ctx.response.get('X-Quota-Limit') && (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`));
+    // not when admission ran (ctx.state.admission): a refused key must not be looked up, and counted, twice
+    const early = () =>
+      ctx.state.admission === undefined && !ctx.response.get('X-Quota-Limit') && (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`));
     try {
       await next();
     } catch (error) {
