@@ -66,7 +66,8 @@ export const calculatorRoutes = [
       series: booleanFlag.optional().default(false).describe('true: also return one row per buy with running totals.'),
     }).refine((q) => !q.end || q.end >= q.start, { path: ['end'], message: 'Must be on or after start.' }),
     summary: "Dollar-cost averaging over real history: `amount` USD buys the coin at each interval's daily close from start to end (the last close before a day without a bar); "
-      + 'summary {total_invested, total_quantity, average_price, current_price, current_value, profit, roi, purchases}, decimal strings; roi in percent.',
+      + 'summary {purchases, invested, accumulated, final_value, profit, roi} as JSON numbers (USD to the cent, accumulated to 10 decimals, roi in percent to 2), '
+      + 'with the exact decimal strings total_invested, total_quantity, average_price, current_price, current_value.',
     handler: async ({ query: q, deps: { sql } }) => {
       const [row] = await sql<{ prices: CalculatorPrices }[]>`
         select api.dca_prices(${q.slug}, ${frequency(q.interval)}, ${q.start}::date, ${q.end ?? null}::date) as prices`;
@@ -152,7 +153,9 @@ export const calculatorRoutes = [
       return !liquidation || !ltv || liquidation.gte(ltv);
     }, { path: ['liquidation_ltv'], message: 'Must be at least ltv.' }),
     summary: 'Borrow against the coins or sell some: loan (monthly-compounded interest, liquidation price) against sale (capital gains tax), '
-      + 'both valued at the end of the term with the expected growth; better_scenario, opportunity_cost, break_even_growth, risk_level.',
+      + 'both valued at the end of the term with the expected growth; better_scenario, opportunity_cost, break_even_growth, risk_level. '
+      + 'Money is a JSON number to the cent (loan_scenario monthly_payment = total_payback / term_months, net_value; sell_scenario capital_gains_tax, net_value), '
+      + 'crypto_sold to 10 decimals, break_even_growth in percent to 2; current_price and the remaining detail fields are exact decimal strings.',
     handler: async ({ query: q, deps: { sql } }) => {
       const [row] = await sql<{ prices: CalculatorPrices }[]>`select api.calculator_current_price(${q.slug}) as prices`;
       const { coin, current_price } = row!.prices;

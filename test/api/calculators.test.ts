@@ -1,6 +1,7 @@
 // Calculators group over HTTP: DCA, profit/loss and loan over a coin with a fixed daily history
 // (with a gap on 2024-02-29), compound interest and staking, and the 422s that name the field.
 import test from 'ava';
+import { Decimal } from 'decimal.js';
 import { useApi } from '../helpers/http.ts';
 import { insertCoin, refreshAggregates, type DailyBar } from '../helpers/indicators.ts';
 
@@ -29,15 +30,17 @@ test('dca: monthly buys on Jan 31, Feb 29 (the gap: Feb 28 close) and Mar 31, ha
   const response = await get(`dca?slug=${COIN.slug}&amount=100&interval=monthly&start=2024-01-31&end=2024-04-01&series=true`);
   t.is(response.status, 200, JSON.stringify(response.body));
   // 100/10 + 100/20 + 100/25 = 19 coins for 300, worth 19 x 30 (the current price) = 570
+  // the reference's fields as JSON numbers, today's exact decimal strings beside them
   t.deepEqual(response.body.data.summary, {
-    total_invested: '300', total_quantity: '19', average_price: '15.7894736842105', current_price: '30', current_value: '570', profit: '270', roi: '90', purchases: 3,
+    invested: 300, accumulated: 19, final_value: 570, profit: 270, roi: 90,
+    total_invested: '300', total_quantity: '19', average_price: '15.7894736842105', current_price: '30', current_value: '570', purchases: 3,
   });
   t.deepEqual(response.body.data.series.map((row: { date: string; price: string; price_date: string }) => [row.date, row.price, row.price_date]), [
     ['2024-01-31', '10', '2024-01-31'], ['2024-02-29', '20', '2024-02-28'], ['2024-03-31', '25', '2024-03-31'],
   ]);
   t.deepEqual(response.body.meta, { coin: COIN.slug, interval: 'monthly', start: '2024-01-31', end: '2024-04-01', amount_per_buy: '100', currency: 'USD' });
   const weekly = await get(`dca?slug=${COIN.slug}&amount=10&interval=weekly&start=2024-03-17&end=2024-03-31`);
-  t.like(weekly.body.data, { summary: { purchases: 3, total_invested: '30' }, series: null });
+  t.like(weekly.body.data, { summary: { purchases: 3, invested: 30, total_invested: '30' }, series: null });
 });
 
 test('dca: a start before the coin\'s history is a 422 naming start and the first day; an unknown coin a 404', async (t) => {
@@ -69,7 +72,14 @@ test('profit-loss: buy at the Jan 31 close, sell at the Mar 31 close, percent fe
 test('loan: the collateral is valued at the current price', async (t) => {
   const response = await get(`loan?slug=${COIN.slug}&crypto_amount=10&needed_cash=100`);
   t.is(response.status, 200, JSON.stringify(response.body));
-  t.like(response.body.data, { current_price: '30', collateral_value: '300', max_loan: '150', loan_possible: true, loan_scenario: { ltv: '33.3333', term_months: 36 } });
+  t.like(response.body.data, { current_price: '30', collateral_value: 300, max_loan: 150, loan_possible: true, loan_scenario: { ltv: '33.3333', term_months: 36 } });
+  // the reference's names and JSON number types: 100 x (1 + 10/1200)^36 = 134.818...; 100 / 0.75 gross, 33.33 tax
+  const { loan_scenario: loan, sell_scenario: sell } = response.body.data;
+  t.like(loan, { total_payback: 134.82, monthly_payment: 3.74, total_interest: 34.82 });
+  t.is(loan.net_value, Number(new Decimal(loan.end_value).toDecimalPlaces(2).toFixed()));
+  t.like(sell, { crypto_sold: 4.4444444444, capital_gains_tax: 33.33 });
+  t.is(sell.net_value, Number(new Decimal(sell.end_value).toDecimalPlaces(2).toFixed()));
+  for (const value of [response.body.data.opportunity_cost, response.body.data.break_even_growth]) t.is(typeof value, 'number');
   t.like(response.body.meta, { coin: COIN.slug, currency: 'USD' });
   t.is((await get('loan?slug=no-such-coin&crypto_amount=10&needed_cash=100')).status, 404);
 });
