@@ -1,6 +1,8 @@
 // Calculators group: DCA, profit/loss and loan vs sell over the service's own prices (one api.*
 // call each, sql/functions/700_api_calculators.sql), compound interest and staking without any
-// data. The arithmetic is in src/calculators (decimal.js); every figure leaves as a decimal string.
+// data. The arithmetic is in src/calculators (decimal.js, exact); the reference's money, quantity and
+// percentage fields leave as JSON numbers rounded once at the output (periods.ts money, quantity,
+// percentNumber), prices and today's extra fields as exact decimal strings.
 import { z } from 'zod';
 import { compoundInterest, RATE_NOTE } from '../calculators/compound-interest.ts';
 import { dca } from '../calculators/dca.ts';

@@ -57,8 +57,8 @@ export const percent = (value: Dec) => value.toDecimalPlaces(4).toFixed();
 export const percentOf = (part: Dec, whole: Dec) => (whole.isZero() ? null : percent(part.div(whole).mul(100)));
 
 // The reference's JSON numbers: everything is computed in Dec and rounded here once, at the output
-// (+ 0: a tiny negative that rounds to zero is 0, not -0).
-const toNumber = (value: Dec, places: number) => value.toDecimalPlaces(places).toNumber() + 0;
+// half away from zero, as money is shown (+ 0: a tiny negative that rounds to zero is 0, not -0).
+const toNumber = (value: Dec, places: number) => value.toDecimalPlaces(places, Dec.ROUND_HALF_UP).toNumber() + 0;
 /** Money (USD) as a JSON number, to the cent. */
 export const money = (value: Dec) => toNumber(value, 2);
 /** A coin quantity as a JSON number, to 10 decimals. */

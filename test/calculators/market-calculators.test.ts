@@ -30,12 +30,14 @@ test('dca: quantities keep their precision until the output (100 at 3 three time
 
 test('profit/loss: percent fees on both sides (hand-computed)', (t) => {
   // 1000 with a 1 % buy fee: 10 fee, 990 / 50 = 19.8 coins; sold at 80: 1584, 0.5 % sell fee 7.92;
-  // worth 1576.08, profit 576.08, roi 57.608 %
+  // worth 1576.08, profit 576.08, roi 57.608 % (57.61 to 2 decimals); the reference's fields are numbers
   t.deepEqual(profitLoss({ amount: '1000', buyPrice: '50', sellPrice: '80', buyFeePercent: '1', sellFeePercent: '0.5' }), {
-    buy_price: '50', sell_price: '80', quantity: '19.8', investment_worth: '1576.08', total_fees: '17.92',
-    buy_fee_amount: '10', sell_fee_amount: '7.92', profit: '576.08', roi: '57.608',
+    buy_price: '50', sell_price: '80', quantity: 19.8, investment_worth: 1576.08, total_fees: 17.92,
+    buy_fee_amount: '10', sell_fee_amount: '7.92', profit: 576.08, roi: 57.61,
   });
-  t.like(profitLoss({ amount: '100', buyPrice: '4', sellPrice: '2' }), { quantity: '25', investment_worth: '50', total_fees: '0', profit: '-50', roi: '-50' });
+  t.like(profitLoss({ amount: '100', buyPrice: '4', sellPrice: '2' }), { quantity: 25, investment_worth: 50, total_fees: 0, profit: -50, roi: -50 });
+  // half away from zero, once: 1 at 8 is 0.125 coins, sold at 7 for 0.875 (0.88): a loss of 0.125 is -0.13
+  t.like(profitLoss({ amount: '1', buyPrice: '8', sellPrice: '7' }), { quantity: 0.125, investment_worth: 0.88, profit: -0.13, roi: -12.5 });
 });
 
 test('loan vs sell: hand-computed scenarios, liquidation price and break-even growth', (t) => {
@@ -50,7 +52,7 @@ test('loan vs sell: hand-computed scenarios, liquidation price and break-even gr
   t.like(result, {
     current_price: '100', collateral_value: 1000, max_loan: 500, loan_possible: true, better_scenario: 'loan',
     opportunity_cost: money(loanEnd.minus(sellEnd)), risk_level: 'low', // 20 % LTV: a 75 % drop to liquidation
-    break_even_growth: Number(repayment.div(new Dec(200).div('0.75')).minus(1).mul(100).toDecimalPlaces(2).toFixed()),
+    break_even_growth: Number(repayment.div(new Dec(200).div('0.75')).minus(1).mul(100).toDecimalPlaces(2, Dec.ROUND_HALF_UP).toFixed()),
   });
   t.like(result.loan_scenario, {
     monthly_payment: money(repayment.div(12)), total_payback: money(repayment), net_value: money(loanEnd), // 225.37 over 12 months
@@ -71,13 +73,13 @@ test('staking: commission lowers the rate, never compounds nothing, price change
   // 1000 at 10 % less a 10 % commission = 9 % compounded annually for 2 years: 1188.1
   const result = staking({ amount: '1000', apyPercent: '10', commissionPercent: '10', compounding: 'annually', ticks: durationTicks(2, 'years'), priceChangePercent: '-50' });
   t.like(result, {
-    final_balance: '1188.1', total_rewards: '188.1', yearly_reward: '94.05', monthly_reward: '7.8375', roi: '18.81',
+    final_balance: 1188.1, total_rewards: 188.1, yearly_reward: 94.05, monthly_reward: 7.84, roi: 18.81, // 7.8375 to the cent
     net_apy: '9', effective_annual_yield: '9', risk_level: 'medium', commission_paid: '21.9', // 1210 at the full 10 %
   });
   t.deepEqual(result.with_price_change, { price_change: '-50', final_value: '594.05', profit: '-405.95', roi: '-40.595' });
   const simple = staking({ amount: '1000', apyPercent: '12', compounding: 'never', ticks: durationTicks(6, 'months') });
-  t.like(simple, { final_balance: '1060', total_rewards: '60', with_price_change: null, risk_level: 'medium' });
+  t.like(simple, { final_balance: 1060, total_rewards: 60, with_price_change: null, risk_level: 'medium' });
   const monthly = staking({ amount: '1000', apyPercent: '12', compounding: 'monthly', ticks: durationTicks(1, 'years') });
-  t.is(monthly.final_balance, amount(new Dec(1000).mul(new Dec('1.01').pow(12))));
+  t.is(monthly.final_balance, money(new Dec(1000).mul(new Dec('1.01').pow(12))));
   t.is(monthly.effective_annual_yield, new Dec('1.01').pow(12).minus(1).mul(100).toDecimalPlaces(4).toFixed());
 });
