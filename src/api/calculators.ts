@@ -77,7 +77,8 @@ export const calculatorRoutes = [
       const result = dca(q.amount, closes, current_price);
       return {
         data: { summary: result.summary, series: q.series ? result.series : null },
-        meta: { coin: coin.slug, interval: q.interval, start: q.start, end: q.end ?? today(), amount_per_buy: q.amount, currency: CURRENCY },
+        // the echoed inputs are JSON numbers, as the reference types them
+        meta: { coin: coin.slug, interval: q.interval, start: q.start, end: q.end ?? today(), amount_per_buy: Number(q.amount), currency: CURRENCY },
       };
     },
   }),
@@ -105,7 +106,9 @@ export const calculatorRoutes = [
           buy_price_date: buy!.price_date,
           sell_price_date: sell!.price_date,
         },
-        meta: { coin: coin.slug, amount: q.amount, buy_date: q.buy_date, sell_date: q.sell_date, buy_fee: q.buy_fee, sell_fee: q.sell_fee, currency: CURRENCY },
+        meta: {
+          coin: coin.slug, amount: Number(q.amount), buy_date: q.buy_date, sell_date: q.sell_date, buy_fee: Number(q.buy_fee), sell_fee: Number(q.sell_fee), currency: CURRENCY,
+        },
       };
     },
   }),

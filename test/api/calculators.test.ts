@@ -38,7 +38,7 @@ test('dca: monthly buys on Jan 31, Feb 29 (the gap: Feb 28 close) and Mar 31, ha
   t.deepEqual(response.body.data.series.map((row: { date: string; price: string; price_date: string }) => [row.date, row.price, row.price_date]), [
     ['2024-01-31', '10', '2024-01-31'], ['2024-02-29', '20', '2024-02-28'], ['2024-03-31', '25', '2024-03-31'],
   ]);
-  t.deepEqual(response.body.meta, { coin: COIN.slug, interval: 'monthly', start: '2024-01-31', end: '2024-04-01', amount_per_buy: '100', currency: 'USD' });
+  t.deepEqual(response.body.meta, { coin: COIN.slug, interval: 'monthly', start: '2024-01-31', end: '2024-04-01', amount_per_buy: 100, currency: 'USD' });
   const weekly = await get(`dca?slug=${COIN.slug}&amount=10&interval=weekly&start=2024-03-17&end=2024-03-31`);
   t.like(weekly.body.data, { summary: { purchases: 3, invested: 30, total_invested: '30' }, series: null });
 });
@@ -62,7 +62,7 @@ test('profit-loss: buy at the Jan 31 close, sell at the Mar 31 close, percent fe
     buy_price: '10', sell_price: '25', quantity: 99, investment_worth: 2462.63, total_fees: 22.38, buy_fee_amount: '10', sell_fee_amount: '12.375',
     profit: 1462.63, roi: 146.26, buy_price_date: '2024-01-31', sell_price_date: '2024-03-31',
   });
-  t.like(response.body.meta, { coin: COIN.slug, amount: '1000', buy_fee: '1', sell_fee: '0.5', currency: 'USD' });
+  t.like(response.body.meta, { coin: COIN.slug, amount: 1000, buy_fee: 1, sell_fee: 0.5, currency: 'USD' });
   const reversed = await get(`profit-loss?slug=${COIN.slug}&amount=1000&buy_date=2024-03-31&sell_date=2024-01-31`);
   t.deepEqual(Object.keys(reversed.body.error.details.errors), ['sell_date']);
   const early = await get(`profit-loss?slug=${COIN.slug}&amount=1000&buy_date=2020-01-01&sell_date=2024-01-31`);
