@@ -60,7 +60,8 @@ begin
   select * into v_from from market.conversion_leg(p_from);
   select json_build_object(
     'from', json_build_object('slug', v_from.slug, 'symbol', v_from.symbol, 'name', v_from.name, 'type', v_from.type),
-    'amount', trim_scale(p_amount)::text,
+    -- a JSON number, as the reference types it; the exact digits of numeric are kept in the JSON text
+    'amount', trim_scale(p_amount),
     'results', json_agg(json_build_object('slug', t.slug, 'symbol', t.symbol, 'name', t.name, 'type', t.type,
         'value', market.round_significant(p_amount * v_from.usd_num * t.usd_den / (v_from.usd_den * t.usd_num), 15)::text)
       order by n))
@@ -73,7 +74,7 @@ $$;
 comment on function api.convert(text, text[], numeric) is
 'Converts p_amount (default 1) of the asset p_from into each asset of p_to (1-10), through USD: value = amount x USD value of from / USD value of to, in numeric, rounded to 15 significant digits. '
 'An asset is an active fiat (ISO code, case-insensitive: usd, eur) or an active coin with a price (slug). JSON {from {slug, symbol, name, type}, amount, results [{slug, symbol, name, type, value}]}, '
-'amount and value decimal strings. Unknown asset: MD404 "Unknown currency: x.". Endpoint: GET /api/v1/convert.';
+'amount a JSON number (the exact digits), value a decimal string. Unknown asset: MD404 "Unknown currency: x.". Endpoint: GET /api/v1/convert.';
 
 -- why: the /fiats endpoint: the fiat legs with their USD rate both ways
 create or replace function api.fiats()

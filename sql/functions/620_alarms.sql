@@ -92,12 +92,15 @@ language sql stable
 as $$
   select jsonb_build_object(
     'id', p_alarm.id, 'type', 'TARGET', 'name', p_alarm.name,
-    'coin', (select c.slug from market.coins c where c.id = p_alarm.coin_id),
+    -- the reference's shape: the coin as {slug, symbol, name}, not its slug alone
+    'coin', (select jsonb_build_object('slug', c.slug, 'symbol', c.symbol, 'name', c.name) from market.coins c where c.id = p_alarm.coin_id),
     'metric', p_alarm.metric, 'direction', p_alarm.direction, 'target', p_alarm.target::text,
     'notification', p_alarm.notification, 'status', p_alarm.status,
     'triggered_value', p_alarm.triggered_value::text, 'triggered_at', market.iso_time(p_alarm.triggered_at),
     'created_at', market.iso_time(p_alarm.created_at), 'updated_at', market.iso_time(p_alarm.updated_at))
 $$;
+comment on function app.alarm_json(app.alarms) is
+'An alarm as every Alarms response and the alarm.triggered event show it: {id, type, name, coin {slug, symbol, name}, metric, direction, target (decimal text), notification, status, triggered_value, triggered_at, created_at, updated_at}.';
 
 -- why: every by-id call resolves the alarm the same way, locked for the change that follows
 create or replace function app.owned_alarm(p_owner text, p_id bigint) returns app.alarms

@@ -9,10 +9,11 @@ select w.id, w.slug, w.name, w.score::double precision as score,
   (select count(*)::int from market.wallet_assets a join market.coins c on c.slug = a.coin_slug
    where a.wallet_id = w.id and c.status = any (market.public_coin_statuses())) as assets,
   cardinality(w.pros) as pros, cardinality(w.cons) as cons,
-  w.price_model, w.status, market.iso_date(w.released_at) as released_at, w.logo
+  -- spelled as the reference spells it: Active, Discontinued (stored upper case)
+  w.price_model, initcap(w.status) as status, market.iso_date(w.released_at) as released_at, w.logo
 from market.wallets w
 where w.status <> 'DRAFT';
-comment on view api.wallets is 'Published wallets (not DRAFT) as the wallet list returns them: score (0-100), assets (supported coins in a public listing status), pros and cons (counts), price_model, status (ACTIVE or DISCONTINUED), released_at (YYYY-MM-DD or null), logo.';
+comment on view api.wallets is 'Published wallets (not DRAFT) as the wallet list returns them: score (0-100), assets (supported coins in a public listing status), pros and cons (counts), price_model, status (Active or Discontinued), released_at (YYYY-MM-DD or null), logo.';
 
 -- why: the highest published score, the list's meta.top_score, whatever the filters
 create or replace function api.wallet_top_score() returns double precision
@@ -124,10 +125,12 @@ as $$
     'description', m.description,
     'highlights', json_build_object('pros', to_json(m.pros), 'cons', to_json(m.cons)),
     'categories', coalesce((
-      select json_agg(json_build_object('slug', c.slug, 'name', c.name, 'tags', c.tags) order by c.position, c.slug)
+      -- the reference's shape {group, tags: [{slug, name, value}]}; name is the category's label (extra);
+      -- value is null: this taxonomy has no per-tag value (the reference's example has none either)
+      select json_agg(json_build_object('group', c.slug, 'name', c.name, 'tags', c.tags) order by c.position, c.slug)
       from (
         select k.slug, k.name, k.position,
-          json_agg(json_build_object('slug', t.slug, 'name', t.name) order by t.position, t.slug) as tags
+          json_agg(json_build_object('slug', t.slug, 'name', t.name, 'value', null) order by t.position, t.slug) as tags
         from market.wallet_taggings g
         join market.wallet_tags t on t.slug = g.tag
         join market.wallet_tag_categories k on k.slug = t.category
@@ -138,7 +141,7 @@ as $$
   join market.wallets m on m.id = w.id
   where w.id = p_id
 $$;
-comment on function market.wallet_json(int) is 'A published wallet as the detail endpoint returns it: the list fields plus website, description, highlights {pros: [text], cons: [text]} and categories [{slug, name, tags: [{slug, name}]}] (only categories the wallet has tags in, in taxonomy order).';
+comment on function market.wallet_json(int) is 'A published wallet as the detail endpoint returns it: the list fields plus website, description, highlights {pros: [text], cons: [text]} and categories [{group (category slug), name, tags: [{slug, name, value (always null here)}]}] (only categories the wallet has tags in, in taxonomy order).';
 
 -- why: detail by slug, with the documented 404
 create or replace function api.wallet_detail(p_slug text) returns json

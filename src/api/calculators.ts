@@ -1,6 +1,8 @@
 // Calculators group: DCA, profit/loss and loan vs sell over the service's own prices (one api.*
 // call each, sql/functions/700_api_calculators.sql), compound interest and staking without any
-// data. The arithmetic is in src/calculators (decimal.js); every figure leaves as a decimal string.
+// data. The arithmetic is in src/calculators (decimal.js, exact); the reference's money, quantity and
+// percentage fields leave as JSON numbers rounded once at the output (periods.ts money, quantity,
+// percentNumber), prices and today's extra fields as exact decimal strings.
 import { z } from 'zod';
 import { compoundInterest, RATE_NOTE } from '../calculators/compound-interest.ts';
 import { dca } from '../calculators/dca.ts';
@@ -66,7 +68,8 @@ export const calculatorRoutes = [
       series: booleanFlag.optional().default(false).describe('true: also return one row per buy with running totals.'),
     }).refine((q) => !q.end || q.end >= q.start, { path: ['end'], message: 'Must be on or after start.' }),
     summary: "Dollar-cost averaging over real history: `amount` USD buys the coin at each interval's daily close from start to end (the last close before a day without a bar); "
-      + 'summary {total_invested, total_quantity, average_price, current_price, current_value, profit, roi, purchases}, decimal strings; roi in percent.',
+      + 'summary {purchases, invested, accumulated, final_value, profit, roi} as JSON numbers (USD to the cent, accumulated to 10 decimals, roi in percent to 2), '
+      + 'with the exact decimal strings total_invested, total_quantity, average_price, current_price, current_value.',
     handler: async ({ query: q, deps: { sql } }) => {
       const [row] = await sql<{ prices: CalculatorPrices }[]>`
         select api.dca_prices(${q.slug}, ${frequency(q.interval)}, ${q.start}::date, ${q.end ?? null}::date) as prices`;
@@ -74,7 +77,8 @@ export const calculatorRoutes = [
       const result = dca(q.amount, closes, current_price);
       return {
         data: { summary: result.summary, series: q.series ? result.series : null },
-        meta: { coin: coin.slug, interval: q.interval, start: q.start, end: q.end ?? today(), amount_per_buy: q.amount, currency: CURRENCY },
+        // the echoed inputs are JSON numbers, as the reference types them
+        meta: { coin: coin.slug, interval: q.interval, start: q.start, end: q.end ?? today(), amount_per_buy: Number(q.amount), currency: CURRENCY },
       };
     },
   }),
@@ -102,7 +106,9 @@ export const calculatorRoutes = [
           buy_price_date: buy!.price_date,
           sell_price_date: sell!.price_date,
         },
-        meta: { coin: coin.slug, amount: q.amount, buy_date: q.buy_date, sell_date: q.sell_date, buy_fee: q.buy_fee, sell_fee: q.sell_fee, currency: CURRENCY },
+        meta: {
+          coin: coin.slug, amount: Number(q.amount), buy_date: q.buy_date, sell_date: q.sell_date, buy_fee: Number(q.buy_fee), sell_fee: Number(q.sell_fee), currency: CURRENCY,
+        },
       };
     },
   }),
@@ -152,7 +158,9 @@ export const calculatorRoutes = [
       return !liquidation || !ltv || liquidation.gte(ltv);
     }, { path: ['liquidation_ltv'], message: 'Must be at least ltv.' }),
     summary: 'Borrow against the coins or sell some: loan (monthly-compounded interest, liquidation price) against sale (capital gains tax), '
-      + 'both valued at the end of the term with the expected growth; better_scenario, opportunity_cost, break_even_growth, risk_level.',
+      + 'both valued at the end of the term with the expected growth; better_scenario, opportunity_cost, break_even_growth, risk_level. '
+      + 'Money is a JSON number to the cent (loan_scenario monthly_payment = total_payback / term_months, net_value; sell_scenario capital_gains_tax, net_value), '
+      + 'crypto_sold to 10 decimals, break_even_growth in percent to 2; current_price and the remaining detail fields are exact decimal strings.',
     handler: async ({ query: q, deps: { sql } }) => {
       const [row] = await sql<{ prices: CalculatorPrices }[]>`select api.calculator_current_price(${q.slug}) as prices`;
       const { coin, current_price } = row!.prices;

@@ -1,6 +1,6 @@
 // Conversion group: an amount of one asset in up to ten others (crypto and fiat, through USD), the
 // fiat currencies with their USD rates, and every currency usable as a conversion leg. Amounts and
-// values are decimal strings computed in numeric. SQL: sql/functions/530_api_conversion.sql.
+// values are computed in numeric; values leave as decimal strings, the echoed amount as a JSON number (the reference's type). SQL: sql/functions/530_api_conversion.sql.
 import { z } from 'zod';
 import { defineRoute } from '../http/routes.ts';
 import { query } from '../http/validation.ts';
@@ -20,7 +20,7 @@ export const conversionRoutes = [
       amount: query.decimal().refine((value) => value.length <= 40, 'At most 40 characters.').optional().default('1')
         .describe('Amount of the source asset (non-negative decimal, default 1).'),
     }),
-    summary: 'Converts an amount of one active asset (coin or fiat) into up to ten others through USD; amount and values are decimal strings. Unknown asset: 404.',
+    summary: 'Converts an amount of one active asset (coin or fiat) into up to ten others through USD; amount is echoed as a JSON number, values are decimal strings. Unknown asset: 404.',
     handler: async ({ query: q, deps: { sql } }) => {
       const [row] = await sql<{ result: unknown }[]>`select api.convert(${q.from}, ${q.to}::text[], ${q.amount}::numeric) as result`;
       return { data: row!.result, meta: { base: 'USD' } };

@@ -74,7 +74,7 @@ export const walletRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/wallets/{slug}', operationId: 'getWalletDetail', tag, plan: 'free', params: slugParams,
-    summary: 'Wallet detail: the list fields plus website, description, highlights (pros and cons texts) and its tags grouped by taxonomy category (`categories`).',
+    summary: 'Wallet detail: the list fields plus website, description, highlights (pros and cons texts) and its tags grouped by taxonomy category (`categories`: [{group, name, tags: [{slug, name, value}]}]); status is Active or Discontinued.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown; top_score: number | null }[]>`
         select api.wallet_detail(${slug}) as data, api.wallet_top_score() as top_score`;

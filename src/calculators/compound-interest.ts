@@ -13,7 +13,7 @@
 //   credited first, so that deposit starts earning in the next period (an ordinary annuity).
 // - Compounding frequency and contribution frequency are independent. `never` compounds nothing:
 //   each deposit earns simple interest at the annual rate until the end.
-import { Dec, type DecimalInput, FREQUENCIES, MAX_TICKS, TICKS_PER_YEAR, amount, percentOf, type Frequency } from './periods.ts';
+import { Dec, type DecimalInput, FREQUENCIES, MAX_TICKS, TICKS_PER_YEAR, amount, money, percentOfNumber, type Frequency } from './periods.ts';
 
 export interface GrowthInput {
   principal: DecimalInput;
@@ -143,14 +143,17 @@ export const RATE_NOTE =
   'so a final partial period earns pro-rata simple interest on its fraction. ' +
   'Contributions are made at the end of each contribution interval and every one inside the duration counts.';
 
-/** The response data of GET /calculators/compound-interest. */
+/**
+ * The response data of GET /calculators/compound-interest: the reference's fields as JSON numbers
+ * rounded once (money to the cent, roi in percent to 2 decimals); today's extra fields as they were.
+ */
 export function compoundInterest(input: GrowthInput) {
   const growth = grow(input);
   return {
-    final_balance: amount(growth.finalBalance),
-    total_contributions: amount(growth.totalContributions),
-    total_interest: amount(growth.totalInterest),
-    roi: percentOf(growth.totalInterest, growth.totalContributions),
+    final_balance: money(growth.finalBalance),
+    total_contributions: money(growth.totalContributions),
+    total_interest: money(growth.totalInterest),
+    roi: percentOfNumber(growth.totalInterest, growth.totalContributions),
     principal: amount(new Dec(input.principal)),
     contributions: growth.contributions,
     compounding_periods: growth.compoundingPeriods === null ? null : growth.compoundingPeriods.toSignificantDigits(15).toFixed(),

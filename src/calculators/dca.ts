@@ -8,8 +8,11 @@
 //   average_price  = total_invested / total_quantity
 //   current_value  = total_quantity x current price (market.coin_state)
 //   profit = current_value - total_invested      roi = profit / total_invested x 100 (percent)
+// The reference's summary fields are JSON numbers rounded once at the output: invested, final_value,
+// profit (to the cent), accumulated (10 decimals), roi (2 decimals); the other summary fields keep
+// the exact decimal strings (total_invested, total_quantity, current_value: the same values unrounded).
 // The series has one row per buy: what was bought and the running totals, valued at that day's close.
-import { Dec, type DecimalInput, amount as decimal, percentOf } from './periods.ts';
+import { Dec, type DecimalInput, amount as decimal, money, percentOfNumber, quantity as coins } from './periods.ts';
 
 export interface Buy {
   date: string;
@@ -43,13 +46,16 @@ export function dca(amountPerBuy: DecimalInput, buys: Buy[], currentPrice: Decim
   const profit = currentValue.minus(invested);
   return {
     summary: {
+      invested: money(invested),
+      accumulated: coins(quantity),
+      final_value: money(currentValue),
+      profit: money(profit),
+      roi: percentOfNumber(profit, invested),
       total_invested: decimal(invested),
       total_quantity: decimal(quantity),
       average_price: quantity.isZero() ? null : decimal(invested.div(quantity)),
       current_price: decimal(new Dec(currentPrice)),
       current_value: decimal(currentValue),
-      profit: decimal(profit),
-      roi: percentOf(profit, invested),
       purchases: buys.length,
     },
     series,

@@ -20,8 +20,14 @@
 //     worth exactly the repayment: (G/P) x F = R, so g = (R / G)^(12/n) - 1 (percent).
 //   risk_level: from the price drop that triggers liquidation, 1 - loan LTV / liquidation_ltv:
 //     at least 50 % low, 30 % medium, 15 % high, less very_high.
+// Output: the reference's fields are JSON numbers rounded once (money to the cent, crypto_sold to 10
+// decimals, break_even_growth to 2): collateral_value, max_loan, loan_scenario.{monthly_payment,
+// total_payback, total_interest, net_value}, sell_scenario.{crypto_sold, capital_gains_tax, net_value},
+// opportunity_cost. monthly_payment = R / n, the repayment spread evenly over the term (this model
+// repays at maturity). The other fields keep exact decimal strings (total_repayment = total_payback,
+// end_value = net_value, tax = capital_gains_tax, unrounded).
 import { grow } from './compound-interest.ts';
-import { Dec, type DecimalInput, FREQUENCIES, amount as decimal, percent } from './periods.ts';
+import { Dec, type DecimalInput, FREQUENCIES, amount as decimal, money, percent, percentNumber, quantity } from './periods.ts';
 
 export interface LoanInput {
   price: DecimalInput;
@@ -80,14 +86,17 @@ export function loanVsSell(input: LoanInput) {
   }
   return {
     current_price: decimal(price),
-    collateral_value: decimal(collateral),
-    max_loan: decimal(maxLoan),
+    collateral_value: money(collateral),
+    max_loan: money(maxLoan),
     loan_possible: loanPossible,
     loan_scenario: {
+      monthly_payment: money(repayment.div(input.termMonths)),
+      total_payback: money(repayment),
+      total_interest: money(repayment.minus(cash)),
+      net_value: money(loanEnd),
       loan_amount: decimal(cash),
       ltv: percent(loanLtv.mul(100)),
       term_months: input.termMonths,
-      total_interest: decimal(repayment.minus(cash)),
       total_repayment: decimal(repayment),
       liquidation_ltv: percent(liquidationShare.mul(100)),
       liquidation_price: decimal(cash.div(coins.mul(liquidationShare))),
@@ -97,8 +106,10 @@ export function loanVsSell(input: LoanInput) {
       end_value: decimal(loanEnd),
     },
     sell_scenario: {
+      crypto_sold: quantity(sold),
+      capital_gains_tax: money(gross.minus(cash)),
+      net_value: money(sellEnd),
       possible: sellPossible,
-      crypto_sold: decimal(sold),
       gross_proceeds: decimal(gross),
       tax: decimal(gross.minus(cash)),
       crypto_kept: decimal(kept),
@@ -106,8 +117,8 @@ export function loanVsSell(input: LoanInput) {
       end_value: decimal(sellEnd),
     },
     better_scenario: better,
-    opportunity_cost: opportunityCost && decimal(opportunityCost),
-    break_even_growth: percent(repayment.div(gross).pow(new Dec(12).div(input.termMonths)).minus(1).mul(100)),
+    opportunity_cost: opportunityCost && money(opportunityCost),
+    break_even_growth: percentNumber(repayment.div(gross).pow(new Dec(12).div(input.termMonths)).minus(1).mul(100)),
     risk_level: loanRisk(new Dec(1).minus(loanLtv.div(liquidationShare))),
   };
 }

@@ -55,3 +55,15 @@ export const amount = (value: Dec) => value.toSignificantDigits(15).toFixed();
 export const percent = (value: Dec) => value.toDecimalPlaces(4).toFixed();
 /** `part` as a percentage of `whole`; null when `whole` is 0. */
 export const percentOf = (part: Dec, whole: Dec) => (whole.isZero() ? null : percent(part.div(whole).mul(100)));
+
+// The reference's JSON numbers: everything is computed in Dec and rounded here once, at the output
+// half away from zero, as money is shown (+ 0: a tiny negative that rounds to zero is 0, not -0).
+const toNumber = (value: Dec, places: number) => value.toDecimalPlaces(places, Dec.ROUND_HALF_UP).toNumber() + 0;
+/** Money (USD) as a JSON number, to the cent. */
+export const money = (value: Dec) => toNumber(value, 2);
+/** A coin quantity as a JSON number, to 10 decimals. */
+export const quantity = (value: Dec) => toNumber(value, 10);
+/** A percentage as a JSON number, to 2 decimals. */
+export const percentNumber = (value: Dec) => toNumber(value, 2);
+/** `part` as a percentage of `whole`, a JSON number; null when `whole` is 0. */
+export const percentOfNumber = (part: Dec, whole: Dec) => (whole.isZero() ? null : percentNumber(part.div(whole).mul(100)));

@@ -7,7 +7,10 @@
 //   investment_worth = quantity x sell_price - sell fee      (what the sale pays out)
 //   total_fees = buy fee + sell fee
 //   profit = investment_worth - amount                        roi = profit / amount x 100
-import { Dec, type DecimalInput, amount as decimal, percentOf } from './periods.ts';
+// Output: the reference's fields quantity (10 decimals), investment_worth, total_fees, profit (to the
+// cent) and roi (percent, 2 decimals) are JSON numbers rounded once; the prices and today's extra
+// fields (buy_fee_amount, sell_fee_amount) stay exact decimal strings.
+import { Dec, type DecimalInput, amount as decimal, money, percentOfNumber, quantity as coins } from './periods.ts';
 
 export interface ProfitLossInput {
   amount: DecimalInput;
@@ -30,12 +33,12 @@ export function profitLoss(input: ProfitLossInput) {
   return {
     buy_price: decimal(buyPrice),
     sell_price: decimal(sellPrice),
-    quantity: decimal(quantity),
-    investment_worth: decimal(worth),
-    total_fees: decimal(buyFee.plus(sellFee)),
+    quantity: coins(quantity),
+    investment_worth: money(worth),
+    total_fees: money(buyFee.plus(sellFee)),
     buy_fee_amount: decimal(buyFee),
     sell_fee_amount: decimal(sellFee),
-    profit: decimal(profit),
-    roi: percentOf(profit, spent),
+    profit: money(profit),
+    roi: percentOfNumber(profit, spent),
   };
 }

@@ -11,7 +11,7 @@
 // - risk_level is a heuristic on the net rate: below 5 % low, below 15 % medium, below 40 % high,
 //   else very_high (yields far above the market's usually pay for a risk).
 import { grow } from './compound-interest.ts';
-import { Dec, type DecimalInput, TICKS_PER_YEAR, amount, percent, percentOf, type Frequency } from './periods.ts';
+import { Dec, type DecimalInput, TICKS_PER_YEAR, amount, money, percent, percentOf, percentOfNumber, type Frequency } from './periods.ts';
 
 export interface StakingInput {
   amount: DecimalInput;
@@ -44,11 +44,12 @@ export function staking(input: StakingInput) {
   const priceChange = input.priceChangePercent == null ? null : new Dec(input.priceChangePercent);
   const finalValue = priceChange && net.finalBalance.mul(priceChange.plus(100)).div(100);
   return {
-    final_balance: amount(net.finalBalance),
-    total_rewards: amount(rewards),
-    yearly_reward: years.isZero() ? '0' : amount(rewards.div(years)),
-    monthly_reward: years.isZero() ? '0' : amount(rewards.div(years.mul(12))),
-    roi: percentOf(rewards, stake),
+    // the reference's fields as JSON numbers rounded once (money to the cent, roi to 2 decimals)
+    final_balance: money(net.finalBalance),
+    total_rewards: money(rewards),
+    yearly_reward: years.isZero() ? 0 : money(rewards.div(years)),
+    monthly_reward: years.isZero() ? 0 : money(rewards.div(years.mul(12))),
+    roi: percentOfNumber(rewards, stake),
     risk_level: riskLevel(netRate),
     net_apy: percent(netRate),
     effective_annual_yield: percent(oneYear.totalInterest.mul(100)),

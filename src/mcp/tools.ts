@@ -158,7 +158,7 @@ export const TOOLS: McpTool[] = [
   },
   {
     name: 'convert_currency', title: 'Convert between assets',
-    description: 'Converts an amount of a coin or fiat currency into up to ten others through USD; amount and values are decimal strings.',
+    description: 'Converts an amount of a coin or fiat currency into up to ten others through USD; values are decimal strings, the echoed amount a number.',
     input: {
       from: z.string().min(1).max(120).describe('Source asset: coin slug (bitcoin) or fiat code (usd).'),
       to: z.array(z.string().regex(/^[A-Za-z0-9-]{1,120}$/)).min(1).max(10).describe('Target assets: coin slugs or fiat codes.'),
@@ -231,9 +231,9 @@ export const TOOLS: McpTool[] = [
       end: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('Last possible buy, default today.'),
       series: z.boolean().optional().describe('Also return one row per buy.'),
     },
-    output: envelope(z.object({ summary: z.looseObject({ total_invested: decimal, roi: decimal.nullable() }), series: z.array(row).nullable() })),
+    output: envelope(z.object({ summary: z.looseObject({ invested: z.number(), accumulated: z.number(), final_value: z.number(), profit: z.number(), roi: z.number().nullable(), total_invested: decimal }), series: z.array(row).nullable() })),
     request: (args) => ({ operationId: 'dCACalculator', query: args as Record<string, Scalar> }),
-    text: (body) => `Invested ${body.data.summary.total_invested} USD, worth ${body.data.summary.current_value} USD now (ROI ${body.data.summary.roi}%).`,
+    text: (body) => `Invested ${body.data.summary.invested} USD, worth ${body.data.summary.final_value} USD now (ROI ${body.data.summary.roi}%).`,
   },
 ];
 

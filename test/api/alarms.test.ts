@@ -45,7 +45,7 @@ test('create returns 201 with the alarm, target as a decimal string, and the bal
   t.is(response.headers.get('cache-control'), 'no-store');
   const alarm = response.body.data;
   t.like(alarm, {
-    type: 'TARGET', name: 'Alpha to 150', coin: 'alpha', metric: 'rate', direction: 'above', target: '150',
+    type: 'TARGET', name: 'Alpha to 150', coin: { slug: 'alpha', symbol: 'ALP', name: 'Alpha' }, metric: 'rate', direction: 'above', target: '150',
     notification: 'webhook', status: 'active', triggered_value: null, triggered_at: null,
   });
   t.true(Number.isInteger(alarm.id));
@@ -55,6 +55,11 @@ test('create returns 201 with the alarm, target as a decimal string, and the bal
   t.is(fetched.status, 200);
   t.deepEqual(fetched.body.data, alarm);
   t.is(fetched.headers.get('cache-control'), 'no-store');
+  // the reference's shape everywhere: the coin is an object in the list and after an update too
+  const listed = await send('GET', '/alarms', 'shape');
+  t.deepEqual(listed.body.data.map((row: { coin: unknown }) => row.coin), [{ slug: 'alpha', symbol: 'ALP', name: 'Alpha' }]);
+  const renamed = await send('PATCH', `/alarms/${alarm.id}`, 'shape', { name: 'renamed' });
+  t.deepEqual(renamed.body.data.coin, { slug: 'alpha', symbol: 'ALP', name: 'Alpha' });
 });
 
 test('target keeps every digit of a JSON number or a decimal string (no float round trip)', async (t) => {

@@ -19,19 +19,21 @@ const get = async (path: string) => handles.api.get(path, await (key ??= handles
 const sig15 = (value: Decimal) => value.toSignificantDigits(15).toFixed();
 const price = (slug: string) => bySlug(slug).prices![2];
 
-test('/convert: a coin into coins and fiats through USD, decimal strings', async (t) => {
+test('/convert: a coin into coins and fiats through USD, values decimal strings, amount a JSON number', async (t) => {
   const response = await get('/api/v1/convert?from=alpha&to=beta,usd,EUR&amount=2.5');
   t.is(response.status, 200);
   t.deepEqual(response.body.data, {
     from: { slug: 'alpha', symbol: 'ALP', name: 'Alpha', type: 'coin' },
-    amount: '2.5',
+    amount: 2.5,
     results: [
       { slug: 'beta', symbol: 'BET', name: 'Beta', type: 'token', value: sig15(new Decimal('2.5').mul(price('alpha')).div(price('beta'))) },
       { slug: 'usd', symbol: 'USD', name: 'US Dollar', type: 'fiat', value: sig15(new Decimal('2.5').mul(price('alpha'))) },
       { slug: 'eur', symbol: 'EUR', name: 'Euro', type: 'fiat', value: sig15(new Decimal('2.5').mul(price('alpha')).mul(fixture.eurRate)) },
     ],
   });
-  t.is((await get('/api/v1/convert?from=alpha&to=usd')).body.data.amount, '1', 'amount defaults to 1');
+  t.is((await get('/api/v1/convert?from=alpha&to=usd')).body.data.amount, 1, 'amount defaults to 1');
+  // the exact digits in the JSON text, not a float round trip in SQL
+  t.is((await get('/api/v1/convert?from=alpha&to=usd&amount=0.1000')).body.data.amount, 0.1);
 });
 
 test('round trips: A -> B -> A gives the amount back within rounding', async (t) => {

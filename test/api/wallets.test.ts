@@ -28,10 +28,10 @@ test('/wallets: every field typed, highest score first, drafts never shown, top_
   t.deepEqual(slugs(response.body), byScore);
   const vault = response.body.data.find((w: { slug: string }) => w.slug === 'vault-one');
   t.deepEqual(Object.keys(vault).sort(), ['assets', 'cons', 'id', 'logo', 'name', 'price_model', 'pros', 'released_at', 'score', 'slug', 'status'].sort());
-  t.like(vault, { name: 'Vault One', score: 90, assets: PUBLIC_ASSETS['vault-one']!.length, pros: 3, cons: 1, price_model: 'paid', status: 'ACTIVE', released_at: '2019-05-01', logo: 'https://example.com/v1.png' });
+  t.like(vault, { name: 'Vault One', score: 90, assets: PUBLIC_ASSETS['vault-one']!.length, pros: 3, cons: 1, price_model: 'paid', status: 'Active', released_at: '2019-05-01', logo: 'https://example.com/v1.png' });
   t.is(typeof vault.id, 'number');
   for (const w of response.body.data) t.is(w.assets, PUBLIC_ASSETS[w.slug]!.length, w.slug);
-  t.like(response.body.data.find((w: { slug: string }) => w.slug === 'old-desk'), { status: 'DISCONTINUED', released_at: null, assets: 0 });
+  t.like(response.body.data.find((w: { slug: string }) => w.slug === 'old-desk'), { status: 'Discontinued', released_at: null, assets: 0 });
   t.like(response.body.meta, { current_page: 1, from: 1, to: published.length, total: published.length, last_page: 1, top_score: TOP_SCORE });
   t.deepEqual(Object.keys(response.body.links), ['first', 'last', 'prev', 'next']);
 });
@@ -91,10 +91,11 @@ test('/wallets/{slug}: detail with website, highlights and the tags grouped by c
     highlights: { pros: ['Secure element', 'Bluetooth', 'Many coins'], cons: ['Closed firmware'] },
   });
   t.deepEqual(response.body.data.categories, [
-    { slug: 'type', name: 'Type', tags: [{ slug: 'hardware', name: 'Hardware' }] },
-    { slug: 'custody', name: 'Custody', tags: [{ slug: 'non-custodial', name: 'Non-custodial' }] },
-    { slug: 'features', name: 'Features', tags: [{ slug: 'staking', name: 'Staking' }] },
+    { group: 'type', name: 'Type', tags: [{ slug: 'hardware', name: 'Hardware', value: null }] },
+    { group: 'custody', name: 'Custody', tags: [{ slug: 'non-custodial', name: 'Non-custodial', value: null }] },
+    { group: 'features', name: 'Features', tags: [{ slug: 'staking', name: 'Staking', value: null }] },
   ]);
+  t.is(response.body.data.status, 'Active', 'spelled as the reference spells it');
   t.deepEqual(response.body.meta, { top_score: TOP_SCORE });
   t.deepEqual((await get('/api/v1/wallets/VAULT-ONE')).body.data.slug, 'vault-one');
 });
@@ -113,11 +114,12 @@ test('/wallets/compare: 2-4 wallets in the order given, each with its categories
   t.is(response.status, 200);
   t.deepEqual(slugs(response.body), ['pocket', 'vault-one', 'old-desk']);
   t.deepEqual(response.body.meta, { top_score: TOP_SCORE, count: 3 });
-  t.deepEqual(response.body.data[0].categories.map((c: { slug: string }) => c.slug), ['type', 'custody', 'features']);
+  t.deepEqual(response.body.data[0].categories.map((c: { group: string }) => c.group), ['type', 'custody', 'features']);
   t.deepEqual(response.body.data[2].categories, [
-    { slug: 'type', name: 'Type', tags: [{ slug: 'desktop', name: 'Desktop' }] },
-    { slug: 'custody', name: 'Custody', tags: [{ slug: 'custodial', name: 'Custodial' }] },
+    { group: 'type', name: 'Type', tags: [{ slug: 'desktop', name: 'Desktop', value: null }] },
+    { group: 'custody', name: 'Custody', tags: [{ slug: 'custodial', name: 'Custodial', value: null }] },
   ]);
+  t.is(response.body.data[2].status, 'Discontinued');
   t.deepEqual(response.body.data[1], (await get('/api/v1/wallets/vault-one')).body.data);
 });
 

@@ -71,7 +71,7 @@ test.serial('a crossing triggers once, with one delivery and job per delivering 
   const [event] = await db.sql`select owner, data from app.webhook_events where (data -> 'alarm' ->> 'id')::bigint = ${above}`;
   t.is(event!.owner, 'ann');
   t.like(event!.data, {
-    alarm: { id: above, type: 'TARGET', coin: 'alpha', metric: 'rate', direction: 'above', target: '150', status: 'triggered', notification: 'webhook', triggered_value: '150.5' },
+    alarm: { id: above, type: 'TARGET', coin: { slug: 'alpha', symbol: 'ALP', name: 'alpha' }, metric: 'rate', direction: 'above', target: '150', status: 'triggered', notification: 'webhook', triggered_value: '150.5' },
     coin: { id: COINS.alpha, slug: 'alpha', name: 'alpha', symbol: 'ALP' },
     metric: 'rate', direction: 'above', target: '150', value: '150.5',
   });
