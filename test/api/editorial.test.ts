@@ -123,7 +123,7 @@ test('reads never change view counts; feedback counts helpful answers', async (t
   }
   t.deepEqual(await counts(), before);
 
-  t.deepEqual((await post('/api/v1/articles/beta-news/feedback', { helpful: true })).body, { data: { article: 'beta-news', helpful_yes: 1, helpful_no: 0 } });
+  t.deepEqual((await post('/api/v1/articles/beta-news/feedback', { helpful: true })).body, { data: { article: 'beta-news', helpful_yes: 1, helpful_no: 0 }, meta: {} });
   await post('/api/v1/articles/beta-news/feedback', { helpful: true });
   const no = await post('/api/v1/articles/beta-news/feedback', { helpful: false });
   t.is(no.status, 200);
