@@ -65,6 +65,11 @@ test.serial('the first poll brings the last 48 hours of both swaps, converted fr
   t.is(row.position, first.side === 'sell' ? 'long' : 'short');
   t.is(row.order, first.side);
   t.is(row.slug, 'bitcoin');
+  // orders older than the daily rollup's refresh window were rolled up at once: every day of the feed has its row
+  const days = await db.sql`select count(*)::int as n, sum(longs + shorts)::int as orders from market.liquidations_1d`;
+  const feedDays = await db.sql`select count(distinct date_trunc('day', time, 'UTC'))::int as n, count(*)::int as orders from market.liquidations`;
+  t.is(days[0]!.n, feedDays[0]!.n);
+  t.is(days[0]!.orders, feedDays[0]!.orders);
   t.is(row.value_usd, new Decimal(row.price!).times(row.quantity!).times(usdt!.price as string).toDecimalPlaces(2).toFixed(2));
 });
 

@@ -177,10 +177,10 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
   async #fetchCandles(query: Query, venue: LiveVenue, run: VenueRun & { first?: string; last?: string }, signal?: AbortSignal) {
     const deadline = Date.now() + (this.#settings.budgetMs ?? 40_000);
     const due = await query(
-      `select symbol, (extract(epoch from candles_until) * 1000)::bigint as until from market.venue_candle_markets($1)`,
+      `select symbol, (extract(epoch from candles_until) * 1000)::bigint as until
+       from market.venue_candle_markets($1) order by candles_until nulls first, symbol`,
       [venue.id],
     );
-    due.sort((a, b) => Number(a.until ?? 0) - Number(b.until ?? 0));
     let batch: (string | number)[][] = [];
     const flush = async () => {
       if (batch.length === 0) return;
