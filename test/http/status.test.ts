@@ -7,6 +7,7 @@ import test from 'ava';
 import { chromium } from 'playwright-core';
 import { createSql } from '../../src/db/client.ts';
 import { testApi, useApi } from '../helpers/http.ts';
+import { onServer } from '../helpers/targets.ts';
 
 const handles = useApi(test);
 const CHROMIUM = '/usr/bin/chromium';
@@ -49,7 +50,7 @@ test.serial('all healthy: operational, with each component and its figures, with
   t.deepEqual(report.components.map((c) => c.id), ['api', 'database', 'worker', 'source:simulated', 'fx', 'sentiment', 'webhooks']);
   for (const c of report.components) t.is(c.state, 'operational', c.id);
   const database = component(report.components, 'database')!;
-  t.like(database.figures, { kind: 'embedded', reachable: true, migrations_current: true });
+  t.like(database.figures, { kind: onServer ? 'server' : 'embedded', reachable: true, migrations_current: true });
   t.is(component(report.components, 'worker')!.figures.fresh_workers, 1);
   const market = component(report.components, 'source:simulated')!;
   t.true(market.figures.newest_data_age_seconds < 120);
