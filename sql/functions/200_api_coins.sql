@@ -119,7 +119,7 @@ begin
 
   return query
   with filtered as (
-    select c.id, c.slug, c.name, c.symbol, c.type, c.status, c.logo, c.circulating_supply, c.status_updated_at,
+    select c.id, c.slug, c.name, c.symbol, c.type, c.status, market.logo_url('coins', c.slug, c.logo) as logo, c.circulating_supply, c.status_updated_at,
       s.price, s.marketcap, s.volume_24h, s.change_24h, s.change_7d, s.change_rank_24h, s.change_rank_7d,
       s.rank, s.dominance, s.last_updated,
       case p_interval when '7d' then s.change_7d else s.change_24h end as change
@@ -269,7 +269,7 @@ begin
     group by b.coin_id
   ),
   scored as (
-    select c.id, c.slug, c.name, c.symbol, s.rank, s.price, s.marketcap, c.logo,
+    select c.id, c.slug, c.name, c.symbol, s.rank, s.price, s.marketcap, market.logo_url('coins', c.slug, c.logo) as logo,
       round(
         50 * least(greatest(coalesce(s.volume_24h / nullif(u.daily_volume, 0), 1) - 1, 0), 3) / 3
         + 50 * least(abs(coalesce(s.change_24h, 0))::numeric, 20) / 20
@@ -358,7 +358,7 @@ begin
       select json_agg(json_build_object('chain', k.chain, 'address', k.address, 'decimals', coalesce(k.decimals, v_coin.decimals))
                       order by k.chain)
       from market.coin_contracts k where k.coin_id = v_coin.id), '[]'::json),
-    'logo', v_coin.logo,
+    'logo', market.logo_url('coins', v_coin.slug, v_coin.logo),
     'listed_at', case when v_coin.status = 'active' then market.iso_time(v_coin.status_updated_at) end,
     'last_updated', market.iso_time(v_state.last_updated)
   );

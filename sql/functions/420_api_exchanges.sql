@@ -79,7 +79,7 @@ begin
   return query
   select e.id, e.slug, e.name, e.type, s.rank, coalesce(s.volume_24h, 0)::double precision, s.volume_dominance,
     s.change_24h, s.change_7d, s.change_rank_24h, s.change_rank_7d, coalesce(s.pairs, 0), coalesce(s.assets, 0),
-    e.logo, market.iso_time(s.last_updated)
+    market.logo_url('exchanges', e.slug, e.logo), market.iso_time(s.last_updated)
   from market.exchanges e
   left join market.exchange_state s on s.exchange_id = e.id
   where (p_type is null or e.type = p_type)
@@ -144,7 +144,7 @@ as $$
     'change_24h', s.change_24h, 'change_7d', s.change_7d,
     'change_rank_24h', s.change_rank_24h, 'change_rank_7d', s.change_rank_7d,
     'pairs', coalesce(s.pairs, 0), 'assets', coalesce(s.assets, 0), 'tickers', coalesce(s.tickers, 0),
-    'established', market.iso_date(e.established), 'location', e.location, 'website', e.website, 'logo', e.logo,
+    'established', market.iso_date(e.established), 'location', e.location, 'website', e.website, 'logo', market.logo_url('exchanges', e.slug, e.logo),
     'taxonomy', to_json(e.taxonomy), 'last_updated', market.iso_time(s.last_updated))
   from market.exchanges e
   left join market.exchange_state s on s.exchange_id = e.id

@@ -56,10 +56,11 @@ as $$
       select coalesce(json_agg(json_build_object(
           'slug', c.slug, 'name', c.name, 'symbol', c.symbol, 'rank', s.rank, 'price', s.price::text,
           'marketcap', s.marketcap::double precision, 'volume_24h', s.volume_24h::double precision,
-          'change_24h', s.change_24h, 'change_7d', s.change_7d, 'dominance', s.dominance, 'logo', c.logo)
+          'change_24h', s.change_24h, 'change_7d', s.change_7d, 'dominance', s.dominance, 'logo', market.logo_url('coins', c.slug, c.logo))
         order by s.rank), '[]')
       from market.coin_state s join market.coins c on c.id = s.coin_id
-      where s.rank <= 100),
+      -- a tile is sized by marketcap: a coin without one (no circulating supply) has no tile
+      where s.rank <= 100 and s.marketcap is not null),
     'meta', json_build_object(
       'total_marketcap', g.total_marketcap,
       'total_volume_24h', g.total_volume_24h,
@@ -67,7 +68,7 @@ as $$
       'fear_greed', (select (f.reading->>'index')::int from market.sentiment_snapshots f where f.kind = 'fear_greed' and f.coin_id is null)))
   from market.global_figures() g
 $$;
-comment on function api.market_heatmap() is 'The top-100 heatmap as the endpoint returns it, {data, meta}: data = the coins ranked 1-100 {slug, name, symbol, rank, price (decimal string), marketcap (null without circulating supply), volume_24h, change_24h, change_7d, dominance, logo} by rank; meta = {total_marketcap, total_volume_24h, dominance {btc, eth, top3 (sum of the top three)}, fear_greed (the market''s Fear & Greed index 0-100, null before the first refresh)}. Endpoint: GET /api/v1/global/heatmap.';
+comment on function api.market_heatmap() is 'The top-100 heatmap as the endpoint returns it, {data, meta}: data = the coins ranked 1-100 that have a marketcap {slug, name, symbol, rank, price (decimal string), marketcap, volume_24h, change_24h, change_7d (null while the coin has less than 7 days of history: an unknown value is null, never an invented 0, as the spec has it for marketcap and fully diluted valuation), dominance, logo (market.logo_url)} by rank. Null rules: marketcap is never null here, since the heatmap sizes its tiles by marketcap and a coin without circulating supply (marketcap null, the only null the spec allows it) cannot be drawn: such a coin is left out (the rank puts it after every coin with a marketcap, so the ranks shown stay 1..n without gaps); change_24h and change_7d are null only when unknown; meta = {total_marketcap, total_volume_24h, dominance {btc, eth, top3 (sum of the top three)}, fear_greed (the market''s Fear & Greed index 0-100, null before the first refresh)}. Endpoint: GET /api/v1/global/heatmap.';
 
 -- why: the history periods, their bar level and span, in one place for the function and the API
 create or replace view api.global_history_periods as

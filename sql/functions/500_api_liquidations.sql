@@ -194,7 +194,7 @@ begin
   perform market.check_liquidation_window('hours', p_hours, 48);
   perform market.check_liquidation_window('limit', p_limit, 20);
   return query
-  select c.symbol, c.name, c.slug, c.logo,
+  select c.symbol, c.name, c.slug, market.logo_url('coins', c.slug, c.logo),
     round(coalesce(sum(l.value_usd) filter (where l.position = 'long'), 0), 2)::double precision,
     round(coalesce(sum(l.value_usd) filter (where l.position = 'short'), 0), 2)::double precision,
     round(sum(l.value_usd), 2)::double precision

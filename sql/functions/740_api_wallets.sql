@@ -10,7 +10,8 @@ select w.id, w.slug, w.name, w.score::double precision as score,
    where a.wallet_id = w.id and c.status = any (market.public_coin_statuses())) as assets,
   cardinality(w.pros) as pros, cardinality(w.cons) as cons,
   -- spelled as the reference spells it: Active, Discontinued (stored upper case)
-  w.price_model, initcap(w.status) as status, market.iso_date(w.released_at) as released_at, w.logo
+  w.price_model, initcap(w.status) as status, market.iso_date(w.released_at) as released_at,
+  market.logo_url('wallets', w.slug, w.logo) as logo
 from market.wallets w
 where w.status <> 'DRAFT';
 comment on view api.wallets is 'Published wallets (not DRAFT) as the wallet list returns them: score (0-100), assets (supported coins in a public listing status), pros and cons (counts), price_model, status (Active or Discontinued), released_at (YYYY-MM-DD or null), logo.';

@@ -1,10 +1,12 @@
 // Everything beside /api/v1 that anyone may read without a key: the discovery documents, the
-// status page, the changelog and the documents of docs/ (the versioning policy at /versioning).
+// status page, the changelog, the documents of docs/ (the versioning policy at /versioning) and
+// the logos of coins, exchanges and wallets (/logos/{kind}/{slug}.svg).
 import { readFileSync } from 'node:fs';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { changelogHtml, changelogJson } from './changelog.ts';
 import { apiCatalog, apisJson, logo, securityTxt } from './discovery.ts';
+import { logoRoute } from './logos.ts';
 import { htmlPage, markdownToHtml } from './pages.ts';
 import type { Deps } from './routes.ts';
 import { statusJson, statusPage } from './status.ts';
@@ -32,6 +34,7 @@ export function mountPublic(router: Router, deps: Deps) {
   router.get('/.well-known/api-catalog', apiCatalog(deps.config));
   router.get('/.well-known/security.txt', securityTxt(deps.config));
   router.get('/logo.svg', logo);
+  router.get('/logos/:kind/:file', logoRoute(deps));
   router.get('/status', statusPage(deps));
   router.get('/status.json', statusJson(deps));
   router.get('/changelog', changelogHtml);

@@ -10,6 +10,7 @@ import { ApiError, isDatabaseUnavailable } from './errors.ts';
 import { admission, type Admitted } from './admission.ts';
 import { deprecationHeaders } from './deprecation.ts';
 import { completeEnvelope } from './envelope.ts';
+import { withAbsoluteLogos } from './logos.ts';
 import { addErrors, bodyTextErrors, collectingParser, pathTextErrors, queryTextErrors } from './validation.ts';
 
 export type PlanName = 'free' | 'starter' | 'pro';
@@ -184,7 +185,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
         }
       }
       ctx.status = route.status ?? 200;
-      ctx.body = completeEnvelope(body, deps.config);
+      ctx.body = completeEnvelope(withAbsoluteLogos(body, ctx, deps.config), deps.config);
     });
   }
 }

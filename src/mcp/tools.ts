@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { apiRoutes } from '../api/index.ts';
 import { ApiError } from '../http/errors.ts';
+import { withAbsoluteLogos } from '../http/logos.ts';
 import { API_PREFIX, routePlan, type Deps, type RouteSpec } from '../http/routes.ts';
 import { collectingParser, queryTextErrors } from '../http/validation.ts';
 import { admitMcp, mcpPlan } from './auth.ts';
@@ -262,5 +263,7 @@ export async function runTool(tool: McpTool, args: Args, ctx: Context, deps: Dep
   // Paginated answers link to the same page of the Data API endpoint.
   const path = API_PREFIX + route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
   const href = new URL(`${path}${search.size ? `?${search}` : ''}`, `${ctx.protocol}://${ctx.host}`).href;
-  return route.handler({ query: query as never, params: pathParams as never, body: undefined as never, key, deps, ctx: { href } as Context, routes: apiRoutes });
+  const body = await route.handler({ query: query as never, params: pathParams as never, body: undefined as never, key, deps, ctx: { href } as Context, routes: apiRoutes });
+  // generated logos as absolute URLs, as the endpoint answers them
+  return withAbsoluteLogos(body, ctx, deps.config);
 }
