@@ -1,7 +1,8 @@
 // Meta group: ping, the calling key's usage, and the OpenAPI document of every route.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { openApiDocument } from '../http/openapi.ts';
+import { openApiDocument, schemaBundle } from '../http/openapi.ts';
+import { publicBase } from '../http/pages.ts';
 import { defineRoute } from '../http/routes.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -42,6 +43,11 @@ export const metaRoutes = [
   defineRoute({
     method: 'get', path: '/openapi.json', operationId: 'openAPISpec', tag: 'Meta', plan: 'free', query: noInput, public: true,
     summary: 'This API as an OpenAPI 3.1 document, generated from the route declarations. Public: no key needed, and none counted.',
-    handler: async ({ routes }) => openApiDocument(routes, VERSION),
+    handler: async ({ routes, ctx, deps: { config } }) => openApiDocument(routes, VERSION, publicBase(ctx, config)),
+  }),
+  defineRoute({
+    method: 'get', path: '/schemas.json', operationId: 'resourceSchemas', tag: 'Meta', plan: 'free', query: noInput, public: true,
+    summary: 'The JSON Schema (2020-12) of every resource this API returns, one bundle; the OpenAPI document embeds the same schemas. Public.',
+    handler: async ({ ctx, deps: { config } }) => schemaBundle(publicBase(ctx, config)),
   }),
 ];

@@ -1,6 +1,28 @@
 // OpenAPI 3.1 generated from the registered routes' zod schemas, so it cannot drift from them.
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { RouteSpec } from './routes.ts';
+import { resources } from './schemas.ts';
+
+/**
+ * The version of the published contract this service implements (the reference's info.version);
+ * the service's own release travels beside it as x-service-version.
+ */
+export const CONTRACT_VERSION = '1.0.0';
+
+/**
+ * One recorded answer per operation, refreshed by `make openapi-examples` (the contract test,
+ * test/http/contract.test.ts, records them and checks each still matches its schema).
+ */
+const EXAMPLES_FILE = new URL('./openapi-examples.json', import.meta.url);
+let examples: Record<string, unknown> | undefined;
+const recordedExample = (operationId: string) =>
+  (examples ??= JSON.parse(readFileSync(EXAMPLES_FILE, 'utf8')) as Record<string, unknown>)[operationId];
+
+const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+};
 
 // Every response to a request with a valid key carries the quota headers; the per-minute ones
 // (X-RateLimit-*, the "minute" items of RateLimit) only when the request was counted.
@@ -31,7 +53,7 @@ const errorResponse = (description: string) => ({
 
 function parameters(schema: z.ZodType | undefined, location: 'query' | 'path') {
   if (!schema) return [];
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
+  const json = jsonSchema(schema, 'input') as {
     properties?: Record<string, Record<string, unknown>>;
     required?: string[];
   };
@@ -44,7 +66,33 @@ function parameters(schema: z.ZodType | undefined, location: 'query' | 'path') {
   }));
 }
 
-export function openApiDocument(routes: RouteSpec[], version: string) {
+function successResponse(route: RouteSpec) {
+  const example = recordedExample(route.operationId);
+  return {
+    description: 'Success: {data, meta} (meta at least {}); paginated lists add links (absolute URLs) and the page counts in meta.',
+    headers: limitHeaders,
+    ...(route.response
+      ? { content: { 'application/json': { schema: jsonSchema(route.response, 'output'), ...(example === undefined ? {} : { example }) } } }
+      : {}),
+  };
+}
+
+// The body of an alarm.triggered delivery (sql/functions/610_webhook_delivery.sql) and its headers
+// (src/webhooks/post.ts): documented as the webhook-creation callback and as a top-level webhook.
+const alarmTriggeredDelivery = {
+  summary: 'alarm.triggered: one of the key owner’s webhook alarms crossed its target.',
+  description: 'Verify X-Service-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint secret>) before trusting the body; the event id is the idempotency key across retries.',
+  parameters: [
+    ['X-Service-Event', 'The event type, alarm.triggered.'],
+    ['X-Service-Event-Id', 'The event id (uuid), the same on every retry.'],
+    ['X-Service-Delivery-Attempt', 'The attempt number, from 1.'],
+    ['X-Service-Signature', 't=<unix seconds>,v1=<hex>.'],
+  ].map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } })),
+  requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/AlarmTriggeredEvent' } } } },
+  responses: { '2XX': { description: 'Received; any other answer, or none within the timeout, is retried with back-off.' } },
+};
+
+export function openApiDocument(routes: RouteSpec[], version: string, base = '') {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const plan = typeof route.plan === 'string' ? route.plan : 'depends on parameters';
@@ -59,11 +107,12 @@ export function openApiDocument(routes: RouteSpec[], version: string) {
       ...(route.public ? { security: [] } : {}),
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: z.toJSONSchema(route.body, { io: 'input', unrepresentable: 'any' }) } } } }
+        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
         : {}),
+      ...(route.operationId === 'createAWebhookEndpoint' ? { callbacks: { 'alarm.triggered': { '{$request.body#/url}': { post: alarmTriggeredDelivery } } } } : {}),
       // Every status the service can answer this operation with, each with the error envelope.
       responses: {
-        [String(route.status ?? 200)]: { description: 'Success: {data, meta} (meta at least {}); paginated lists add links, absolute URLs.', headers: limitHeaders },
+        [String(route.status ?? 200)]: successResponse(route),
         400: errorResponse(
           route.body
             ? 'invalid_json (the body is not JSON), invalid_body (it is not a JSON object) or bad_request (the request could not be parsed).'
@@ -84,14 +133,24 @@ export function openApiDocument(routes: RouteSpec[], version: string) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'market-data-api', version },
-    servers: [{ url: '/' }],
+    info: {
+      title: 'market-data-api',
+      version: CONTRACT_VERSION,
+      'x-service-version': version,
+      description: `Crypto market data over HTTP: coins, prices, markets, exchanges, wallets, the global market, sentiment, indicators, liquidations, conversion, calculators, editorial content, alarms and webhooks. Prices, supplies and rates are decimal strings. The JSON Schema of every resource: ${base}/api/v1/schemas.json; this document for people: ${base}/docs.`,
+      termsOfService: `${base}/terms`,
+      contact: { name: 'market-data-api operators', url: `${base}/status` },
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: base || '/' }],
     security: [{ bearer: [] }],
     paths,
+    webhooks: { 'alarm.triggered': { post: alarmTriggeredDelivery } },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       headers: headerComponents,
       schemas: {
+        ...resourceSchemas('#/components/schemas/'),
         Error: {
           type: 'object',
           required: ['error'],
@@ -105,5 +164,21 @@ export function openApiDocument(routes: RouteSpec[], version: string) {
         },
       },
     },
+  };
+}
+
+/** The named resources (src/http/schemas.ts `resource`) as JSON Schemas, referring to each other under `prefix`. */
+export function resourceSchemas(prefix: string): Record<string, unknown> {
+  const { schemas } = z.toJSONSchema(resources, { io: 'output', unrepresentable: 'any', uri: (id) => `${prefix}${id}` });
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _dialect, id: _id, ...schema }]) => [id, schema]));
+}
+
+/** The JSON Schema bundle of the resources (GET /api/v1/schemas.json). */
+export function schemaBundle(base: string) {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: `${base}/api/v1/schemas.json`,
+    title: 'market-data-api resources',
+    $defs: resourceSchemas('#/$defs/'),
   };
 }

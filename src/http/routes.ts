@@ -55,6 +55,11 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   body?: B;
   status?: number;
   /**
+   * The success body (src/http/schemas.ts: `envelope(...)` or `pageOf(...)`): its JSON Schema is the
+   * operation's 2xx response in OpenAPI, and the contract test validates live answers against it.
+   */
+  response?: z.ZodType;
+  /**
    * Served without a key (the OpenAPI document, as in the reference); a request that sends one is
    * still admitted with it, without counting, so a valid key gets its quota headers and a bad one its 401.
    */

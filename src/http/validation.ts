@@ -119,8 +119,10 @@ const csv = (maxLength: number) =>
 
 /** Query-string building blocks: a query value is a string; these turn it into typed values. */
 export const query = {
+  // Documented (OpenAPI) as the integer a client sends, with its bounds as schema keywords.
   int: (min: number, max: number) =>
-    z.string().regex(/^-?\d+$/, 'Must be an integer.').transform(Number).pipe(z.number().int().min(min).max(max)),
+    z.string().regex(/^-?\d+$/, 'Must be an integer.').transform(Number).pipe(z.number().int().min(min).max(max))
+      .meta({ type: 'integer', minimum: min, maximum: max, pattern: undefined }),
   /** a non-negative decimal kept as a string, so that it reaches SQL as numeric without a float */
   decimal: () => z.string().regex(/^\d+(\.\d+)?$/, 'Must be a non-negative decimal number.'),
   /** a decimal that may be negative (a percent change, a growth rate), also kept as a string */
