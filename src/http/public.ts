@@ -19,6 +19,7 @@ const DOCUMENTS: Record<string, { file: string; title: string }> = {
   '/docs/status': { file: 'docs/status.md', title: 'Status page' },
   '/docs/indicators': { file: 'docs/indicators.md', title: 'Technical indicators' },
   '/docs/sentiment': { file: 'docs/sentiment.md', title: 'Sentiment' },
+  '/terms': { file: 'docs/terms.md', title: 'Terms of use' },
 };
 
 function documentPage(file: string, title: string) {

@@ -172,6 +172,7 @@ test('changelog, versioning and docs pages: HTML with the anchors deprecations l
   t.regex(versioning.body, /<h1 id="versioning-and-deprecation-policy">/);
   t.regex(versioning.body, /Sunset/);
   t.regex((await handles.api.get('/docs/status', null)).body, /<table>/);
+  t.regex((await handles.api.get('/terms', null)).body, /<h1 id="terms-of-use">/);
 });
 
 test('a deprecated route: Deprecation, Sunset and Link to its changelog entry on every answer; OpenAPI marks it', async (t) => {

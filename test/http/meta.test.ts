@@ -1,7 +1,11 @@
 // Meta group: ping, and an OpenAPI document generated from the registered routes.
 import { readFileSync } from 'node:fs';
 import test from 'ava';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { apiRoutes } from '../../src/api/index.ts';
+import { VERSION } from '../../src/api/meta.ts';
+import { CONTRACT_VERSION } from '../../src/http/openapi.ts';
 import { useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
 
@@ -71,6 +75,43 @@ test.serial('openapi.json is public: no key needed, none counted; a key sent is 
   t.is((await handles.api.get('/api/v1/ping', key)).headers.get('x-quota-used'), '1');
   const bad = await handles.api.get('/api/v1/openapi.json', 'mda_not_a_real_key');
   t.is(bad.status, 401);
+});
+
+test('openapi.json: contract and service versions, contact, licence, terms; bounds as keywords; the alarm.triggered callback and webhook', async (t) => {
+  const document = (await handles.api.get('/api/v1/openapi.json', null)).body;
+  t.is(document.info.version, CONTRACT_VERSION);
+  t.is(document.info['x-service-version'], VERSION);
+  t.is(document.info.license.identifier, 'MIT');
+  t.regex(document.info.termsOfService, /^http:\/\/127\.0\.0\.1:\d+\/terms$/);
+  t.regex(document.info.contact.url, /\/status$/);
+  t.is((await handles.api.get(new URL(document.info.termsOfService).pathname, null)).status, 200, 'the terms are served');
+  const coins = document.paths['/api/v1/coins'].get.parameters;
+  const parameter = (name: string) => coins.find((p: { name: string }) => p.name === name).schema;
+  t.like(parameter('page'), { type: 'integer', minimum: 1 });
+  t.like(parameter('per_page'), { type: 'integer', minimum: 1, maximum: 250 });
+  const callback = document.paths['/api/v1/webhooks'].post.callbacks['alarm.triggered']['{$request.body#/url}'].post;
+  t.is(callback.requestBody.content['application/json'].schema.$ref, '#/components/schemas/AlarmTriggeredEvent');
+  t.deepEqual(callback.parameters.map((p: { name: string }) => p.name), ['X-Service-Event', 'X-Service-Event-Id', 'X-Service-Delivery-Attempt', 'X-Service-Signature']);
+  t.deepEqual(document.webhooks['alarm.triggered'].post, callback);
+  t.truthy(document.components.schemas.AlarmTriggeredEvent, 'the event schema is a named resource');
+});
+
+test('schemas.json: the JSON Schema bundle of the resources, public, each compiling and referring only inside the bundle', async (t) => {
+  const response = await handles.api.get('/api/v1/schemas.json', null);
+  t.is(response.status, 200);
+  const bundle = response.body;
+  t.is(bundle.$schema, 'https://json-schema.org/draft/2020-12/schema');
+  t.regex(bundle.$id, /^http:\/\/127\.0\.0\.1:\d+\/api\/v1\/schemas\.json$/);
+  const names = Object.keys(bundle.$defs);
+  t.true(names.includes('AlarmTriggeredEvent'));
+  const ajv = new Ajv2020({ strict: false });
+  addFormats.default(ajv);
+  ajv.addSchema(bundle);
+  for (const name of names) t.truthy(ajv.getSchema(`${bundle.$id}#/$defs/${name}`), name);
+  const refs = JSON.stringify(bundle).match(/"\$ref":"[^"]*"/g) ?? [];
+  t.true(refs.every((ref) => ref.startsWith('"$ref":"#/$defs/')), 'refs stay inside the bundle');
+  const openapi = (await handles.api.get('/api/v1/openapi.json', null)).body;
+  t.deepEqual(Object.keys(openapi.components.schemas).filter((name) => name !== 'Error').sort(), names.sort(), 'the document embeds the same resources');
 });
 
 test('openapi.json lists every status an operation can answer, each with the error envelope', async (t) => {
