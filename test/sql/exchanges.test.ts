@@ -53,7 +53,8 @@ const FACTORS = ['rank', 'volume', 'age', 'volume_trend', 'stability', 'rank_sta
   'assets', 'dominance', 'market_breadth', 'transparency'] as const;
 
 test('trust score: 13 factors at their bounds, neutral defaults, the weights, null when unranked', async (t) => {
-  type Inputs = Record<string, number | null>;
+  type Inputs = Record<'rank' | 'volume' | 'age' | 'change7d' | 'cv' | 'rankRange' | 'spread' | 'fresh' | 'anomalies' | 'pairs'
+    | 'assets' | 'dominance' | 'top' | 'topBase' | 'quoted' | 'metadata', number | null>;
   const score = async (inputs: Inputs) =>
     (await db.sql`select market.exchange_trust_score(
       p_rank => ${inputs.rank}::int, p_volume_24h => ${inputs.volume}::numeric, p_age_years => ${inputs.age}::float8,
