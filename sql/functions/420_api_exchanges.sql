@@ -163,7 +163,7 @@ as $$
   where e.id = market.exchange_id(p_slug)
 $$;
 comment on function api.exchange_trust_score(text) is
-'{"exchange": slug, "score": 0-10, "breakdown": {liquidity, spread, volume_consistency, coverage}} for the venue, as computed by market.exchange_trust_score() at the last refresh; score and breakdown are null for an unranked venue (inactive, or no volume in 24 hours). Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}/trust-score.';
+'{"exchange": slug, "score": 0-10 (one decimal), "breakdown": {rank, volume, age, volume_trend, stability, rank_stability, ticker_health, pairs, community, assets, dominance, market_breadth, transparency}, each 0-10} for the venue, as computed by market.exchange_trust_score() at the last refresh; score and breakdown are null for an unranked venue (inactive, or no volume in 24 hours). Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}/trust-score.';
 
 -- why: the history intervals and their retention, stated once for the endpoint's meta and analysts
 create or replace view api.exchange_history_intervals (name, source, retention) as

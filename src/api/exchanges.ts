@@ -69,7 +69,7 @@ export const exchangeRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/trust-score', operationId: 'getExchangeTrustScore', tag: 'Exchanges', plan: 'free', params: slugParams,
-    summary: 'Trust score 0-10 from liquidity, spread, volume consistency and market coverage, with its breakdown; null for an unranked venue.',
+    summary: 'Trust score 0-10, the weighted mean of a 13-factor breakdown (rank, volume, age, volume trend and stability, rank stability, ticker health, pairs, community, assets, dominance, market breadth, transparency), each 0-10; null for an unranked venue.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select api.exchange_trust_score(${slug}) as data`;
       return { data: row!.data };

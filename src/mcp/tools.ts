@@ -191,7 +191,7 @@ export const TOOLS: McpTool[] = [
   },
   {
     name: 'get_exchange_trust_score', title: 'Exchange trust score',
-    description: 'Trust score 0-10 of an exchange from liquidity, spread, volume consistency and market coverage, with its breakdown.',
+    description: 'Trust score 0-10 of an exchange with its 13-factor breakdown (rank, volume, age, volume trend, stability, rank stability, ticker health, pairs, community, assets, dominance, market breadth, transparency), each 0-10.',
     input: { slug },
     output: z.object({ data: row }),
     request: ({ slug }) => ({ operationId: 'getExchangeTrustScore', params: { slug: slug as string } }),

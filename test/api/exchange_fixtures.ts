@@ -125,22 +125,15 @@ export interface ExpectedVenue {
   change7d: number | null;
   changeRank24h: number | null;
   changeRank7d: number | null;
-  score: number | null;
-  breakdown: { liquidity: number; spread: number; volume_consistency: number; coverage: number } | null;
 }
 
-const round = (value: number, places: number) => new Decimal(value).toDecimalPlaces(places, Decimal.ROUND_HALF_UP).toNumber();
-const clamp = (value: number) => Math.min(1, Math.max(0, value));
-/** ranked coins of the coin fixture: active with a price */
-const RANKED_COINS = 7;
 
 export function expectedVenues(): Map<number, ExpectedVenue> {
   const rows = VENUES.map((venue) => {
     const own = TICKERS.filter((t) => t.exchange === venue.id);
     const volume = own.reduce((sum, t) => sum.plus(t.volumeUsd), new Decimal(0));
-    const spread = volume.isZero() ? null : own.reduce((sum, t) => sum + t.spread * Number(t.volumeUsd), 0) / volume.toNumber();
     const assets = new Set(own.flatMap((t) => [t.base, ...(t.quoteCoin === null ? [] : [t.quoteCoin])])).size;
-    return { venue, volume, spread, assets, pairs: new Set(own.map((t) => pairOf(t).id)).size, tickers: own.length };
+    return { venue, volume, assets, pairs: new Set(own.map((t) => pairOf(t).id)).size, tickers: own.length };
   });
   const ranked = rows.filter((r) => r.venue.status === 'active' && r.volume.gt(0)).sort((a, b) => b.volume.comparedTo(a.volume) || a.venue.id - b.venue.id);
   const total = ranked.reduce((sum, r) => sum.plus(r.volume), new Decimal(0));
@@ -152,18 +145,6 @@ export function expectedVenues(): Map<number, ExpectedVenue> {
       const weekBefore = past(r.venue.id, 24 * 7);
       const change = (then: string | undefined) =>
         then === undefined ? null : r.volume.div(then).minus(1).mul(100).toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toNumber();
-      let breakdown: ExpectedVenue['breakdown'] = null;
-      let score: number | null = null;
-      if (rank !== null) {
-        breakdown = {
-          liquidity: round(10 * clamp((Math.log10(r.volume.toNumber()) - 5) / 5), 1),
-          spread: round(10 * clamp(1 - (r.spread ?? 1)), 1),
-          // fewer than 24 hourly snapshots in the last 7 days: neutral
-          volume_consistency: 5,
-          coverage: round(10 * clamp(r.assets / Math.min(100, RANKED_COINS)), 1),
-        };
-        score = round(0.35 * breakdown.liquidity + 0.25 * breakdown.spread + 0.2 * breakdown.volume_consistency + 0.2 * breakdown.coverage, 1);
-      }
       return [
         r.venue.id,
         {
@@ -173,7 +154,6 @@ export function expectedVenues(): Map<number, ExpectedVenue> {
           change7d: change(weekBefore?.[2]),
           changeRank24h: before && rank !== null ? before[3] - rank : null,
           changeRank7d: weekBefore && rank !== null ? weekBefore[3] - rank : null,
-          score, breakdown,
         },
       ];
     }),

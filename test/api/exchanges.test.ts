@@ -9,6 +9,12 @@ import type { Fixture } from './fixtures.ts';
 let fixture: Fixture;
 const handles = useApi(test, { setup: async ({ db }) => void (fixture = await loadVenueFixture(db)) });
 const state = expectedVenues();
+/** the factors and weights documented on market.exchange_trust_score() */
+const TRUST_WEIGHTS = {
+  rank: 0.1, volume: 0.15, age: 0.08, volume_trend: 0.05, stability: 0.1, rank_stability: 0.05, ticker_health: 0.15,
+  pairs: 0.07, community: 0, assets: 0.07, dominance: 0.05, market_breadth: 0.08, transparency: 0.05,
+} as const;
+const TRUST_FACTORS = Object.keys(TRUST_WEIGHTS) as (keyof typeof TRUST_WEIGHTS)[];
 
 let key: Promise<string> | undefined;
 const get = async (path: string) => handles.api.get(path, await (key ??= handles.api.key({ plan: 'pro' })));
@@ -93,16 +99,34 @@ test('/exchanges/{slug}: detail with type from the taxonomy, null when unknown; 
   t.deepEqual(missing.body.error, { code: 'not_found', message: 'Exchange not found.', details: {} });
 });
 
-test('/exchanges/{slug}/trust-score: the documented formula; null score and breakdown when unranked', async (t) => {
+test('/exchanges/{slug}/trust-score: 13 factors 0-10 as stored, the score their weighted mean; null score and breakdown when unranked', async (t) => {
+  const stored = new Map((await handles.db.sql`select exchange_id, trust_score, trust_breakdown from market.exchange_state`)
+    .map((row) => [row.exchange_id as number, row]));
+  const bodies = new Map<string, { score: number | null; breakdown: Record<(typeof TRUST_FACTORS)[number], number> | null }>();
   for (const venue of VENUES) {
     const response = await get(`/api/v1/exchanges/${venue.slug}/trust-score`);
     t.is(response.status, 200);
-    const e = state.get(venue.id)!;
-    t.deepEqual(response.body.data, { exchange: venue.slug, score: e.score, breakdown: e.breakdown }, venue.slug);
+    const row = stored.get(venue.id)!;
+    t.like(response.body.data, { exchange: venue.slug, score: row.trust_score, breakdown: row.trust_breakdown }, venue.slug);
+    bodies.set(venue.slug, response.body.data);
   }
-  t.is(state.get(204)!.score, null, 'an inactive venue is unranked');
-  t.is(state.get(205)!.score, null, 'a venue without volume is unranked');
-  t.is(typeof state.get(201)!.score, 'number');
+  for (const slug of ['big-cex', 'amm-dex', 'mystery']) {
+    const { score, breakdown } = bodies.get(slug)!;
+    t.deepEqual(Object.keys(breakdown!).sort(), [...TRUST_FACTORS].sort(), slug);
+    for (const factor of TRUST_FACTORS) {
+      const value = breakdown![factor];
+      t.true(typeof value === 'number' && value >= 0 && value <= 10, `${slug} ${factor}: ${value}`);
+    }
+    const mean = TRUST_FACTORS.reduce((sum, f) => sum + TRUST_WEIGHTS[f] * breakdown![f], 0);
+    t.is(score, Math.round(mean * 10) / 10, `${slug}: the weighted mean to one decimal`);
+  }
+  // big-cex: 0.1 % volume-weighted spread, fresh tickers in line with the median: 10 * (0.5 * 0.895 + 0.25 + 0.25)
+  t.is(bodies.get('big-cex')!.breakdown!.ticker_health, 9.5);
+  t.true(bodies.get('amm-dex')!.breakdown!.ticker_health < 9.5, 'amm-dex quotes wider spreads (0.5 %)');
+  t.is(bodies.get('big-cex')!.breakdown!.rank, 10);
+  t.true(bodies.get('big-cex')!.breakdown!.pairs > bodies.get('mystery')!.breakdown!.pairs, '2 pairs score above 1');
+  t.deepEqual(bodies.get('closed'), { exchange: 'closed', score: null, breakdown: null }, 'an inactive venue is unranked');
+  t.deepEqual(bodies.get('idle-dex'), { exchange: 'idle-dex', score: null, breakdown: null }, 'a venue without volume is unranked');
   t.is((await get('/api/v1/exchanges/nope/trust-score')).status, 404);
 });
 

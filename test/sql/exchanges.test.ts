@@ -1,4 +1,4 @@
-// Venues in SQL: the taxonomy's type, the trust score formula at its edges, market.venue_counts(),
+// Venues in SQL: the taxonomy's type, the 13-factor trust score formula at its edges, market.venue_counts(),
 // and the simulated venues (catalogue, determinism, history backfill into the aggregates).
 import test from 'ava';
 import { ensureExchangeCatalogue, exchangeTick } from '../../src/sources/simulated/exchanges.ts';
@@ -49,19 +49,50 @@ test('exchange type: cex or dex from the taxonomy, null when neither or both', a
   }
 });
 
-test('trust score: each component at its bounds, and the weights', async (t) => {
-  const score = async (volume: string, spread: number | null, cv: number | null, assets: number, base: number) =>
-    (await db.sql`select market.exchange_trust_score(${volume}::numeric, ${spread}::float8, ${cv}::float8, ${assets}, ${base}) as s`)[0]!.s;
-  // $100k, zero spread, steady volume, full coverage
-  t.deepEqual(await score('100000', 0, 0, 100, 100), { score: 6.5, breakdown: { liquidity: 0, spread: 10, volume_consistency: 10, coverage: 10 } });
-  // $10B or more, 1 % spread or worse, unknown consistency (neutral 5), nothing listed
-  t.deepEqual(await score('10000000000', 1, null, 0, 50), { score: 4.5, breakdown: { liquidity: 10, spread: 0, volume_consistency: 5, coverage: 0 } });
-  t.deepEqual(await score('1000000000000', 3, 0.9, 0, 50), { score: 3.5, breakdown: { liquidity: 10, spread: 0, volume_consistency: 0, coverage: 0 } });
-  // midpoints: $10M -> 4, 0.5 % -> 5, cv 0.25 -> 5, 30 of min(100, 300) -> 3
-  t.deepEqual(await score('10000000', 0.5, 0.25, 30, 300), {
-    score: Number((0.35 * 4 + 0.25 * 5 + 0.2 * 5 + 0.2 * 3).toFixed(1)),
-    breakdown: { liquidity: 4, spread: 5, volume_consistency: 5, coverage: 3 },
+const FACTORS = ['rank', 'volume', 'age', 'volume_trend', 'stability', 'rank_stability', 'ticker_health', 'pairs', 'community',
+  'assets', 'dominance', 'market_breadth', 'transparency'] as const;
+
+test('trust score: 13 factors at their bounds, neutral defaults, the weights, null when unranked', async (t) => {
+  type Inputs = Record<'rank' | 'volume' | 'age' | 'change7d' | 'cv' | 'rankRange' | 'spread' | 'fresh' | 'anomalies' | 'pairs'
+    | 'assets' | 'dominance' | 'top' | 'topBase' | 'quoted' | 'metadata', number | null>;
+  const score = async (inputs: Inputs) =>
+    (await db.sql`select market.exchange_trust_score(
+      p_rank => ${inputs.rank}::int, p_volume_24h => ${inputs.volume}::numeric, p_age_years => ${inputs.age}::float8,
+      p_volume_change_7d => ${inputs.change7d}::float8, p_volume_cv => ${inputs.cv}::float8, p_rank_range_7d => ${inputs.rankRange}::int,
+      p_spread => ${inputs.spread}::float8, p_fresh_share => ${inputs.fresh}::float8, p_anomaly_share => ${inputs.anomalies}::float8,
+      p_pairs => ${inputs.pairs}::int, p_assets => ${inputs.assets}::int, p_dominance => ${inputs.dominance}::float8,
+      p_top_coins_listed => ${inputs.top}::int, p_top_coins => ${inputs.topBase}::int,
+      p_quoted_share => ${inputs.quoted}::float8, p_metadata_share => ${inputs.metadata}::float8) as s`)[0]!.s;
+  const best: Inputs = {
+    rank: 1, volume: 1e11, age: 12, change7d: 80, cv: 0, rankRange: 0, spread: 0, fresh: 1, anomalies: 0,
+    pairs: 2000, assets: 900, dominance: 40, top: 100, topBase: 100, quoted: 1, metadata: 1,
+  };
+  const top = await score(best);
+  t.deepEqual(Object.keys(top.breakdown).sort(), [...FACTORS].sort());
+  // community is a neutral constant weighted 0: the best venue still scores 10
+  t.deepEqual(top, { score: 10, breakdown: { ...Object.fromEntries(FACTORS.map((f) => [f, 10])), community: 5 } });
+  const worst = await score({
+    rank: 500, volume: 10, age: 0, change7d: -90, cv: 2, rankRange: 40, spread: 5, fresh: 0, anomalies: 1,
+    pairs: 1, assets: 1, dominance: 0.001, top: 0, topBase: 100, quoted: 0, metadata: 0,
   });
+  t.deepEqual(worst, { score: 0, breakdown: { ...Object.fromEntries(FACTORS.map((f) => [f, 0])), community: 5 } });
+  // no history and no spread: the neutral values, documented in the function's comment
+  const unknown = await score({ ...best, change7d: null, cv: null, rankRange: null, spread: null });
+  t.like(unknown.breakdown, { volume_trend: 5, stability: 5, rank_stability: 5, ticker_health: 7.5 });
+  // midpoints: rank 51, $10M, 2.5 years, +-0, cv 0.25, 5 places, 0.5 %, 31.6 pairs, 1 % share, half the top coins
+  const mid = await score({
+    rank: 51, volume: 1e7, age: 2.5, change7d: 0, cv: 0.25, rankRange: 5, spread: 0.5, fresh: 0.5, anomalies: 0.5,
+    pairs: 1000, assets: 500, dominance: 1, top: 25, topBase: 50, quoted: 0.5, metadata: 1 / 3,
+  });
+  t.deepEqual(mid.breakdown, {
+    rank: 5, volume: 4, age: 5, volume_trend: 5, stability: 5, rank_stability: 5, ticker_health: 5, pairs: 10, community: 5,
+    assets: 10, dominance: 6.7, market_breadth: 5, transparency: 4.2,
+  });
+  const weights = { rank: 0.1, volume: 0.15, age: 0.08, volume_trend: 0.05, stability: 0.1, rank_stability: 0.05, ticker_health: 0.15,
+    pairs: 0.07, community: 0, assets: 0.07, dominance: 0.05, market_breadth: 0.08, transparency: 0.05 };
+  const mean = FACTORS.reduce((sum, f) => sum + weights[f] * mid.breakdown[f], 0);
+  t.is(mid.score, Math.round(mean * 10) / 10, 'the score is the weighted mean of the factors as shown, to one decimal');
+  t.is(await score({ ...best, rank: null }), null, 'an unranked venue has no score');
 });
 
 test.serial('simulated venues: a labelled demo source, at least 15 venues of every type, deterministic tickers', async (t) => {
@@ -106,6 +137,8 @@ test.serial('simulated tick: tickers, venue state, counts, history into the aggr
   const [binance] = await db.sql`select s.rank, s.trust_score from market.exchange_state s join market.exchanges e on e.id = s.exchange_id where e.slug = 'binance'`;
   t.is(binance!.rank, 1);
   t.true((binance!.trust_score as number) > 0);
+  const [breakdown] = await db.sql`select s.trust_breakdown as b from market.exchange_state s where s.rank is not null order by s.rank limit 1`;
+  t.deepEqual(Object.keys(breakdown!.b).sort(), [...FACTORS].sort(), 'the refresh stores all 13 factors');
   // every minute of the gap has a snapshot per ranked venue, and the aggregates see them
   const [history] = await db.sql`
     select count(distinct time)::int as minutes from market.exchange_volumes
