@@ -35,6 +35,8 @@ test('the page: no key, one script and the OpenAPI document, a CSP allowing only
       for (const source of sources) t.true(["'self'", "'none'", "'unsafe-inline'", 'blob:', 'data:'].includes(source), `${csp}: ${source}`);
     }
   }
+  // every other page's navigation leads to it
+  t.regex(await (await fetch(`${handles.api.base}/docs`)).text(), /<nav>.*<a href="\/docs\/api">API reference<\/a>/);
   // the document it loads is public too
   t.is((await fetch(`${handles.api.base}/api/v1/openapi.json`)).status, 200);
 });
