@@ -146,7 +146,7 @@ export const calculatorRoutes = [
       crypto_amount: decimalIn(0, 1e15, { above: true }).describe('Coins held, pledged as collateral or partly sold.'),
       needed_cash: decimalIn(0, 1e12, { above: true }).describe('USD needed.'),
       term_months: query.int(1, 600).optional().default(36).describe('Loan term in months (1-600, default 36).'),
-      interest_rate: percentIn(1000).optional().default('10').describe('Nominal annual loan rate in percent, compounded monthly (default 10).'),
+      interest_rate: percentIn(1000).optional().default('10').describe('Nominal annual loan rate in percent: rate / 12 a month on the outstanding balance (default 10).'),
       ltv: percentIn(100, { above: true }).optional().default('50').describe('Maximum loan-to-value in percent (default 50).'),
       liquidation_ltv: percentIn(100, { above: true }).optional().default('80').describe('LTV in percent at which the collateral is liquidated (default 80, at least ltv).'),
       expected_growth: decimalIn(-100, 10_000, { signed: true }).optional().default('25').describe('Expected annual price change in percent (default 25).'),
@@ -157,9 +157,10 @@ export const calculatorRoutes = [
       const [liquidation, ltv] = [parsed(q.liquidation_ltv), parsed(q.ltv)];
       return !liquidation || !ltv || liquidation.gte(ltv);
     }, { path: ['liquidation_ltv'], message: 'Must be at least ltv.' }),
-    summary: 'Borrow against the coins or sell some: loan (monthly-compounded interest, liquidation price) against sale (capital gains tax), '
+    summary: 'Borrow against the coins or sell some: an amortising loan (equal monthly instalments, liquidation price) against a sale (capital gains tax), '
       + 'both valued at the end of the term with the expected growth; better_scenario, opportunity_cost, break_even_growth, risk_level. '
-      + 'Money is a JSON number to the cent (loan_scenario monthly_payment = total_payback / term_months, net_value; sell_scenario capital_gains_tax, net_value), '
+      + 'Money is a JSON number: loan_scenario monthly_payment is the annuity rounded up to 0.1 (as the reference), total_payback = term_months x monthly_payment; '
+      + 'total_interest, net_value, sell_scenario capital_gains_tax and net_value to the cent; '
       + 'crypto_sold to 10 decimals, break_even_growth in percent to 2; current_price and the remaining detail fields are exact decimal strings.',
     handler: async ({ query: q, deps: { sql } }) => {
       const [row] = await sql<{ prices: CalculatorPrices }[]>`select api.calculator_current_price(${q.slug}) as prices`;
@@ -204,6 +205,7 @@ interface CalculatorPrices {
   closes: { date: string; price: string; price_date: string }[];
 }
 
-const LOAN_NOTE = 'Loan: interest_rate is nominal annual, compounded monthly, repaid with the principal at the end of the term. '
+const LOAN_NOTE = 'Loan: interest_rate is nominal annual, interest_rate / 12 a month on the outstanding balance, repaid in term_months equal instalments (an annuity); '
+  + 'the instalment is rounded up to 0.1 so that they clear the debt. The liquidation price is for the initial debt, the highest. '
   + 'Sell: tax_rate applies to the gain over cost_basis. Both end values use the current price grown by expected_growth a year. Prices in USD.';
 const STAKING_NOTE = `${RATE_NOTE} The provider keeps commission percent of each reward.`;

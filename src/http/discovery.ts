@@ -7,6 +7,7 @@ import type { Config } from '../config.ts';
 import { changelog } from './changelog.ts';
 import { API_PREFIX } from './routes.ts';
 import { publicBase } from './pages.ts';
+import { REFERENCE_PATHS } from './reference.ts';
 
 const DESCRIPTION = 'Self-hostable crypto market data: coins, prices, OHLCV history, exchanges, markets, indicators, sentiment, conversions, webhooks and alarms.';
 // the MCP server and its card are served by src/mcp/
@@ -21,6 +22,7 @@ export function serviceLinks(ctx: Context, config: Pick<Config, 'PUBLIC_URL'>) {
     api: `${base}${API_PREFIX}`,
     openapi: `${base}${API_PREFIX}/openapi.json`,
     docs: `${base}/docs`,
+    apiReference: `${base}${REFERENCE_PATHS[0]}`,
     status: `${base}/status`,
     statusJson: `${base}/status.json`,
     changelog: `${base}/changelog`,
@@ -54,12 +56,14 @@ export function apisJson(config: Config) {
           name: 'Data API',
           description: `The HTTP JSON API under ${API_PREFIX} (version ${VERSION}); a Bearer key with the data-api scope.`,
           image: links.logo,
-          humanURL: links.docs,
+          // for people: the OpenAPI document rendered
+          humanURL: links.apiReference,
           baseURL: links.api,
           tags: ['REST', 'JSON'],
           properties: [
             { type: 'OpenAPI', url: links.openapi },
             { type: 'Documentation', url: links.docs },
+            { type: 'x-api-reference', url: links.apiReference },
             { type: 'Status', url: links.status },
             { type: 'ChangeLog', url: links.changelog },
             { type: 'x-versioning-policy', url: links.versioning },
@@ -104,7 +108,7 @@ export function apiCatalog(config: Config) {
         {
           anchor: links.api,
           'service-desc': [{ href: links.openapi, type: 'application/vnd.oai.openapi+json' }],
-          'service-doc': [{ href: links.docs, type: 'text/html' }],
+          'service-doc': [{ href: links.apiReference, type: 'text/html' }, { href: links.docs, type: 'text/html' }],
           status: [{ href: links.statusJson, type: 'application/json' }, { href: links.status, type: 'text/html' }],
         },
         {

@@ -137,7 +137,7 @@ export function openApiDocument(routes: RouteSpec[], version: string, base = '')
       title: 'market-data-api',
       version: CONTRACT_VERSION,
       'x-service-version': version,
-      description: `Crypto market data over HTTP: coins, prices, markets, exchanges, wallets, the global market, sentiment, indicators, liquidations, conversion, calculators, editorial content, alarms and webhooks. Prices, supplies and rates are decimal strings. The JSON Schema of every resource: ${base}/api/v1/schemas.json; this document for people: ${base}/docs.`,
+      description: `Crypto market data over HTTP: coins, prices, markets, exchanges, wallets, the global market, sentiment, indicators, liquidations, conversion, calculators, editorial content, alarms and webhooks. Prices, supplies and rates are decimal strings. The JSON Schema of every resource: ${base}/api/v1/schemas.json; this document for people: ${base}/docs/api.`,
       termsOfService: `${base}/terms`,
       contact: { name: 'market-data-api operators', url: `${base}/status` },
       license: { name: 'MIT', identifier: 'MIT' },

@@ -23,7 +23,7 @@ export function htmlPage(ctx: Context, title: string, body: string, options: { r
   ctx.body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${refresh}
 <title>${escapeHtml(title)} · market-data-api</title><style>${STYLE}</style></head>
-<body><nav><a href="/status">Status</a><a href="/changelog">Changelog</a><a href="/versioning">Versioning</a><a href="/docs">Docs</a></nav>
+<body><nav><a href="/status">Status</a><a href="/changelog">Changelog</a><a href="/versioning">Versioning</a><a href="/docs">Docs</a><a href="/docs/api">API reference</a></nav>
 ${body}
 </body></html>
 `;

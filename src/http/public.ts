@@ -1,6 +1,7 @@
 // Everything beside /api/v1 that anyone may read without a key: the discovery documents, the
-// status page, the changelog, the documents of docs/ (the versioning policy at /versioning) and
-// the logos of coins, exchanges and wallets (/logos/{kind}/{slug}.svg).
+// status page, the changelog, the documents of docs/ (the versioning policy at /versioning), the
+// HTML API reference (/docs/api, also /api/v1/docs) and the logos of coins, exchanges and wallets
+// (/logos/{kind}/{slug}.svg).
 import { readFileSync } from 'node:fs';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -8,6 +9,7 @@ import { changelogHtml, changelogJson } from './changelog.ts';
 import { apiCatalog, apisJson, logo, securityTxt } from './discovery.ts';
 import { logoRoute } from './logos.ts';
 import { htmlPage, markdownToHtml } from './pages.ts';
+import { REFERENCE_PATHS, REFERENCE_SCRIPT_PATH, referencePage, referenceScript } from './reference.ts';
 import type { Deps } from './routes.ts';
 import { statusJson, statusPage } from './status.ts';
 
@@ -40,5 +42,7 @@ export function mountPublic(router: Router, deps: Deps) {
   router.get('/status.json', statusJson(deps));
   router.get('/changelog', changelogHtml);
   router.get('/changelog.json', changelogJson);
+  for (const path of REFERENCE_PATHS) router.get(path, referencePage);
+  router.get(REFERENCE_SCRIPT_PATH, referenceScript);
   for (const [path, { file, title }] of Object.entries(DOCUMENTS)) router.get(path, documentPage(file, title));
 }

@@ -46,8 +46,10 @@ test('loan vs sell: hand-computed scenarios, liquidation price and break-even gr
     liquidationLtvPercent: '80', expectedGrowthPercent: '10', taxRatePercent: '25',
   };
   const result = loanVsSell(input);
-  const repayment = new Dec(200).mul(new Dec('1.01').pow(12)); // 1 % a month for 12 months
-  const loanEnd = new Dec(10).mul(110).minus(repayment); // 10 coins at 110, minus the repayment
+  // 1 % a month for 12 months, amortised: M = 200 x 0.01 / (1 - 1.01^-12) = 17.7697..., charged 17.8 (up to 0.1)
+  const annuity = new Dec(2).div(new Dec(1).minus(new Dec('1.01').pow(-12)));
+  const repayment = new Dec('17.8').mul(12); // 213.6 paid over the term
+  const loanEnd = new Dec(10).mul(110).minus(repayment); // 10 coins at 110, minus the instalments
   const sellEnd = new Dec(10).minus(new Dec(200).div('0.75').div(100)).mul(110); // 266.67 gross = 2.6667 coins sold
   t.like(result, {
     current_price: '100', collateral_value: 1000, max_loan: 500, loan_possible: true, better_scenario: 'loan',
@@ -55,11 +57,13 @@ test('loan vs sell: hand-computed scenarios, liquidation price and break-even gr
     break_even_growth: Number(repayment.div(new Dec(200).div('0.75')).minus(1).mul(100).toDecimalPlaces(2, Dec.ROUND_HALF_UP).toFixed()),
   });
   t.like(result.loan_scenario, {
-    monthly_payment: money(repayment.div(12)), total_payback: money(repayment), net_value: money(loanEnd), // 225.37 over 12 months
+    monthly_payment: 17.8, total_payback: money(repayment), net_value: money(loanEnd),
     loan_amount: '200', ltv: '20', total_repayment: amount(repayment), total_interest: money(repayment.minus(200)),
-    liquidation_price: '25', liquidation_price_at_maturity: amount(repayment.div(8)), future_price: '110', end_value: amount(loanEnd),
+    monthly_payment_exact: amount(annuity),
+    // the final month owes M / 1.01 before its instalment: 80 % of 10 coins covers it down to that / 8
+    liquidation_price: '25', liquidation_price_at_maturity: amount(annuity.div('1.01').div(8)), future_price: '110', end_value: amount(loanEnd),
   });
-  t.is(result.loan_scenario.total_payback, 225.37); // 200 x 1.01^12 = 225.365...
+  t.like(result.loan_scenario, { total_payback: 213.6, total_interest: 13.6 }); // 12 x 17.8
   t.like(result.sell_scenario, { possible: true, crypto_sold: 2.6666666667, capital_gains_tax: 66.67, net_value: money(sellEnd), gross_proceeds: '266.666666666667', tax: '66.6666666666667', end_value: amount(sellEnd) });
   // bought at 50: half of each sale is gain, so 200 / (1 - 0.125) is sold
   t.like(loanVsSell({ ...input, costBasis: '50' }).sell_scenario, { gross_proceeds: '228.571428571429', tax: '28.5714285714286' });
