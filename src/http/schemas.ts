@@ -20,7 +20,7 @@ export const decimal = (description?: string) =>
   z.string().regex(DECIMAL).describe(description ?? 'A decimal number as a string, exact to the stored precision.');
 
 /** An instant, ISO 8601 UTC (market.iso_time). */
-export const timestamp = (description?: string) => z.iso.datetime({ offset: false }).describe(description ?? 'ISO 8601 UTC instant.');
+export const timestamp = (description?: string) => z.iso.datetime({ offset: true }).describe(description ?? 'ISO 8601 instant in UTC (market.iso_time writes +00:00).');
 
 /** A calendar day, YYYY-MM-DD (market.iso_date). */
 export const day = (description?: string) => z.iso.date().describe(description ?? 'Calendar day, YYYY-MM-DD.');
