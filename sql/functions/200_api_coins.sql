@@ -156,7 +156,8 @@ begin
        or upper(m.symbol) = any (select upper(x) from unnest(p_symbols) x)
   )
   select s.id, s.slug, s.name, s.symbol, s.type, s.status, s.rank,
-    s.price::text, s.marketcap::double precision, s.volume_24h::double precision,
+    -- 0 without a coin_state row, as in the detail: the spec types volume_24h as a number
+    s.price::text, s.marketcap::double precision, coalesce(s.volume_24h, 0)::double precision,
     s.change_24h, s.change_7d, s.change_rank_24h, s.change_rank_7d,
     s.dominance, s.circulating_supply::text, s.logo,
     case when s.status = 'active' then market.iso_time(s.status_updated_at) end,

@@ -63,7 +63,7 @@ begin
     -- USD prices leave exactly as stored; converted ones drop the trailing zeros of the product
     case when v_rate = 1 then s.price else trim_scale(s.price * v_rate) end::text,
     case when v_rate = 1 then s.marketcap else round(s.marketcap * v_rate, 2) end::text,
-    (s.volume_24h * v_rate)::double precision,
+    (coalesce(s.volume_24h, 0) * v_rate)::double precision,
     s.change_24h, s.change_7d, s.change_rank_24h, s.change_rank_7d,
     market.iso_time(s.last_updated)
   from market.resolve_coin_selectors(p_ids, p_slugs, p_symbols) r
