@@ -186,7 +186,7 @@ begin
 end;
 $$;
 comment on function api.coin_rows(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text) is
-'Every coin matching a coin-list request, in the list''s order, typed as the API returns it (price and circulating_supply decimal strings, marketcap a number or null; listed_at is status_updated_at for active coins, null for others). '
+'Every coin matching a coin-list request, in the list''s order, typed as the API returns it (price and circulating_supply decimal strings, marketcap a number or null, volume_24h a number, 0 without a coin_state row; listed_at is status_updated_at for active coins, null for others). '
 'p_list: all (GET /coins: by rank), recent (GET /coins/recently-added: active coins by status_updated_at, their listing time, newest first, then other statuses by their last status change; p_sort replaces that order), gainers / losers (change over p_interval 24h or 7d above / below 0 when rounded to 2 decimals, so a 0.00 % move is in neither; ordered by that change; p_sort only breaks ties). '
 'Filters: p_type coin|token; p_status one listing status (null: the public statuses of market.public_coin_statuses()); p_search a case-insensitive substring of name or symbol; inclusive USD bounds on price, marketcap and 24h volume (a null figure never passes a bound); '
 'selectors p_ids, p_slugs, p_symbols (case-insensitive; an ambiguous symbol picks the best-ranked active coin among the matches). '

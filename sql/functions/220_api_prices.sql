@@ -74,7 +74,7 @@ end;
 $$;
 comment on function api.prices(int[], text[], text[], text) is
 'Current price rows of the coins named by p_ids, p_slugs and p_symbols (at least one; an ambiguous symbol resolves to the best-ranked active coin; unknown selectors are skipped), by rank. '
-'price and marketcap are decimal strings, volume_24h, changes and change ranks numbers, all money in p_convert (a fiat code with a rate in market.fx_rates; default USD; MD422 when it has none). '
+'price and marketcap are decimal strings, volume_24h (0 without a coin_state row), changes and change ranks numbers, all money in p_convert (a fiat code with a rate in market.fx_rates; default USD; MD422 when it has none). '
 'Endpoint: GET /api/v1/prices.';
 
 -- why: the /prices/{slug} endpoint: the same row for one coin, and a 404 for an unknown slug

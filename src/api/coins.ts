@@ -114,7 +114,7 @@ const coinDetail = resource('CoinDetail', coinRow.extend({
 }), 'One coin with supply, today, extremes, counts, links, contracts and description.');
 
 const historyMeta = z.object({ coin: text(), interval: z.enum(INTERVALS), count: int(), retention: text() });
-const candle = resource('Candle', ohlc(false).extend({
+const candle = resource('CoinCandle', ohlc(false).extend({
   time: isoTime('Start of the bar.'),
   price: decimal('The close.'),
   volume: number('USD traded in the bar.'),
@@ -122,7 +122,7 @@ const candle = resource('Candle', ohlc(false).extend({
   marketcap: number('At the close; null without a circulating supply.').nullable(),
 }), 'A bar of the coin history.');
 
-const sparkline = resource('Sparkline', z.object({
+const sparkline = resource('CoinSparkline', z.object({
   points: z.array(z.object({ time: isoTime(), price: decimal() })),
   low: decimal().nullable(), high: decimal().nullable(),
   change: percent('Percent move from the first open to the last close; null without bars.'),

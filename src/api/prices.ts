@@ -24,7 +24,7 @@ const asConvertError = (error: unknown): never => {
 };
 
 // The spec: on the price endpoints prices and marketcap are decimal strings (in the convert currency).
-const priceRow = resource('Price', z.object({
+const priceRow = resource('CoinPrice', z.object({
   id: int(), slug: text(), symbol: text(), name: text(),
   rank: int().nullable(),
   price: decimal('In the convert currency; null before the first price.').nullable(),
