@@ -156,7 +156,8 @@ begin
        or upper(m.symbol) = any (select upper(x) from unnest(p_symbols) x)
   )
   select s.id, s.slug, s.name, s.symbol, s.type, s.status, s.rank,
-    s.price::text, s.marketcap::double precision, s.volume_24h::double precision,
+    -- 0 without a coin_state row, as in the detail: the spec types volume_24h as a number
+    s.price::text, s.marketcap::double precision, coalesce(s.volume_24h, 0)::double precision,
     s.change_24h, s.change_7d, s.change_rank_24h, s.change_rank_7d,
     s.dominance, s.circulating_supply::text, s.logo,
     case when s.status = 'active' then market.iso_time(s.status_updated_at) end,
@@ -185,7 +186,7 @@ begin
 end;
 $$;
 comment on function api.coin_rows(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text) is
-'Every coin matching a coin-list request, in the list''s order, typed as the API returns it (price and circulating_supply decimal strings, marketcap a number or null; listed_at is status_updated_at for active coins, null for others). '
+'Every coin matching a coin-list request, in the list''s order, typed as the API returns it (price and circulating_supply decimal strings, marketcap a number or null, volume_24h a number, 0 without a coin_state row; listed_at is status_updated_at for active coins, null for others). '
 'p_list: all (GET /coins: by rank), recent (GET /coins/recently-added: active coins by status_updated_at, their listing time, newest first, then other statuses by their last status change; p_sort replaces that order), gainers / losers (change over p_interval 24h or 7d above / below 0 when rounded to 2 decimals, so a 0.00 % move is in neither; ordered by that change; p_sort only breaks ties). '
 'Filters: p_type coin|token; p_status one listing status (null: the public statuses of market.public_coin_statuses()); p_search a case-insensitive substring of name or symbol; inclusive USD bounds on price, marketcap and 24h volume (a null figure never passes a bound); '
 'selectors p_ids, p_slugs, p_symbols (case-insensitive; an ambiguous symbol picks the best-ranked active coin among the matches). '

@@ -63,7 +63,7 @@ begin
     -- USD prices leave exactly as stored; converted ones drop the trailing zeros of the product
     case when v_rate = 1 then s.price else trim_scale(s.price * v_rate) end::text,
     case when v_rate = 1 then s.marketcap else round(s.marketcap * v_rate, 2) end::text,
-    (s.volume_24h * v_rate)::double precision,
+    (coalesce(s.volume_24h, 0) * v_rate)::double precision,
     s.change_24h, s.change_7d, s.change_rank_24h, s.change_rank_7d,
     market.iso_time(s.last_updated)
   from market.resolve_coin_selectors(p_ids, p_slugs, p_symbols) r
@@ -74,7 +74,7 @@ end;
 $$;
 comment on function api.prices(int[], text[], text[], text) is
 'Current price rows of the coins named by p_ids, p_slugs and p_symbols (at least one; an ambiguous symbol resolves to the best-ranked active coin; unknown selectors are skipped), by rank. '
-'price and marketcap are decimal strings, volume_24h, changes and change ranks numbers, all money in p_convert (a fiat code with a rate in market.fx_rates; default USD; MD422 when it has none). '
+'price and marketcap are decimal strings, volume_24h (0 without a coin_state row), changes and change ranks numbers, all money in p_convert (a fiat code with a rate in market.fx_rates; default USD; MD422 when it has none). '
 'Endpoint: GET /api/v1/prices.';
 
 -- why: the /prices/{slug} endpoint: the same row for one coin, and a 404 for an unknown slug

@@ -5,6 +5,7 @@ import type postgres from 'postgres';
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
+import { day, decimal, envelope, int, number, pageOf, resource, text, url } from '../http/schemas.ts';
 import { capCombined, query } from '../http/validation.ts';
 
 const STATUSES = ['active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing'] as const;
@@ -50,6 +51,82 @@ export const localeQuery = z
   .transform((value) => (value.length === 2 ? value.toLowerCase() : `${value.slice(0, 2).toLowerCase()}-${value.slice(3).toUpperCase()}`))
   .optional()
   .default('en');
+
+// Response shapes. Prices and supplies are decimal strings; marketcap, volumes, changes and dominance
+// numbers (the spec's coin row); null where the figure is unknown (sql/functions/200_api_coins.sql).
+
+/**
+ * An instant as market.iso_time writes it (2026-06-27T10:34:17+00:00, the reference's spelling).
+ * Local because schemas.ts `timestamp()` accepts only the Z form; shared with the Prices and Conversion groups.
+ */
+export const isoTime = (description?: string) =>
+  z.iso.datetime({ offset: true }).describe(description ?? 'ISO 8601 instant in UTC, written with +00:00.');
+
+const percent = (description: string) => number(description).nullable();
+
+/** A row of the coin lists (api.coin_rows): /coins, recently-added, gainers, losers, and the exchange and wallet coin lists. */
+export const coinRow = resource('Coin', z.object({
+  id: int(), slug: text(), name: text(), symbol: text(),
+  type: z.enum(['coin', 'token']),
+  status: z.enum(STATUSES),
+  rank: int('Rank by marketcap among active priced coins; null for others.').nullable(),
+  price: decimal('USD price; null before the first price.').nullable(),
+  marketcap: number('USD; null without a circulating supply.').nullable(),
+  volume_24h: number('USD traded in the last 24 hours.'),
+  change_24h: percent('Percent change over 24 hours; null without a price 24 hours old.'),
+  change_7d: percent('Percent change over 7 days; null without a price 7 days old.'),
+  change_rank_24h: int().nullable(),
+  change_rank_7d: int().nullable(),
+  dominance: percent('Percent share of the total marketcap of ranked coins; null without marketcap or rank.'),
+  circulating_supply: decimal().nullable(),
+  logo: url('The coin\'s logo (the catalogue image, else a generated monogram).'),
+  listed_at: isoTime('Listing time of an active coin; null for other statuses.').nullable(),
+  last_updated: isoTime('Time of the latest price.').nullable(),
+}), 'A coin as the coin lists return it.');
+
+const trendingCoin = resource('TrendingCoin', z.object({
+  id: int(), slug: text(), name: text(), symbol: text(), rank: int(),
+  price: decimal(), marketcap: number().nullable(), logo: url(),
+  score: int('0-100: 24h volume surge over the usual daily volume, and the size of the 24h move.').min(0).max(100),
+}), 'A trending coin with its score.');
+
+const ohlc = (nullable: boolean) => {
+  const price = nullable ? decimal().nullable() : decimal();
+  return z.object({ open: price, high: price, low: price, close: price });
+};
+const extreme = z.object({
+  price: decimal().nullable(), date: day().nullable(),
+  percent_from: percent('Percent distance of the current price from this price.'),
+});
+const coinDetail = resource('CoinDetail', coinRow.extend({
+  fully_diluted_valuation: number('Price times max supply, else total supply; null when neither is known.').nullable(),
+  supply: z.object({ circulating: decimal().nullable(), total: decimal().nullable(), max: decimal().nullable() }),
+  today: ohlc(true).describe('OHLC of the current UTC day.'),
+  all_time_high: extreme,
+  all_time_low: extreme,
+  counts: z.object({ exchanges: int(), pairs: int(), tickers: int(), wallets: int() }),
+  decimals: int().nullable(),
+  genesis_date: day().nullable(),
+  description: text('Localized HTML; null when the coin has none in any language.').nullable(),
+  description_locale: text('The language the description is in.').nullable(),
+  links: z.array(z.object({ type: text(), url: text() })),
+  contracts: z.array(z.object({ chain: text(), address: text(), decimals: int().nullable() })),
+}), 'One coin with supply, today, extremes, counts, links, contracts and description.');
+
+const historyMeta = z.object({ coin: text(), interval: z.enum(INTERVALS), count: int(), retention: text() });
+const candle = resource('CoinCandle', ohlc(false).extend({
+  time: isoTime('Start of the bar.'),
+  price: decimal('The close.'),
+  volume: number('USD traded in the bar.'),
+  volume_24h: number('USD traded in the 24 hours ending with the bar.'),
+  marketcap: number('At the close; null without a circulating supply.').nullable(),
+}), 'A bar of the coin history.');
+
+const sparkline = resource('CoinSparkline', z.object({
+  points: z.array(z.object({ time: isoTime(), price: decimal() })),
+  low: decimal().nullable(), high: decimal().nullable(),
+  change: percent('Percent move from the first open to the last close; null without bars.'),
+}), 'A light price series with its low, high and change.');
 
 type ListQuery = z.output<typeof listQuery> & { interval?: '24h' | '7d' };
 type CoinList = 'all' | 'recent' | 'gainers' | 'losers';
@@ -102,27 +179,32 @@ const END_HELP = 'ISO 8601 date or date-time upper bound; a date-only value mean
 export const coinRoutes = [
   defineRoute({
     method: 'get', path: '/coins', operationId: 'listCoins', tag: 'Coins', plan: 'free', query: listQuery,
+    response: pageOf(coinRow),
     summary: 'Ranked coin list with filters, selectors and a multi-field sort, paginated.',
     handler: listHandler('all'),
   }),
   defineRoute({
     method: 'get', path: '/coins/recently-added', operationId: 'recentlyAddedCoins', tag: 'Coins', plan: 'free', query: listQuery,
+    response: pageOf(coinRow),
     summary: 'Newest listings: active coins by status_updated_at (their listing time) descending, then the other statuses by their last change; `sort` replaces that order.',
     handler: listHandler('recent'),
   }),
   defineRoute({
     method: 'get', path: '/coins/gainers', operationId: 'topGainers', tag: 'Coins', plan: 'free', query: moversQuery,
+    response: pageOf(coinRow),
     summary: 'Coins whose change over `interval` (24h or 7d) is above 0, largest gain first; `sort` breaks ties.',
     handler: listHandler('gainers'),
   }),
   defineRoute({
     method: 'get', path: '/coins/losers', operationId: 'topLosers', tag: 'Coins', plan: 'free', query: moversQuery,
+    response: pageOf(coinRow),
     summary: 'Coins whose change over `interval` (24h or 7d) is below 0 (0.00 excluded), largest loss first; `sort` breaks ties.',
     handler: listHandler('losers'),
   }),
   defineRoute({
     method: 'get', path: '/coins/trending', operationId: 'trendingCoins', tag: 'Coins', plan: 'free',
     query: z.object({ limit: query.int(1, 20).optional().default(10) }),
+    response: envelope(z.array(trendingCoin), z.object({ count: int() })),
     summary: 'Trending coins by score (0-100): 24h volume surge over the usual daily volume, and the size of the 24h move.',
     handler: async ({ query: { limit }, deps: { sql } }) => {
       const rows = await sql`select * from api.trending_coins(${limit})`;
@@ -132,6 +214,7 @@ export const coinRoutes = [
   defineRoute({
     method: 'get', path: '/coins/{slug}', operationId: 'getCoinDetail', tag: 'Coins', plan: 'free', params: slugParams,
     query: z.object({ locale: localeQuery.describe('Language of the description; falls back to the base language, then English.') }),
+    response: envelope(coinDetail, z.object({ locale: text().nullable() })),
     summary: 'Coin detail: supply, today, all-time high and low, fully diluted valuation, links, contracts, localized description.',
     handler: async ({ params: { slug }, query: { locale }, deps: { sql } }) => {
       const [row] = await sql<{ data: Record<string, unknown> }[]>`select api.coin_detail(${slug}, ${locale}) as data`;
@@ -141,6 +224,7 @@ export const coinRoutes = [
   defineRoute({
     method: 'get', path: '/coins/{slug}/history', operationId: 'candleHistory', tag: 'Coins', plan: 'free',
     params: slugParams, query: historyQuery(END_HELP),
+    response: envelope(z.array(candle), historyMeta),
     summary: 'OHLC, volume and marketcap per bar at the interval; retention: minutely 8 days, half-hourly 3 months, hourly 6 months, daily forever.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown[]; retention: string }[]>`
@@ -153,6 +237,7 @@ export const coinRoutes = [
   defineRoute({
     method: 'get', path: '/coins/{slug}/marketcap-history', operationId: 'marketcapHistory', tag: 'Coins', plan: 'free',
     params: slugParams, query: historyQuery(END_HELP),
+    response: envelope(z.array(z.object({ time: isoTime(), marketcap: number().nullable() })), historyMeta),
     summary: 'The candle history projected to {time, marketcap}: same interval, window, limit and retention rules.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown[]; retention: string }[]>`
@@ -165,6 +250,7 @@ export const coinRoutes = [
   defineRoute({
     method: 'get', path: '/coins/{slug}/sparkline', operationId: 'coinSparkline', tag: 'Coins', plan: 'free',
     params: slugParams, query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
+    response: envelope(sparkline, z.object({ coin: text(), period: z.enum(PERIODS), count: int() })),
     summary: 'A light price series over the period (at most 366 points, oldest first) with its true low, high and percent change.',
     handler: async ({ params: { slug }, query: { period }, deps: { sql } }) => {
       const [row] = await sql<{ data: { points: unknown[] } }[]>`select api.coin_sparkline(${slug}, ${period}) as data`;

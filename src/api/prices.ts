@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
 import { query } from '../http/validation.ts';
-import { capSelectors, listOrNull, selectorFields } from './coins.ts';
+import { day, decimal, envelope, int, number, resource, text } from '../http/schemas.ts';
+import { capSelectors, isoTime, listOrNull, selectorFields } from './coins.ts';
 
 // Which currencies exist is the database's business (market.fx_rates): the format is checked here,
 // an unknown code by api.prices, whose MD422 is reported against the convert parameter.
@@ -22,6 +23,28 @@ const asConvertError = (error: unknown): never => {
   throw error;
 };
 
+// The spec: on the price endpoints prices and marketcap are decimal strings (in the convert currency).
+const priceRow = resource('CoinPrice', z.object({
+  id: int(), slug: text(), symbol: text(), name: text(),
+  rank: int().nullable(),
+  price: decimal('In the convert currency; null before the first price.').nullable(),
+  marketcap: decimal('In the convert currency; null without a circulating supply.').nullable(),
+  volume_24h: number('24h volume in the convert currency.'),
+  change_24h: number('Percent; null without a price 24 hours old.').nullable(),
+  change_7d: number('Percent; null without a price 7 days old.').nullable(),
+  change_rank_24h: int().nullable(),
+  change_rank_7d: int().nullable(),
+  last_updated: isoTime('Time of the latest price.').nullable(),
+}), 'The current price row of a coin.');
+const priceMeta = z.object({ currency: text('The convert currency, upper case.'), count: int() });
+
+const historicalPrice = resource('HistoricalPrice', z.object({
+  slug: text(), symbol: text(),
+  date: day('The requested date.'),
+  price: decimal('USD close of price_date.'),
+  currency: z.literal('USD'),
+}), 'A coin\'s USD close on a past date.');
+
 const today = () => new Date().toISOString().slice(0, 10);
 
 export const priceRoutes = [
@@ -35,6 +58,7 @@ export const priceRoutes = [
           ctx.addIssue({ code: 'custom', path: ['ids'], message: 'Pass at least one selector: ids, slugs or symbols.' });
         }
       }),
+    response: envelope(z.array(priceRow), priceMeta),
     summary: 'Current price, marketcap, 24h volume and changes of the selected coins (ids, slugs or symbols), optionally converted into a fiat currency.',
     handler: async ({ query: q, deps: { sql } }) => {
       const rows = await sql`
@@ -48,6 +72,7 @@ export const priceRoutes = [
     method: 'get', path: '/prices/{slug}', operationId: 'getACoinPrice', tag: 'Prices', plan: 'free',
     params: z.object({ slug: z.string().min(1).max(200) }),
     query: z.object({ convert }),
+    response: envelope(priceRow, priceMeta),
     summary: 'The current price row of one coin, optionally converted into a fiat currency.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
       const [row] = await sql`select * from api.coin_price(${slug}, ${q.convert})`.catch(asConvertError);
@@ -64,6 +89,7 @@ export const priceRoutes = [
         .refine((value) => value <= today(), 'Must not be in the future.')
         .describe('YYYY-MM-DD, after 2008-12-31 and not in the future (UTC).'),
     }),
+    response: envelope(historicalPrice, z.object({ price_date: day('The day whose close it is: the date, else the nearest within 3 days.') })),
     summary: "The coin's USD close on the date from the daily history, else the nearest day's within 3 days (meta.price_date).",
     handler: async ({ query: q, deps: { sql } }) => {
       const [row] = await sql<{ price_date: string }[]>`select * from api.historical_price(${q.slug}, ${q.date}::text::date)`;

@@ -2,6 +2,9 @@
 // trending and the coin detail, against the fixture market of ./fixtures.ts.
 import test from 'ava';
 import { Decimal } from 'decimal.js';
+import { coinRow } from '../../src/api/coins.ts';
+import { priceRoutes } from '../../src/api/prices.ts';
+import { absoluteLogos } from '../../src/http/logos.ts';
 import { useApi } from '../helpers/http.ts';
 import {
   COINS, DAY, PUBLIC_STATUSES, STATUSES, bySlug, expected, iso, isoDate, listOrder, listRow, loadCoinFixture,
@@ -295,4 +298,26 @@ test('an analyst gets the rows of the list from api.coin_rows and the page from 
   const rows = await handles.db.sql`select * from api.coin_rows(p_list => 'gainers', p_sort => '{price}') limit 2`;
   t.deepEqual([...rows], http.body.data);
   t.is(iso(Date.parse(rows[0]!.last_updated)), rows[0]!.last_updated, 'instants are ISO 8601 UTC');
+});
+
+test('a coin without market data yet (no coin_state row): volume 0, unknowns null, as the declared row schemas have them', async (t) => {
+  // In a rolled-back transaction, so the other tests' lists never see the coin.
+  const rollback = new Error('rollback');
+  await handles.db.sql.begin(async (sql) => {
+    await sql`insert into market.coins (id, slug, symbol, name, type, status, source) values (9901, 'fresh', 'FRSH', 'Fresh', 'token', 'untracked', 'api-test')`;
+    const [row] = await sql`select * from api.coin_rows(p_slugs => '{fresh}')`;
+    t.is(row!.volume_24h, 0, 'the spec types volume_24h as a number: 0, not null');
+    t.like(row, { rank: null, price: null, marketcap: null, change_24h: null, listed_at: null, last_updated: null });
+    // logos leave root-relative from SQL and are made absolute on the way out (src/http/logos.ts)
+    const listed = coinRow.safeParse(absoluteLogos({ ...row }, 'https://api.example.com'));
+    t.true(listed.success, JSON.stringify(listed.error?.issues));
+    const [price] = await sql`select * from api.prices(null, '{fresh}', null, 'USD')`;
+    t.is(price!.volume_24h, 0);
+    const getPrices = priceRoutes.find((route) => route.operationId === 'getPrices')!.response!;
+    const priced = getPrices.safeParse({ data: [{ ...price }], meta: { currency: 'USD', count: 1 } });
+    t.true(priced.success, JSON.stringify(priced.error?.issues));
+    throw rollback;
+  }).catch((error) => {
+    if (error !== rollback) throw error;
+  });
 });

@@ -1,10 +1,24 @@
 // Reviewed, deliberate departures from the reference contract's documented responses, each with
 // its reason. The contract test (contract.test.ts) fails on any departure not listed here and on
 // any entry here that no longer departs, so the list stays exact.
-export const DIFFERENCES: Record<string, string> = {};
+export const DIFFERENCES: Record<string, string> = {
+  'getACoinPrice body.data.marketcap: string where the reference declares number': 'The spec: on the price endpoints prices and marketcap are decimal strings (exact in the convert currency).',
+  'getPrices body.data[].marketcap: string where the reference declares number': 'The spec: on the price endpoints prices and marketcap are decimal strings (exact in the convert currency).',
+};
 
 /**
  * Fields this service answers with null where the reference's example shows a value, each with the
  * rule that makes it null (the spec: unknown values are null, never an invented 0).
  */
-export const NULLS: Record<string, string> = {};
+export const NULLS: Record<string, string> = {
+  'listCoins body.data[].change_7d': 'Unknown until the coin has a price 7 days old (young, untracked or unpriced): unknown values are null, never an invented 0 (spec changelog 1.1.1, 1.1.2).',
+  'listCoins body.data[].change_rank_24h': 'Change ranks order the ranked coins only; an unranked coin (untracked: listed without market data, or delisted) in the default list has none.',
+  'listCoins body.data[].change_rank_7d': 'Change ranks order the ranked coins only; an unranked coin (untracked: listed without market data, or delisted) in the default list has none.',
+  'listCoins body.data[].circulating_supply': 'Unknown circulating supply: the spec nulls marketcap and dominance for a coin with no circulating supply, which is then null itself.',
+  'listCoins body.data[].listed_at': 'Known for active coins only: the spec makes status_updated_at the activation timestamp, and for a delisted or untracked coin it is not one.',
+  'listCoins body.data[].marketcap': 'Spec: marketcap is null for a coin with no circulating supply.',
+  'listCoins body.data[].rank': 'Ranks order the active priced coins; an untracked (no market data) or delisted coin, which the default list shows, has none.',
+  'listCoins body.links.next': 'The last page has no next page: null, as the reference itself declares links.prev on the first page.',
+  'topGainers body.links.next': 'The last page has no next page: null, as the reference itself declares links.prev on the first page.',
+  'trendingCoins body.data[].marketcap': 'Spec: marketcap is null for a coin with no circulating supply (ranked after those with one, it may still trend).',
+};
