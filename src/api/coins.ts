@@ -5,7 +5,7 @@ import type postgres from 'postgres';
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
-import { day, decimal, envelope, int, number, pageOf, resource, text, url } from '../http/schemas.ts';
+import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { capCombined, query } from '../http/validation.ts';
 
 const STATUSES = ['active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing'] as const;
@@ -55,12 +55,6 @@ export const localeQuery = z
 // Response shapes. Prices and supplies are decimal strings; marketcap, volumes, changes and dominance
 // numbers (the spec's coin row); null where the figure is unknown (sql/functions/200_api_coins.sql).
 
-/**
- * An instant as market.iso_time writes it (2026-06-27T10:34:17+00:00, the reference's spelling).
- * Local because schemas.ts `timestamp()` accepts only the Z form; shared with the Prices and Conversion groups.
- */
-export const isoTime = (description?: string) =>
-  z.iso.datetime({ offset: true }).describe(description ?? 'ISO 8601 instant in UTC, written with +00:00.');
 
 const percent = (description: string) => number(description).nullable();
 
@@ -80,8 +74,8 @@ export const coinRow = resource('Coin', z.object({
   dominance: percent('Percent share of the total marketcap of ranked coins; null without marketcap or rank.'),
   circulating_supply: decimal().nullable(),
   logo: url('The coin\'s logo (the catalogue image, else a generated monogram).'),
-  listed_at: isoTime('Listing time of an active coin; null for other statuses.').nullable(),
-  last_updated: isoTime('Time of the latest price.').nullable(),
+  listed_at: timestamp('Listing time of an active coin; null for other statuses.').nullable(),
+  last_updated: timestamp('Time of the latest price.').nullable(),
 }), 'A coin as the coin lists return it.');
 
 const trendingCoin = resource('TrendingCoin', z.object({
@@ -115,7 +109,7 @@ const coinDetail = resource('CoinDetail', coinRow.extend({
 
 const historyMeta = z.object({ coin: text(), interval: z.enum(INTERVALS), count: int(), retention: text() });
 const candle = resource('CoinCandle', ohlc(false).extend({
-  time: isoTime('Start of the bar.'),
+  time: timestamp('Start of the bar.'),
   price: decimal('The close.'),
   volume: number('USD traded in the bar.'),
   volume_24h: number('USD traded in the 24 hours ending with the bar.'),
@@ -123,7 +117,7 @@ const candle = resource('CoinCandle', ohlc(false).extend({
 }), 'A bar of the coin history.');
 
 const sparkline = resource('CoinSparkline', z.object({
-  points: z.array(z.object({ time: isoTime(), price: decimal() })),
+  points: z.array(z.object({ time: timestamp(), price: decimal() })),
   low: decimal().nullable(), high: decimal().nullable(),
   change: percent('Percent move from the first open to the last close; null without bars.'),
 }), 'A light price series with its low, high and change.');
@@ -237,7 +231,7 @@ export const coinRoutes = [
   defineRoute({
     method: 'get', path: '/coins/{slug}/marketcap-history', operationId: 'marketcapHistory', tag: 'Coins', plan: 'free',
     params: slugParams, query: historyQuery(END_HELP),
-    response: envelope(z.array(z.object({ time: isoTime(), marketcap: number().nullable() })), historyMeta),
+    response: envelope(z.array(z.object({ time: timestamp(), marketcap: number().nullable() })), historyMeta),
     summary: 'The candle history projected to {time, marketcap}: same interval, window, limit and retention rules.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown[]; retention: string }[]>`

@@ -3,9 +3,8 @@
 // values are computed in numeric; values leave as decimal strings, the echoed amount as a JSON number (the reference's type). SQL: sql/functions/530_api_conversion.sql.
 import { z } from 'zod';
 import { defineRoute } from '../http/routes.ts';
-import { decimal, envelope, int, number, resource, text } from '../http/schemas.ts';
+import { decimal, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
-import { isoTime } from './coins.ts';
 
 const asset = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const tag = 'Conversion';
@@ -24,7 +23,7 @@ const fiat = resource('FiatCurrency', z.object({
   slug: text(), symbol: text(), name: text(), sign: text().nullable(),
   rate_per_usd: decimal('Units per 1 USD.'),
   usd_value: decimal('USD per unit.'),
-  updated_at: isoTime('Time of the rate.'),
+  updated_at: timestamp('Time of the rate.'),
   source: text('Where the rate comes from.'),
   demo: z.boolean().describe('True for a placeholder rate.'),
 }), 'A fiat currency with its USD rate.');
@@ -32,7 +31,7 @@ const fiat = resource('FiatCurrency', z.object({
 const rate = resource('ConversionRate', z.object({
   slug: text(), symbol: text(), name: text(), type: legType,
   usd_value: decimal('USD per unit.'),
-  updated_at: isoTime('Time of the rate or price.').nullable(),
+  updated_at: timestamp('Time of the rate or price.').nullable(),
 }), 'A currency usable as a conversion leg, with its USD value.');
 
 export const conversionRoutes = [

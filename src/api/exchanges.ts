@@ -4,9 +4,10 @@
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute } from '../http/routes.ts';
+import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { capCombined, query } from '../http/validation.ts';
-import { coinListPage, listQuery as coinListQuery, listOrNull } from './coins.ts';
-import { tickerHandler, tickerQuery } from './markets.ts';
+import { coinListPage, coinRow, listQuery as coinListQuery, listOrNull } from './coins.ts';
+import { tickerHandler, tickerPage, tickerQuery } from './markets.ts';
 
 // The Markets group travels with this one (they share the ticker list): one import for src/api/index.ts.
 export { marketRoutes } from './markets.ts';
@@ -34,9 +35,68 @@ const listQuery = z
   .superRefine(capCombined(['ids', 'slugs'], 100));
 const slugParams = z.object({ slug: z.string().min(1).max(200) });
 
+// Response shapes (api.exchange_rows / exchange_detail / exchange_trust_score / exchange_history /
+// exchange_sparkline). An unranked venue (inactive, or no volume in 24 hours) has no rank,
+// dominance or changes: null, never an invented 0.
+const pct = (what: string) => number(`${what}, percent.`).nullable();
+const exchangeFields = {
+  id: int(),
+  slug: text(),
+  name: text(),
+  type: z.enum(['cex', 'dex']).nullable().describe('Derived from the taxonomy; null when unknown or hybrid.'),
+  rank: int('By 24h USD volume; null for an unranked venue.').nullable(),
+  volume_24h: number('24h USD volume (0 without markets).'),
+  volume_dominance: pct('Share of the 24h volume of all venues'),
+  change_24h: pct('Change of the 24h volume over 24 hours'),
+  change_7d: pct('Change of the 24h volume over 7 days'),
+  change_rank_24h: int('Places gained in 24 hours.').nullable(),
+  change_rank_7d: int('Places gained in 7 days.').nullable(),
+  pairs: int(),
+  assets: int(),
+  logo: url(),
+  last_updated: timestamp().nullable(),
+};
+const exchangeRow = resource('ExchangeListItem', z.object(exchangeFields));
+const exchangeDetail = resource('Exchange', z.object({
+  ...exchangeFields,
+  status: z.enum(['active', 'inactive']),
+  tickers: int(),
+  established: day('Founding date, year-accurate.').nullable(),
+  location: text().nullable(),
+  website: url().nullable(),
+  taxonomy: z.array(text()).describe('Classification terms, e.g. centralized, spot, derivatives.'),
+}));
+// The reference's 13 factors, each 0-10 (weights: market.exchange_trust_score).
+const factor = () => number().min(0).max(10);
+const trustBreakdown = z.object({
+  rank: factor(), volume: factor(), age: factor(), volume_trend: factor(), stability: factor(), rank_stability: factor(),
+  ticker_health: factor(), pairs: factor(), community: factor(), assets: factor(), dominance: factor(),
+  market_breadth: factor(), transparency: factor(),
+});
+const trustScore = resource('ExchangeTrustScore', z.object({
+  exchange: text('The venue slug.'),
+  score: number('0-10; null for an unranked venue.').min(0).max(10).nullable(),
+  breakdown: trustBreakdown.nullable().describe('The factors of the score, each 0-10; null for an unranked venue.'),
+}));
+const historyRow = z.object({
+  time: timestamp(),
+  volume_24h: number('24h USD volume.').nullable(),
+  volume_dominance: pct('Share of the 24h volume of all venues'),
+  rank: int().nullable(),
+  pairs: int().nullable(),
+  assets: int().nullable(),
+});
+const sparkline = z.object({
+  points: z.array(z.object({ time: timestamp(), volume: number('24h USD volume.') })).max(480),
+  low: number().nullable(),
+  high: number().nullable(),
+  change: number('Percent from the first to the last reading.').nullable(),
+});
+
 export const exchangeRoutes = [
   defineRoute({
     method: 'get', path: '/exchanges', operationId: 'listExchanges', tag: 'Exchanges', plan: 'free', query: listQuery,
+    response: pageOf(exchangeRow),
     summary: 'Ranked venues with 24h USD volume, volume dominance, volume and rank changes, pair and asset counts; filters, selectors and a multi-field sort, paginated.',
     handler: async ({ query: q, ctx, deps: { sql } }) => {
       const perPage = q.per_page ?? DEFAULT_PER_PAGE;
@@ -61,6 +121,7 @@ export const exchangeRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}', operationId: 'getExchangeDetail', tag: 'Exchanges', plan: 'free', params: slugParams,
+    response: envelope(exchangeDetail),
     summary: 'Venue detail: type (cex, dex or null, from the taxonomy), rank, 24h volume and dominance, changes, pairs, assets, established, location, website.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select api.exchange_detail(${slug}) as data`;
@@ -69,6 +130,7 @@ export const exchangeRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/trust-score', operationId: 'getExchangeTrustScore', tag: 'Exchanges', plan: 'free', params: slugParams,
+    response: envelope(trustScore),
     summary: 'Trust score 0-10, the weighted mean of a 13-factor breakdown (rank, volume, age, volume trend and stability, rank stability, ticker health, pairs, community, assets, dominance, market breadth, transparency), each 0-10; null for an unranked venue.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select api.exchange_trust_score(${slug}) as data`;
@@ -77,6 +139,7 @@ export const exchangeRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/history', operationId: 'exchangeHistory', tag: 'Exchanges', plan: 'free', params: slugParams,
+    response: envelope(z.array(historyRow), z.object({ exchange: text(), interval: z.enum(['minutely', 'hourly', 'daily']), count: int(), retention: text() })),
     query: z.object({
       interval: z.enum(['minutely', 'hourly', 'daily']).optional().default('daily'),
       start: query.instant().optional().describe('ISO 8601 date or date-time lower bound (UTC unless an offset is given).'),
@@ -94,6 +157,7 @@ export const exchangeRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/sparkline', operationId: 'exchangeSparkline', tag: 'Exchanges', plan: 'free', params: slugParams,
+    response: envelope(sparkline, z.object({ exchange: text(), period: z.enum(PERIODS), count: int() })),
     query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
     summary: 'The venue\'s 24h-volume series over the period: at most 480 points, oldest first, with the true low, high and percent change.',
     handler: async ({ params: { slug }, query: { period }, deps: { sql } }) => {
@@ -103,13 +167,13 @@ export const exchangeRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/tickers', operationId: 'exchangeMarkets', tag: 'Exchanges', plan: 'free',
-    params: slugParams, query: tickerQuery,
+    params: slugParams, query: tickerQuery, response: tickerPage,
     summary: 'The venue\'s tickers (its markets), with the ticker list\'s filters and sort, paginated.',
     handler: tickerHandler('exchange'),
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/assets', operationId: 'exchangeCoins', tag: 'Exchanges', plan: 'free',
-    params: slugParams, query: coinListQuery,
+    params: slugParams, query: coinListQuery, response: pageOf(coinRow),
     summary: 'Coins the venue lists (as base or quote), in the coin list\'s row shape, filters and sort, paginated.',
     handler: (input) => coinListPage(input, 'all', input.deps.sql`market.exchange_coin_ids(${input.params.slug})`),
   }),

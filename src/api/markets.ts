@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
+import { decimal, envelope, int, number, pageOf, resource, text, timestamp } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
 import { listOrNull } from './coins.ts';
 
@@ -12,7 +13,39 @@ const INSTRUMENTS = ['future', 'option', 'swap', 'spot', 'margin'] as const;
 const DEFAULT_PER_PAGE = 100;
 
 const slug = () => z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be a slug (lowercase letters, digits and dashes).');
-/** a signed decimal kept as a string (a 24h change may be negative) */
+
+/**
+ * An instant as market.iso_time writes it (2026-06-27T10:34:17+00:00). Local stand-in: schemas.ts
+ * `timestamp()` admits only a Z suffix, which no answer of the service carries.
+ */
+
+// Response shapes (api.ticker_rows, api.pair_rows, api.coin_symbols). Prices in quote units are
+// decimal strings; 
+const instrument = z.enum(INSTRUMENTS);
+const tickerRow = resource('Ticker', z.object({
+  id: int(), exchange_id: int(), exchange: text('Venue slug.'), exchange_name: text(), pair_id: int(),
+  symbol: text('BASE/QUOTE.'), exchange_symbol: text('As the venue spells it.'),
+  base: text(), base_slug: text(), quote: text(), quote_slug: text('Null for a fiat quote.').nullable(),
+  instrument,
+  price: decimal('In quote units.'), price_usd: decimal(), bid: decimal().nullable(), ask: decimal().nullable(),
+  spread: number('Percent.').nullable(), volume: decimal('24h, base units.'), volume_usd: number('24h USD volume.'),
+  change_24h: number('Percent.').nullable(), last_trade_at: timestamp().nullable(), updated: timestamp(),
+}));
+/** The ticker lists' page: /tickers, /exchanges/{slug}/tickers, /coins/{slug}/markets. */
+export const tickerPage = pageOf(tickerRow);
+const pairFields = {
+  id: int(), symbol: text('BASE/QUOTE.'), base: text(), base_slug: text(), quote: text(), quote_slug: text('Null for a fiat quote.').nullable(),
+  exchanges: int('Venues listing the pair.'), tickers: int(),
+  price: decimal('Volume-weighted, quote units.').nullable(), price_usd: decimal().nullable(),
+  volume_usd: number('24h USD volume, summed over venues.').nullable(), spread: number('Volume-weighted, percent.').nullable(),
+  updated: timestamp(),
+};
+const pairRow = resource('Pair', z.object(pairFields));
+const pairDetail = resource('PairDetail', z.object({ ...pairFields, markets: z.array(tickerRow).describe('Every ticker of the pair, largest volume first.') }));
+const symbolRow = z.object({
+  exchange: text('Venue slug.'), exchange_name: text(), exchange_symbol: text('As the venue spells it.'),
+  symbol: text('BASE/QUOTE.'), quote: text(), instrument,
+});
 
 /** The ticker lists' query (the reference's set Q2): /tickers, /exchanges/{slug}/tickers, /coins/{slug}/markets. */
 export const tickerQuery = z.object({
@@ -63,12 +96,13 @@ const slugParams = z.object({ slug: z.string().min(1).max(200) });
 export const marketRoutes = [
   defineRoute({
     method: 'get', path: '/coins/{slug}/markets', operationId: 'coinMarkets', tag: 'Markets', plan: 'free',
-    params: slugParams, query: tickerQuery,
+    params: slugParams, query: tickerQuery, response: tickerPage,
     summary: 'Every ticker whose pair has the coin as base or quote, with the ticker list\'s filters and sort, paginated.',
     handler: tickerHandler('coin'),
   }),
   defineRoute({
     method: 'get', path: '/coins/{slug}/symbols', operationId: 'coinTradingSymbols', tag: 'Markets', plan: 'free', params: slugParams,
+    response: envelope(z.array(symbolRow), z.object({ coin: text(), count: int() })),
     summary: 'The coin\'s raw trading symbols per venue (e.g. XBT/USD, BTC-USDT-SWAP), with pair, quote and instrument.',
     handler: async ({ params: { slug: coin }, deps: { sql } }) => {
       const rows = await sql`select * from api.coin_symbols(${coin})`;
@@ -76,12 +110,12 @@ export const marketRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/tickers', operationId: 'listTickers', tag: 'Markets', plan: 'free', query: tickerQuery,
+    method: 'get', path: '/tickers', operationId: 'listTickers', tag: 'Markets', plan: 'free', query: tickerQuery, response: tickerPage,
     summary: 'Per-venue markets (tickers): price, bid/ask, spread, 24h USD volume, last trade; filters by venue, pair, instrument, volume and change, paginated.',
     handler: tickerHandler('none'),
   }),
   defineRoute({
-    method: 'get', path: '/pairs', operationId: 'listPairs', tag: 'Markets', plan: 'free',
+    method: 'get', path: '/pairs', operationId: 'listPairs', tag: 'Markets', plan: 'free', response: pageOf(pairRow),
     query: z.object({
       ...paginationQuery,
       search: z.string().max(50).optional().describe('Case-insensitive substring of the pair symbol (BTC/USDT).'),
@@ -107,7 +141,7 @@ export const marketRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/pairs/{id}', operationId: 'getPairDetail', tag: 'Markets', plan: 'free',
+    method: 'get', path: '/pairs/{id}', operationId: 'getPairDetail', tag: 'Markets', plan: 'free', response: envelope(pairDetail),
     params: z.object({ id: query.int(1, 2_147_483_647) }),
     summary: 'One pair plus every venue ticker listing it, largest volume first.',
     handler: async ({ params: { id }, deps: { sql } }) => {

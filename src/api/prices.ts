@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
 import { query } from '../http/validation.ts';
-import { day, decimal, envelope, int, number, resource, text } from '../http/schemas.ts';
-import { capSelectors, isoTime, listOrNull, selectorFields } from './coins.ts';
+import { day, decimal, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
+import { capSelectors, listOrNull, selectorFields } from './coins.ts';
 
 // Which currencies exist is the database's business (market.fx_rates): the format is checked here,
 // an unknown code by api.prices, whose MD422 is reported against the convert parameter.
@@ -34,7 +34,7 @@ const priceRow = resource('CoinPrice', z.object({
   change_7d: number('Percent; null without a price 7 days old.').nullable(),
   change_rank_24h: int().nullable(),
   change_rank_7d: int().nullable(),
-  last_updated: isoTime('Time of the latest price.').nullable(),
+  last_updated: timestamp('Time of the latest price.').nullable(),
 }), 'The current price row of a coin.');
 const priceMeta = z.object({ currency: text('The convert currency, upper case.'), count: int() });
 

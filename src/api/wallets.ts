@@ -4,8 +4,9 @@
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
+import { day, envelope, int, number, pageOf, resource, text, url } from '../http/schemas.ts';
 import { capCombined, query } from '../http/validation.ts';
-import { coinListPage, listQuery as coinListQuery, listOrNull } from './coins.ts';
+import { coinListPage, coinRow, listQuery as coinListQuery, listOrNull } from './coins.ts';
 
 const SORTABLE = ['score', 'released_at', 'assets', 'pros', 'cons'] as const;
 const DEFAULT_PER_PAGE = 100;
@@ -27,6 +28,30 @@ const listQuery = z
 type ListQuery = z.output<typeof listQuery>;
 const slugParams = z.object({ slug: z.string().min(1).max(200) });
 
+// Response shapes (api.wallets, market.wallet_json). meta.top_score is null when no wallet is published.
+const topScore = number('The highest score of all wallets, to normalise scores.').nullable();
+const walletFields = {
+  id: int(), slug: text(), name: text(),
+  score: number('0-100.').min(0).max(100),
+  assets: int('Supported coins in a public listing status.'), pros: int(), cons: int(),
+  price_model: z.enum(['free', 'freemium', 'paid']),
+  status: z.enum(['Active', 'Discontinued']),
+  released_at: day().nullable(),
+  logo: url(),
+};
+const walletRow = resource('WalletListItem', z.object(walletFields));
+const wallet = resource('Wallet', z.object({
+  ...walletFields,
+  website: url().nullable(),
+  description: text().nullable(),
+  highlights: z.object({ pros: z.array(text()), cons: z.array(text()) }),
+  categories: z.array(z.object({
+    group: text('Taxonomy category slug.'), name: text(),
+    tags: z.array(z.object({ slug: text(), name: text(), value: text().nullable() })),
+  })).describe('Only the categories the wallet has tags in, in taxonomy order.'),
+}));
+const walletPage = pageOf(walletRow, { top_score: topScore });
+
 const listHandler = (list: 'all' | 'timeline') => async ({ query: q, ctx, deps: { sql } }: HandlerInput<ListQuery, unknown, unknown>) => {
   const perPage = q.per_page ?? DEFAULT_PER_PAGE;
   const [row] = await sql<{ page: { total: number; top_score: number | null; data: unknown[] } }[]>`
@@ -47,17 +72,18 @@ const listHandler = (list: 'all' | 'timeline') => async ({ query: q, ctx, deps: 
 
 export const walletRoutes = [
   defineRoute({
-    method: 'get', path: '/wallets', operationId: 'listWallets', tag, plan: 'free', query: listQuery,
+    method: 'get', path: '/wallets', operationId: 'listWallets', tag, plan: 'free', query: listQuery, response: walletPage,
     summary: 'Wallet reviews with score (0-100), supported-asset count, pros/cons counts, price model and release date; filters, selectors and a multi-field sort (default: highest score first), paginated. meta.top_score is the highest score of all wallets.',
     handler: listHandler('all'),
   }),
   defineRoute({
-    method: 'get', path: '/wallets/timeline', operationId: 'walletReleaseTimeline', tag, plan: 'free', query: listQuery,
+    method: 'get', path: '/wallets/timeline', operationId: 'walletReleaseTimeline', tag, plan: 'free', query: listQuery, response: walletPage,
     summary: 'Wallets by release date, newest first (unknown dates last); `sort` replaces that order. Same filters, rows and meta as /wallets.',
     handler: listHandler('timeline'),
   }),
   defineRoute({
     method: 'get', path: '/wallets/compare', operationId: 'compareWallets', tag, plan: 'free',
+    response: envelope(z.array(wallet).min(2).max(4), z.object({ top_score: topScore, count: int() })),
     query: z.object({
       slugs: query
         .slugList(1000)
@@ -74,6 +100,7 @@ export const walletRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/wallets/{slug}', operationId: 'getWalletDetail', tag, plan: 'free', params: slugParams,
+    response: envelope(wallet, z.object({ top_score: topScore })),
     summary: 'Wallet detail: the list fields plus website, description, highlights (pros and cons texts) and its tags grouped by taxonomy category (`categories`: [{group, name, tags: [{slug, name, value}]}]); status is Active or Discontinued.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown; top_score: number | null }[]>`
@@ -83,7 +110,7 @@ export const walletRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/wallets/{slug}/assets', operationId: 'walletSupportedCoins', tag, plan: 'free',
-    params: slugParams, query: coinListQuery,
+    params: slugParams, query: coinListQuery, response: pageOf(coinRow),
     summary: 'Coins the wallet supports, in the coin list\'s row shape, filters and sort, paginated.',
     handler: (input) => coinListPage(input, 'all', input.deps.sql`market.wallet_coin_ids(${input.params.slug})`),
   }),
