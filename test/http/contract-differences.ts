@@ -7,4 +7,7 @@ export const DIFFERENCES: Record<string, string> = {};
  * Fields this service answers with null where the reference's example shows a value, each with the
  * rule that makes it null (the spec: unknown values are null, never an invented 0).
  */
-export const NULLS: Record<string, string> = {};
+export const NULLS: Record<string, string> = {
+  'webhookDeliveryLog body.data[].delivered_at': 'unknown values are null: a delivery still pending (or failed) has not been delivered',
+  'webhookDeliveryLog body.data[].response_status': 'unknown values are null: no attempt of the delivery has had an HTTP answer yet',
+};

@@ -7,6 +7,7 @@ import test from 'ava';
 import { Logger, run, type Runner } from 'graphile-worker';
 import { verifyWebhook } from '../../examples/verify-webhook.ts';
 import { deliverWebhook } from '../../jobs/deliver_webhook.ts';
+import { AlarmTriggeredEvent } from '../../src/api/alarms.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -108,6 +109,8 @@ test.serial('a test event is a signed alarm.triggered marked "test": true, with 
   t.is(headers['x-service-event'], 'alarm.triggered');
   t.true(body.test);
   t.deepEqual(Object.keys(body.data).sort(), ['alarm', 'coin', 'direction', 'message', 'metric', 'target', 'triggered_at', 'value']);
+  // the delivered bytes are what the OpenAPI document's AlarmTriggeredEvent schema promises
+  t.deepEqual(AlarmTriggeredEvent.parse(JSON.parse(rawBody)), body);
   t.true(verifyWebhook(rawBody, headers['x-service-signature'] as string, endpoint.secret).ok);
 });
 
