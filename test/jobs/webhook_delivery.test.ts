@@ -103,6 +103,8 @@ test.serial('a delivery is signed with the endpoint secret: it verifies with it,
 test.serial('a test event is a signed alarm.triggered marked "test": true, with the data shape of a real one', async (t) => {
   const hook = await receiver(204);
   const endpoint = await register('tester', hook.url);
+  // the sample names bitcoin, as a service with a market has it
+  await db.sql`insert into market.coins (id, slug, symbol, name, type, source) values (1, 'bitcoin', 'BTC', 'Bitcoin', 'coin', 'catalogue') on conflict do nothing`;
   await db.sql`select app.send_webhook_test('tester', ${endpoint.id})`;
   await hook.waitFor(1);
   const [{ headers, rawBody, body }] = hook.received as [(typeof hook.received)[0]];
