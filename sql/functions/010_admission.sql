@@ -171,7 +171,8 @@ as $$
       select json_agg(json_build_object(
         'id', o.id, 'name', o.prefix, 'kind', o.scope,
         'requests', coalesce((select m.used from app.usage_monthly m where m.key_id = o.id and m.month = period.month), 0),
-        'last_used_at', o.last_used_at, 'revoked', o.revoked_at is not null) order by o.id)
+        -- the API's one spelling of an instant (market.iso_time, defined after this file)
+        'last_used_at', to_char(o.last_used_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'), 'revoked', o.revoked_at is not null) order by o.id)
       from app.api_keys o where o.owner = k.owner), '[]'::json))
   from k
   cross join period

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { paginated } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
+import { decimal, envelope, int, pageOf, resource, text, timestamp } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
 
 const tag = 'Alarms';
@@ -13,6 +14,33 @@ const METRICS = ['rate', 'volume', 'marketcap'] as const;
 const DIRECTIONS = ['above', 'below'] as const;
 const NOTIFICATIONS = ['email', 'push', 'webhook'] as const;
 const STATUSES = ['active', 'triggered'] as const;
+
+// Response shapes: app.alarm_json (sql/functions/620_alarms.sql) and app.alarm_triggered_event (625).
+const Alarm = resource('Alarm', z.object({
+  id: int(), type: z.literal('TARGET'), name: text(),
+  coin: z.object({ slug: text(), symbol: text(), name: text() }),
+  metric: z.enum(METRICS), direction: z.enum(DIRECTIONS), target: decimal(), notification: z.enum(NOTIFICATIONS), status: z.enum(STATUSES),
+  triggered_value: decimal('The value that triggered it; null while active.').nullable(),
+  triggered_at: timestamp().nullable(),
+  created_at: timestamp(), updated_at: timestamp(),
+}), 'A TARGET alarm of the key owner.');
+const balanceMeta = z.object({ balance: int('Alarms left in the owner\'s inventory.') });
+
+/** The body POSTed to a webhook endpoint for an alarm.triggered event (app.begin_webhook_attempt). */
+export const AlarmTriggeredEvent = resource('AlarmTriggeredEvent', z.object({
+  id: z.uuid().describe('The event id: the idempotency key across retries.'),
+  type: z.literal('alarm.triggered'),
+  created_at: timestamp(),
+  test: z.boolean().describe('True for POST /webhooks/{id}/test samples.'),
+  data: z.object({
+    alarm: Alarm.nullable().describe('The alarm as the API shows it; null in a test event.'),
+    coin: z.object({ id: int(), slug: text(), name: text(), symbol: text() }),
+    metric: z.enum(METRICS), direction: z.enum(DIRECTIONS), target: decimal(),
+    value: decimal('The value that triggered the alarm.'),
+    triggered_at: timestamp(),
+    message: text('Test events only: says no alarm triggered.').optional(),
+  }),
+}), 'The body of an alarm.triggered webhook delivery.');
 
 const idParams = z.object({ id: query.int(1, 2_147_483_647).describe('Alarm id.') });
 
@@ -54,6 +82,7 @@ export const alarmRoutes = [
       direction: z.enum(DIRECTIONS).optional(),
       notification: z.enum(NOTIFICATIONS).optional(),
     }),
+    response: pageOf(Alarm, balanceMeta.shape),
     summary: "The key owner's alarms, newest first, filtered by status, direction and notification; meta.balance is the alarm inventory left.",
     handler: async ({ query: q, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ page: { total: number; balance: number; data: unknown[] } }[]>`
@@ -67,6 +96,7 @@ export const alarmRoutes = [
     method: 'post', path: '/alarms', operationId: 'createAnAlarm', tag, plan: 'free', noStore: true, status: 201,
     conflict: 'alarm_inventory_exhausted: the owner has no alarm left in its inventory (details.balance).',
     body: z.object({ ...fields, type: z.literal('TARGET').optional().describe('TARGET, the only type (optional).') }),
+    response: envelope(Alarm, balanceMeta),
     summary:
       'Creates an active TARGET alarm on a coin, taking one from the owner\'s alarm inventory (409 alarm_inventory_exhausted at 0). ' +
       '422 alarm_would_trigger when the current value already meets the target, 422 no_current_value when the coin has none for the metric.',
@@ -79,6 +109,7 @@ export const alarmRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/alarms/{id}', operationId: 'getAnAlarm', tag, plan: 'free', noStore: true, params: idParams,
+    response: envelope(Alarm),
     summary: 'One alarm of the key owner.',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.get_alarm(${key.owner}, ${id}) as data`;
@@ -91,6 +122,7 @@ export const alarmRoutes = [
     body: z
       .object({ ...z.object(fields).partial().shape, status: z.literal('active').optional().describe('active re-arms a triggered alarm.') })
       .refine((changes) => Object.keys(changes).length > 0, 'Give at least one field to change.'),
+    response: envelope(Alarm),
     summary:
       'Changes any of name, coin, metric, direction, target, notification; status "active" re-arms a triggered alarm. ' +
       'The instant-trigger guard re-applies when an active alarm\'s condition changes or it is re-armed.',
@@ -103,6 +135,7 @@ export const alarmRoutes = [
   }),
   defineRoute({
     method: 'delete', path: '/alarms/{id}', operationId: 'deleteAnAlarm', tag, plan: 'free', noStore: true, params: idParams,
+    response: envelope(z.object({ deleted: z.literal(true) }), balanceMeta),
     summary: 'Deletes an alarm (active or triggered) and returns one to the owner\'s alarm inventory.',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ result: { deleted: boolean; balance: number } }[]>`

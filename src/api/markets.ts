@@ -14,13 +14,8 @@ const DEFAULT_PER_PAGE = 100;
 
 const slug = () => z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be a slug (lowercase letters, digits and dashes).');
 
-/**
- * An instant as market.iso_time writes it (2026-06-27T10:34:17+00:00). Local stand-in: schemas.ts
- * `timestamp()` admits only a Z suffix, which no answer of the service carries.
- */
-
 // Response shapes (api.ticker_rows, api.pair_rows, api.coin_symbols). Prices in quote units are
-// decimal strings; 
+// decimal strings.
 const instrument = z.enum(INSTRUMENTS);
 const tickerRow = resource('Ticker', z.object({
   id: int(), exchange_id: int(), exchange: text('Venue slug.'), exchange_name: text(), pair_id: int(),

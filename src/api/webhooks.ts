@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
+import { envelope, int, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
 import { targetProblem } from '../webhooks/target.ts';
 
@@ -16,10 +17,28 @@ const tag = 'Webhooks';
 
 const idParams = z.object({ id: query.int(1, 2_147_483_647).describe('Webhook endpoint id.') });
 
+// Response shapes: app.webhook_endpoint_json and app.list_webhook_deliveries (605_webhook_endpoints.sql).
+const WebhookEndpoint = resource('WebhookEndpoint', z.object({
+  id: int(), url: url(), events: z.array(z.enum(WEBHOOK_EVENTS)),
+  status: z.enum(['delivering', 'disabled']),
+  consecutive_failures: int('Deliveries failed in a row; the 10th disables the endpoint.'),
+  disabled_at: timestamp().nullable(), created_at: timestamp(),
+}), 'A webhook endpoint of the key owner (never its secret).');
+const WebhookDelivery = resource('WebhookDelivery', z.object({
+  id: int(), event: z.enum(WEBHOOK_EVENTS), event_id: z.uuid(), test: z.boolean(),
+  status: z.enum(['pending', 'succeeded', 'failed', 'skipped']),
+  response_status: int('The last attempt\'s HTTP status; null before an answer.').nullable(),
+  error: text().nullable(), attempts: int(), delivered_at: timestamp().nullable(), created_at: timestamp(),
+  attempt_log: z.array(z.object({
+    started_at: timestamp(), outcome: z.enum(['in_flight', 'succeeded', 'failed', 'interrupted']),
+    response_status: int().nullable(), duration_ms: int().nullable(), error: text().nullable(),
+  })),
+}), 'One delivery of an event to an endpoint, with every HTTP attempt.');
 
 export const webhookRoutes = [
   defineRoute({
     method: 'get', path: '/webhooks', operationId: 'listWebhookEndpoints', tag, plan: 'free', noStore: true,
+    response: envelope(z.array(WebhookEndpoint), z.object({ limit: int('Endpoints one owner may register.') })),
     summary: "The key owner's webhook endpoints: id, url, events, status (delivering | disabled), consecutive_failures, disabled_at, created_at.",
     handler: async ({ key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown[] }[]>`select app.list_webhook_endpoints(${key.owner}) as data`;
@@ -33,6 +52,7 @@ export const webhookRoutes = [
       url: z.string().max(2048).describe('Where to POST events: an http(s) URL of a public host (loopback and private-range addresses are refused).'),
       events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).describe('Event kinds to receive: alarm.triggered.'),
     }),
+    response: envelope(WebhookEndpoint.extend({ secret: text('The signing secret, shown this once only.') }), z.object({ note: text() })),
     summary: `Registers a webhook endpoint (at most ${WEBHOOK_ENDPOINT_LIMIT} per owner). The response carries the signing secret, shown this once only.`,
     handler: async ({ body, key, ctx, deps: { sql, config } }) => {
       const problem = await targetProblem(body.url, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
@@ -44,6 +64,7 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/webhooks/{id}', operationId: 'getAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
+    response: envelope(WebhookEndpoint),
     summary: 'One webhook endpoint of the key owner (never its secret).',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.get_webhook_endpoint(${key.owner}, ${id}) as data`;
@@ -53,6 +74,7 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: 'delete', path: '/webhooks/{id}', operationId: 'deleteAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
+    response: envelope(z.object({ deleted: z.literal(true) })),
     summary: 'Deletes a webhook endpoint with its delivery log; nothing more is sent to it.',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.delete_webhook_endpoint(${key.owner}, ${id}) as data`;
@@ -61,6 +83,7 @@ export const webhookRoutes = [
   }),
   defineRoute({
     method: 'post', path: '/webhooks/{id}/enable', operationId: 'enableAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
+    response: envelope(WebhookEndpoint),
     summary: 'Re-enables an endpoint disabled after 10 consecutive failed deliveries: status delivering, consecutive_failures 0. Events raised while it was disabled are not sent.',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.enable_webhook_endpoint(${key.owner}, ${id}) as data`;
@@ -70,6 +93,7 @@ export const webhookRoutes = [
   defineRoute({
     method: 'post', path: '/webhooks/{id}/test', operationId: 'sendATestEvent', tag, plan: 'free', noStore: true, params: idParams,
     conflict: 'conflict: the endpoint is disabled; re-enable it first.',
+    response: envelope(z.object({ queued: z.literal(true), event_id: z.uuid(), delivery_id: int() })),
     summary: 'Queues a sample alarm.triggered event marked "test": true to this endpoint, signed and retried like any other; 409 when the endpoint is disabled.',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.send_webhook_test(${key.owner}, ${id}) as data`;
@@ -79,6 +103,7 @@ export const webhookRoutes = [
   defineRoute({
     method: 'get', path: '/webhooks/{id}/deliveries', operationId: 'webhookDeliveryLog', tag, plan: 'free', noStore: true, params: idParams,
     query: z.object({ page: paginationQuery.page, per_page: query.int(1, 100).optional().default(25).describe('1-100, default 25.') }),
+    response: pageOf(WebhookDelivery, { retention: text() }),
     summary: `The endpoint's deliveries of the last ${DELIVERY_RETENTION}, newest first: status, response_status, error, attempts, delivered_at, and every attempt (outcome, status, duration, error).`,
     handler: async ({ params: { id }, query: q, key, ctx, deps: { sql } }) => {
       const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`

@@ -21,4 +21,6 @@ export const NULLS: Record<string, string> = {
   'listCoins body.links.next': 'The last page has no next page: null, as the reference itself declares links.prev on the first page.',
   'topGainers body.links.next': 'The last page has no next page: null, as the reference itself declares links.prev on the first page.',
   'trendingCoins body.data[].marketcap': 'Spec: marketcap is null for a coin with no circulating supply (ranked after those with one, it may still trend).',
+  'webhookDeliveryLog body.data[].delivered_at': 'unknown values are null: a delivery still pending (or failed) has not been delivered',
+  'webhookDeliveryLog body.data[].response_status': 'unknown values are null: no attempt of the delivery has had an HTTP answer yet',
 };

@@ -7,6 +7,7 @@ import test from 'ava';
 import { Logger, run, type Runner } from 'graphile-worker';
 import { verifyWebhook } from '../../examples/verify-webhook.ts';
 import { deliverWebhook } from '../../jobs/deliver_webhook.ts';
+import { AlarmTriggeredEvent } from '../../src/api/alarms.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
@@ -102,12 +103,16 @@ test.serial('a delivery is signed with the endpoint secret: it verifies with it,
 test.serial('a test event is a signed alarm.triggered marked "test": true, with the data shape of a real one', async (t) => {
   const hook = await receiver(204);
   const endpoint = await register('tester', hook.url);
+  // the sample names bitcoin, as a service with a market has it
+  await db.sql`insert into market.coins (id, slug, symbol, name, type, source) values (1, 'bitcoin', 'BTC', 'Bitcoin', 'coin', 'catalogue') on conflict do nothing`;
   await db.sql`select app.send_webhook_test('tester', ${endpoint.id})`;
   await hook.waitFor(1);
   const [{ headers, rawBody, body }] = hook.received as [(typeof hook.received)[0]];
   t.is(headers['x-service-event'], 'alarm.triggered');
   t.true(body.test);
   t.deepEqual(Object.keys(body.data).sort(), ['alarm', 'coin', 'direction', 'message', 'metric', 'target', 'triggered_at', 'value']);
+  // the delivered bytes are what the OpenAPI document's AlarmTriggeredEvent schema promises
+  t.deepEqual(AlarmTriggeredEvent.parse(JSON.parse(rawBody)), body);
   t.true(verifyWebhook(rawBody, headers['x-service-signature'] as string, endpoint.secret).ok);
 });
 

@@ -3,6 +3,7 @@
 // the price refresh runs it; concurrent evaluations and rollbacks never duplicate or orphan an event.
 import test from 'ava';
 import type postgres from 'postgres';
+import { AlarmTriggeredEvent } from '../../src/api/alarms.ts';
 import { createSql } from '../../src/db/client.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -76,6 +77,8 @@ test.serial('a crossing triggers once, with one delivery and job per delivering 
     metric: 'rate', direction: 'above', target: '150', value: '150.5',
   });
   t.is(event!.data.triggered_at, event!.data.alarm.triggered_at);
+  // a real trigger's data (its alarm not null) has the documented AlarmTriggeredEvent shape
+  t.deepEqual(AlarmTriggeredEvent.shape.data.parse(event!.data), event!.data);
 
   t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0 }, 'a second evaluation does nothing');
   await setPrice(db.sql, COINS.alpha, '160');
