@@ -170,7 +170,7 @@ export function openApiDocument(routes: RouteSpec[], version: string, base = '')
 /** The named resources (src/http/schemas.ts `resource`) as JSON Schemas, referring to each other under `prefix`. */
 export function resourceSchemas(prefix: string): Record<string, unknown> {
   const { schemas } = z.toJSONSchema(resources, { io: 'output', unrepresentable: 'any', uri: (id) => `${prefix}${id}` });
-  return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _dialect, id: _id, ...schema }]) => [id, schema]));
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _dialect, $id: _uri, id: _id, ...schema }]) => [id, schema]));
 }
 
 /** The JSON Schema bundle of the resources (GET /api/v1/schemas.json). */
