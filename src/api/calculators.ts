@@ -13,6 +13,7 @@ import {
 import { profitLoss } from '../calculators/profit-loss.ts';
 import { staking } from '../calculators/staking.ts';
 import { defineRoute } from '../http/routes.ts';
+import { day, decimal, envelope, int, number, resource, text } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
 
 const tag = 'Calculators';
@@ -56,6 +57,119 @@ const capDuration = (field: string, duration: string | number, unit: DurationUni
   }
 };
 
+// Response shapes (src/calculators): the reference's fields are JSON numbers rounded once (money to
+// the cent, quantities to 10 decimals, percentages to 2), today's extra fields exact decimal strings.
+const money = (description?: string) => number(description ?? 'USD, to the cent.');
+const percentNumber = (description: string) => number(`${description} Percent, to 2 decimals.`);
+const percentString = (description: string) => decimal(`${description} Percent, 4 decimals at most.`);
+const currency = z.literal(CURRENCY);
+const noteMeta = z.object({ note: text() });
+
+const DcaBuy = z.object({
+  date: day('The buy date.'),
+  price: decimal('The close bought at.'),
+  price_date: day('The day of that close (the last close before date when date has no bar).'),
+  quantity: decimal('Coins bought.'),
+  total_invested: decimal(),
+  total_quantity: decimal(),
+  value: decimal('total_quantity at that day’s close.'),
+  profit: decimal(),
+});
+const DcaResult = resource('DcaResult', z.object({
+  summary: z.object({
+    purchases: int(),
+    invested: money(),
+    accumulated: number('Coins, to 10 decimals.'),
+    final_value: money(),
+    profit: money(),
+    roi: percentNumber('profit / invested; null without a purchase.').nullable(),
+    total_invested: decimal(),
+    total_quantity: decimal(),
+    average_price: decimal('null without a purchase.').nullable(),
+    current_price: decimal(),
+    current_value: decimal(),
+  }),
+  series: z.array(DcaBuy).nullable().describe('One row per buy with series=true, else null.'),
+}));
+const ProfitLossResult = resource('ProfitLossResult', z.object({
+  buy_price: decimal(),
+  sell_price: decimal(),
+  quantity: number('Coins, to 10 decimals.'),
+  investment_worth: money(),
+  total_fees: money(),
+  buy_fee_amount: decimal(),
+  sell_fee_amount: decimal(),
+  profit: money(),
+  roi: percentNumber('profit / amount.'),
+  buy_price_date: day(),
+  sell_price_date: day(),
+}));
+const CompoundInterestResult = resource('CompoundInterestResult', z.object({
+  final_balance: money(),
+  total_contributions: money(),
+  total_interest: money(),
+  roi: percentNumber('total_interest / total_contributions; null when that is 0.').nullable(),
+  principal: decimal(),
+  contributions: int('Contributions deposited.'),
+  compounding_periods: decimal('null without compounding.').nullable(),
+}));
+// Declared from the fields of src/calculators/loan.ts (their values follow the loan model there).
+const LoanVsSellResult = resource('LoanVsSellResult', z.object({
+  current_price: decimal(),
+  collateral_value: money(),
+  max_loan: money(),
+  loan_possible: z.boolean(),
+  loan_scenario: z.object({
+    monthly_payment: money(),
+    total_payback: money(),
+    total_interest: money(),
+    net_value: money(),
+    loan_amount: decimal(),
+    ltv: percentString('Loan to collateral value.'),
+    term_months: int(),
+    total_repayment: decimal(),
+    monthly_payment_exact: decimal('The annuity instalment, unrounded.'),
+    liquidation_ltv: percentString('LTV at liquidation.'),
+    liquidation_price: decimal(),
+    liquidation_price_at_maturity: decimal(),
+    crypto_kept: decimal(),
+    future_price: decimal(),
+    end_value: decimal(),
+  }),
+  sell_scenario: z.object({
+    crypto_sold: number('Coins, to 10 decimals.'),
+    capital_gains_tax: money(),
+    net_value: money(),
+    possible: z.boolean(),
+    gross_proceeds: decimal(),
+    tax: decimal(),
+    crypto_kept: decimal(),
+    future_price: decimal(),
+    end_value: decimal(),
+  }),
+  better_scenario: z.enum(['loan', 'sell', 'equal']).nullable().describe('null when neither is possible.'),
+  opportunity_cost: money('USD between the two end values; null unless both are possible.').nullable(),
+  break_even_growth: percentNumber('Annual growth at which both end equal.'),
+  risk_level: z.enum(['low', 'medium', 'high', 'very_high']),
+}));
+const StakingResult = resource('StakingResult', z.object({
+  final_balance: number('To 2 decimals.'),
+  total_rewards: number('To 2 decimals.'),
+  yearly_reward: number('To 2 decimals.'),
+  monthly_reward: number('To 2 decimals.'),
+  roi: percentNumber('total_rewards / amount.'),
+  risk_level: z.enum(['low', 'medium', 'high', 'very_high']),
+  net_apy: percentString('apy after commission.'),
+  effective_annual_yield: percentString('One year of the net rate, compounded.'),
+  commission_paid: decimal(),
+  with_price_change: z.object({
+    price_change: percentString('The price change given.'),
+    final_value: decimal(),
+    profit: decimal(),
+    roi: percentString('profit / amount.').nullable(),
+  }).nullable().describe('null without price_change.'),
+}));
+
 export const calculatorRoutes = [
   defineRoute({
     method: 'get', path: '/calculators/dca', operationId: 'dCACalculator', tag, plan: 'free',
@@ -67,6 +181,9 @@ export const calculatorRoutes = [
       end: historyDate().optional().describe('Last possible buy date (YYYY-MM-DD), default today (UTC).'),
       series: booleanFlag.optional().default(false).describe('true: also return one row per buy with running totals.'),
     }).refine((q) => !q.end || q.end >= q.start, { path: ['end'], message: 'Must be on or after start.' }),
+    response: envelope(DcaResult, z.object({
+      coin: text(), interval: frequencyName, start: day(), end: day(), amount_per_buy: number(), currency,
+    })),
     summary: "Dollar-cost averaging over real history: `amount` USD buys the coin at each interval's daily close from start to end (the last close before a day without a bar); "
       + 'summary {purchases, invested, accumulated, final_value, profit, roi} as JSON numbers (USD to the cent, accumulated to 10 decimals, roi in percent to 2), '
       + 'with the exact decimal strings total_invested, total_quantity, average_price, current_price, current_value.',
@@ -93,6 +210,9 @@ export const calculatorRoutes = [
         .describe('Buy fee in percent of the amount (default 0).'),
       sell_fee: percentIn(100).optional().default('0').describe('Sell fee in percent of the sale value (default 0).'),
     }).refine((q) => q.sell_date >= q.buy_date, { path: ['sell_date'], message: 'Must be on or after buy_date.' }),
+    response: envelope(ProfitLossResult, z.object({
+      coin: text(), amount: number(), buy_date: day(), sell_date: day(), buy_fee: number(), sell_fee: number(), currency,
+    })),
     summary: 'Profit or loss of buying for `amount` USD at the close of buy_date and selling at the close of sell_date, fees in percent: '
       + 'quantity = (amount - buy fee) / buy_price, investment_worth = quantity x sell_price - sell fee, profit = investment_worth - amount.',
     handler: async ({ query: q, deps: { sql } }) => {
@@ -129,6 +249,7 @@ export const calculatorRoutes = [
         ctx.addIssue({ code: 'custom', path: ['principal'], message: 'principal or contribution must be above 0.' });
       }
     }),
+    response: envelope(CompoundInterestResult, noteMeta),
     summary: 'Compound interest with periodic contributions. rate is the nominal annual rate in percent: each compounding period earns rate / periods-per-year; '
       + 'a final partial period earns pro-rata simple interest; compounding and contribution frequencies are independent; every contribution inside the duration counts.',
     handler: async ({ query: q }) => ({
@@ -157,6 +278,7 @@ export const calculatorRoutes = [
       const [liquidation, ltv] = [parsed(q.liquidation_ltv), parsed(q.ltv)];
       return !liquidation || !ltv || liquidation.gte(ltv);
     }, { path: ['liquidation_ltv'], message: 'Must be at least ltv.' }),
+    response: envelope(LoanVsSellResult, z.object({ coin: text(), currency, note: text() })),
     summary: 'Borrow against the coins or sell some: an amortising loan (equal monthly instalments, liquidation price) against a sale (capital gains tax), '
       + 'both valued at the end of the term with the expected growth; better_scenario, opportunity_cost, break_even_growth, risk_level. '
       + 'Money is a JSON number: loan_scenario monthly_payment is the annuity rounded up to 0.1 (as the reference), total_payback = term_months x monthly_payment; '
@@ -186,6 +308,7 @@ export const calculatorRoutes = [
       commission: percentIn(100).optional().default('0').describe("The provider's share of every reward in percent (default 0)."),
       price_change: decimalIn(-100, 100_000, { signed: true }).optional().describe('Optional price change in percent over the period: values the final balance in with_price_change.'),
     }).superRefine((q, ctx) => capDuration('period', q.period, q.period_unit, ctx)),
+    response: envelope(StakingResult, noteMeta),
     summary: 'Staking rewards: the stake grows at apy x (1 - commission / 100) with the compound-interest convention, or simply with compound_frequency=never; '
       + 'yearly_reward and monthly_reward are averages over the period.',
     handler: async ({ query: q }) => ({

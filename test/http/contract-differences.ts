@@ -4,6 +4,9 @@
 export const DIFFERENCES: Record<string, string> = {
   'getACoinPrice body.data.marketcap: string where the reference declares number': 'The spec: on the price endpoints prices and marketcap are decimal strings (exact in the convert currency).',
   'getPrices body.data[].marketcap: string where the reference declares number': 'The spec: on the price endpoints prices and marketcap are decimal strings (exact in the convert currency).',
+  'indicatorSnapshot body.data[].data.value: missing': 'stoch-rsi carries k and d (as its series does): the reference derives the items of data from its first example item (obv), though each indicator has its own data',
+  'indicatorSnapshot body.data[].data.value: string where the reference declares integer': 'the spec: price-scale indicator values (sma, vwap, macd, obv) are decimal strings; the reference types the items after its first example item',
+  'indicatorSnapshot body.data[].data.window: missing': 'only obv has a comparison window; the other indicators carry their period: the reference derives the items of data from its first example item (obv)',
 };
 
 /**
