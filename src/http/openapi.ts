@@ -79,7 +79,8 @@ function successResponse(route: RouteSpec) {
 
 // The body of an alarm.triggered delivery (sql/functions/610_webhook_delivery.sql) and its headers
 // (src/webhooks/post.ts): documented as the webhook-creation callback and as a top-level webhook.
-const alarmTriggeredDelivery = {
+const alarmTriggeredDelivery = (operationId: string) => ({
+  operationId,
   summary: 'alarm.triggered: one of the key owner’s webhook alarms crossed its target.',
   description: 'Verify X-Service-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint secret>) before trusting the body; the event id is the idempotency key across retries.',
   parameters: [
@@ -90,7 +91,7 @@ const alarmTriggeredDelivery = {
   ].map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } })),
   requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/AlarmTriggeredEvent' } } } },
   responses: { '2XX': { description: 'Received; any other answer, or none within the timeout, is retried with back-off.' } },
-};
+});
 
 export function openApiDocument(routes: RouteSpec[], version: string, base = '') {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -109,7 +110,7 @@ export function openApiDocument(routes: RouteSpec[], version: string, base = '')
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
         : {}),
-      ...(route.operationId === 'createAWebhookEndpoint' ? { callbacks: { 'alarm.triggered': { '{$request.body#/url}': { post: alarmTriggeredDelivery } } } } : {}),
+      ...(route.operationId === 'createAWebhookEndpoint' ? { callbacks: { 'alarm.triggered': { '{$request.body#/url}': { post: alarmTriggeredDelivery('alarmTriggeredCallback') } } } } : {}),
       // Every status the service can answer this operation with, each with the error envelope.
       responses: {
         [String(route.status ?? 200)]: successResponse(route),
@@ -145,7 +146,7 @@ export function openApiDocument(routes: RouteSpec[], version: string, base = '')
     servers: [{ url: base || '/' }],
     security: [{ bearer: [] }],
     paths,
-    webhooks: { 'alarm.triggered': { post: alarmTriggeredDelivery } },
+    webhooks: { 'alarm.triggered': { post: alarmTriggeredDelivery('alarmTriggered') } },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       headers: headerComponents,

@@ -1,6 +1,7 @@
 // Meta group: ping, and an OpenAPI document generated from the registered routes.
 import { readFileSync } from 'node:fs';
 import test from 'ava';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { apiRoutes } from '../../src/api/index.ts';
@@ -92,8 +93,15 @@ test('openapi.json: contract and service versions, contact, licence, terms; boun
   const callback = document.paths['/api/v1/webhooks'].post.callbacks['alarm.triggered']['{$request.body#/url}'].post;
   t.is(callback.requestBody.content['application/json'].schema.$ref, '#/components/schemas/AlarmTriggeredEvent');
   t.deepEqual(callback.parameters.map((p: { name: string }) => p.name), ['X-Service-Event', 'X-Service-Event-Id', 'X-Service-Delivery-Attempt', 'X-Service-Signature']);
-  t.deepEqual(document.webhooks['alarm.triggered'].post, callback);
+  t.deepEqual({ ...document.webhooks['alarm.triggered'].post, operationId: callback.operationId }, callback);
   t.truthy(document.components.schemas.AlarmTriggeredEvent, 'the event schema is a named resource');
+});
+
+test('openapi.json is a valid OpenAPI 3.1 document: Redocly’s structural rules and every $ref resolved', async (t) => {
+  const document = (await handles.api.get('/api/v1/openapi.json', null)).body;
+  const config = await createConfig({ extends: ['minimal'], rules: { struct: 'error', 'no-unresolved-refs': 'error', 'operation-operationId-unique': 'error', 'path-parameters-defined': 'error' } });
+  const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: `${handles.api.base}/api/v1/openapi.json`, config });
+  t.deepEqual(problems.filter((problem) => problem.severity === 'error').map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`), []);
 });
 
 test('schemas.json: the JSON Schema bundle of the resources, public, each compiling and referring only inside the bundle', async (t) => {
