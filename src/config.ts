@@ -49,6 +49,8 @@ const schema = z.object({
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   TRUST_PROXY: flag.default(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536),
+  // In-process cache of market-data responses (src/http/cache.ts), in MiB; 0 turns it off.
+  RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65_536).default(64),
   // /mcp refuses a browser Origin other than loopback and these (comma-separated, e.g. https://app.example.com).
   MCP_ALLOWED_ORIGINS: z.string().default('').transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean)),
   // One JSON line per request (info level); false keeps job, start-up and error lines only.

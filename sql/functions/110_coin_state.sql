@@ -160,6 +160,7 @@ declare
   v_coins int := market.write_coin_state(p_now, p_full);
 begin
   perform app.evaluate_alarms();
+  perform app.bump_data_version('market');
   return v_coins;
 end;
 $$;

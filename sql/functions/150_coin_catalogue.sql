@@ -162,6 +162,7 @@ begin
   end if;
 
   update market.data_sources set updated_at = now() where name = 'catalogue' and v_written > 0;
+  if v_written > 0 then perform app.bump_data_version('market'); end if;
   drop table coin_catalogue, catalogue_owned, wanted_links, wanted_contracts, wanted_ids;
   return jsonb_build_object('coins', jsonb_array_length(p_catalogue -> 'coins'), 'inserted', v_inserted,
     'updated', v_updated, 'venue_symbols', v_overrides, 'rows_written', v_written);

@@ -228,6 +228,7 @@ begin
       volume_24h = excluded.volume_24h, volume_dominance = excluded.volume_dominance, rank = excluded.rank,
       pairs = excluded.pairs, assets = excluded.assets;
   end if;
+  perform app.bump_data_version('market');
   return v_count;
 end;
 $$;

@@ -258,6 +258,7 @@ begin
     last_trade_at = excluded.last_trade_at, updated_at = excluded.updated_at;
   get diagnostics v_count = row_count;
   drop table ticker_rows, ticker_parsed;
+  perform app.bump_data_version('market');
   return v_count;
 end;
 $$;

@@ -280,6 +280,7 @@ begin
   on conflict (day) do update set index = excluded.index, outperformers = excluded.outperformers,
     coins = excluded.coins, look_back_days = excluded.look_back_days, computed_at = excluded.computed_at;
   get diagnostics v_altseason = row_count;
+  perform app.bump_data_version('sentiment');
   return json_build_object('fear_greed', v_fear_greed, 'bull_bear', v_bull_bear, 'altseason_days', v_altseason);
 end;
 $$;

@@ -170,6 +170,7 @@ begin
       'coins', (select count(*) from market.coin_state s where s.rank <= 100),
       'updated_at', market.iso_time(p_now)),
     p_now;
+  perform app.bump_data_version('indicators');
   return v_count;
 end;
 $$;

@@ -44,6 +44,7 @@ begin
   on conflict (currency, time) do update set rate = excluded.rate, source = excluded.source;
   get diagnostics v_count = row_count;
   update market.data_sources set covered_until = greatest(covered_until, v_time), updated_at = now() where name = 'ecb';
+  perform app.bump_data_version('fx');
   return v_count;
 end;
 $$;

@@ -158,7 +158,8 @@ as $$
   values (p_kind, (p_file ->> 'version')::int, encode(sha256(convert_to(p_file::text, 'UTF8')), 'hex'), p_items, p_source)
   on conflict (kind) do update set version = excluded.version, sha256 = excluded.sha256, items = excluded.items,
     source = excluded.source, imported_at = now()
-    where i.sha256 is distinct from excluded.sha256 or i.source is distinct from excluded.source
+    where i.sha256 is distinct from excluded.sha256 or i.source is distinct from excluded.source;
+  select app.bump_data_version('content');
 $$;
 comment on function market.record_content_import(text, jsonb, int, text) is 'Records the content file last imported for p_kind in market.content_imports (SHA-256 of its canonical jsonb text); leaves the row alone when the same file is imported again.';
 revoke execute on function market.record_content_import(text, jsonb, int, text) from public;

@@ -3,6 +3,7 @@
 // data. The arithmetic is in src/calculators (decimal.js, exact); the reference's money, quantity and
 // percentage fields leave as JSON numbers rounded once at the output (periods.ts money, quantity,
 // percentNumber), prices and today's extra fields as exact decimal strings.
+import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { compoundInterest, RATE_NOTE } from '../calculators/compound-interest.ts';
 import { dca } from '../calculators/dca.ts';
@@ -172,7 +173,7 @@ const StakingResult = resource('StakingResult', z.object({
 
 export const calculatorRoutes = [
   defineRoute({
-    method: 'get', path: '/calculators/dca', operationId: 'dCACalculator', tag, plan: 'free',
+    method: 'get', path: '/calculators/dca', cache: MARKET_CACHE, operationId: 'dCACalculator', tag, plan: 'free',
     query: z.object({
       slug,
       amount: decimalIn(0.01, 1_000_000_000).describe('USD spent at each buy (0.01-1,000,000,000).'),
@@ -200,7 +201,7 @@ export const calculatorRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/calculators/profit-loss', operationId: 'profitLossCalculator', tag, plan: 'free',
+    method: 'get', path: '/calculators/profit-loss', cache: MARKET_CACHE, operationId: 'profitLossCalculator', tag, plan: 'free',
     query: z.object({
       slug,
       amount: decimalIn(0.01, 1_000_000_000).describe('USD spent on the buy, buy fee included (0.01-1,000,000,000).'),
@@ -233,7 +234,7 @@ export const calculatorRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/calculators/compound-interest', operationId: 'compoundInterestCalculator', tag, plan: 'free',
+    method: 'get', path: '/calculators/compound-interest', cache: MARKET_CACHE, operationId: 'compoundInterestCalculator', tag, plan: 'free',
     query: z.object({
       principal: decimalIn(0, 1_000_000_000_000).describe('Starting balance (0-1,000,000,000,000).'),
       rate: percentIn(1000).describe('Nominal annual interest rate in percent (0-1000).'),
@@ -261,7 +262,7 @@ export const calculatorRoutes = [
     }),
   }),
   defineRoute({
-    method: 'get', path: '/calculators/loan', operationId: 'loanVsSellCalculator', tag, plan: 'free',
+    method: 'get', path: '/calculators/loan', cache: MARKET_CACHE, operationId: 'loanVsSellCalculator', tag, plan: 'free',
     query: z.object({
       slug,
       crypto_amount: decimalIn(0, 1e15, { above: true }).describe('Coins held, pledged as collateral or partly sold.'),
@@ -298,7 +299,7 @@ export const calculatorRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/calculators/staking', operationId: 'stakingRewardsCalculator', tag, plan: 'free',
+    method: 'get', path: '/calculators/staking', cache: MARKET_CACHE, operationId: 'stakingRewardsCalculator', tag, plan: 'free',
     query: z.object({
       amount: decimalIn(0, 1e15, { above: true }).describe('The stake.'),
       period: decimalIn(0, 1_000_000, { above: true }).describe('How long it is staked, in period_unit; at most the 50-year equivalent.'),

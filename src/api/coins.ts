@@ -1,6 +1,7 @@
 // Coins group: the four paginated coin lists, trending coins, the coin detail and its time series.
 // Each handler validates, calls one api.* function (sql/functions/200_api_coins.sql and
 // 210_api_coin_history.sql) and wraps what it returns in the envelope.
+import { MARKET_CACHE } from '../http/cache.ts';
 import type postgres from 'postgres';
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
@@ -172,31 +173,31 @@ const END_HELP = 'ISO 8601 date or date-time upper bound; a date-only value mean
 
 export const coinRoutes = [
   defineRoute({
-    method: 'get', path: '/coins', operationId: 'listCoins', tag: 'Coins', plan: 'free', query: listQuery,
+    method: 'get', path: '/coins', cache: MARKET_CACHE, operationId: 'listCoins', tag: 'Coins', plan: 'free', query: listQuery,
     response: pageOf(coinRow),
     summary: 'Ranked coin list with filters, selectors and a multi-field sort, paginated.',
     handler: listHandler('all'),
   }),
   defineRoute({
-    method: 'get', path: '/coins/recently-added', operationId: 'recentlyAddedCoins', tag: 'Coins', plan: 'free', query: listQuery,
+    method: 'get', path: '/coins/recently-added', cache: MARKET_CACHE, operationId: 'recentlyAddedCoins', tag: 'Coins', plan: 'free', query: listQuery,
     response: pageOf(coinRow),
     summary: 'Newest listings: active coins by status_updated_at (their listing time) descending, then the other statuses by their last change; `sort` replaces that order.',
     handler: listHandler('recent'),
   }),
   defineRoute({
-    method: 'get', path: '/coins/gainers', operationId: 'topGainers', tag: 'Coins', plan: 'free', query: moversQuery,
+    method: 'get', path: '/coins/gainers', cache: MARKET_CACHE, operationId: 'topGainers', tag: 'Coins', plan: 'free', query: moversQuery,
     response: pageOf(coinRow),
     summary: 'Coins whose change over `interval` (24h or 7d) is above 0, largest gain first; `sort` breaks ties.',
     handler: listHandler('gainers'),
   }),
   defineRoute({
-    method: 'get', path: '/coins/losers', operationId: 'topLosers', tag: 'Coins', plan: 'free', query: moversQuery,
+    method: 'get', path: '/coins/losers', cache: MARKET_CACHE, operationId: 'topLosers', tag: 'Coins', plan: 'free', query: moversQuery,
     response: pageOf(coinRow),
     summary: 'Coins whose change over `interval` (24h or 7d) is below 0 (0.00 excluded), largest loss first; `sort` breaks ties.',
     handler: listHandler('losers'),
   }),
   defineRoute({
-    method: 'get', path: '/coins/trending', operationId: 'trendingCoins', tag: 'Coins', plan: 'free',
+    method: 'get', path: '/coins/trending', cache: MARKET_CACHE, operationId: 'trendingCoins', tag: 'Coins', plan: 'free',
     query: z.object({ limit: query.int(1, 20).optional().default(10) }),
     response: envelope(z.array(trendingCoin), z.object({ count: int() })),
     summary: 'Trending coins by score (0-100): 24h volume surge over the usual daily volume, and the size of the 24h move.',
@@ -206,7 +207,7 @@ export const coinRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}', operationId: 'getCoinDetail', tag: 'Coins', plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}', cache: MARKET_CACHE, operationId: 'getCoinDetail', tag: 'Coins', plan: 'free', params: slugParams,
     query: z.object({ locale: localeQuery.describe('Language of the description; falls back to the base language, then English.') }),
     response: envelope(coinDetail, z.object({ locale: text().nullable() })),
     summary: 'Coin detail: supply, today, all-time high and low, fully diluted valuation, links, contracts, localized description.',
@@ -216,7 +217,7 @@ export const coinRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}/history', operationId: 'candleHistory', tag: 'Coins', plan: 'free',
+    method: 'get', path: '/coins/{slug}/history', cache: MARKET_CACHE, operationId: 'candleHistory', tag: 'Coins', plan: 'free',
     params: slugParams, query: historyQuery(END_HELP),
     response: envelope(z.array(candle), historyMeta),
     summary: 'OHLC, volume and marketcap per bar at the interval; retention: minutely 8 days, half-hourly 3 months, hourly 6 months, daily forever.',
@@ -229,7 +230,7 @@ export const coinRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}/marketcap-history', operationId: 'marketcapHistory', tag: 'Coins', plan: 'free',
+    method: 'get', path: '/coins/{slug}/marketcap-history', cache: MARKET_CACHE, operationId: 'marketcapHistory', tag: 'Coins', plan: 'free',
     params: slugParams, query: historyQuery(END_HELP),
     response: envelope(z.array(z.object({ time: timestamp(), marketcap: number().nullable() })), historyMeta),
     summary: 'The candle history projected to {time, marketcap}: same interval, window, limit and retention rules.',
@@ -242,7 +243,7 @@ export const coinRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}/sparkline', operationId: 'coinSparkline', tag: 'Coins', plan: 'free',
+    method: 'get', path: '/coins/{slug}/sparkline', cache: MARKET_CACHE, operationId: 'coinSparkline', tag: 'Coins', plan: 'free',
     params: slugParams, query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
     response: envelope(sparkline, z.object({ coin: text(), period: z.enum(PERIODS), count: int() })),
     summary: 'A light price series over the period (at most 366 points, oldest first) with its true low, high and percent change.',

@@ -1,6 +1,7 @@
 // Conversion group: an amount of one asset in up to ten others (crypto and fiat, through USD), the
 // fiat currencies with their USD rates, and every currency usable as a conversion leg. Amounts and
 // values are computed in numeric; values leave as decimal strings, the echoed amount as a JSON number (the reference's type). SQL: sql/functions/530_api_conversion.sql.
+import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { defineRoute } from '../http/routes.ts';
 import { decimal, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
@@ -36,7 +37,7 @@ const rate = resource('ConversionRate', z.object({
 
 export const conversionRoutes = [
   defineRoute({
-    method: 'get', path: '/convert', operationId: 'convertBetweenAssets', tag, plan: 'free',
+    method: 'get', path: '/convert', cache: MARKET_CACHE, operationId: 'convertBetweenAssets', tag, plan: 'free',
     query: z.object({
       from: z.string().max(120).transform((value) => value.trim().toLowerCase()).pipe(z.string().regex(asset, 'Must be a coin slug or a fiat code.'))
         .describe('Source asset: a coin slug (bitcoin) or a fiat code (usd, EUR).'),
@@ -54,7 +55,7 @@ export const conversionRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/fiats', operationId: 'listFiatCurrencies', tag, plan: 'free',
+    method: 'get', path: '/fiats', cache: MARKET_CACHE, operationId: 'listFiatCurrencies', tag, plan: 'free',
     response: envelope(z.array(fiat), countedMeta),
     summary: 'The active fiat currencies with their USD rate (rate_per_usd, units per USD) and its inverse usd_value, as decimal strings; FX rates refresh about twice daily.',
     handler: async ({ deps: { sql } }) => {
@@ -63,7 +64,7 @@ export const conversionRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/rates', operationId: 'listConversionRates', tag, plan: 'free',
+    method: 'get', path: '/rates', cache: MARKET_CACHE, operationId: 'listConversionRates', tag, plan: 'free',
     response: envelope(z.array(rate), countedMeta),
     summary: 'Every vs-currency usable as a conversion leg (the fiats, then the top 100 coins and tokens by rank), each with usd_value, USD per one unit, as a decimal string.',
     handler: async ({ deps: { sql } }) => {

@@ -2,6 +2,7 @@
 // (list, one by id, a coin's timeline). Published (ACTIVE) content only; `locale` picks the texts
 // with per-field English fallback and each item's `locale` says which won; reads never change view
 // counts. SQL: sql/functions/750_api_editorial.sql.
+import { CONTENT_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute } from '../http/routes.ts';
@@ -67,7 +68,7 @@ const localeMeta = z.object({ requested_locale: text(), locale: text() });
 
 export const editorialRoutes = [
   defineRoute({
-    method: 'get', path: '/coins/{slug}/videos', operationId: 'coinVideos', tag, plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}/videos', cache: CONTENT_CACHE, operationId: 'coinVideos', tag, plan: 'free', params: slugParams,
     query: z.object({
       ...pageFields(10),
       type: z.enum(VIDEO_TYPES).optional(),
@@ -82,7 +83,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}/insights', operationId: 'coinInsightTimeline', tag, plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}/insights', cache: CONTENT_CACHE, operationId: 'coinInsightTimeline', tag, plan: 'free', params: slugParams,
     query: z.object({
       locale,
       offset: query.int(0, 500).optional().default(0).describe('Insights to skip (0-500).'),
@@ -96,7 +97,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/articles', operationId: 'listArticles', tag, plan: 'free',
+    method: 'get', path: '/articles', cache: CONTENT_CACHE, operationId: 'listArticles', tag, plan: 'free',
     query: z.object({
       ...pageFields(20),
       locale,
@@ -116,7 +117,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/articles/{slug}', operationId: 'getAnArticle', tag, plan: 'free', params: slugParams, query: z.object({ locale }),
+    method: 'get', path: '/articles/{slug}', cache: CONTENT_CACHE, operationId: 'getAnArticle', tag, plan: 'free', params: slugParams, query: z.object({ locale }),
     response: envelope(Article, localeMeta),
     summary: 'A published article with its HTML body, helpful counts and views, in `locale` with per-field English fallback (`locale` says which won, `fallback_fields` which fields came from elsewhere). Reading it does not count a view.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
@@ -135,7 +136,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/videos/{id}', operationId: 'getAVideo', tag, plan: 'free', params: idParams,
+    method: 'get', path: '/videos/{id}', cache: CONTENT_CACHE, operationId: 'getAVideo', tag, plan: 'free', params: idParams,
     response: envelope(VideoDetail),
     summary: 'A published video: type, title, description, url, thumbnail, duration, channel, related coins, exchanges and wallets, views. Reading it does not count a view.',
     handler: async ({ params: { id }, deps: { sql } }) => {
@@ -144,7 +145,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/insights', operationId: 'listInsights', tag, plan: 'free',
+    method: 'get', path: '/insights', cache: CONTENT_CACHE, operationId: 'listInsights', tag, plan: 'free',
     query: z.object({
       ...pageFields(20),
       locale,
@@ -162,7 +163,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/insights/{id}', operationId: 'getAnInsight', tag, plan: 'free', params: idParams, query: z.object({ locale }),
+    method: 'get', path: '/insights/{id}', cache: CONTENT_CACHE, operationId: 'getAnInsight', tag, plan: 'free', params: idParams, query: z.object({ locale }),
     response: envelope(Insight, localeMeta),
     summary: 'A published insight with its body and views, in `locale` with per-field English fallback. Reading it does not count a view.',
     handler: async ({ params: { id }, query: q, deps: { sql } }) => {

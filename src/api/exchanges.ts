@@ -1,6 +1,7 @@
 // Exchanges group: the ranked venue list, a venue's detail, trust score, history, sparkline, markets
 // and listed coins. Each handler validates, calls one api.* function
 // (sql/functions/420_api_exchanges.sql, 430_api_markets.sql) and wraps what it returns in the envelope.
+import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute } from '../http/routes.ts';
@@ -95,7 +96,7 @@ const sparkline = z.object({
 
 export const exchangeRoutes = [
   defineRoute({
-    method: 'get', path: '/exchanges', operationId: 'listExchanges', tag: 'Exchanges', plan: 'free', query: listQuery,
+    method: 'get', path: '/exchanges', cache: MARKET_CACHE, operationId: 'listExchanges', tag: 'Exchanges', plan: 'free', query: listQuery,
     response: pageOf(exchangeRow),
     summary: 'Ranked venues with 24h USD volume, volume dominance, volume and rank changes, pair and asset counts; filters, selectors and a multi-field sort, paginated.',
     handler: async ({ query: q, ctx, deps: { sql } }) => {
@@ -120,7 +121,7 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}', operationId: 'getExchangeDetail', tag: 'Exchanges', plan: 'free', params: slugParams,
+    method: 'get', path: '/exchanges/{slug}', cache: MARKET_CACHE, operationId: 'getExchangeDetail', tag: 'Exchanges', plan: 'free', params: slugParams,
     response: envelope(exchangeDetail),
     summary: 'Venue detail: type (cex, dex or null, from the taxonomy), rank, 24h volume and dominance, changes, pairs, assets, established, location, website.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
@@ -129,7 +130,7 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}/trust-score', operationId: 'getExchangeTrustScore', tag: 'Exchanges', plan: 'free', params: slugParams,
+    method: 'get', path: '/exchanges/{slug}/trust-score', cache: MARKET_CACHE, operationId: 'getExchangeTrustScore', tag: 'Exchanges', plan: 'free', params: slugParams,
     response: envelope(trustScore),
     summary: 'Trust score 0-10, the weighted mean of a 13-factor breakdown (rank, volume, age, volume trend and stability, rank stability, ticker health, pairs, community, assets, dominance, market breadth, transparency), each 0-10; null for an unranked venue.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
@@ -138,7 +139,7 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}/history', operationId: 'exchangeHistory', tag: 'Exchanges', plan: 'free', params: slugParams,
+    method: 'get', path: '/exchanges/{slug}/history', cache: MARKET_CACHE, operationId: 'exchangeHistory', tag: 'Exchanges', plan: 'free', params: slugParams,
     response: envelope(z.array(historyRow), z.object({ exchange: text(), interval: z.enum(['minutely', 'hourly', 'daily']), count: int(), retention: text() })),
     query: z.object({
       interval: z.enum(['minutely', 'hourly', 'daily']).optional().default('daily'),
@@ -156,7 +157,7 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}/sparkline', operationId: 'exchangeSparkline', tag: 'Exchanges', plan: 'free', params: slugParams,
+    method: 'get', path: '/exchanges/{slug}/sparkline', cache: MARKET_CACHE, operationId: 'exchangeSparkline', tag: 'Exchanges', plan: 'free', params: slugParams,
     response: envelope(sparkline, z.object({ exchange: text(), period: z.enum(PERIODS), count: int() })),
     query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
     summary: 'The venue\'s 24h-volume series over the period: at most 480 points, oldest first, with the true low, high and percent change.',
@@ -166,13 +167,13 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}/tickers', operationId: 'exchangeMarkets', tag: 'Exchanges', plan: 'free',
+    method: 'get', path: '/exchanges/{slug}/tickers', cache: MARKET_CACHE, operationId: 'exchangeMarkets', tag: 'Exchanges', plan: 'free',
     params: slugParams, query: tickerQuery, response: tickerPage,
     summary: 'The venue\'s tickers (its markets), with the ticker list\'s filters and sort, paginated.',
     handler: tickerHandler('exchange'),
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}/assets', operationId: 'exchangeCoins', tag: 'Exchanges', plan: 'free',
+    method: 'get', path: '/exchanges/{slug}/assets', cache: MARKET_CACHE, operationId: 'exchangeCoins', tag: 'Exchanges', plan: 'free',
     params: slugParams, query: coinListQuery, response: pageOf(coinRow),
     summary: 'Coins the venue lists (as base or quote), in the coin list\'s row shape, filters and sort, paginated.',
     handler: (input) => coinListPage(input, 'all', input.deps.sql`market.exchange_coin_ids(${input.params.slug})`),

@@ -1,5 +1,6 @@
 // Global Market group: the market overview, the top-100 heatmap and the total marketcap/volume
 // history. SQL: sql/functions/470_api_global.sql.
+import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { defineRoute } from '../http/routes.ts';
 import { decimal, envelope, int, number, resource, text, timestamp, url } from '../http/schemas.ts';
@@ -44,7 +45,7 @@ const historyRow = (metric: 'marketcap' | 'volume') => z.object({ time: timestam
 
 export const globalRoutes = [
   defineRoute({
-    method: 'get', path: '/global', operationId: 'globalMarketSnapshot', tag, plan: 'free',
+    method: 'get', path: '/global', cache: MARKET_CACHE, operationId: 'globalMarketSnapshot', tag, plan: 'free',
     response: envelope(globalMarket, z.object({})),
     summary: 'Market overview: total marketcap and 24h volume, counts of cryptocurrencies, tokens, exchanges, pairs and markets, BTC/ETH dominance with the rank-based top 3, and the market Fear & Greed reading.',
     handler: async ({ deps: { sql } }) => {
@@ -53,7 +54,7 @@ export const globalRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/global/heatmap', operationId: 'marketHeatmap', tag, plan: 'free', response: heatmap,
+    method: 'get', path: '/global/heatmap', cache: MARKET_CACHE, operationId: 'marketHeatmap', tag, plan: 'free', response: heatmap,
     summary: 'The coins ranked 1-100 for a treemap, with total marketcap and volume, dominance and the market Fear & Greed index (meta.fear_greed, 0-100).',
     handler: async ({ deps: { sql } }) => {
       const [row] = await sql<{ body: unknown }[]>`select api.market_heatmap() as body`;
@@ -61,7 +62,7 @@ export const globalRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/global/history/{metric}', operationId: 'globalMarketcapVolumeHistory', tag, plan: 'free',
+    method: 'get', path: '/global/history/{metric}', cache: MARKET_CACHE, operationId: 'globalMarketcapVolumeHistory', tag, plan: 'free',
     response: envelope(
       z.array(z.union([historyRow('marketcap'), historyRow('volume')])),
       z.object({ metric: z.enum(['marketcap', 'volume']), period: z.enum(PERIODS), count: int() }),

@@ -1,6 +1,7 @@
 // Indicators group: the multi-indicator snapshot and thirteen daily series. The series endpoints
 // differ only in their SQL function, period rules and row columns, so they are declared by one
 // table (INDICATORS) and one route builder. SQL: sql/functions/300..390 (docs/indicators.md).
+import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute, PLAN_RANK, type PlanName } from '../http/routes.ts';
@@ -125,6 +126,7 @@ function seriesRoute(indicator: Indicator) {
   return defineRoute({
     method: 'get',
     path: `/coins/{slug}/indicators/${indicator.name}`,
+    cache: MARKET_CACHE,
     operationId: indicator.operationId,
     tag: 'Indicators',
     summary: indicator.summary,
@@ -162,6 +164,7 @@ export const indicatorRoutes = [
   defineRoute({
     method: 'get',
     path: '/coins/{slug}/indicators',
+    cache: MARKET_CACHE,
     operationId: 'indicatorSnapshot',
     tag: 'Indicators',
     summary: 'Every indicator’s latest reading with a state (bullish, bearish, neutral, overbought, oversold), a score and the raw data.',

@@ -1,6 +1,7 @@
 // Markets group: tickers (per-venue markets), a coin's markets, pairs (venue-aggregated) and a
 // coin's raw per-venue trading symbols. All snapshot data. Each handler validates, calls one api.*
 // function (sql/functions/430_api_markets.sql) and wraps what it returns in the envelope.
+import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
@@ -90,13 +91,13 @@ const slugParams = z.object({ slug: z.string().min(1).max(200) });
 
 export const marketRoutes = [
   defineRoute({
-    method: 'get', path: '/coins/{slug}/markets', operationId: 'coinMarkets', tag: 'Markets', plan: 'free',
+    method: 'get', path: '/coins/{slug}/markets', cache: MARKET_CACHE, operationId: 'coinMarkets', tag: 'Markets', plan: 'free',
     params: slugParams, query: tickerQuery, response: tickerPage,
     summary: 'Every ticker whose pair has the coin as base or quote, with the ticker list\'s filters and sort, paginated.',
     handler: tickerHandler('coin'),
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}/symbols', operationId: 'coinTradingSymbols', tag: 'Markets', plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}/symbols', cache: MARKET_CACHE, operationId: 'coinTradingSymbols', tag: 'Markets', plan: 'free', params: slugParams,
     response: envelope(z.array(symbolRow), z.object({ coin: text(), count: int() })),
     summary: 'The coin\'s raw trading symbols per venue (e.g. XBT/USD, BTC-USDT-SWAP), with pair, quote and instrument.',
     handler: async ({ params: { slug: coin }, deps: { sql } }) => {
@@ -105,12 +106,12 @@ export const marketRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/tickers', operationId: 'listTickers', tag: 'Markets', plan: 'free', query: tickerQuery, response: tickerPage,
+    method: 'get', path: '/tickers', cache: MARKET_CACHE, operationId: 'listTickers', tag: 'Markets', plan: 'free', query: tickerQuery, response: tickerPage,
     summary: 'Per-venue markets (tickers): price, bid/ask, spread, 24h USD volume, last trade; filters by venue, pair, instrument, volume and change, paginated.',
     handler: tickerHandler('none'),
   }),
   defineRoute({
-    method: 'get', path: '/pairs', operationId: 'listPairs', tag: 'Markets', plan: 'free', response: pageOf(pairRow),
+    method: 'get', path: '/pairs', cache: MARKET_CACHE, operationId: 'listPairs', tag: 'Markets', plan: 'free', response: pageOf(pairRow),
     query: z.object({
       ...paginationQuery,
       search: z.string().max(50).optional().describe('Case-insensitive substring of the pair symbol (BTC/USDT).'),
@@ -136,7 +137,7 @@ export const marketRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/pairs/{id}', operationId: 'getPairDetail', tag: 'Markets', plan: 'free', response: envelope(pairDetail),
+    method: 'get', path: '/pairs/{id}', cache: MARKET_CACHE, operationId: 'getPairDetail', tag: 'Markets', plan: 'free', response: envelope(pairDetail),
     params: z.object({ id: query.int(1, 2_147_483_647) }),
     summary: 'One pair plus every venue ticker listing it, largest volume first.',
     handler: async ({ params: { id }, deps: { sql } }) => {

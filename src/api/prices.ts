@@ -1,6 +1,7 @@
 // Prices group: current prices of a requested set of coins, one coin's price (both optionally in
 // a fiat currency) and a coin's price on a past date. Each handler validates, calls one api.*
 // function (sql/functions/220_api_prices.sql) and wraps what it returns in the envelope.
+import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
@@ -49,7 +50,7 @@ const today = () => new Date().toISOString().slice(0, 10);
 
 export const priceRoutes = [
   defineRoute({
-    method: 'get', path: '/prices', operationId: 'getPrices', tag: 'Prices', plan: 'free',
+    method: 'get', path: '/prices', cache: MARKET_CACHE, operationId: 'getPrices', tag: 'Prices', plan: 'free',
     query: z
       .object({ ...selectorFields, convert })
       .superRefine(capSelectors)
@@ -69,7 +70,7 @@ export const priceRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/prices/{slug}', operationId: 'getACoinPrice', tag: 'Prices', plan: 'free',
+    method: 'get', path: '/prices/{slug}', cache: MARKET_CACHE, operationId: 'getACoinPrice', tag: 'Prices', plan: 'free',
     params: z.object({ slug: z.string().min(1).max(200) }),
     query: z.object({ convert }),
     response: envelope(priceRow, priceMeta),
@@ -80,7 +81,7 @@ export const priceRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/historical-price', operationId: 'historicalPrice', tag: 'Prices', plan: 'free',
+    method: 'get', path: '/historical-price', cache: MARKET_CACHE, operationId: 'historicalPrice', tag: 'Prices', plan: 'free',
     query: z.object({
       slug: z.string().min(1).max(200),
       date: query

@@ -1,6 +1,7 @@
 // Sentiment group: Fear & Greed and Bull/Bear (15-minute snapshots, market-wide or per coin),
 // altseason with its daily history, the market-wide indicator tally (Pro) and community votes.
 // Everything is computed in SQL from the project's own data: sql/functions/450..480, docs/sentiment.md.
+import { INDICATORS_CACHE, SENTIMENT_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { defineRoute } from '../http/routes.ts';
 import { day, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
@@ -73,7 +74,7 @@ const voteMeta = z.object({ window: z.literal('24h') });
 
 export const sentimentRoutes = [
   defineRoute({
-    method: 'get', path: '/sentiment/fear-greed', operationId: 'fearGreedIndex', tag, plan: 'free', query: scopeQuery,
+    method: 'get', path: '/sentiment/fear-greed', cache: SENTIMENT_CACHE, operationId: 'fearGreedIndex', tag, plan: 'free', query: scopeQuery,
     response: envelope(FearGreedReading, snapshotMeta),
     summary: 'The current Fear & Greed reading (15-minute snapshot, no history): score -100..+100, index 0-100 with its band (regime), and the 7d/30d/90d intervals with their component breakdown (volatility, momentum, volume, dominance, breadth).',
     handler: async ({ query: q, deps: { sql } }) => {
@@ -82,7 +83,7 @@ export const sentimentRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/sentiment/bull-bear', operationId: 'bullBearIndex', tag, plan: 'free', query: scopeQuery,
+    method: 'get', path: '/sentiment/bull-bear', cache: SENTIMENT_CACHE, operationId: 'bullBearIndex', tag, plan: 'free', query: scopeQuery,
     response: envelope(BullBearReading, snapshotMeta),
     summary: 'The current Bull/Bear reading (15-minute snapshot, no history): bull and bear percentages, score = bull - bear and regime, for the market or a coin.',
     handler: async ({ query: q, deps: { sql } }) => {
@@ -91,7 +92,7 @@ export const sentimentRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/sentiment/altseason', operationId: 'altseasonIndex', tag, plan: 'free',
+    method: 'get', path: '/sentiment/altseason', cache: SENTIMENT_CACHE, operationId: 'altseasonIndex', tag, plan: 'free',
     query: z.object({
       days: query.int(0, 365).optional().default(0).describe('Days of daily history to include (1-365; 0 or omitted: current reading only).'),
     }),
@@ -103,7 +104,7 @@ export const sentimentRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/sentiment/indicators', operationId: 'marketIndicatorTally', tag, plan: 'pro',
+    method: 'get', path: '/sentiment/indicators', cache: INDICATORS_CACHE, operationId: 'marketIndicatorTally', tag, plan: 'pro',
     response: envelope(z.array(TallyCategory), z.object({
       summary: z.object({ score: score(), state: tallyState, bullish: int(), bearish: int(), neutral: int() }),
       coins: int('Coins ranked 1-100.'),

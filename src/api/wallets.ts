@@ -1,6 +1,7 @@
 // Wallets group: wallet reviews listed (filters, sort, pagination, meta.top_score over all
 // wallets), the release timeline, compare, detail with the grouped tag taxonomy, and a wallet's
 // supported coins in the coin list's shape. SQL: sql/functions/740_api_wallets.sql.
+import { CONTENT_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
@@ -72,17 +73,17 @@ const listHandler = (list: 'all' | 'timeline') => async ({ query: q, ctx, deps: 
 
 export const walletRoutes = [
   defineRoute({
-    method: 'get', path: '/wallets', operationId: 'listWallets', tag, plan: 'free', query: listQuery, response: walletPage,
+    method: 'get', path: '/wallets', cache: CONTENT_CACHE, operationId: 'listWallets', tag, plan: 'free', query: listQuery, response: walletPage,
     summary: 'Wallet reviews with score (0-100), supported-asset count, pros/cons counts, price model and release date; filters, selectors and a multi-field sort (default: highest score first), paginated. meta.top_score is the highest score of all wallets.',
     handler: listHandler('all'),
   }),
   defineRoute({
-    method: 'get', path: '/wallets/timeline', operationId: 'walletReleaseTimeline', tag, plan: 'free', query: listQuery, response: walletPage,
+    method: 'get', path: '/wallets/timeline', cache: CONTENT_CACHE, operationId: 'walletReleaseTimeline', tag, plan: 'free', query: listQuery, response: walletPage,
     summary: 'Wallets by release date, newest first (unknown dates last); `sort` replaces that order. Same filters, rows and meta as /wallets.',
     handler: listHandler('timeline'),
   }),
   defineRoute({
-    method: 'get', path: '/wallets/compare', operationId: 'compareWallets', tag, plan: 'free',
+    method: 'get', path: '/wallets/compare', cache: CONTENT_CACHE, operationId: 'compareWallets', tag, plan: 'free',
     response: envelope(z.array(wallet).min(2).max(4), z.object({ top_score: topScore, count: int() })),
     query: z.object({
       slugs: query
@@ -99,7 +100,7 @@ export const walletRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/wallets/{slug}', operationId: 'getWalletDetail', tag, plan: 'free', params: slugParams,
+    method: 'get', path: '/wallets/{slug}', cache: CONTENT_CACHE, operationId: 'getWalletDetail', tag, plan: 'free', params: slugParams,
     response: envelope(wallet, z.object({ top_score: topScore })),
     summary: 'Wallet detail: the list fields plus website, description, highlights (pros and cons texts) and its tags grouped by taxonomy category (`categories`: [{group, name, tags: [{slug, name, value}]}]); status is Active or Discontinued.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
@@ -109,7 +110,7 @@ export const walletRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/wallets/{slug}/assets', operationId: 'walletSupportedCoins', tag, plan: 'free',
+    method: 'get', path: '/wallets/{slug}/assets', cache: CONTENT_CACHE, operationId: 'walletSupportedCoins', tag, plan: 'free',
     params: slugParams, query: coinListQuery, response: pageOf(coinRow),
     summary: 'Coins the wallet supports, in the coin list\'s row shape, filters and sort, paginated.',
     handler: (input) => coinListPage(input, 'all', input.deps.sql`market.wallet_coin_ids(${input.params.slug})`),

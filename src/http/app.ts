@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
+import compress from 'koa-compress';
 import helmet from 'koa-helmet';
 import { apiRoutes } from '../api/index.ts';
 import { ApiError, errorMiddleware, toApiError } from './errors.ts';
@@ -18,6 +19,7 @@ import { observeRequests } from './observe.ts';
 import { mcpRouter } from '../mcp/server.ts';
 import { mountPublic } from './public.ts';
 import { quotaHeaders } from './admission.ts';
+import { COMPRESS_THRESHOLD_BYTES } from './cache.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 /** Request headers allowed (Node's default); checked in the app, where the key can still be read. */
@@ -61,6 +63,14 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
     if (ctx.status === 404 && ctx.body === undefined && early()) await quotaHeaders(ctx, deps);
   });
   app.use(helmet());
+  // gzip or brotli as Accept-Encoding asks, above a size worth it; a cached body arrives already
+  // encoded (src/http/cache.ts). Never an event stream (MCP): it must not wait for a buffer to fill.
+  app.use(compress({
+    threshold: COMPRESS_THRESHOLD_BYTES,
+    filter: (type) => !/event-stream/i.test(type) && /json|^text\/|javascript|xml|svg/i.test(type),
+    zstd: false,
+    deflate: false,
+  }));
   app.use(async (ctx, next) => {
     const raw = ctx.req.rawHeaders;
     let bytes = 0;

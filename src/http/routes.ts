@@ -8,6 +8,7 @@ import type { Sql } from '../db/client.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import { ApiError, isDatabaseUnavailable } from './errors.ts';
 import { admission, type Admitted } from './admission.ts';
+import { responseCache, type RouteCache } from './cache.ts';
 import { deprecationHeaders } from './deprecation.ts';
 import { completeEnvelope } from './envelope.ts';
 import { withAbsoluteLogos } from './logos.ts';
@@ -66,6 +67,11 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   public?: boolean;
   /** keyed, per-owner state (alarms, webhooks): `Cache-Control: no-store` on every response */
   noStore?: boolean;
+  /**
+   * A GET of shared data: its body is cached in process until one of these data versions changes
+   * (src/http/cache.ts), with an ETag, Last-Modified and `Cache-Control: public, max-age`.
+   */
+  cache?: RouteCache;
   /** when the operation can answer 409: what conflicts (documented in OpenAPI) */
   conflict?: string;
   /**
@@ -158,7 +164,9 @@ export function routePlan(route: RouteSpec, query: unknown, valid: boolean): Pla
 }
 
 export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
+  const cache = responseCache(deps, routes);
   for (const route of routes) {
+    const cached = cache.serve(route);
     const endpoint = `${route.method.toUpperCase()} ${API_PREFIX}${route.path}`;
     // checked at start-up: a declaration naming a missing changelog entry or a bad date fails here
     const deprecation = route.deprecated ? deprecationHeaders(route.deprecated) : null;
@@ -174,23 +182,34 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
         ? (null as unknown as Admitted)
         : await admission(ctx, deps, { endpoint, plan, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined });
       if (!valid) throw ApiError.validation(input.errors);
-      const run = (sql: Sql) => route.handler({
-        query: input.query as never, params: input.params as never, body: input.body as never, key, deps: sql === deps.sql ? deps : { ...deps, sql }, ctx, routes,
-      });
-      const replica = readsFromReplica(route) ? (deps.replicas?.client() ?? null) : null;
-      let body: unknown;
-      if (!replica) body = await run(deps.sql);
-      else {
-        try {
-          body = await run(replica);
-        } catch (error) {
-          if (!retryOnPrimary(error)) throw error;
-          if (isDatabaseUnavailable(error)) deps.replicas!.markDown(replica, error);
-          body = await run(deps.sql);
-        }
-      }
+      const query = handlerQuery(route, deps, routes, ctx, input, key);
+      const produce = async () => completeEnvelope(withAbsoluteLogos(await query(), ctx, deps.config), deps.config);
+      if (cached) return cached(ctx, input, produce, route.status ?? 200);
       ctx.status = route.status ?? 200;
-      ctx.body = completeEnvelope(withAbsoluteLogos(body, ctx, deps.config), deps.config);
+      ctx.body = await produce();
     });
   }
+  return cache;
+}
+
+/** Runs a route's handler, on a read replica when it may (readsFromReplica), else on the primary. */
+function handlerQuery(route: RouteSpec, deps: Deps, routes: RouteSpec[], ctx: Context, input: ReturnType<typeof parseInputs>, key: Admitted) {
+  return async () => {
+    const run = (sql: Sql) => route.handler({
+      query: input.query as never, params: input.params as never, body: input.body as never, key, deps: sql === deps.sql ? deps : { ...deps, sql }, ctx, routes,
+    });
+    const replica = readsFromReplica(route) ? (deps.replicas?.client() ?? null) : null;
+    let body: unknown;
+    if (!replica) body = await run(deps.sql);
+    else {
+      try {
+        body = await run(replica);
+      } catch (error) {
+        if (!retryOnPrimary(error)) throw error;
+        if (isDatabaseUnavailable(error)) deps.replicas!.markDown(replica, error);
+        body = await run(deps.sql);
+      }
+    }
+    return body;
+  };
 }

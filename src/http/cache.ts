@@ -1,0 +1,214 @@
+// Responses cached until their data changes (issue 16). The refresh functions bump a data version
+// in SQL (app.bump_data_version, NOTIFY data_version); every API process listens and keys its
+// cached bodies by the versions a route declares, so a refresh committed anywhere retires the
+// older bodies in every process at once. The TTL is only a safety net. Admission has already run
+// when this is reached (mountRoutes): only the handler's query is skipped.
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import type { Context } from 'koa';
+import { LRUCache } from 'lru-cache';
+import type { Sql } from '../db/client.ts';
+import type { Deps, RouteSpec } from './routes.ts';
+
+/** The groups of served data, one row each in app.data_versions. */
+export type DataGroup = 'market' | 'sentiment' | 'indicators' | 'fx' | 'content';
+
+export interface RouteCache {
+  /** the data versions the body depends on */
+  data: DataGroup[];
+  /** Cache-Control max-age, and the in-process TTL: the refresh cadence of the data */
+  maxAgeSeconds: number;
+}
+
+// The declarations of src/api, by refresh cadence: market data every minute (FX rates ride along,
+// being read wherever prices are converted), sentiment every 15 minutes, content on import.
+export const MARKET_CACHE: RouteCache = { data: ['market', 'fx'], maxAgeSeconds: 30 };
+export const SENTIMENT_CACHE: RouteCache = { data: ['sentiment', 'market'], maxAgeSeconds: 60 };
+export const INDICATORS_CACHE: RouteCache = { data: ['indicators'], maxAgeSeconds: 60 };
+export const CONTENT_CACHE: RouteCache = { data: ['content'], maxAgeSeconds: 300 };
+
+/** Smaller bodies are sent as they are (by koa-compress too, app.ts). */
+export const COMPRESS_THRESHOLD_BYTES = 1024;
+/** Versions are re-read this often besides the notifications, should the listening connection be lost. */
+const POLL_MS = 5_000;
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+// compressed once per body and version, so a better ratio is worth the time
+const ENCODERS = {
+  br: (body: Buffer) => brotliAsync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 7, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  gzip: (body: Buffer) => gzipAsync(body, { level: 9 }),
+};
+type Encoding = keyof typeof ENCODERS;
+
+interface Version {
+  version: number;
+  changedAt: Date;
+}
+
+/** The current data versions, kept by LISTEN data_version and re-read on every (re)connect. */
+export class DataVersions {
+  private readonly versions = new Map<string, Version>();
+  private started: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** false until the versions were read once: nothing is cached or validated before */
+  known = false;
+
+  private readonly sql: Sql;
+
+  constructor(sql: Sql) {
+    this.sql = sql;
+  }
+
+  start(): Promise<void> {
+    this.started ??= (async () => {
+      // onlisten runs on every (re)connect: notifications sent while disconnected are lost
+      await this.sql.listen('data_version', (payload) => this.apply(payload), () => void this.reread());
+      await this.reread();
+      this.timer = setInterval(() => void this.reread(), POLL_MS);
+      this.timer.unref();
+    })().catch((error) => {
+      this.started = null;
+      throw error;
+    });
+    return this.started;
+  }
+
+  stop() {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** The versions of `groups` as one tag, and when the newest of them changed; null while unknown. */
+  current(groups: DataGroup[]): { tag: string; changedAt: Date } | null {
+    if (!this.known) return null;
+    let changedAt = new Date(0);
+    const parts: string[] = [];
+    for (const group of groups) {
+      const version = this.versions.get(group) ?? { version: 0, changedAt: new Date(0) };
+      parts.push(`${group}:${version.version}`);
+      if (version.changedAt > changedAt) changedAt = version.changedAt;
+    }
+    return { tag: parts.join(','), changedAt };
+  }
+
+  private async reread() {
+    try {
+      const rows = await this.sql<{ name: string; version: string; changed_at: Date }[]>`
+        select name, version, changed_at from app.data_versions`;
+      for (const row of rows) this.set(row.name, Number(row.version), row.changed_at);
+      this.known = true;
+    } catch {
+      // the database is away: the next (re)connect or poll reads them again
+    }
+  }
+
+  /** A notification 'name:version:changed_at epoch ms' (app.bump_data_version). */
+  private apply(payload: string) {
+    const [name, version, changedAt] = payload.split(':');
+    if (!name || !version) return;
+    this.set(name, Number(version), changedAt ? new Date(Number(changedAt)) : new Date());
+  }
+
+  // Versions only grow: a notification and a re-read may arrive in either order.
+  private set(name: string, version: number, changedAt: Date) {
+    const known = this.versions.get(name);
+    if (!known || version > known.version) this.versions.set(name, { version, changedAt });
+  }
+}
+
+interface Entry {
+  body: Buffer;
+  etag: string;
+  /** compressed lazily, once */
+  encoded: Partial<Record<Encoding, Promise<Buffer>>>;
+}
+
+/** JSON with object keys sorted, so equal parsed queries give equal keys whatever their order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_, item) =>
+    item && typeof item === 'object' && !Array.isArray(item) && !(item instanceof Date)
+      ? Object.fromEntries(Object.keys(item).sort().map((name) => [name, item[name]]))
+      : item,
+  );
+}
+
+const etagOf = (body: Buffer) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+
+/** If-None-Match (a list, or *) against the current ETag; W/ compares weakly, as RFC 9110 asks. */
+function notModified(ctx: Context, etag: string) {
+  const header = ctx.get('if-none-match');
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+export type Produce = () => Promise<unknown>;
+export type Serve = (ctx: Context, input: { query: unknown; params: unknown }, produce: Produce, status: number) => Promise<void>;
+
+/**
+ * The response cache of one app: `serve(route)` is the middleware of a route declaring `cache`,
+ * null for the others (not GET, noStore or public routes are never cached).
+ */
+export function responseCache(deps: Deps, routes: RouteSpec[]) {
+  const maxSize = deps.config.RESPONSE_CACHE_MB * 1024 * 1024;
+  const store = maxSize > 0
+    ? new LRUCache<string, Entry>({ maxSize, sizeCalculation: (entry) => Math.max(1, entry.body.length * 2) })
+    : null;
+  const versions = new DataVersions(deps.sql);
+  const cached = routes.filter(cacheable);
+  if (cached.length > 0) void versions.start().catch(() => {});
+
+  function serve(route: RouteSpec): Serve | null {
+    if (!cacheable(route)) return null;
+    const { data, maxAgeSeconds } = route.cache!;
+    // pagination links repeat the request's own query string, in its order
+    const rawQuery = 'page' in ((route.query as unknown as { shape?: object } | undefined)?.shape ?? {});
+    return async (ctx, input, produce, status) => {
+      const current = versions.current(data);
+      if (!current) {
+        // versions not read yet: answer as without a cache
+        ctx.status = status;
+        ctx.body = await produce();
+        return;
+      }
+      const key = [
+        route.method, route.path, deps.config.PUBLIC_URL ?? ctx.origin, rawQuery ? ctx.querystring : '',
+        canonical(input.query), canonical(input.params), current.tag,
+      ].join('\n');
+      let entry = store?.get(key);
+      if (!entry) {
+        const body = Buffer.from(JSON.stringify(await produce()));
+        entry = { body, etag: etagOf(body), encoded: {} };
+        store?.set(key, entry, { ttl: maxAgeSeconds * 1000 });
+      }
+      ctx.set('Cache-Control', `public, max-age=${maxAgeSeconds}`);
+      ctx.set('ETag', entry.etag);
+      ctx.set('Last-Modified', current.changedAt.toUTCString());
+      if (notModified(ctx, entry.etag)) {
+        ctx.status = 304;
+        ctx.body = null;
+        return;
+      }
+      ctx.status = status;
+      ctx.type = 'application/json; charset=utf-8';
+      const encoding = entry.body.length >= COMPRESS_THRESHOLD_BYTES ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
+      if (store && (encoding === 'br' || encoding === 'gzip')) {
+        const encoded = (entry.encoded[encoding] ??= ENCODERS[encoding](entry.body));
+        ctx.body = await encoded;
+        // koa-compress leaves a body that has its Content-Encoding already
+        ctx.set('Content-Encoding', encoding);
+      } else {
+        // without a store there is nothing to keep the encoding in: koa-compress compresses it
+        ctx.body = entry.body;
+      }
+    };
+  }
+
+  return { serve, versions };
+}
+
+/** Only a GET of shared data that depends on some data version: never per-key state, never public routes. */
+export function cacheable(route: RouteSpec): boolean {
+  return route.method === 'get' && !!route.cache && route.cache.data.length > 0 && !route.noStore && !route.public;
+}
