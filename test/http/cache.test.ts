@@ -1,0 +1,160 @@
+// The response cache (src/http/cache.ts): bodies kept until a refresh bumps their data version,
+// seen by two API processes at once; ETag/304 still counted; per-key routes never cached; gzip
+// and brotli negotiated; the cache turned off with RESPONSE_CACHE_MB=0.
+import { request as httpRequest } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import test from 'ava';
+import { createSql } from '../../src/db/client.ts';
+import { testApi, useApi, type TestApi } from '../helpers/http.ts';
+import { loadCoinFixture } from '../api/fixtures.ts';
+
+const extra: { second?: TestApi; off?: TestApi; close?: () => Promise<void> } = {};
+const handles = useApi(test, {
+  setup: async ({ db }) => {
+    await loadCoinFixture(db);
+    // a second API process: its own app over its own pool (and its own LISTEN connection)
+    const sql = createSql({ url: db.url, pooled: true, embedded: true }, { max: 2 });
+    extra.second = await testApi({ ...db, sql });
+    extra.off = await testApi(db, { env: { RESPONSE_CACHE_MB: '0' } });
+    extra.close = async () => {
+      await extra.second?.close();
+      await extra.off?.close();
+      await sql.end({ timeout: 5 });
+    };
+  },
+});
+test.after.always(async () => extra.close?.());
+
+let proKey: Promise<string> | undefined;
+const key = () => (proKey ??= handles.api.key({ plan: 'pro' }));
+
+/** A market tick: alpha's bar of the current minute at `price`, then the refresh (which bumps the version). */
+async function tick(price: string) {
+  const { sql } = handles.db;
+  await sql.begin(async (tx) => {
+    await tx`delete from market.coin_bars_1m where coin_id = 101 and time = date_trunc('minute', now())`;
+    await tx`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume, marketcap)
+      values (date_trunc('minute', now()), 101, ${price}::numeric, ${price}::numeric, ${price}::numeric, ${price}::numeric, 5, null)`;
+    await tx`select market.refresh_coin_state()`;
+  });
+}
+
+const alphaPrice = async (api: TestApi) => {
+  const response = await api.get('/api/v1/prices?slugs=alpha', await key());
+  return { price: response.body.data[0].price as string, etag: response.headers.get('etag') };
+};
+
+/** A raw GET (fetch would decode the body): status, headers and the bytes as sent. */
+function rawGet(api: TestApi, path: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: Buffer }>((resolve, reject) => {
+    const request = httpRequest(`${api.base}${path}`, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes: Buffer.concat(chunks) }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+test.serial('a tick is served at once by two API processes, never the body cached before it', async (t) => {
+  await tick('41');
+  for (const api of [handles.api, extra.second!]) {
+    const first = await alphaPrice(api);
+    const again = await alphaPrice(api);
+    t.is(first.price, '41');
+    t.is(again.etag, first.etag, 'the same body, from the cache');
+  }
+  await tick('42');
+  // no waiting: the refresh has committed, so its version is what the next request must see
+  t.is((await alphaPrice(handles.api)).price, '42');
+  t.is((await alphaPrice(extra.second!)).price, '42');
+  await tick('43.5');
+  t.deepEqual(await Promise.all([alphaPrice(handles.api), alphaPrice(extra.second!)]).then((both) => both.map((b) => b.price)), ['43.5', '43.5']);
+});
+
+test.serial('the cached body is served without the query until the data version changes', async (t) => {
+  const path = '/api/v1/coins/alpha';
+  const before = await handles.api.get(path, await key());
+  // written behind the refresh functions' back: no version bump, so the cache still answers
+  await handles.db.sql`update market.coins set name = 'Alpha Renamed' where id = 101`;
+  t.is((await handles.api.get(path, await key())).body.data.name, before.body.data.name);
+  t.is((await extra.off!.get(path, await key())).body.data.name, 'Alpha Renamed', 'without a cache the query runs every time');
+  await handles.db.sql`select app.bump_data_version('market')`;
+  t.is((await handles.api.get(path, await key())).body.data.name, 'Alpha Renamed');
+  await handles.db.sql`update market.coins set name = ${before.body.data.name} where id = 101`;
+  await handles.db.sql`select app.bump_data_version('market')`;
+});
+
+test.serial('ETag and If-None-Match: 304 without a body, the request still counted against the quota', async (t) => {
+  const k = await handles.api.key({ plan: 'free' });
+  const first = await handles.api.get('/api/v1/coins/alpha', k);
+  const etag = first.headers.get('etag')!;
+  t.regex(etag, /^"[\w-]{27}"$/, 'a strong ETag');
+  t.is(first.headers.get('cache-control'), 'public, max-age=30');
+  t.false(Number.isNaN(Date.parse(first.headers.get('last-modified')!)));
+  const used = Number(first.headers.get('x-quota-used'));
+  for (const header of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
+    const again = await handles.api.get('/api/v1/coins/alpha', k, { 'if-none-match': header });
+    t.is(again.status, 304, header);
+    t.is(again.body, '', 'no body');
+    t.is(again.headers.get('etag'), etag);
+  }
+  const last = await handles.api.get('/api/v1/coins/alpha', k, { 'if-none-match': '"stale"' });
+  t.is(last.status, 200);
+  t.is(Number(last.headers.get('x-quota-used')), used + 5, 'each 304 counted');
+  // the other process computes the same ETag for the same body
+  t.is((await extra.second!.get('/api/v1/coins/alpha', k, { 'if-none-match': etag })).status, 304);
+  await handles.db.sql`select app.bump_data_version('market')`;
+  t.is((await handles.api.get('/api/v1/coins/alpha', k, { 'if-none-match': etag })).status, 304, 'a new version with the same body keeps its ETag');
+});
+
+test.serial('per-key routes and ping are never cached: no-store or no ETag, never a 304', async (t) => {
+  const k = await key();
+  for (const path of ['/api/v1/alarms', '/api/v1/webhooks']) {
+    const response = await handles.api.get(path, k, { 'if-none-match': '*' });
+    t.is(response.status, 200, path);
+    t.is(response.headers.get('cache-control'), 'no-store', path);
+    t.is(response.headers.get('etag'), null, path);
+  }
+  for (const path of ['/api/v1/usage', '/api/v1/ping']) {
+    const response = await handles.api.get(path, k, { 'if-none-match': '*' });
+    t.is(response.status, 200, path);
+    t.is(response.headers.get('etag'), null, path);
+  }
+});
+
+test.serial('gzip and brotli by Accept-Encoding above 1 KiB, the same JSON decoded; small bodies as they are', async (t) => {
+  const authorization = `Bearer ${await key()}`;
+  for (const api of [handles.api, extra.off!]) {
+    const plain = await rawGet(api, '/api/v1/coins?per_page=100', { authorization });
+    t.is(plain.headers['content-encoding'], undefined);
+    t.true(plain.bytes.length > 1024, `${plain.bytes.length} bytes`);
+    t.regex(String(plain.headers.vary), /accept-encoding/i);
+    const json = JSON.parse(plain.bytes.toString());
+    const br = await rawGet(api, '/api/v1/coins?per_page=100', { authorization, 'accept-encoding': 'gzip;q=0.5, br' });
+    t.is(br.headers['content-encoding'], 'br');
+    t.deepEqual(JSON.parse(brotliDecompressSync(br.bytes).toString()), json);
+    t.true(br.bytes.length < plain.bytes.length);
+    const gz = await rawGet(api, '/api/v1/coins?per_page=100', { authorization, 'accept-encoding': 'gzip' });
+    t.is(gz.headers['content-encoding'], 'gzip');
+    t.deepEqual(JSON.parse(gunzipSync(gz.bytes).toString()), json);
+    t.is(gz.headers.etag, plain.headers.etag, 'one ETag for every encoding of the body');
+    const small = await rawGet(api, '/api/v1/prices?slugs=alpha', { authorization, 'accept-encoding': 'gzip, br' });
+    t.true(small.bytes.length < 1024);
+    t.is(small.headers['content-encoding'], undefined, 'under the threshold');
+  }
+});
+
+test.serial('the cache key: parameter order does not matter, the values do; pagination links keep the request', async (t) => {
+  const k = await key();
+  const a = await handles.api.get('/api/v1/prices?slugs=alpha,beta&convert=EUR', k);
+  const b = await handles.api.get('/api/v1/prices?convert=EUR&slugs=alpha,beta', k);
+  t.deepEqual(b.body, a.body);
+  const usd = await handles.api.get('/api/v1/prices?slugs=alpha,beta', k);
+  t.is(usd.body.meta.currency, 'USD');
+  const page = await handles.api.get('/api/v1/coins?per_page=2&page=1', k);
+  const swapped = await handles.api.get('/api/v1/coins?page=1&per_page=2', k);
+  t.is(page.body.links.first, `${handles.api.base}/api/v1/coins?per_page=2&page=1`);
+  t.is(swapped.body.links.first, `${handles.api.base}/api/v1/coins?page=1&per_page=2`);
+});
