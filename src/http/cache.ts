@@ -182,7 +182,8 @@ export function responseCache(deps: Deps, routes: RouteSpec[]) {
         entry = { body, etag: etagOf(body), encoded: {} };
         store?.set(key, entry, { ttl: maxAgeSeconds * 1000 });
       }
-      ctx.set('Cache-Control', `public, max-age=${maxAgeSeconds}`);
+      // private: every request carries a key, and a shared cache must not answer for the key's quota and rate limit
+      ctx.set('Cache-Control', `private, max-age=${maxAgeSeconds}`);
       ctx.set('ETag', entry.etag);
       ctx.set('Last-Modified', current.changedAt.toUTCString());
       if (notModified(ctx, entry.etag)) {

@@ -91,7 +91,7 @@ test.serial('ETag and If-None-Match: 304 without a body, the request still count
   const first = await handles.api.get('/api/v1/coins/alpha', k);
   const etag = first.headers.get('etag')!;
   t.regex(etag, /^"[\w-]{27}"$/, 'a strong ETag');
-  t.is(first.headers.get('cache-control'), 'public, max-age=30');
+  t.is(first.headers.get('cache-control'), 'private, max-age=30');
   t.false(Number.isNaN(Date.parse(first.headers.get('last-modified')!)));
   const used = Number(first.headers.get('x-quota-used'));
   for (const header of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
