@@ -118,10 +118,12 @@ begin
   if v_result is null then
     raise exception 'Article not found.' using errcode = 'MD404';
   end if;
+  -- the article's detail shows the counts: cached answers of the content group are outdated
+  perform app.bump_data_version('content');
   return v_result;
 end;
 $$;
-comment on function api.article_feedback(text, boolean) is 'Counts one "was this helpful?" answer for the published article (helpful_yes when p_helpful, else helpful_no) and returns {article (slug), helpful_yes, helpful_no}. Unknown or unpublished slug: MD404. Endpoint: POST /api/v1/articles/{slug}/feedback.';
+comment on function api.article_feedback(text, boolean) is 'Counts one "was this helpful?" answer for the published article (helpful_yes when p_helpful, else helpful_no) and returns {article (slug), helpful_yes, helpful_no}; bumps the content data version (the detail shows the counts). Unknown or unpublished slug: MD404. Endpoint: POST /api/v1/articles/{slug}/feedback.';
 
 -- why: one video object for lists and the detail
 create or replace function market.video_json(p_video market.videos, p_full boolean) returns json
