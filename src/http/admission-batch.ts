@@ -95,7 +95,7 @@ export class AdmissionBatcher {
     this.logger = logger;
   }
 
-  /** Starts listening for key changes and flushing; keys are cached only while the listener is connected. */
+  /** Starts listening for key changes and flushing; until the listener is connected, app.admit admits. */
   start() {
     // a flush slower than the interval is not queued behind: the next tick after it flushes
     this.timer = setInterval(() => void (this.flushing ?? this.flush()), this.flushMs);
@@ -131,6 +131,8 @@ export class AdmissionBatcher {
    * key (and so every failed attempt) is answered by `inDatabase`, today's app.admit.
    */
   async admit(keyHash: Buffer, route: AdmitRoute, inDatabase: () => Promise<AdmitRow>): Promise<AdmitRow> {
+    // until LISTEN is in place a revocation could go unheard: app.admit, as with ADMISSION_FLUSH_MS=0
+    if (!this.listening || this.closed) return inDatabase();
     const scope = route.scope ?? 'data-api';
     const cacheKey = `${keyHash.toString('hex')}:${scope}`;
     let entry = this.keys.get(cacheKey) ?? null;
@@ -159,9 +161,10 @@ export class AdmissionBatcher {
       shared: { window, requests: row.window_requests, month, used: Number(row.quota_used) },
       pending: emptyCounts(), inflight: emptyCounts(), lastSeen: now,
     };
-    // Cached only if no change was announced meanwhile and announcements can reach us; either way
-    // the answer serves the requests that waited for it.
-    if (this.listening && generation === this.generation && !this.closed) this.keys.set(cacheKey, entry);
+    // Cached only if no change was announced meanwhile; either way the answer serves the requests
+    // that waited for it.
+    if (generation === this.generation && !this.closed) this.keys.set(cacheKey, entry);
+    else this.orphans.push(entry); // its counts are still written by the next flush
     return entry;
   }
 
