@@ -34,11 +34,23 @@ comment on function app.admission_key(bytea, text, timestamptz, date) is
 revoke execute on function app.admission_key(bytea, text, timestamptz, date) from public;
 
 -- One flush of a process: adds its counts to the shared rows, in key order (two processes flushing
--- at once lock rows in the same order), and returns the shared counts of every key it reads.
+-- at once lock rows in the same order), and returns the shared counts of every key it reads, with
+-- the key's validity and limits.
 -- p_counts: {"rates": [{key_id, window_start, requests}], "usage": [{key_id, month, used}],
 -- "endpoints": [{key_id, month, endpoint, requests}], "reads": [{key_id, window_start, month}]}.
 create or replace function app.admission_flush(p_counts jsonb)
-returns table (key_id bigint, window_start timestamptz, month date, quota_used bigint, window_requests int)
+returns table (
+  key_id bigint,
+  window_start timestamptz,
+  month date,
+  quota_used bigint,
+  window_requests int,
+  key_valid boolean,
+  plan text,
+  quota_limit bigint,
+  rate_limit int,
+  per_page_cap int
+)
 language plpgsql volatile security definer
 set search_path = app, pg_temp
 as $$
@@ -71,15 +83,21 @@ begin
   where k.id in (select (r ->> 'key_id')::bigint from jsonb_array_elements(p_counts -> 'usage') r)
     and (k.last_used_at is null or k.last_used_at < now() - interval '1 minute');
 
+  -- With the counts, whether the key is still valid and its plan's limits: a process that missed a
+  -- NOTIFY (e.g. LISTEN through a transaction pooler) still drops a revoked key at its next flush.
   return query
   select r.key_id, r.window_start, r.month,
     coalesce((select u.used from app.usage_monthly u where u.key_id = r.key_id and u.month = r.month), 0),
-    coalesce((select w.requests from app.rate_windows w where w.key_id = r.key_id and w.window_start = r.window_start), 0)
-  from jsonb_to_recordset(p_counts -> 'reads') as r (key_id bigint, window_start timestamptz, month date);
+    coalesce((select w.requests from app.rate_windows w where w.key_id = r.key_id and w.window_start = r.window_start), 0),
+    k.id is not null and k.revoked_at is null,
+    k.plan, p.monthly_quota, p.requests_per_minute, p.per_page_cap
+  from jsonb_to_recordset(p_counts -> 'reads') as r (key_id bigint, window_start timestamptz, month date)
+  left join app.api_keys k on k.id = r.key_id
+  left join app.plans p on p.name = k.plan;
 end;
 $$;
 comment on function app.admission_flush(jsonb) is
-  'Adds one API process''s batched counts (rate windows, monthly usage, per-endpoint usage) to the shared counter rows and returns the shared minute and month counts of the keys it reads.';
+  'Adds one API process''s batched counts (rate windows, monthly usage, per-endpoint usage) to the shared counter rows and returns, for the keys it reads, the shared minute and month counts, whether the key is still valid, and its plan and limits.';
 revoke execute on function app.admission_flush(jsonb) from public;
 
 -- A key revoked, re-planned, re-scoped or deleted, or any plan changed, is announced to every API

@@ -7,7 +7,8 @@
 // processes a key gets at most (N − 1) × R requests over a limit, R being the most requests one
 // process admits for the key between two of its flushes (README, "Limits").
 // Unknown keys, requests without a key and everything about failed attempts go to app.admit as
-// before: only valid keys are ever cached.
+// before: only valid keys are ever cached. Each flush also re-reads every cached key's validity and
+// limits, so a NOTIFY missed (LISTEN through a transaction pooler) costs at most one flush interval.
 import type { Sql } from '../db/client.ts';
 import type { Logger } from '../log.ts';
 import type { AdmitRow, AdmitRoute } from './admission.ts';
@@ -54,6 +55,17 @@ interface LookupRow {
   per_page_cap: number;
   quota_used: string;
   window_requests: number;
+}
+
+interface FlushRow {
+  key_id: string;
+  quota_used: string;
+  window_requests: number;
+  key_valid: boolean;
+  plan: string | null;
+  quota_limit: string | null;
+  rate_limit: number | null;
+  per_page_cap: number | null;
 }
 
 const emptyCounts = (): Counts => ({ rates: new Map(), usage: new Map(), endpoints: new Map() });
@@ -244,14 +256,19 @@ export class AdmissionBatcher {
     if (sent.length === 0) return;
     const generation = this.generation;
     try {
-      const rows = await this.sql<{ key_id: string; quota_used: string; window_requests: number }[]>`
-        select key_id, quota_used, window_requests from app.admission_flush(${this.sql.json({ rates, usage, endpoints, reads } as never)})`;
+      const rows = await this.sql<FlushRow[]>`
+        select * from app.admission_flush(${this.sql.json({ rates, usage, endpoints, reads } as never)})`;
       const byId = new Map(rows.map((row) => [Number(row.key_id), row]));
       for (const entry of sent) {
         entry.inflight = emptyCounts();
         const row = byId.get(entry.keyId);
         // a key dropped during the flush is looked up afresh anyway
-        if (row && generation === this.generation) entry.shared = { window, requests: row.window_requests, month, used: Number(row.quota_used) };
+        if (!row || generation !== this.generation) continue;
+        const unchanged = row.key_valid && row.plan === entry.plan && Number(row.quota_limit) === entry.quotaLimit
+          && row.rate_limit === entry.rateLimit && row.per_page_cap === entry.perPageCap;
+        // a change whose NOTIFY did not reach this process: the next request looks the key up again
+        if (!unchanged) this.keys.delete(entry.cacheKey);
+        else entry.shared = { window, requests: row.window_requests, month, used: Number(row.quota_used) };
       }
     } catch (error) {
       // Kept for the next flush: counts are never lost to a failed write.
