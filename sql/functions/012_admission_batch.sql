@@ -124,3 +124,5 @@ create or replace trigger api_keys_announce_change
 create or replace trigger plans_announce_change
   after update or delete on app.plans
   for each statement execute function app.announce_key_change();
+comment on trigger api_keys_announce_change on app.api_keys is 'NOTIFY api_keys with the key''s hash when its hash, plan, scope or revocation changes, or it is deleted.';
+comment on trigger plans_announce_change on app.plans is 'NOTIFY api_keys * when a plan changes: API processes drop every cached key.';

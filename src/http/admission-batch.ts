@@ -254,7 +254,6 @@ export class AdmissionBatcher {
       if (cached) reads.push({ key_id: keyId, window_start: new Date(window).toISOString(), month });
     }
     if (sent.length === 0) return;
-    const generation = this.generation;
     try {
       const rows = await this.sql<FlushRow[]>`
         select * from app.admission_flush(${this.sql.json({ rates, usage, endpoints, reads } as never)})`;
@@ -262,8 +261,8 @@ export class AdmissionBatcher {
       for (const entry of sent) {
         entry.inflight = emptyCounts();
         const row = byId.get(entry.keyId);
-        // a key dropped during the flush is looked up afresh anyway
-        if (!row || generation !== this.generation) continue;
+        // an entry dropped meanwhile (NOTIFY) is no longer used: only cached ones matter
+        if (!row || this.keys.get(entry.cacheKey) !== entry) continue;
         const unchanged = row.key_valid && row.plan === entry.plan && Number(row.quota_limit) === entry.quotaLimit
           && row.rate_limit === entry.rateLimit && row.per_page_cap === entry.perPageCap;
         // a change whose NOTIFY did not reach this process: the next request looks the key up again
