@@ -45,6 +45,9 @@ const schema = z.object({
   // Default: coinpaprika with real market data, none with the demo.
   METADATA_SOURCE: z.enum(['none', 'coinpaprika']).optional(),
   COINPAPRIKA_URL: z.string().url().default('https://api.coinpaprika.com'),
+  // How often each API process writes its admission counts to the shared counters (ms); 0 admits every
+  // request with its own database transaction (exact across processes, slower).
+  ADMISSION_FLUSH_MS: z.coerce.number().int().min(0).max(60_000).default(200),
   AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
   TRUST_PROXY: flag.default(false),

@@ -77,6 +77,8 @@ export async function startService(initial: Config, logger: Logger = createLogge
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      // the admission counts not yet written, before the pool ends
+      await app.close();
       await worker?.stop();
       await replicas?.close();
       await sql.end({ timeout: 5 });

@@ -68,6 +68,7 @@ export const metaRoutes = [
     method: 'get', path: '/usage', operationId: 'keyUsageQuota', tag: 'Meta', plan: 'free', query: noInput,
     // the counts admission has just written: a replica may not have them yet
     reads: 'primary',
+    readsCounters: true,
     response: envelope(Usage, z.object({ note: text() })),
     summary: "The calling key's plan, monthly quota used and remaining, rate limit and per-endpoint counts.",
     handler: async ({ key, deps: { sql } }) => {

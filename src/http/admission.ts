@@ -14,7 +14,7 @@ export interface Admitted {
   perPageCap: number;
 }
 
-interface AdmitRow {
+export interface AdmitRow {
   outcome: 'ok' | 'unauthorized' | 'auth_rate_limited' | 'plan_required' | 'per_page_exceeded' | 'rate_limited' | 'quota_exceeded';
   key_id: string | null;
   owner: string | null;
@@ -73,15 +73,25 @@ export async function quotaHeaders(ctx: Context, deps: Deps): Promise<void> {
   }
 }
 
-async function admit(
-  ctx: Context,
-  { sql, config }: Deps,
-  key: string | null,
-  route: { endpoint: string; plan: PlanName | McpPlanName; consume: boolean; perPage?: number; scope?: 'data-api' | 'mcp' },
-): Promise<AdmitRow> {
+export interface AdmitRoute {
+  endpoint: string;
+  plan: PlanName | McpPlanName;
+  consume: boolean;
+  perPage?: number;
+  scope?: 'data-api' | 'mcp';
+}
+
+/** Through the process's batched counters when there are (ADMISSION_FLUSH_MS > 0), else app.admit per request. */
+async function admit(ctx: Context, deps: Deps, key: string | null, route: AdmitRoute): Promise<AdmitRow> {
+  const hash = key ? hashKey(key) : null;
+  if (hash && deps.admission) return deps.admission.admit(hash, route, () => admitInDatabase(ctx, deps, hash, route));
+  return admitInDatabase(ctx, deps, hash, route);
+}
+
+async function admitInDatabase(ctx: Context, { sql, config }: Deps, hash: Buffer | null, route: AdmitRoute): Promise<AdmitRow> {
   const [row] = await sql<AdmitRow[]>`
     select * from app.admit(
-      ${key ? hashKey(key) : null}, ${ctx.ip || 'unknown'}, ${route.scope ?? 'data-api'}, ${route.plan},
+      ${hash}, ${ctx.ip || 'unknown'}, ${route.scope ?? 'data-api'}, ${route.plan},
       ${route.endpoint}, ${config.AUTH_FAILURES_PER_KEY}, ${config.AUTH_FAILURES_PER_CLIENT}, ${route.consume},
       ${route.perPage ?? null})`;
   if (!row) throw new Error('app.admit returned no row');

@@ -19,6 +19,7 @@ import { observeRequests } from './observe.ts';
 import { mcpRouter } from '../mcp/server.ts';
 import { mountPublic } from './public.ts';
 import { quotaHeaders } from './admission.ts';
+import { AdmissionBatcher } from './admission-batch.ts';
 import { COMPRESS_THRESHOLD_BYTES } from './cache.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -34,8 +35,16 @@ export interface Observability {
   metrics?: Metrics;
 }
 
-export function createApp(deps: Deps, observability: Observability = {}, routes: RouteSpec[] = apiRoutes) {
-  const logger = observability.logger ?? createLogger(deps.config);
+/**
+ * The Koa app; `close()` writes the admission counts still pending and stops listening for key
+ * changes (call it before ending the pool).
+ */
+export function createApp(given: Deps, observability: Observability = {}, routes: RouteSpec[] = apiRoutes) {
+  const logger = observability.logger ?? createLogger(given.config);
+  const flushMs = given.config.ADMISSION_FLUSH_MS;
+  const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, flushMs, logger) : null;
+  batcher?.start();
+  const deps: Deps = { ...given, admission: given.admission ?? batcher };
   const metrics = observability.metrics ?? new Metrics(deps.config);
   const app = new Koa();
   app.proxy = deps.config.TRUST_PROXY;
@@ -113,7 +122,7 @@ export function createApp(deps: Deps, observability: Observability = {}, routes:
   const router = new Router({ prefix: API_PREFIX });
   mountRoutes(router, routes, deps);
   app.use(router.routes());
-  return app;
+  return Object.assign(app, { admission: deps.admission ?? null, close: async () => batcher?.close() });
 }
 
 /** Headers over the hard cap and malformed requests never reach Koa; answer them with the envelope too. */

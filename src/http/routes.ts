@@ -8,6 +8,7 @@ import type { Sql } from '../db/client.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import { ApiError, isDatabaseUnavailable } from './errors.ts';
 import { admission, type Admitted } from './admission.ts';
+import type { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache, type RouteCache } from './cache.ts';
 import { deprecationHeaders } from './deprecation.ts';
 import { completeEnvelope } from './envelope.ts';
@@ -26,6 +27,8 @@ export interface Deps {
   config: Config;
   /** DATABASE_READ_URL: where read-only market-data queries go while a replica is healthy */
   replicas?: ReadReplicas | null;
+  /** the process's admission counters (ADMISSION_FLUSH_MS > 0), set by createApp */
+  admission?: AdmissionBatcher | null;
 }
 
 export interface HandlerInput<Q, P, B> {
@@ -79,6 +82,8 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
    * and may be served by a read replica; 'primary' keeps a GET that reads per-key or just-written state there.
    */
   reads?: 'replica' | 'primary';
+  /** reads the usage counters: this process's batched counts (ADMISSION_FLUSH_MS) are written before the handler runs */
+  readsCounters?: boolean;
   /**
    * A deprecated operation (docs/versioning.md): answered with Deprecation (RFC 9745), Sunset
    * (RFC 8594) and a Link to its changelog entry, and marked deprecated in OpenAPI. `changelog` is
@@ -182,6 +187,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
         ? (null as unknown as Admitted)
         : await admission(ctx, deps, { endpoint, plan, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined });
       if (!valid) throw ApiError.validation(input.errors);
+      if (route.readsCounters) await deps.admission?.flush();
       const query = handlerQuery(route, deps, routes, ctx, input, key);
       const produce = async () => completeEnvelope(withAbsoluteLogos(await query(), ctx, deps.config), deps.config);
       if (cached) return cached(ctx, input, produce, route.status ?? 200);

@@ -46,11 +46,13 @@ export async function testApi(db: TestDatabase, options: { env?: Record<string, 
     get: (path, key, headers) => request('GET', path, { key, headers }),
     key: async (options = {}) =>
       (await createKey(db.sql, { plan: options.plan ?? (options.scope === 'mcp' ? 'mcp-free' : 'free'), owner: options.owner ?? 'tester', scope: options.scope ?? 'data-api' })).key,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await app.close();
+    },
   };
 }
 

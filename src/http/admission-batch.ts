@@ -1,0 +1,300 @@
+// Admission without a database write per request (ADMISSION_FLUSH_MS > 0): a valid key's plan is
+// cached in the process until a NOTIFY on channel api_keys (sql/functions/012_admission_batch.sql)
+// says the key or a plan changed; the per-minute and monthly counts are kept in memory and written
+// to the shared counter rows by app.admission_flush every ADMISSION_FLUSH_MS, one statement per
+// flush, in the manner of Kong's rate-limiting plugin with a sync_rate. A process judges a request
+// on the shared count read at its last flush plus its own counts not yet in it, so with N
+// processes a key gets at most (N − 1) × R requests over a limit, R being the most requests one
+// process admits for the key between two of its flushes (README, "Limits").
+// Unknown keys, requests without a key and everything about failed attempts go to app.admit as
+// before: only valid keys are ever cached. Each flush also re-reads every cached key's validity and
+// limits, so a NOTIFY missed (LISTEN through a transaction pooler) costs at most one flush interval.
+import type { Sql } from '../db/client.ts';
+import type { Logger } from '../log.ts';
+import type { AdmitRow, AdmitRoute } from './admission.ts';
+
+/** A cached key is forgotten after this long unused (its shared counts are then read afresh). */
+const IDLE_MS = 60_000;
+
+interface Counts {
+  /** per-minute requests by window start (epoch ms) */
+  rates: Map<number, number>;
+  /** requests counted against the quota, by month (YYYY-MM-DD) */
+  usage: Map<string, number>;
+  /** per-endpoint requests, by month and endpoint ("YYYY-MM-DD endpoint") */
+  endpoints: Map<string, number>;
+}
+
+interface CachedKey {
+  /** the key's hash (hex) and scope: where it is cached */
+  cacheKey: string;
+  keyId: number;
+  owner: string;
+  plan: AdmitRow['plan'] & string;
+  scope: string;
+  ranks: Record<string, number>;
+  quotaLimit: number;
+  rateLimit: number;
+  perPageCap: number;
+  /** the shared counts as of the last read: this window's and this month's */
+  shared: { window: number; requests: number; month: string; used: number };
+  /** counted here, not yet sent */
+  pending: Counts;
+  /** sent by the flush under way, not yet read back */
+  inflight: Counts;
+  lastSeen: number;
+}
+
+interface LookupRow {
+  key_id: string;
+  owner: string;
+  plan: NonNullable<AdmitRow['plan']>;
+  ranks: Record<string, number>;
+  quota_limit: string;
+  rate_limit: number;
+  per_page_cap: number;
+  quota_used: string;
+  window_requests: number;
+}
+
+interface FlushRow {
+  key_id: string;
+  quota_used: string;
+  window_requests: number;
+  key_valid: boolean;
+  plan: string | null;
+  quota_limit: string | null;
+  rate_limit: number | null;
+  per_page_cap: number | null;
+}
+
+const emptyCounts = (): Counts => ({ rates: new Map(), usage: new Map(), endpoints: new Map() });
+const add = <K>(map: Map<K, number>, key: K, n: number) => map.set(key, (map.get(key) ?? 0) + n);
+const sum = <K>(key: K, ...maps: Map<K, number>[]) => maps.reduce((total, map) => total + (map.get(key) ?? 0), 0);
+
+/** The minute window and the calendar month (UTC) of an instant, as app.admit reckons them. */
+export function periods(now: number) {
+  const window = Math.floor(now / 60_000) * 60_000;
+  const date = new Date(now);
+  const monthStart = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+  return {
+    window,
+    windowLeft: Math.max(1, Math.ceil((window + 60_000 - now) / 1000)),
+    month: new Date(monthStart).toISOString().slice(0, 10),
+    monthReset: new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)),
+  };
+}
+
+export class AdmissionBatcher {
+  private readonly keys = new Map<string, CachedKey>();
+  /** lookups under way, shared by concurrent requests with the same uncached key */
+  private readonly lookups = new Map<string, Promise<CachedKey | null>>();
+  /** bumped whenever cached keys are dropped: a lookup that started before must not cache its answer */
+  private generation = 0;
+  private listening = false;
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private closed = false;
+
+  private readonly sql: Sql;
+  private readonly flushMs: number;
+  private readonly logger: Logger | undefined;
+
+  constructor(sql: Sql, flushMs: number, logger?: Logger) {
+    this.sql = sql;
+    this.flushMs = flushMs;
+    this.logger = logger;
+  }
+
+  /** Starts listening for key changes and flushing; until the listener is connected, app.admit admits. */
+  start() {
+    // a flush slower than the interval is not queued behind: the next tick after it flushes
+    this.timer = setInterval(() => void (this.flushing ?? this.flush()), this.flushMs);
+    this.timer.unref();
+    this.sql
+      .listen('api_keys', (payload) => this.forget(payload), () => {
+        // (re)connected: notifications sent while the listener was away are lost, so drop everything
+        this.forget('*');
+        this.listening = true;
+      })
+      .then(({ unlisten }) => {
+        if (this.closed) void unlisten().catch(() => {});
+        else this.unlisten = unlisten;
+      })
+      .catch((error) => this.logger?.warn(`admission: LISTEN api_keys failed (${error}); keys are looked up per request`));
+  }
+
+  /** Drops one cached key (its hash in hex) or, with `*`, every one. Counts not yet flushed are kept. */
+  forget(payload: string) {
+    this.generation++;
+    for (const [cacheKey, entry] of this.keys) {
+      if (payload !== '*' && !cacheKey.startsWith(`${payload}:`)) continue;
+      this.keys.delete(cacheKey);
+      if (hasCounts(entry)) this.orphans.push(entry);
+    }
+  }
+
+  /** Entries dropped with counts not yet written: the next flush still writes them. */
+  private orphans: CachedKey[] = [];
+
+  /**
+   * Admits a request with a key: from the cache, or after looking the key up; an unknown or revoked
+   * key (and so every failed attempt) is answered by `inDatabase`, today's app.admit.
+   */
+  async admit(keyHash: Buffer, route: AdmitRoute, inDatabase: () => Promise<AdmitRow>): Promise<AdmitRow> {
+    // until LISTEN is in place a revocation could go unheard: app.admit, as with ADMISSION_FLUSH_MS=0
+    if (!this.listening || this.closed) return inDatabase();
+    const scope = route.scope ?? 'data-api';
+    const cacheKey = `${keyHash.toString('hex')}:${scope}`;
+    let entry = this.keys.get(cacheKey) ?? null;
+    if (!entry) {
+      let lookup = this.lookups.get(cacheKey);
+      if (!lookup) {
+        lookup = this.lookup(cacheKey, keyHash, scope).finally(() => this.lookups.delete(cacheKey));
+        this.lookups.set(cacheKey, lookup);
+      }
+      entry = await lookup;
+      if (!entry) return inDatabase();
+    }
+    return this.decide(entry, route, Date.now());
+  }
+
+  private async lookup(cacheKey: string, keyHash: Buffer, scope: string): Promise<CachedKey | null> {
+    const generation = this.generation;
+    const now = Date.now();
+    const { window, month } = periods(now);
+    const [row] = await this.sql<LookupRow[]>`
+      select * from app.admission_key(${keyHash}, ${scope}, ${new Date(window)}, ${month})`;
+    if (!row) return null;
+    const entry: CachedKey = {
+      cacheKey, keyId: Number(row.key_id), owner: row.owner, plan: row.plan, scope, ranks: row.ranks,
+      quotaLimit: Number(row.quota_limit), rateLimit: row.rate_limit, perPageCap: row.per_page_cap,
+      shared: { window, requests: row.window_requests, month, used: Number(row.quota_used) },
+      pending: emptyCounts(), inflight: emptyCounts(), lastSeen: now,
+    };
+    // Cached only if no change was announced meanwhile; either way the answer serves the requests
+    // that waited for it.
+    if (generation === this.generation && !this.closed) this.keys.set(cacheKey, entry);
+    else this.orphans.push(entry); // its counts are still written by the next flush
+    return entry;
+  }
+
+  /** app.admit's rules, on the shared counts of the last flush plus this process's own. */
+  private decide(entry: CachedKey, route: AdmitRoute, now: number): AdmitRow {
+    entry.lastSeen = now;
+    const { window, windowLeft, month, monthReset } = periods(now);
+    const { pending, inflight, shared } = entry;
+    const usedNow = () => (shared.month === month ? shared.used : 0) + sum(month, pending.usage, inflight.usage);
+    const row: AdmitRow = {
+      outcome: 'ok', key_id: String(entry.keyId), owner: entry.owner, plan: entry.plan,
+      quota_limit: String(entry.quotaLimit), quota_used: String(usedNow()), quota_reset: monthReset,
+      rate_limit: entry.rateLimit, rate_remaining: null, rate_reset: null, retry_after: null, per_page_cap: entry.perPageCap,
+    };
+    // a required plan of another scope has no rank here, and app.admit does not refuse it either
+    const required = entry.ranks[route.plan];
+    if (required !== undefined && entry.ranks[entry.plan]! < required) return { ...row, outcome: 'plan_required' };
+    if (route.perPage !== undefined && route.perPage > entry.perPageCap) return { ...row, outcome: 'per_page_exceeded' };
+    if (!route.consume) return row;
+
+    // Counted even when refused, as app.admit's counter row is.
+    add(pending.rates, window, 1);
+    const requests = (shared.window === window ? shared.requests : 0) + sum(window, pending.rates, inflight.rates);
+    row.rate_remaining = Math.max(0, entry.rateLimit - requests);
+    row.rate_reset = windowLeft;
+    if (requests > entry.rateLimit) return { ...row, outcome: 'rate_limited', retry_after: windowLeft };
+
+    const used = usedNow();
+    if (used >= entry.quotaLimit) {
+      return {
+        ...row, outcome: 'quota_exceeded', quota_used: String(entry.quotaLimit),
+        retry_after: Math.max(1, Math.ceil((monthReset.getTime() - now) / 1000)),
+      };
+    }
+    add(pending.usage, month, 1);
+    add(pending.endpoints, `${month} ${route.endpoint}`, 1);
+    row.quota_used = String(used + 1);
+    return row;
+  }
+
+  /**
+   * Writes every pending count and reads back the shared counts of every cached key, in one
+   * statement; forgets keys unused for a minute. One flush at a time: a call during a flush waits
+   * for it and then flushes again (so what was counted before the call is written when it returns).
+   */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    this.flushing = this.flushOnce().finally(() => (this.flushing = null));
+    return this.flushing;
+  }
+
+  private async flushOnce() {
+    const now = Date.now();
+    const { window, month } = periods(now);
+    const entries = [...this.keys.values(), ...this.orphans.splice(0)];
+    const rates = [], usage = [], endpoints = [], reads = [];
+    const sent: CachedKey[] = [];
+    for (const entry of entries) {
+      const cached = this.keys.get(entry.cacheKey) === entry;
+      if (cached && !hasCounts(entry) && now - entry.lastSeen > IDLE_MS) {
+        this.keys.delete(entry.cacheKey);
+        continue;
+      }
+      const counts = entry.pending;
+      entry.pending = emptyCounts();
+      entry.inflight = counts;
+      sent.push(entry);
+      const keyId = entry.keyId;
+      for (const [start, requests] of counts.rates) rates.push({ key_id: keyId, window_start: new Date(start).toISOString(), requests });
+      for (const [m, used] of counts.usage) usage.push({ key_id: keyId, month: m, used });
+      for (const [name, requests] of counts.endpoints) {
+        const space = name.indexOf(' ');
+        endpoints.push({ key_id: keyId, month: name.slice(0, space), endpoint: name.slice(space + 1), requests });
+      }
+      if (cached) reads.push({ key_id: keyId, window_start: new Date(window).toISOString(), month });
+    }
+    if (sent.length === 0) return;
+    try {
+      const rows = await this.sql<FlushRow[]>`
+        select * from app.admission_flush(${this.sql.json({ rates, usage, endpoints, reads } as never)})`;
+      const byId = new Map(rows.map((row) => [Number(row.key_id), row]));
+      for (const entry of sent) {
+        entry.inflight = emptyCounts();
+        const row = byId.get(entry.keyId);
+        // an entry dropped meanwhile (NOTIFY) is no longer used: only cached ones matter
+        if (!row || this.keys.get(entry.cacheKey) !== entry) continue;
+        const unchanged = row.key_valid && row.plan === entry.plan && Number(row.quota_limit) === entry.quotaLimit
+          && row.rate_limit === entry.rateLimit && row.per_page_cap === entry.perPageCap;
+        // a change whose NOTIFY did not reach this process: the next request looks the key up again
+        if (!unchanged) this.keys.delete(entry.cacheKey);
+        else entry.shared = { window, requests: row.window_requests, month, used: Number(row.quota_used) };
+      }
+    } catch (error) {
+      // Kept for the next flush: counts are never lost to a failed write.
+      for (const entry of sent) {
+        merge(entry.pending, entry.inflight);
+        entry.inflight = emptyCounts();
+        if (this.keys.get(entry.cacheKey) !== entry) this.orphans.push(entry);
+      }
+      if (!this.closed) this.logger?.warn(`admission: flushing counters failed (${(error as Error).message}); retrying`);
+    }
+  }
+
+  /** Stops flushing and listening, after writing what is pending (the service's shutdown). */
+  async close() {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.flush();
+    await this.unlisten?.().catch(() => {});
+  }
+}
+
+function hasCounts(entry: CachedKey) {
+  return entry.pending.rates.size + entry.pending.usage.size + entry.pending.endpoints.size + entry.inflight.rates.size > 0;
+}
+
+function merge(into: Counts, from: Counts) {
+  for (const [k, n] of from.rates) add(into.rates, k, n);
+  for (const [k, n] of from.usage) add(into.usage, k, n);
+  for (const [k, n] of from.endpoints) add(into.endpoints, k, n);
+}
