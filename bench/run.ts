@@ -14,6 +14,7 @@ import { benchBackfill } from './backfill.ts';
 import { benchVenues } from './venues.ts';
 import { benchExchanges } from './exchanges.ts';
 import { benchGlobal } from './global.ts';
+import { benchHttp } from './http.ts';
 import { benchIndicators } from './indicators.ts';
 import { benchIngest } from './ingest.ts';
 import { benchMarket } from './market.ts';
@@ -57,6 +58,8 @@ try {
   if (process.env.BENCH_MARKET !== 'off') await benchMarket(sql, get, options);
   if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_EXCHANGES !== 'off') await benchExchanges(sql, get, options);
   if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_GLOBAL !== 'off') await benchGlobal(sql, get, options);
+  // after the parts that load the demo market, the venues and the sentiment its routes read
+  if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_HTTP !== 'off') await benchHttp(service);
   if (process.env.BENCH_INDICATORS !== 'off') await benchIndicators(sql, get, options);
   if (process.env.BENCH_INGEST !== 'off') await benchIngest(sql);
   if (process.env.BENCH_VENUES !== 'off') await benchVenues(sql);

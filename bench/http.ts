@@ -1,0 +1,259 @@
+// The HTTP path of issue 16 under autocannon (16 connections, 10 s by default), every figure a ratio
+// measured in this run: each route over the real app beside a bare Koa app returning a fixed body of
+// the same size (the stack's ceiling) and beside its SQL called directly on the same pool at the same
+// concurrency; cold (response cache off) and warm; conditional requests; compressed bytes; and the
+// cost of admission. autocannon fires from a worker thread, so the server keeps the main thread.
+import { request, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import autocannon from 'autocannon';
+import Koa from 'koa';
+import { z } from 'zod';
+import { loadConfig, type Config } from '../src/config.ts';
+import { createKey } from '../src/keys.ts';
+import { silentLogger } from '../src/log.ts';
+import { createApp } from '../src/http/app.ts';
+import { defineRoute, type RouteSpec } from '../src/http/routes.ts';
+import type { RunningService } from '../src/service.ts';
+import { measure, printColumns } from './harness.ts';
+
+const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  statuses: Record<string, number>;
+  total: number;
+}
+
+/** One autocannon run against a path of `target` (any status counts: the caller checks `statuses`). */
+async function load(target: Listening, path: string, headers: Record<string, string> = {}): Promise<Load> {
+  const url = `${target.url}${path}`;
+  const result = await autocannon({ url, connections, duration: seconds, headers, workers: 1 });
+  // the requests cut off at the end finish before the next figure starts
+  await target.drained();
+  const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0]));
+  const total = Object.values(statuses).reduce((sum, count) => sum + count, 0);
+  if (total === 0) throw new Error(`no answer from ${url} (${result.errors} errors, ${result.timeouts} timeouts)`);
+  return { rps: total / result.duration, p50: result.latency.p50, p99: result.latency.p99, statuses, total };
+}
+
+/**
+ * One request through node:http, so that the bytes are those on the wire (fetch would decode them);
+ * on a connection of its own (no keep-alive agent), so no idle socket outlives the servers closed here.
+ */
+function probe(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers, agent: false }, (response) => {
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, bytes }));
+      response.on('error', reject);
+    }).on('error', reject).end();
+  });
+}
+
+interface Listening {
+  url: string;
+  server: Server;
+  /** resolves once no request is being handled (a handler outlives its client when autocannon stops) */
+  drained(): Promise<void>;
+}
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => unknown): Promise<Listening> {
+  let active = 0;
+  const server = createServer((req, res) => {
+    active++;
+    void Promise.resolve(handler(req, res)).finally(() => active--);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const drained = async () => {
+    while (active > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server, drained };
+}
+
+// Waits for the handlers still running, so that no query is in flight when the database closes.
+async function close({ server, drained }: Listening) {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+  await drained();
+}
+
+/** Runs one measurement; a failure prints its error and leaves the rest of the table. */
+async function attempt<T>(what: string, run: () => Promise<T>): Promise<T | null> {
+  try {
+    return await run();
+  } catch (error) {
+    console.log(`  ${what}: failed: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  }
+}
+
+const pct = (part: number, whole: number | undefined) => (whole ? `${((100 * part) / whole).toFixed(1)} %` : '—');
+const ms = (value: number) => value.toFixed(1);
+
+/** A JSON document of exactly `bytes` bytes (at least the 10 of the padding's frame). */
+const jsonOfSize = (bytes: number) => `{"pad":"${'x'.repeat(Math.max(0, bytes - 10))}"}`;
+
+export async function benchHttp(service: RunningService) {
+  const { sql } = service;
+  // A pro key on a pro plan without practical limits: the figures measure work, not 429s (the bench database is thrown away).
+  await sql`update app.plans set monthly_quota = 1000000000, requests_per_minute = 1000000000 where name = 'pro'`;
+  const { key } = await createKey(sql, { plan: 'pro', owner: 'bench-http', scope: 'data-api' });
+  const auth = { authorization: `Bearer ${key}` };
+  const slugs = (await sql<{ slug: string }[]>`
+    select c.slug from market.coin_state s join market.coins c on c.id = s.coin_id
+    where s.rank is not null order by s.rank limit 10`).map((row) => row.slug);
+
+  // Each route with the SQL its handler runs, called directly.
+  const routes: { path: string; direct: () => Promise<unknown> }[] = [
+    {
+      path: '/ping',
+      direct: () => sql`select name, description, kind, demo, serving, status, market.iso_time(last_success_at) as last_success_at, lag_seconds, venues from market.source_health order by name`,
+    },
+    { path: `/prices?slugs=${slugs.join(',')}`, direct: () => sql`select * from api.prices(null, ${slugs}::text[], null, 'USD')` },
+    { path: '/coins?per_page=100', direct: () => sql`select api.coin_list(p_per_page => 100)` },
+    { path: '/coins/bitcoin', direct: () => sql`select api.coin_detail('bitcoin', null)` },
+    {
+      path: '/coins/bitcoin/history?interval=hourly&limit=1000',
+      direct: () => sql`select * from api.coin_history('bitcoin', 'hourly', null, null, 1000)`,
+    },
+    { path: '/global', direct: () => sql`select api.global_market()` },
+    { path: '/tickers?per_page=100', direct: () => sql`select api.ticker_list(p_per_page => 100)` },
+  ];
+
+  // The response cache is another part of issue 16: its setting is read from the config at run time.
+  // The response cache is another part of issue 16: whether the config knows RESPONSE_CACHE_MB is read
+  // at run time (zod drops a setting it does not know). Everything else as the service was configured.
+  const cacheMb = (mb: string | undefined) => {
+    const env = { ...process.env };
+    if (mb === undefined) delete env.RESPONSE_CACHE_MB;
+    else env.RESPONSE_CACHE_MB = mb;
+    return (loadConfig(env) as Record<string, unknown>).RESPONSE_CACHE_MB;
+  };
+  const hasCache = cacheMb('0') === 0;
+  const configured = process.env.RESPONSE_CACHE_MB;
+  // The cache on: the operator's RESPONSE_CACHE_MB if set and not 0, else the default.
+  const warmMb = cacheMb(configured && Number(configured) !== 0 ? configured : undefined);
+  const appConfig = (mb: unknown): Config => ({ ...service.config, LOG_REQUESTS: false, ...(hasCache ? { RESPONSE_CACHE_MB: mb } : {}) });
+  const coldConfig = appConfig(0);
+  const warmConfig = appConfig(warmMb);
+
+  const cold = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }).callback());
+  const warm = hasCache ? await listen(createApp({ sql, config: warmConfig }, { logger: silentLogger }).callback()) : null;
+  let ceilingBody = '';
+  const bare = new Koa();
+  bare.use((ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = ceilingBody;
+  });
+  const ceiling = await listen(bare.callback());
+
+  console.log(
+    `\nHTTP path (autocannon, ${connections} connections, ${seconds} s per figure; ceiling: a bare Koa app returning a fixed JSON body of the route's size; ` +
+      `${hasCache ? `cold: RESPONSE_CACHE_MB=0, warm: RESPONSE_CACHE_MB=${String(warmMb)}` : 'no cache (the config has no RESPONSE_CACHE_MB): warm = cold'})\n`,
+  );
+  const table: string[][] = [];
+  const notes: string[] = [];
+  try {
+    for (const route of routes) {
+      const path = `/api/v1${route.path}`;
+      const label = `GET ${route.path.replace(/slugs=[^&]*/, 'slugs=<10>')}`;
+      console.log(`${label}`);
+      const size = await attempt('body size', async () => {
+        const answer = await probe(`${cold.url}${path}`, { ...auth, 'accept-encoding': 'identity' });
+        if (answer.status !== 200) throw new Error(`status ${answer.status}`);
+        return answer.bytes;
+      });
+      if (size === null) continue;
+      ceilingBody = jsonOfSize(size);
+      const top = await attempt('ceiling', () => load(ceiling, '/'));
+      const coldRun = await attempt('cold', () => load(cold, path, auth));
+      let warmRun: Load | null = coldRun;
+      if (warm) {
+        warmRun = await attempt('warm', async () => {
+          await probe(`${warm.url}${path}`, auth); // fills the cache
+          return load(warm, path, auth);
+        });
+      }
+      const direct = await attempt('SQL', () => measure('sql', route.direct, { concurrency: connections, seconds }));
+      // Conditional requests on the cache-on app (where an ETag is cheapest); the cold app when there is none.
+      const target = warm ?? cold;
+      const conditional = await attempt('conditional', async () => {
+        const first = await probe(`${target.url}${path}`, auth);
+        const etag = first.headers.etag;
+        if (typeof etag !== 'string') return 'no ETag';
+        const run = await load(target, path, { ...auth, 'if-none-match': etag });
+        return `${run.rps.toFixed(0)} req/s, p99 ${ms(run.p99)} ms, 304: ${run.statuses['304'] ?? 0}/${run.total}`;
+      });
+      const compression = await attempt('compression', async () => {
+        const sizes: string[] = [];
+        for (const encoding of ['gzip', 'br']) {
+          const answer = await probe(`${target.url}${path}`, { ...auth, 'accept-encoding': encoding });
+          const used = answer.headers['content-encoding'];
+          sizes.push(used === encoding ? `${encoding} ${answer.bytes} B (${pct(answer.bytes, size)})` : `${encoding}: not compressed`);
+        }
+        return `identity ${size} B, ${sizes.join(', ')}`;
+      });
+      const bad = (run: Load | null) => (run && run.statuses['200'] !== run.total ? ` (statuses ${JSON.stringify(run.statuses)})` : '');
+      table.push([
+        label,
+        String(size),
+        top ? top.rps.toFixed(0) : '—',
+        coldRun ? `${coldRun.rps.toFixed(0)}${bad(coldRun)}` : '—',
+        coldRun ? ms(coldRun.p50) : '—',
+        coldRun ? ms(coldRun.p99) : '—',
+        coldRun ? pct(coldRun.rps, top?.rps) : '—',
+        direct ? direct.rps.toFixed(0) : '—',
+        coldRun ? pct(coldRun.rps, direct?.rps) : '—',
+        warmRun ? `${warmRun.rps.toFixed(0)}${bad(warmRun)}` : '—',
+        warmRun ? ms(warmRun.p50) : '—',
+        warmRun ? ms(warmRun.p99) : '—',
+        warmRun ? pct(warmRun.rps, top?.rps) : '—',
+      ]);
+      notes.push(`${label}\n    conditional (If-None-Match): ${conditional ?? 'failed'}\n    bytes: ${compression ?? 'failed'}`);
+    }
+  } finally {
+    await close(cold);
+    if (warm) await close(warm);
+  }
+
+  console.log();
+  printColumns(
+    ['route', 'bytes', 'ceiling', 'cold req/s', 'p50', 'p99', 'of ceil.', 'SQL req/s', 'of SQL', hasCache ? 'warm req/s' : 'warm (no cache)', 'p50', 'p99', 'of ceil.'],
+    table,
+  );
+  console.log('\nconditional requests and compression (on the cache-on app, or the cold one without a cache):');
+  for (const note of notes) console.log(`  ${note}`);
+
+  await attempt('admission overhead', async () => {
+    // The same no-op route, keyed and public (a public route without a key skips admission).
+    const noop = async () => ({ data: { status: 'ok' } });
+    const spec = (path: string, isPublic: boolean) =>
+      defineRoute({ method: 'get', path, operationId: path.slice(1), tag: 'Meta', summary: 'bench', plan: 'free', query: z.object({}), public: isPublic, handler: noop });
+    const app = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }, [spec('/bench-keyed', false), spec('/bench-public', true)] as RouteSpec[]).callback());
+    try {
+      const probeKeyed = await probe(`${app.url}/api/v1/bench-keyed`, auth);
+      const probePublic = await probe(`${app.url}/api/v1/bench-public`, {});
+      if (probeKeyed.status !== 200 || probePublic.status !== 200) throw new Error(`statuses ${probeKeyed.status} / ${probePublic.status}`);
+      ceilingBody = jsonOfSize(probePublic.bytes);
+      const top = await load(ceiling, '/');
+      const open = await load(app, '/api/v1/bench-public');
+      const keyed = await load(app, '/api/v1/bench-keyed', auth);
+      // cost = time per request at this concurrency: the keyed route's extra time over the public one's
+      const overhead = 1 / keyed.rps - 1 / open.rps;
+      console.log(
+        `\nadmission overhead (a no-op route, ${probePublic.bytes} B): bare Koa ${top.rps.toFixed(0)} req/s; ` +
+          `public (no admission) ${open.rps.toFixed(0)} req/s, p99 ${ms(open.p99)} ms; keyed ${keyed.rps.toFixed(0)} req/s, p99 ${ms(keyed.p99)} ms; ` +
+          `admission adds ${(overhead * 1e6).toFixed(0)} µs a request = ${pct(overhead, 1 / open.rps)} of the public route's cost, ${pct(overhead, 1 / top.rps)} of the bare Koa route's`,
+      );
+    } finally {
+      await close(app);
+    }
+  });
+  await close(ceiling);
+}
+
