@@ -133,7 +133,8 @@ function canonical(value: unknown): string {
   );
 }
 
-const etagOf = (body: Buffer) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+/** A strong ETag of content: the one digest every cacheable answer of the service uses. */
+export const strongEtag = (content: Buffer | string) => `"${createHash('sha256').update(content).digest('base64url').slice(0, 27)}"`;
 
 /** If-None-Match (a list, or *) against the current ETag; W/ compares weakly, as RFC 9110 asks. */
 function notModified(ctx: Context, etag: string) {
@@ -179,7 +180,7 @@ export function responseCache(deps: Deps, routes: RouteSpec[]) {
       let entry = store?.get(key);
       if (!entry) {
         const body = Buffer.from(JSON.stringify(await produce()));
-        entry = { body, etag: etagOf(body), encoded: {} };
+        entry = { body, etag: strongEtag(body), encoded: {} };
         store?.set(key, entry, { ttl: maxAgeSeconds * 1000 });
       }
       // private: every request carries a key, and a shared cache must not answer for the key's quota and rate limit

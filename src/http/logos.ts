@@ -2,8 +2,8 @@
 // on a disc in a colour derived from the slug), public and cacheable. Which URL a row's `logo` is
 // (a configured image or this route) is decided in SQL, market.logo_url (sql/functions/170_logos.sql);
 // it answers the route as a root-relative path, made absolute here on the service's public base.
-import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
+import { strongEtag } from './cache.ts';
 import { ApiError } from './errors.ts';
 import { escapeHtml, publicBase } from './pages.ts';
 import type { Deps } from './routes.ts';
@@ -37,7 +37,7 @@ export function logoRoute({ sql }: Pick<Deps, 'sql'>) {
     ctx.status = 200;
     ctx.type = 'image/svg+xml';
     ctx.set('Cache-Control', `public, max-age=${MAX_AGE}`);
-    ctx.set('ETag', `"${createHash('sha256').update(svg).digest('base64url').slice(0, 27)}"`);
+    ctx.set('ETag', strongEtag(svg));
     // an <img> on any site may show it (helmet's default would allow the same origin only)
     ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
     if (ctx.fresh) ctx.status = 304;

@@ -1,10 +1,10 @@
 // The HTML API reference for people: Redoc's standalone bundle (the installed redoc package) rendering
 // the service's own /api/v1/openapi.json. Everything comes from this service: the page loads one
 // script and the document, no fonts or CDN, and its Content-Security-Policy allows nothing else.
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Context } from 'koa';
+import { strongEtag } from './cache.ts';
 import { escapeHtml } from './pages.ts';
 import { API_PREFIX } from './routes.ts';
 
@@ -23,7 +23,7 @@ const BUNDLE = readFileSync(createRequire(import.meta.url).resolve('redoc/bundle
 if (BUNDLE.split(REDOCLY_LOGO).length !== 2) throw new Error(`redoc's bundle no longer names ${REDOCLY_LOGO} once: check its outside requests`);
 const SCRIPT = BUNDLE.replace(REDOCLY_LOGO, "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E")
   .replace(/\/\/# sourceMappingURL=[\w.-]+\.map/g, '');
-const SCRIPT_ETAG = `"${createHash('sha256').update(SCRIPT).digest('base64url').slice(0, 27)}"`;
+const SCRIPT_ETAG = strongEtag(SCRIPT);
 
 // Redoc injects its styles as <style> elements and builds its search worker from a blob: URL; the
 // rest (script, document, images) is this origin's. No 'unsafe-eval', no other origin.
