@@ -14,6 +14,11 @@ export const DIFFERENCES: Record<string, string> = {
  * rule that makes it null (the spec: unknown values are null, never an invented 0).
  */
 export const NULLS: Record<string, string> = {
+  'getCoinDetail body.data.change_7d': 'Unknown until the coin has a price 7 days old: unknown values are null, never an invented 0 (spec changelog 1.1.1, 1.1.2).',
+  'getCoinDetail body.data.change_rank_24h': 'Change ranks exist only between two ranks: a coin unranked a day ago has none.',
+  'getCoinDetail body.data.change_rank_7d': 'Change ranks exist only between two ranks: a coin unranked a week ago has none.',
+  'getCoinDetail body.data.fully_diluted_valuation': 'Spec: fully_diluted_valuation is null when neither max nor total supply is known.',
+  'getCoinDetail body.data.marketcap': 'Spec: marketcap is null for a coin with no circulating supply.',
   'listCoins body.data[].change_7d': 'Unknown until the coin has a price 7 days old (young, untracked or unpriced): unknown values are null, never an invented 0 (spec changelog 1.1.1, 1.1.2).',
   'listCoins body.data[].change_rank_24h': 'Change ranks order the ranked coins only; an unranked coin (untracked: listed without market data, or delisted) in the default list has none.',
   'listCoins body.data[].change_rank_7d': 'Change ranks order the ranked coins only; an unranked coin (untracked: listed without market data, or delisted) in the default list has none.',
@@ -31,6 +36,11 @@ export const NULLS: Record<string, string> = {
   'listExchanges body.data[].volume_dominance': "A share of the ranked venues' volume: null for an unranked venue (no volume), as the spec nulls dominance without the figure it is a share of.",
   'listWallets body.links.next': 'The last page has no next page: null, as the reference itself declares links.prev on the first page.',
   'marketHeatmap body.data[].change_7d': 'Unknown until the coin has a price 7 days old: unknown values are null, never an invented 0 (spec changelog 1.1.2); the tile stays, coloured neutral.',
+  'topGainers body.data[].change_7d': 'Unknown until the coin has a price 7 days old: unknown values are null, never an invented 0 (spec changelog 1.1.1, 1.1.2); the gainers are chosen on the 24h change.',
+  'topGainers body.data[].change_rank_24h': 'Change ranks exist only between two ranks: a coin unranked a day ago has none.',
+  'topGainers body.data[].change_rank_7d': 'Change ranks exist only between two ranks: a coin unranked a week ago has none.',
+  'topGainers body.data[].circulating_supply': 'Unknown circulating supply: the spec nulls marketcap and dominance for a coin with no circulating supply, which is then null itself.',
+  'topGainers body.data[].marketcap': 'Spec: marketcap is null for a coin with no circulating supply.',
   'topGainers body.links.next': 'The last page has no next page: null, as the reference itself declares links.prev on the first page.',
   'trendingCoins body.data[].marketcap': 'Spec: marketcap is null for a coin with no circulating supply (ranked after those with one, it may still trend).',
   'webhookDeliveryLog body.data[].delivered_at': 'unknown values are null: a delivery still pending (or failed) has not been delivered',
