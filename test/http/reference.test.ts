@@ -1,18 +1,12 @@
 // The HTML API reference: Redoc's bundle served by the service (ETag, content type), the page's own
 // strict CSP, and the page in a real browser (Debian's chromium driven by playwright-core) rendering
 // the operations with every request it makes staying on the service's origin.
-import { existsSync } from 'node:fs';
 import test from 'ava';
 import { chromium } from 'playwright-core';
+import { browserTest, CHROMIUM } from '../helpers/browser.ts';
 import { useApi } from '../helpers/http.ts';
 
 const handles = useApi(test);
-const CHROMIUM = '/usr/bin/chromium';
-// as in status.test.ts: without the browser (CI) the test is skipped and its title says why
-const browserTest = existsSync(CHROMIUM)
-  ? test.serial
-  : (((title: string, ...rest: unknown[]) =>
-    (test.skip as (title: string, ...rest: unknown[]) => void)(`${title} [skipped: no ${CHROMIUM}; apt-get install chromium]`, ...rest)) as unknown as typeof test.serial);
 
 const SCRIPT = '/docs/api/redoc.standalone.js';
 

@@ -6,16 +6,11 @@ import { join } from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
 import { createSql } from '../../src/db/client.ts';
+import { browserTest, CHROMIUM } from '../helpers/browser.ts';
 import { testApi, useApi } from '../helpers/http.ts';
 import { onServer } from '../helpers/targets.ts';
 
 const handles = useApi(test);
-const CHROMIUM = '/usr/bin/chromium';
-// CI installs nothing but Node, npm and psql (.ci/run): there the browser test is skipped, its title says why.
-const browserTest = existsSync(CHROMIUM)
-  ? test.serial
-  : (((title: string, ...rest: unknown[]) =>
-    (test.skip as (title: string, ...rest: unknown[]) => void)(`${title} [skipped: no ${CHROMIUM}; apt-get install chromium]`, ...rest)) as unknown as typeof test.serial);
 
 interface Component { id: string; name: string; state: string; figures: Record<string, any> }
 const status = async () => {
