@@ -7,6 +7,8 @@ import test from 'ava';
 import { createSql } from '../../src/db/client.ts';
 import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 import { loadCoinFixture } from '../api/fixtures.ts';
+import { importContent } from '../../src/content/import.ts';
+import { ARTICLES, fixtureFiles, writeContentDir } from '../content/fixtures.ts';
 
 const extra: { second?: TestApi; off?: TestApi; close?: () => Promise<void> } = {};
 const handles = useApi(test, {
@@ -71,6 +73,26 @@ test.serial('a tick is served at once by two API processes, never the body cache
   t.is((await alphaPrice(extra.second!)).price, '42');
   await tick('43.5');
   t.deepEqual(await Promise.all([alphaPrice(handles.api), alphaPrice(extra.second!)]).then((both) => both.map((b) => b.price)), ['43.5', '43.5']);
+});
+
+test.serial('a content import is served at once by two API processes', async (t) => {
+  const path = '/api/v1/articles/alpha-guide';
+  const title = async (api: TestApi) => (await api.get(path, await key())).body.data.title as string;
+  const withTitle = (text: string) => {
+    const files = fixtureFiles();
+    const articles = ARTICLES.map((article) => article.slug === 'alpha-guide'
+      ? { ...article, translations: { ...article.translations, en: { ...article.translations.en, title: text } } }
+      : article);
+    return writeContentDir({ ...files, articles: { ...(files.articles as object), articles } });
+  };
+  await importContent(handles.db.sql, withTitle('Alpha guide, first edition'));
+  for (const api of [handles.api, extra.second!]) {
+    t.is(await title(api), 'Alpha guide, first edition');
+    t.is(await title(api), 'Alpha guide, first edition', 'now from the cache');
+  }
+  // the import records itself (market.record_content_import), which bumps the content version
+  await importContent(handles.db.sql, withTitle('Alpha guide, second edition'));
+  t.deepEqual(await Promise.all([title(handles.api), title(extra.second!)]), ['Alpha guide, second edition', 'Alpha guide, second edition']);
 });
 
 test.serial('the cached body is served without the query until the data version changes', async (t) => {
