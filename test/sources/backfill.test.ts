@@ -110,6 +110,11 @@ test.serial('a backfill fills daily bars before 6 months, hourly to 8 days, then
   t.is(events.filter((event) => event.type === 'step').length, 3 * VENUES.length);
   const [state] = await db.sql`select count(*) as n from market.coin_state s join market.coins c on c.id = s.coin_id where c.slug in ('bitcoin', 'ethereum')`;
   t.is(state!.n, '2');
+  // every BTC/USDT and ETH/USDT candle was priced at that minute's USDT rate (the quote markets were
+  // read first on every venue): rebuilding the index now that every candle is there changes no bar
+  const [rebuilt] = await db.sql`select bars from market.build_index_bars(${new Date(D0)}, ${T},
+    (select array_agg(id) from market.coins where slug in ('bitcoin', 'ethereum')))`;
+  t.is(rebuilt!.bars, 0, 'bars priced before their quote coin\'s candles were read');
 });
 
 test.serial('a finished backfill run again reads nothing and writes nothing', async (t) => {

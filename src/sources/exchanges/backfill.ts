@@ -91,6 +91,8 @@ interface PlanRow {
   range_from: Date;
   range_to: Date;
   done_until: Date;
+  /** a quote coin's fiat market (USDT/USD): read before the markets quoted in that coin */
+  prices_quotes: boolean;
 }
 
 export async function backfill(connection: Query, source: ExchangesSource, options: BackfillOptions): Promise<BackfillResult> {
@@ -104,13 +106,21 @@ export async function backfill(connection: Query, source: ExchangesSource, optio
   await ensureVenueCatalogue(query, ids, (id) => source.venue(id).exchange);
   const states = await query(`select exchange, backoff_until > now() as skip from market.venue_health where exchange = any($1::text[])`, [ids]);
   const skipped = new Set(states.filter((row) => row.skip).map((row) => row.exchange as string));
+  // Every venue reads the quote coins' fiat markets (USDT/USD …) before the markets quoted in them:
+  // a BTC/USDT minute is then priced at that minute's USDT rate, not at the peg, whichever venue
+  // answers first, and a resumed backfill ends with the bars of an uninterrupted one.
+  let quotesPending = ids.length;
+  let allQuotesRead!: () => void;
+  const quotesRead = new Promise<void>((resolve) => (allQuotesRead = resolve));
+  const quoteMarketsDone = () => --quotesPending === 0 && allQuotesRead();
   const runs = await Promise.all(
     ids.map(async (id): Promise<[string, VenueBackfill]> => {
       if (skipped.has(id)) {
+        quoteMarketsDone();
         emit({ type: 'venue', venue: id, state: 'skipped' });
         return [id, { state: 'skipped', markets: 0, candles: 0, bars: 0, requests: 0 }];
       }
-      return [id, await backfillVenue(query, source.venue(id), timeframes, options, emit)];
+      return [id, await backfillVenue(query, source.venue(id), timeframes, options, emit, { done: quoteMarketsDone, all: quotesRead })];
     }),
   );
   // the windows a failed page left open, then the state every reader sees
@@ -127,8 +137,11 @@ async function backfillVenue(
   timeframes: Timeframe[],
   options: BackfillOptions,
   emit: (event: BackfillEvent) => void,
+  quoteMarkets: { done: () => void; all: Promise<void> },
 ): Promise<VenueBackfill> {
   const run: VenueBackfill = { state: 'up', markets: 0, candles: 0, bars: 0, requests: 0 };
+  let quotesDone = false;
+  const quoteMarketsDone = () => quotesDone || ((quotesDone = true), quoteMarkets.done());
   await runOnVenue(query, venue, run, async () => {
     // the markets the plan is made of: loaded again when the database's copy is an hour old
     const [loaded] = await query(
@@ -138,33 +151,44 @@ async function backfillVenue(
     );
     if (!loaded?.fresh) await loadVenueMarkets(query, venue);
     const plan = (await query(
-      `select symbol, timeframe, range_from, range_to, done_until
-       from market.plan_venue_backfill($1, $2::text[], $3::text[], $4::timestamptz, $5::timestamptz)`,
+      `select p.symbol, p.timeframe, p.range_from, p.range_to, p.done_until,
+         coalesce(m.quote_coin_id is null and exists (select from market.venue_markets q
+           where q.quote_coin_id = m.base_coin_id and q.active and q.instrument = 'spot'), false) as prices_quotes
+       from market.plan_venue_backfill($1, $2::text[], $3::text[], $4::timestamptz, $5::timestamptz) p
+       left join market.venue_markets m on m.exchange_id = (select e.id from market.exchanges e where e.slug = $1) and m.symbol = p.symbol`,
       // never past the present: a range ending in the future would be closed before its candles exist
       [venue.id, timeframes, options.coins ?? null, options.since ?? null, new Date(Math.min(options.now?.getTime() ?? Infinity, Date.now()))],
     )) as unknown as PlanRow[];
     const steps = timeframes.map((timeframe) => {
       const rows = plan.filter((row) => row.timeframe === timeframe);
-      return { timeframe, rows, slots: rows.reduce((sum, row) => sum + slots(row, row.done_until), 0) };
+      const tally: BackfillTally = { markets: 0, candles: 0, bars: 0, requests: 0 };
+      return { timeframe, rows, slots: rows.reduce((sum, row) => sum + slots(row, row.done_until), 0), tally, ms: 0 };
     });
     emit({ type: 'plan', venue: venue.id, steps: steps.map((step) => ({ interval: INTERVAL[step.timeframe], markets: step.rows.length, slots: step.slots })) });
-    for (const step of steps) {
-      if (step.rows.length === 0) continue;
-      const stepStarted = Date.now();
-      const tally: BackfillTally = { markets: 0, candles: 0, bars: 0, requests: 0 };
-      const stepBefore = venue.requests;
-      for (const row of step.rows) {
-        if (options.signal?.aborted) break;
-        await backfillRange(query, venue, row, tally, options.signal, emit);
-        tally.markets++;
+    for (const quotes of [true, false]) {
+      if (!quotes) {
+        quoteMarketsDone();
+        await quoteMarkets.all;
       }
-      tally.requests = venue.requests - stepBefore;
-      run.markets += tally.markets;
-      run.candles += tally.candles;
-      run.bars += tally.bars;
-      emit({ type: 'step', venue: venue.id, interval: INTERVAL[step.timeframe], ms: Date.now() - stepStarted, ...tally });
+      for (const step of steps) {
+        if (step.rows.length === 0) continue;
+        const started = Date.now();
+        const before = venue.requests;
+        for (const row of step.rows.filter((candidate) => candidate.prices_quotes === quotes)) {
+          if (options.signal?.aborted) break;
+          await backfillRange(query, venue, row, step.tally, options.signal, emit);
+          step.tally.markets++;
+        }
+        step.tally.requests += venue.requests - before;
+        step.ms += Date.now() - started;
+        if (quotes) continue;
+        run.markets += step.tally.markets;
+        run.candles += step.tally.candles;
+        run.bars += step.tally.bars;
+        emit({ type: 'step', venue: venue.id, interval: INTERVAL[step.timeframe], ms: step.ms, ...step.tally });
+      }
     }
-  });
+  }).finally(quoteMarketsDone);
   if (run.state === 'down') emit({ type: 'venue', venue: venue.id, state: 'down', error: run.error });
   return run;
 }
