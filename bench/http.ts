@@ -133,6 +133,9 @@ export async function benchHttp(service: RunningService) {
 
   const cold = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }).callback());
   const warm = await listen(createApp({ sql, config: warmConfig }, { logger: silentLogger }).callback());
+  // the other freshness mode beside the configured one (strict by default: a read of the versions per batch of requests)
+  const otherFreshness = warmConfig.CACHE_FRESHNESS === 'strict' ? 'notify' : 'strict';
+  const warmOther = await listen(createApp({ sql, config: { ...warmConfig, CACHE_FRESHNESS: otherFreshness } }, { logger: silentLogger }).callback());
   let ceilingBody = '';
   const bare = new Koa();
   bare.use((ctx) => {
@@ -143,7 +146,7 @@ export async function benchHttp(service: RunningService) {
 
   console.log(
     `\nHTTP path (autocannon, ${connections} connections, ${seconds} s per figure; ceiling: a bare Koa app returning a fixed JSON body of the route's size; ` +
-      `cold: RESPONSE_CACHE_MB=0, warm: RESPONSE_CACHE_MB=${warmMb})\n`,
+      `cold: RESPONSE_CACHE_MB=0, warm: RESPONSE_CACHE_MB=${warmMb} with CACHE_FRESHNESS=${warmConfig.CACHE_FRESHNESS}, then ${otherFreshness})\n`,
   );
   const table: string[][] = [];
   const notes: string[] = [];
@@ -168,6 +171,10 @@ export async function benchHttp(service: RunningService) {
           return load(warm, path, auth);
         });
       }
+      const other = await attempt(`warm ${otherFreshness}`, async () => {
+        await probe(`${warmOther.url}${path}`, auth);
+        return load(warmOther, path, auth);
+      });
       const direct = await attempt('SQL', () => measure('sql', route.direct, { concurrency: connections, seconds }));
       // Conditional requests on the cache-on app (where an ETag is cheapest); the cold app when there is none.
       const target = warm ?? cold;
@@ -202,17 +209,21 @@ export async function benchHttp(service: RunningService) {
         warmRun ? ms(warmRun.p50) : '—',
         warmRun ? ms(warmRun.p99) : '—',
         warmRun ? pct(warmRun.rps, top?.rps) : '—',
+        other ? `${other.rps.toFixed(0)}${bad(other)}` : '—',
+        other ? ms(other.p99) : '—',
+        other ? pct(other.rps, top?.rps) : '—',
       ]);
       notes.push(`${label}\n    conditional (If-None-Match): ${conditional ?? 'failed'}\n    bytes: ${compression ?? 'failed'}`);
     }
   } finally {
     await close(cold);
     if (warm) await close(warm);
+    await close(warmOther);
   }
 
   console.log();
   printColumns(
-    ['route', 'bytes', 'ceiling', 'cold req/s', 'p50', 'p99', 'of ceil.', 'SQL req/s', 'of SQL', 'warm req/s', 'p50', 'p99', 'of ceil.'],
+    ['route', 'bytes', 'ceiling', 'cold req/s', 'p50', 'p99', 'of ceil.', 'SQL req/s', 'of SQL', 'warm req/s', 'p50', 'p99', 'of ceil.', `${otherFreshness} req/s`, 'p99', 'of ceil.'],
     table,
   );
   console.log('\nconditional requests and compression (on the cache-on app, or the cold one without a cache):');

@@ -54,6 +54,10 @@ const schema = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536),
   // In-process cache of market-data responses (src/http/cache.ts), in MiB; 0 turns it off.
   RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65_536).default(64),
+  // strict: each cached answer waits for a read of the data versions begun after the request came
+  // (shared by concurrent requests), so no refresh committed before it is missed; notify: trusts
+  // the NOTIFY already received, which can trail a commit by the delivery time.
+  CACHE_FRESHNESS: z.enum(['strict', 'notify']).default('strict'),
   // /mcp refuses a browser Origin other than loopback and these (comma-separated, e.g. https://app.example.com).
   MCP_ALLOWED_ORIGINS: z.string().default('').transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean)),
   // One JSON line per request (info level); false keeps job, start-up and error lines only.

@@ -1,10 +1,10 @@
 // API keys: `mdk_` and 43 base64url characters (32 random bytes). Only the SHA-256 of a key is
 // stored; the key itself is printed once, at creation.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Sql } from './db/client.ts';
 import type { McpPlanName, PlanName } from './http/routes.ts';
 
-export const hashKey = (key: string) => createHash('sha256').update(key, 'utf8').digest();
+export const hashKey = (key: string) => hash('sha256', key, 'buffer') as unknown as Buffer;
 
 export interface NewKey {
   plan: PlanName | McpPlanName;

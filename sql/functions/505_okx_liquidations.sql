@@ -48,6 +48,7 @@ begin
     updated_at = now()
   where name = 'okx-liquidations' and exists (select from liquidation_rows);
   drop table liquidation_rows;
+  if inserted > 0 then perform app.bump_data_version('liquidations'); end if;
   return next;
 end;
 $$;

@@ -100,6 +100,7 @@ begin
   )
   select count(*)::int, min(time) into v_inserted, v_earliest from written;
   update market.data_sources set covered_until = v_until, updated_at = now() where name = 'simulated-liquidations';
+  if v_inserted > 0 then perform app.bump_data_version('liquidations'); end if;
   return query select v_inserted, v_earliest;
 end;
 $$;

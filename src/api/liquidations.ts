@@ -1,8 +1,11 @@
 // Liquidations group: the raw feed (48 hours), hourly totals, daily totals, today's summary, the
 // daily long/short netflow and the most liquidated coins. Source coverage is OKX swap markets and
-// every response says so in meta.note. SQL: sql/functions/500_api_liquidations.sql.
+// every response says so in meta.note. SQL: sql/functions/500_api_liquidations.sql. The raw-feed
+// routes are cached until the next ingest; the daily ones read market.liquidations_1d, refreshed by
+// TimescaleDB's scheduler without a data version, so they run their (small) query every time.
 import { z } from 'zod';
 import { paginated, paginationQuery } from '../http/envelope.ts';
+import { LIQUIDATIONS_CACHE } from '../http/cache.ts';
 import { defineRoute } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
@@ -33,7 +36,7 @@ const dayTotals = { date: day('UTC day.'), total_usd: usd(), long_usd: usd(), sh
 
 export const liquidationRoutes = [
   defineRoute({
-    method: 'get', path: '/liquidations', operationId: 'liquidationFeed', tag, plan: 'free',
+    method: 'get', path: '/liquidations', operationId: 'liquidationFeed', tag, plan: 'free', cache: LIQUIDATIONS_CACHE,
     query: z.object({
       ...paginationQuery,
       exchange: z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be an exchange slug.').optional().describe('Exchange slug, e.g. okx.'),
@@ -56,7 +59,7 @@ export const liquidationRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/liquidations/hourly', operationId: 'hourlyLiquidations', tag, plan: 'free',
+    method: 'get', path: '/liquidations/hourly', operationId: 'hourlyLiquidations', tag, plan: 'free', cache: LIQUIDATIONS_CACHE,
     query: z.object({ hours }),
     response: envelope(z.array(resource('LiquidationHour', z.object({
       hour: timestamp('Start of the UTC hour.'), liquidations: int(), total_usd: usd(), long_usd: usd(), short_usd: usd(),
@@ -102,7 +105,7 @@ export const liquidationRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/liquidations/coins', operationId: 'topLiquidatedCoins', tag, plan: 'free',
+    method: 'get', path: '/liquidations/coins', operationId: 'topLiquidatedCoins', tag, plan: 'free', cache: LIQUIDATIONS_CACHE,
     query: z.object({ hours, limit: query.int(1, 20).optional().default(8).describe('Number of coins (1-20, default 8).') }),
     response: envelope(z.array(resource('LiquidatedCoin', z.object({
       symbol: text(), name: text(), slug: text(), logo: url(), long: usd(), short: usd(), total: usd(),

@@ -74,6 +74,14 @@ const sum = <K>(key: K, ...maps: Map<K, number>[]) => maps.reduce((total, map) =
 
 /** The minute window and the calendar month (UTC) of an instant, as app.admit reckons them. */
 export function periods(now: number) {
+  // the same for every request of a second: computed once per second
+  const second = Math.floor(now / 1000);
+  if (lastPeriods?.second !== second) lastPeriods = { second, periods: computePeriods(second * 1000) };
+  return lastPeriods.periods;
+}
+let lastPeriods: { second: number; periods: ReturnType<typeof computePeriods> } | null = null;
+
+function computePeriods(now: number) {
   const window = Math.floor(now / 60_000) * 60_000;
   const date = new Date(now);
   const monthStart = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);

@@ -35,10 +35,10 @@ export async function admission(
   route: { endpoint: string; plan: PlanName | McpPlanName; consume: boolean; perPage?: number; scope?: 'data-api' | 'mcp'; key?: string | null },
 ): Promise<Admitted> {
   const key = route.key !== undefined ? route.key : bearerKey(ctx.get('authorization'));
-  const row = await admit(ctx, deps, key, route);
-  // For the request log and metrics (src/http/observe.ts): the outcome, and which key (never the key itself).
-  ctx.state.admission = row.outcome;
-  if (row.key_id !== null) ctx.state.keyId = Number(row.key_id);
+  // a decision the cache's shortcut made for this request and left to the route to answer
+  const decided = ctx.state.decided as AdmitRow | undefined;
+  ctx.state.decided = undefined;
+  const row = decided ?? (await admissionDecision(ctx, deps, key, route));
   setLimitHeaders(ctx, row);
   const retryAfter = { 'Retry-After': String(row.retry_after ?? 60) };
   switch (row.outcome) {
@@ -56,6 +56,18 @@ export async function admission(
       throw new ApiError(429, 'quota_exceeded', 'Monthly request quota exhausted.', { limit: Number(row.quota_limit) }, retryAfter);
   }
   return { id: Number(row.key_id), owner: row.owner!, plan: row.plan!, perPageCap: row.per_page_cap! };
+}
+
+/**
+ * The admission decision for a request, counted, without touching the response (the cache's
+ * shortcut writes its headers itself; admission() sets them and refuses).
+ */
+export async function admissionDecision(ctx: Context, deps: Deps, key: string | null, route: AdmitRoute): Promise<AdmitRow> {
+  const row = await admit(ctx, deps, key, route);
+  // For the request log and metrics (src/http/observe.ts): the outcome, and which key (never the key itself).
+  ctx.state.admission = row.outcome;
+  if (row.key_id !== null) ctx.state.keyId = Number(row.key_id);
+  return row;
 }
 
 /**
@@ -103,31 +115,39 @@ async function admitInDatabase(ctx: Context, { sql, config }: Deps, hash: Buffer
  * counted against the minute (a request that is not counted does not read the minute's counter).
  */
 function setLimitHeaders(ctx: Context, row: AdmitRow) {
-  if (row.quota_limit === null) return;
+  const pairs = limitHeaders(row);
+  for (let i = 0; i < pairs.length; i += 2) ctx.set(pairs[i]!, pairs[i + 1]!);
+}
+
+/** The quota and rate-limit headers of a decision, as a flat [name, value, …] list (none for an unknown key). */
+export function limitHeaders(row: AdmitRow): string[] {
+  const headers: string[] = [];
+  if (row.quota_limit === null) return headers;
   const limit = Number(row.quota_limit);
   const used = Number(row.quota_used ?? 0);
   const remaining = Math.max(0, limit - used);
   const resetEpoch = Math.floor(row.quota_reset.getTime() / 1000);
   const resetIn = Math.max(0, resetEpoch - Math.floor(Date.now() / 1000));
-  ctx.set('X-Quota-Limit', String(limit));
-  ctx.set('X-Quota-Used', String(used));
-  ctx.set('X-Quota-Remaining', String(remaining));
+  headers.push('X-Quota-Limit', String(limit));
+  headers.push('X-Quota-Used', String(used));
+  headers.push('X-Quota-Remaining', String(remaining));
   // Unix epoch seconds, as the reference's official client parses it.
-  ctx.set('X-Quota-Reset', String(resetEpoch));
+  headers.push('X-Quota-Reset', String(resetEpoch));
   const policies = [];
   const current = [];
   if (row.rate_limit !== null) policies.push(`"minute";q=${row.rate_limit};w=60`);
   if (row.rate_remaining !== null && row.rate_reset !== null) {
-    ctx.set('X-RateLimit-Limit', String(row.rate_limit));
-    ctx.set('X-RateLimit-Remaining', String(row.rate_remaining));
-    ctx.set('X-RateLimit-Reset', String(row.rate_reset));
+    headers.push('X-RateLimit-Limit', String(row.rate_limit));
+    headers.push('X-RateLimit-Remaining', String(row.rate_remaining));
+    headers.push('X-RateLimit-Reset', String(row.rate_reset));
     current.push(`"minute";r=${row.rate_remaining};t=${row.rate_reset}`);
   }
   // A calendar month (UTC) has no fixed window: the policy states the quota, RateLimit the time left.
   policies.push(`"month";q=${limit}`);
   current.push(`"month";r=${remaining};t=${resetIn}`);
-  ctx.set('RateLimit-Policy', policies.join(', '));
-  ctx.set('RateLimit', current.join(', '));
+  headers.push('RateLimit-Policy', policies.join(', '));
+  headers.push('RateLimit', current.join(', '));
+  return headers;
 }
 
 /** The key of an `Authorization: Bearer <key>` header, or null when absent or not a Bearer header. */

@@ -6,13 +6,14 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { Sql } from '../db/client.ts';
+import { admissionDecision, bearerKey, limitHeaders, type AdmitRoute, type AdmitRow } from './admission.ts';
 import type { Deps, RouteSpec } from './routes.ts';
 
 /** The groups of served data, one row each in app.data_versions. */
-export type DataGroup = 'market' | 'sentiment' | 'indicators' | 'fx' | 'content';
+export type DataGroup = 'market' | 'sentiment' | 'indicators' | 'fx' | 'content' | 'liquidations';
 
 export interface RouteCache {
   /** the data versions the body depends on */
@@ -22,16 +23,21 @@ export interface RouteCache {
 }
 
 // The declarations of src/api, by refresh cadence: market data every minute (FX rates ride along,
-// being read wherever prices are converted), sentiment every 15 minutes, content on import.
+// being read wherever prices are converted), sentiment every 15 minutes, content on import,
+// liquidations on ingest.
 export const MARKET_CACHE: RouteCache = { data: ['market', 'fx'], maxAgeSeconds: 30 };
 export const SENTIMENT_CACHE: RouteCache = { data: ['sentiment', 'market'], maxAgeSeconds: 60 };
 export const INDICATORS_CACHE: RouteCache = { data: ['indicators'], maxAgeSeconds: 60 };
 export const CONTENT_CACHE: RouteCache = { data: ['content'], maxAgeSeconds: 300 };
+// the raw feed, by ingest (every minute live); coin names and logos ride on the market version
+export const LIQUIDATIONS_CACHE: RouteCache = { data: ['liquidations', 'market'], maxAgeSeconds: 30 };
 
 /** Smaller bodies are sent as they are (by koa-compress too, app.ts). */
 export const COMPRESS_THRESHOLD_BYTES = 1024;
 /** Versions are re-read this often besides the notifications, should the listening connection be lost. */
 const POLL_MS = 5_000;
+/** Request URLs remembered with the cache key they parsed to (the warm-hit shortcut), at most. */
+const SHORTCUTS = 10_000;
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
@@ -92,14 +98,38 @@ export class DataVersions {
     return { tag: parts.join(','), changedAt };
   }
 
-  private async reread() {
+  /** a read of the versions under way, and the one that starts when it ends */
+  private reading: Promise<boolean> | null = null;
+  private following: Promise<boolean> | null = null;
+
+  /**
+   * Resolves once the versions were read by a query that began after this call, so a refresh
+   * committed before the request arrived is seen even while its NOTIFY is still on the way (it can
+   * trail the commit). Concurrent requests share the reads: one in flight, the next one starting as
+   * it ends, for every request that arrived meanwhile. False when the database could not be asked.
+   */
+  confirm(): Promise<boolean> {
+    if (!this.reading) {
+      this.reading = this.reread().finally(() => (this.reading = null));
+      return this.reading;
+    }
+    this.following ??= this.reading.then(() => {
+      this.following = null;
+      return this.confirm();
+    });
+    return this.following;
+  }
+
+  private async reread(): Promise<boolean> {
     try {
       const rows = await this.sql<{ name: string; version: string; changed_at: Date }[]>`
         select name, version, changed_at from app.data_versions`;
       for (const row of rows) this.set(row.name, Number(row.version), row.changed_at);
       this.known = true;
+      return true;
     } catch {
       // the database is away: the next (re)connect or poll reads them again
+      return false;
     }
   }
 
@@ -144,70 +174,154 @@ function notModified(ctx: Context, etag: string) {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
-export type Produce = () => Promise<unknown>;
-export type Serve = (ctx: Context, input: { query: unknown; params: unknown }, produce: Produce, status: number) => Promise<void>;
+/** The body's JSON text (the handler's answer, serialised once) */
+export type Produce = () => Promise<string>;
+/** `admission`: how the route admitted this request, to admit a later one of the same URL alike (null: never shortcut) */
+export type Serve = (ctx: Context, input: { query: unknown; params: unknown }, produce: Produce, status: number, admission: AdmitRoute | null) => Promise<void>;
+
+/** What a request URL parsed to the last time it was answered: enough to answer it again without parsing. */
+interface Shortcut {
+  /** the cache key without the data versions */
+  base: string;
+  data: DataGroup[];
+  maxAgeSeconds: number;
+  status: number;
+  /** the route's admission of this URL (plan, per_page, endpoint) */
+  admission: AdmitRoute;
+  /** the matched route, for the request log and metrics (observe.ts) */
+  matchedRoute: string;
+}
+
+/** What the shortcut needs of the app: the request's id and the headers every response carries. */
+export interface ShortcutHead {
+  /** the request id (as the app's request-id middleware assigns it) and the fixed headers, flat */
+  headers(ctx: Context): string[];
+  /** a request the app's own checks (header size, body) might refuse: left to the full chain */
+  ordinary(ctx: Context): boolean;
+}
 
 /**
  * The response cache of one app: `serve(route)` is the middleware of a route declaring `cache`,
- * null for the others (not GET, noStore or public routes are never cached).
+ * null for the others (not GET, noStore or public routes are never cached); `shortcut` answers a
+ * URL already answered from the cache before the body parser and the routers, skipping the
+ * parsing and routing that gave the same key last time (admission still runs for every request).
  */
 export function responseCache(deps: Deps, routes: RouteSpec[]) {
   const maxSize = deps.config.RESPONSE_CACHE_MB * 1024 * 1024;
   const store = maxSize > 0
     ? new LRUCache<string, Entry>({ maxSize, sizeCalculation: (entry) => Math.max(1, entry.body.length * 2) })
     : null;
+  const shortcuts = store ? new LRUCache<string, Shortcut>({ max: SHORTCUTS }) : null;
   const versions = new DataVersions(deps.sql);
   const cached = routes.filter(cacheable);
   if (cached.length > 0) void versions.start().catch(() => {});
+  // without a store every answer is computed afresh (its ETag is its digest): the versions then
+  // only give Last-Modified, not worth a read per request
+  const strict = deps.config.CACHE_FRESHNESS === 'strict' && store !== null;
+  /** The versions of `data` as a request must see them: re-read after its arrival (strict), or as last announced. */
+  const currentFor = async (data: DataGroup[]) => (!strict || (await versions.confirm()) ? versions.current(data) : null);
+  // links in the bodies are absolute: the origin is part of every key unless PUBLIC_URL fixes it
+  const origin = (ctx: Context) => deps.config.PUBLIC_URL ?? ctx.origin;
 
-  function serve(route: RouteSpec): Serve | null {
+  async function answer(ctx: Context, entry: Entry, changedAt: Date, maxAgeSeconds: number, status: number) {
+    // private: every request carries a key, and a shared cache must not answer for the key's quota and rate limit
+    ctx.set('Cache-Control', `private, max-age=${maxAgeSeconds}`);
+    ctx.set('ETag', entry.etag);
+    ctx.set('Last-Modified', changedAt.toUTCString());
+    if (notModified(ctx, entry.etag)) {
+      ctx.status = 304;
+      ctx.body = null;
+      return;
+    }
+    ctx.status = status;
+    ctx.type = 'application/json; charset=utf-8';
+    const encoding = entry.body.length >= COMPRESS_THRESHOLD_BYTES ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
+    if (store && (encoding === 'br' || encoding === 'gzip')) {
+      const encoded = (entry.encoded[encoding] ??= ENCODERS[encoding](entry.body));
+      ctx.body = await encoded;
+      // koa-compress leaves a body that has its Content-Encoding already
+      ctx.set('Content-Encoding', encoding);
+    } else {
+      // without a store there is nothing to keep the encoding in: koa-compress compresses it
+      ctx.body = entry.body;
+    }
+  }
+
+  /** `matchedRoute`: the route's Koa path under the prefix, as the router would leave it for the request log */
+  function serve(route: RouteSpec, matchedRoute: string): Serve | null {
     if (!cacheable(route)) return null;
     const { data, maxAgeSeconds } = route.cache!;
     // pagination links repeat the request's own query string, in its order
     const rawQuery = 'page' in ((route.query as unknown as { shape?: object } | undefined)?.shape ?? {});
-    return async (ctx, input, produce, status) => {
-      const current = versions.current(data);
+    return async (ctx, input, produce, status, admission) => {
+      const current = await currentFor(data);
       if (!current) {
         // versions not read yet: answer as without a cache
         ctx.status = status;
+        ctx.type = 'application/json; charset=utf-8';
         ctx.body = await produce();
         return;
       }
-      const key = [
-        route.method, route.path, deps.config.PUBLIC_URL ?? ctx.origin, rawQuery ? ctx.querystring : '',
-        canonical(input.query), canonical(input.params), current.tag,
+      const base = [
+        route.method, route.path, origin(ctx), rawQuery ? ctx.querystring : '', canonical(input.query), canonical(input.params),
       ].join('\n');
+      const key = `${base}\n${current.tag}`;
       let entry = store?.get(key);
       if (!entry) {
-        const body = Buffer.from(JSON.stringify(await produce()));
+        const body = Buffer.from(await produce());
         entry = { body, etag: strongEtag(body), encoded: {} };
         store?.set(key, entry, { ttl: maxAgeSeconds * 1000 });
       }
-      // private: every request carries a key, and a shared cache must not answer for the key's quota and rate limit
-      ctx.set('Cache-Control', `private, max-age=${maxAgeSeconds}`);
-      ctx.set('ETag', entry.etag);
-      ctx.set('Last-Modified', current.changedAt.toUTCString());
-      if (notModified(ctx, entry.etag)) {
-        ctx.status = 304;
-        ctx.body = null;
-        return;
-      }
-      ctx.status = status;
-      ctx.type = 'application/json; charset=utf-8';
-      const encoding = entry.body.length >= COMPRESS_THRESHOLD_BYTES ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
-      if (store && (encoding === 'br' || encoding === 'gzip')) {
-        const encoded = (entry.encoded[encoding] ??= ENCODERS[encoding](entry.body));
-        ctx.body = await encoded;
-        // koa-compress leaves a body that has its Content-Encoding already
-        ctx.set('Content-Encoding', encoding);
-      } else {
-        // without a store there is nothing to keep the encoding in: koa-compress compresses it
-        ctx.body = entry.body;
-      }
+      if (admission) shortcuts?.set(`${origin(ctx)}\n${ctx.url}`, { base, data, maxAgeSeconds, status, admission, matchedRoute });
+      await answer(ctx, entry, current.changedAt, maxAgeSeconds, status);
     };
   }
 
-  return { serve, versions };
+  /**
+   * Middleware, first after the error envelope: a GET of a URL answered before whose body is still
+   * current is admitted and answered here, its headers written in one call (setting some thirty
+   * headers one by one cost as much as the rest of the answer). Anything else, and a refusal
+   * (whose decision the route then reuses, uncounted), goes on down the chain.
+   */
+  function shortcut(head: ShortcutHead) {
+    return async (ctx: Context, next: Next) => {
+      const hit = ctx.method === 'GET' ? shortcuts?.get(`${origin(ctx)}\n${ctx.url}`) : undefined;
+      if (!hit || !head.ordinary(ctx)) return next();
+      const current = await currentFor(hit.data);
+      const entry = current ? store!.get(`${hit.base}\n${current.tag}`) : undefined;
+      if (!current || !entry) return next();
+      (ctx as { _matchedRoute?: string })._matchedRoute = hit.matchedRoute;
+      let row: AdmitRow;
+      try {
+        row = await admissionDecision(ctx, deps, bearerKey(ctx.get('authorization')), hit.admission);
+      } catch {
+        return next();
+      }
+      if (row.outcome !== 'ok') {
+        ctx.state.decided = row;
+        return next();
+      }
+      const headers = head.headers(ctx);
+      headers.push(...limitHeaders(row), 'Cache-Control', `private, max-age=${hit.maxAgeSeconds}`, 'ETag', entry.etag,
+        'Last-Modified', current.changedAt.toUTCString(), 'Vary', 'Accept-Encoding');
+      ctx.respond = false;
+      if (notModified(ctx, entry.etag)) {
+        ctx.status = 304;
+        ctx.res.writeHead(304, headers);
+        ctx.res.end();
+        return;
+      }
+      const encoding = entry.body.length >= COMPRESS_THRESHOLD_BYTES ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
+      const body = encoding === 'br' || encoding === 'gzip' ? await (entry.encoded[encoding] ??= ENCODERS[encoding](entry.body)) : entry.body;
+      if (body !== entry.body) headers.push('Content-Encoding', encoding as string);
+      headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length));
+      ctx.status = hit.status;
+      ctx.res.writeHead(hit.status, headers);
+      ctx.res.end(body);
+    };
+  }
+
+  return { serve, shortcut, versions };
 }
 
 /** Only a GET of shared data that depends on some data version: never per-key state, never public routes. */

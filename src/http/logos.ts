@@ -63,5 +63,14 @@ export function absoluteLogos<T>(body: T, base: string): T {
   return walk(body) as T;
 }
 
+/**
+ * The JSON text of a response body with its generated logos absolute: absoluteLogos on the text
+ * instead of the tree (one pass of a native replace instead of a copy of every row). A `logo` key
+ * can only appear unescaped as a key: inside a string value its quotes are escaped.
+ */
+export function jsonWithAbsoluteLogos(body: unknown, base: string): string {
+  return JSON.stringify(body).replaceAll(`"logo":"${LOGO_PATH}`, `"logo":${JSON.stringify(base).slice(0, -1)}${LOGO_PATH}`);
+}
+
 /** absoluteLogos on the base of this request (PUBLIC_URL, else its scheme and host). */
 export const withAbsoluteLogos = <T>(body: T, ctx: Context, config: Deps['config']) => absoluteLogos(body, publicBase(ctx, config));

@@ -12,7 +12,8 @@ import type { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache, type RouteCache } from './cache.ts';
 import { deprecationHeaders } from './deprecation.ts';
 import { completeEnvelope } from './envelope.ts';
-import { withAbsoluteLogos } from './logos.ts';
+import { jsonWithAbsoluteLogos } from './logos.ts';
+import { publicBase } from './pages.ts';
 import { addErrors, bodyTextErrors, collectingParser, pathTextErrors, queryTextErrors } from './validation.ts';
 
 export type PlanName = 'free' | 'starter' | 'pro';
@@ -168,10 +169,9 @@ export function routePlan(route: RouteSpec, query: unknown, valid: boolean): Pla
   return typeof route.plan === 'function' ? (valid ? route.plan(query as never) : 'free') : route.plan;
 }
 
-export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
-  const cache = responseCache(deps, routes);
+export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cache = responseCache(deps, routes)) {
   for (const route of routes) {
-    const cached = cache.serve(route);
+    const cached = cache.serve(route, `${API_PREFIX}${koaPath(route.path)}`);
     const endpoint = `${route.method.toUpperCase()} ${API_PREFIX}${route.path}`;
     // checked at start-up: a declaration naming a missing changelog entry or a bad date fails here
     const deprecation = route.deprecated ? deprecationHeaders(route.deprecated) : null;
@@ -183,15 +183,17 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps) {
       const valid = Object.keys(input.errors).length === 0;
       const plan = routePlan(route, input.query, valid);
       const perPage = valid ? (input.query as { per_page?: unknown }).per_page : undefined;
-      const key = route.public && !ctx.get('authorization')
-        ? (null as unknown as Admitted)
-        : await admission(ctx, deps, { endpoint, plan, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined });
+      const admitWith = { endpoint, plan, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined };
+      const key = route.public && !ctx.get('authorization') ? (null as unknown as Admitted) : await admission(ctx, deps, admitWith);
       if (!valid) throw ApiError.validation(input.errors);
       if (route.readsCounters) await deps.admission?.flush();
       const query = handlerQuery(route, deps, routes, ctx, input, key);
-      const produce = async () => completeEnvelope(withAbsoluteLogos(await query(), ctx, deps.config), deps.config);
-      if (cached) return cached(ctx, input, produce, route.status ?? 200);
+      // serialised once, here: the cache keeps these bytes, an uncached answer sends them
+      const produce = async () => jsonWithAbsoluteLogos(completeEnvelope(await query(), deps.config), publicBase(ctx, deps.config));
+      // a later request of this URL is admitted alike by the cache's shortcut (not a deprecated route: its headers are the route's)
+      if (cached) return cached(ctx, input, produce, route.status ?? 200, deprecation ? null : admitWith);
       ctx.status = route.status ?? 200;
+      ctx.type = 'application/json; charset=utf-8';
       ctx.body = await produce();
     });
   }

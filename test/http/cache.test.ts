@@ -95,6 +95,21 @@ test.serial('a content import is served at once by two API processes', async (t)
   t.deepEqual(await Promise.all([title(handles.api), title(extra.second!)]), ['Alpha guide, second edition', 'Alpha guide, second edition']);
 });
 
+test.serial('a liquidation ingest is served at once by two API processes; the daily routes are not cached', async (t) => {
+  const path = '/api/v1/liquidations?per_page=1';
+  const total = async (api: TestApi) => (await api.get(path, await key())).body.meta.total as number;
+  const ingest = (ms: number) => handles.db.sql`select * from market.ingest_okx_liquidations(${handles.db.sql.json([
+    { symbol: 'ALP/USDT:USDT', instId: 'ALP-USDT-SWAP', ts: String(ms), price: '100.5', contracts: '3', contractSize: '1', side: 'sell' },
+  ] as never)})`;
+  const before = await total(handles.api);
+  t.is(await total(extra.second!), before);
+  t.is(await total(handles.api), before, 'from the cache');
+  await ingest(Date.now() - 60_000);
+  t.deepEqual(await Promise.all([total(handles.api), total(extra.second!)]), [before + 1, before + 1]);
+  t.truthy((await handles.api.get(path, await key())).headers.get('etag'));
+  t.is((await handles.api.get('/api/v1/liquidations/daily', await key())).headers.get('etag'), null, 'read from an aggregate that announces no version');
+});
+
 test.serial('the cached body is served without the query until the data version changes', async (t) => {
   const path = '/api/v1/coins/alpha';
   const before = await handles.api.get(path, await key());
@@ -179,4 +194,36 @@ test.serial('the cache key: parameter order does not matter, the values do; pagi
   const swapped = await handles.api.get('/api/v1/coins?page=1&per_page=2', k);
   t.is(page.body.links.first, `${handles.api.base}/api/v1/coins?per_page=2&page=1`);
   t.is(swapped.body.links.first, `${handles.api.base}/api/v1/coins?page=1&per_page=2`);
+});
+
+test.serial('a URL answered again without parsing or routing: the same headers, each request admitted and counted, refusals as before', async (t) => {
+  const k = await handles.api.key({ plan: 'free' });
+  const path = '/api/v1/coins/alpha?convert=USD';
+  const first = await handles.api.get(path, k);
+  const again = await handles.api.get(path, k);
+  t.is(again.status, 200);
+  t.deepEqual(again.body, first.body);
+  const varying = new Set(['date', 'x-request-id', 'x-quota-used', 'x-quota-remaining', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'ratelimit']);
+  const names = (response: typeof first) => [...response.headers.keys()].filter((name) => !varying.has(name)).sort();
+  t.deepEqual(names(again), names(first), 'the same headers as the answer of the full path');
+  for (const name of names(first)) t.is(again.headers.get(name), first.headers.get(name), name);
+  t.is(again.headers.get('x-content-type-options'), 'nosniff');
+  t.truthy(again.headers.get('content-security-policy'));
+  t.is(again.headers.get('x-powered-by'), null);
+  t.is(Number(again.headers.get('x-quota-used')), Number(first.headers.get('x-quota-used')) + 1, 'counted');
+  // a key revoked, a key missing, a key without the plan: refused as the full path refuses them
+  t.is((await handles.api.get(path, null)).status, 401);
+  t.is((await handles.api.get(path, 'mdk_not-a-key-at-all-0000000000000000000000000')).status, 401);
+  await handles.db.sql`update app.api_keys set revoked_at = now() where prefix = ${k.slice(0, 12)}`;
+  // refused within a second (the revocation's NOTIFY), as admission promises
+  let revoked = await handles.api.get(path, k);
+  for (let i = 0; i < 20 && revoked.status === 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    revoked = await handles.api.get(path, k);
+  }
+  t.is(revoked.status, 401);
+  t.is(revoked.body.error.code, 'unauthorized');
+  // the request log and metrics name the declared route
+  const metrics = await handles.api.get('/metrics');
+  t.regex(metrics.body as string, /mdapi_http_requests_total\{method="GET",route="\/api\/v1\/coins\/\{slug\}",status="200"\} [2-9]/);
 });

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { get as httpGet } from 'node:http';
 import test from 'ava';
-import { absoluteLogos } from '../../src/http/logos.ts';
+import { absoluteLogos, jsonWithAbsoluteLogos } from '../../src/http/logos.ts';
 import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 import { loadVenueFixture } from '../api/exchange_fixtures.ts';
 
@@ -131,4 +131,15 @@ test('absoluteLogos: prefixes generated logo paths only, leaving images, dates a
   const out = absoluteLogos(body, 'https://b.example');
   t.deepEqual(out, { data: [{ logo: 'https://b.example/logos/coins/a.svg', when }, { logo: 'https://x.example/a.png', path: '/logos/coins/b.svg' }], meta: { logo: null } });
   t.is(out.data[0]!.when, when);
+});
+
+test('jsonWithAbsoluteLogos: the JSON text of absoluteLogos, a logo path quoted inside another string left alone', (t) => {
+  const body = {
+    data: [{ logo: '/logos/coins/a.svg', nested: { logo: '/logos/exchanges/b.svg' } }, { logo: 'https://x.example/a.png', path: '/logos/coins/b.svg' }],
+    meta: { logo: null, note: 'a field "logo":"/logos/coins/c.svg" quoted in text' },
+  };
+  for (const base of ['https://b.example', 'https://b.example/with "quote"']) {
+    const text = jsonWithAbsoluteLogos(body, base);
+    t.deepEqual(JSON.parse(text), absoluteLogos(body, base), base);
+  }
 });
