@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-coins backfill import-content worker db bench chaos topology backup restore venues-replay openapi-examples
+.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-coins backfill import-content worker db bench chaos topology backup restore venues-replay openapi-examples schema-dump
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -28,6 +28,9 @@ test: deps ## run the whole test suite on a real TimescaleDB (embedded unless TE
 test-server: deps ## the suite on a TimescaleDB server: make test-server TEST_DATABASE_URL=postgres://user@host:port/db
 	@test -n "$(TEST_DATABASE_URL)" || { echo "set TEST_DATABASE_URL to a superuser (or CREATEDB) URL of a PostgreSQL >= 15 server with TimescaleDB >= 2.13 preloaded" >&2; exit 2; }
 	TEST_DATABASE_URL="$(TEST_DATABASE_URL)" TEST_DATABASE_READ_URL="$(TEST_DATABASE_READ_URL)" npm test
+
+schema-dump: deps ## regenerate sql/schema.sql, the market, api and app schemas as the migrations build them (checked by the tests)
+	UPDATE_SCHEMA_DUMP=1 node test/run.ts test/db/schema_dump.test.ts
 
 openapi-examples: deps ## record every operation's answer over the demo data as its OpenAPI example (src/http/openapi-examples.json)
 	UPDATE_OPENAPI_EXAMPLES=1 node test/run.ts test/http/contract.test.ts

@@ -7,14 +7,13 @@
 // crossed alarm triggered exactly once and no other, every webhook event delivered with one event id.
 // Prints the figures; exits 1 when a check fails or a request got a 5xx other than 503.
 //   CHAOS_ROUNDS (6)  CHAOS_SEED (random, printed)  CHAOS_HISTORY ('6 days')  CHAOS_KEEP=1 keeps the logs
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCatalogue } from '../src/sources/simulated/index.ts';
 import { embeddedUrl } from '../src/config.ts';
 import { createSql } from '../src/db/client.ts';
 import { portAnswers } from '../src/db/embedded/launcher.ts';
-import { stateFile } from '../src/db/embedded/server.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
 import { refreshCoinAggregates } from '../src/sources/aggregates.ts';
@@ -134,16 +133,14 @@ function isServer(pid: number): boolean {
   }
 }
 
-/** The database process `mdapi db` supervises now (its pid is in DATA_DIR/embedded.json). */
+/** The database process `mdapi db` supervises now: its child running src/db/embedded/server.ts. */
 function serverPid(): number | null {
-  try {
-    const { pid } = JSON.parse(readFileSync(stateFile(dataDir), 'utf8')) as { pid: number };
-    if (db.pid !== null && parentOf(pid) === db.pid && isServer(pid)) {
-      serverPids.add(pid);
-      return pid;
-    }
-  } catch {
-    // not written yet
+  if (db.pid === null) return null;
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || parentOf(pid) !== db.pid || !isServer(pid)) continue;
+    serverPids.add(pid);
+    return pid;
   }
   return null;
 }

@@ -2,7 +2,7 @@
 // stored; the key itself is printed once, at creation.
 import { hash, randomBytes } from 'node:crypto';
 import type { Sql } from './db/client.ts';
-import type { McpPlanName, PlanName } from './http/routes.ts';
+import type { McpPlanName, PlanName } from './plans.ts';
 
 export const hashKey = (key: string) => hash('sha256', key, 'buffer') as unknown as Buffer;
 

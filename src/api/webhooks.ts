@@ -40,7 +40,7 @@ export const webhookRoutes = [
     method: 'get', path: '/webhooks', operationId: 'listWebhookEndpoints', tag, plan: 'free', noStore: true,
     response: envelope(z.array(WebhookEndpoint), z.object({ limit: int('Endpoints one owner may register.') })),
     summary: "The key owner's webhook endpoints: id, url, events, status (delivering | disabled), consecutive_failures, disabled_at, created_at.",
-    handler: async ({ key, ctx, deps: { sql } }) => {
+    handler: async ({ key, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown[] }[]>`select app.list_webhook_endpoints(${key.owner}) as data`;
       return { data: row!.data, meta: { limit: WEBHOOK_ENDPOINT_LIMIT } };
     },
@@ -54,7 +54,7 @@ export const webhookRoutes = [
     }),
     response: envelope(WebhookEndpoint.extend({ secret: text('The signing secret, shown this once only.') }), z.object({ note: text() })),
     summary: `Registers a webhook endpoint (at most ${WEBHOOK_ENDPOINT_LIMIT} per owner). The response carries the signing secret, shown this once only.`,
-    handler: async ({ body, key, ctx, deps: { sql, config } }) => {
+    handler: async ({ body, key, deps: { sql, config } }) => {
       const problem = await targetProblem(body.url, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
       if (problem) throw ApiError.validation({ url: [problem] });
       const [row] = await sql<{ data: unknown }[]>`
@@ -66,7 +66,7 @@ export const webhookRoutes = [
     method: 'get', path: '/webhooks/{id}', operationId: 'getAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
     response: envelope(WebhookEndpoint),
     summary: 'One webhook endpoint of the key owner (never its secret).',
-    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+    handler: async ({ params: { id }, key, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.get_webhook_endpoint(${key.owner}, ${id}) as data`;
       if (!row?.data) throw ApiError.notFound('webhook endpoint');
       return { data: row.data };
@@ -76,7 +76,7 @@ export const webhookRoutes = [
     method: 'delete', path: '/webhooks/{id}', operationId: 'deleteAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
     response: envelope(z.object({ deleted: z.literal(true) })),
     summary: 'Deletes a webhook endpoint with its delivery log; nothing more is sent to it.',
-    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+    handler: async ({ params: { id }, key, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.delete_webhook_endpoint(${key.owner}, ${id}) as data`;
       return { data: row!.data };
     },
@@ -85,7 +85,7 @@ export const webhookRoutes = [
     method: 'post', path: '/webhooks/{id}/enable', operationId: 'enableAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,
     response: envelope(WebhookEndpoint),
     summary: 'Re-enables an endpoint disabled after 10 consecutive failed deliveries: status delivering, consecutive_failures 0. Events raised while it was disabled are not sent.',
-    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+    handler: async ({ params: { id }, key, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.enable_webhook_endpoint(${key.owner}, ${id}) as data`;
       return { data: row!.data };
     },
@@ -95,7 +95,7 @@ export const webhookRoutes = [
     conflict: 'conflict: the endpoint is disabled; re-enable it first.',
     response: envelope(z.object({ queued: z.literal(true), event_id: z.uuid(), delivery_id: int() })),
     summary: 'Queues a sample alarm.triggered event marked "test": true to this endpoint, signed and retried like any other; 409 when the endpoint is disabled.',
-    handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
+    handler: async ({ params: { id }, key, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select app.send_webhook_test(${key.owner}, ${id}) as data`;
       return { data: row!.data };
     },

@@ -11,7 +11,30 @@
 // limits, so a NOTIFY missed (LISTEN through a transaction pooler) costs at most one flush interval.
 import type { Sql } from '../db/client.ts';
 import type { Logger } from '../log.ts';
-import type { AdmitRow, AdmitRoute } from './admission.ts';
+import type { McpPlanName, PlanName } from '../plans.ts';
+
+export interface AdmitRow {
+  outcome: 'ok' | 'unauthorized' | 'auth_rate_limited' | 'plan_required' | 'per_page_exceeded' | 'rate_limited' | 'quota_exceeded';
+  key_id: string | null;
+  owner: string | null;
+  plan: PlanName | McpPlanName | null;
+  quota_limit: string | null;
+  quota_used: string | null;
+  quota_reset: Date;
+  rate_limit: number | null;
+  rate_remaining: number | null;
+  rate_reset: number | null;
+  retry_after: number | null;
+  per_page_cap: number | null;
+}
+
+export interface AdmitRoute {
+  endpoint: string;
+  plan: PlanName | McpPlanName;
+  consume: boolean;
+  perPage?: number;
+  scope?: 'data-api' | 'mcp';
+}
 
 /** A cached key is forgotten after this long unused (its shared counts are then read afresh). */
 const IDLE_MS = 60_000;

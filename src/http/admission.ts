@@ -3,30 +3,32 @@
 // X-RateLimit-*, and the IETF RateLimit-Policy/RateLimit fields (draft-ietf-httpapi-ratelimit-headers,
 // structured-field form) with a "minute" policy (the burst limit) and a "month" policy (the quota).
 import type { Context } from 'koa';
-import type { Deps, McpPlanName, PlanName } from './routes.ts';
+import type { Config } from '../config.ts';
+import type { Sql } from '../db/client.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
+import type { McpPlanName, PlanName } from '../plans.ts';
+import type { AdmissionBatcher, AdmitRoute, AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
 import { hashKey } from '../keys.ts';
+
+/** What a handler and the HTTP core are given. */
+export interface Deps {
+  /** the primary; a handler is given a replica's client here when its route reads from replicas */
+  sql: Sql;
+  config: Config;
+  /** DATABASE_READ_URL: where read-only market-data queries go while a replica is healthy */
+  replicas?: ReadReplicas | null;
+  /** the process's admission counters (ADMISSION_FLUSH_MS > 0), set by createApp */
+  admission?: AdmissionBatcher | null;
+}
+
+export type { AdmitRoute, AdmitRow };
 
 export interface Admitted {
   id: number;
   owner: string;
   plan: PlanName | McpPlanName;
   perPageCap: number;
-}
-
-export interface AdmitRow {
-  outcome: 'ok' | 'unauthorized' | 'auth_rate_limited' | 'plan_required' | 'per_page_exceeded' | 'rate_limited' | 'quota_exceeded';
-  key_id: string | null;
-  owner: string | null;
-  plan: PlanName | McpPlanName | null;
-  quota_limit: string | null;
-  quota_used: string | null;
-  quota_reset: Date;
-  rate_limit: number | null;
-  rate_remaining: number | null;
-  rate_reset: number | null;
-  retry_after: number | null;
-  per_page_cap: number | null;
 }
 
 export async function admission(
@@ -83,14 +85,6 @@ export async function quotaHeaders(ctx: Context, deps: Deps): Promise<void> {
   } catch {
     // The response being answered is the error that matters; it leaves without quota headers.
   }
-}
-
-export interface AdmitRoute {
-  endpoint: string;
-  plan: PlanName | McpPlanName;
-  consume: boolean;
-  perPage?: number;
-  scope?: 'data-api' | 'mcp';
 }
 
 /** Through the process's batched counters when there are (ADMISSION_FLUSH_MS > 0), else app.admit per request. */

@@ -9,7 +9,7 @@ import compress from 'koa-compress';
 import helmet from 'koa-helmet';
 import { apiRoutes } from '../api/index.ts';
 import { ApiError, errorMiddleware, toApiError } from './errors.ts';
-import type { Deps } from './routes.ts';
+import type { Deps } from './admission.ts';
 import { API_PREFIX, mountRoutes, type RouteSpec } from './routes.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics.ts';

@@ -10,10 +10,20 @@ import type { Context, Next } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { Sql } from '../db/client.ts';
 import { admissionDecision, bearerKey, limitHeaders, type AdmitRoute, type AdmitRow } from './admission.ts';
-import type { Deps, RouteSpec } from './routes.ts';
+import type { Deps } from './admission.ts';
 
 /** The groups of served data, one row each in app.data_versions. */
 export type DataGroup = 'market' | 'sentiment' | 'indicators' | 'fx' | 'content' | 'liquidations';
+
+/** What the cache reads of a route's declaration (RouteSpec, src/http/routes.ts). */
+export interface CachedRoute {
+  method: string;
+  path: string;
+  cache?: RouteCache;
+  query?: unknown;
+  noStore?: boolean;
+  public?: boolean;
+}
 
 export interface RouteCache {
   /** the data versions the body depends on */
@@ -206,7 +216,7 @@ export interface ShortcutHead {
  * URL already answered from the cache before the body parser and the routers, skipping the
  * parsing and routing that gave the same key last time (admission still runs for every request).
  */
-export function responseCache(deps: Deps, routes: RouteSpec[]) {
+export function responseCache(deps: Deps, routes: CachedRoute[]) {
   const maxSize = deps.config.RESPONSE_CACHE_MB * 1024 * 1024;
   const store = maxSize > 0
     ? new LRUCache<string, Entry>({ maxSize, sizeCalculation: (entry) => Math.max(1, entry.body.length * 2) })
@@ -248,7 +258,7 @@ export function responseCache(deps: Deps, routes: RouteSpec[]) {
   }
 
   /** `matchedRoute`: the route's Koa path under the prefix, as the router would leave it for the request log */
-  function serve(route: RouteSpec, matchedRoute: string): Serve | null {
+  function serve(route: CachedRoute, matchedRoute: string): Serve | null {
     if (!cacheable(route)) return null;
     const { data, maxAgeSeconds } = route.cache!;
     // pagination links repeat the request's own query string, in its order
@@ -325,6 +335,6 @@ export function responseCache(deps: Deps, routes: RouteSpec[]) {
 }
 
 /** Only a GET of shared data that depends on some data version: never per-key state, never public routes. */
-export function cacheable(route: RouteSpec): boolean {
+export function cacheable(route: CachedRoute): boolean {
   return route.method === 'get' && !!route.cache && route.cache.data.length > 0 && !route.noStore && !route.public;
 }

@@ -46,7 +46,6 @@ export function paginated<T>(url: URL, page: Page, total: number, data: T[], met
   };
 }
 
-export type Paginated = ReturnType<typeof paginated>;
 
 /**
  * Completes what a route's handler returned, for every route in one place (mountRoutes): an

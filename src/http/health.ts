@@ -5,7 +5,7 @@ import { workerStaleAfterMs } from '../config.ts';
 import { withTimeout } from '../db/client.ts';
 import { migrationFiles } from '../db/migrate.ts';
 import { ApiError } from './errors.ts';
-import type { Deps } from './routes.ts';
+import type { Deps } from './admission.ts';
 
 /** A readiness probe must answer promptly even when the database does not. */
 export const CHECK_TIMEOUT_MS = 2000;

@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { strongEtag } from './cache.ts';
 import { ApiError } from './errors.ts';
 import { escapeHtml, publicBase } from './pages.ts';
-import type { Deps } from './routes.ts';
+import type { Deps } from './admission.ts';
 
 const KINDS = new Set(['coins', 'exchanges', 'wallets']);
 const FILE = /^([a-z0-9]+(?:-[a-z0-9]+)*)\.svg$/;

@@ -6,7 +6,7 @@ import type { Metrics, SnapshotRow } from '../metrics.ts';
 import { bearerKey } from './admission.ts';
 import { ApiError } from './errors.ts';
 import { workerStaleAfterMs } from '../config.ts';
-import type { Deps } from './routes.ts';
+import type { Deps } from './admission.ts';
 
 export type MetricsAccess = 'ok' | 'unauthorized' | 'forbidden';
 

@@ -10,7 +10,7 @@ import { apiCatalog, apisJson, logo, securityTxt } from './discovery.ts';
 import { logoRoute } from './logos.ts';
 import { htmlPage, markdownToHtml } from './pages.ts';
 import { REFERENCE_PATHS, REFERENCE_SCRIPT_PATH, referencePage, referenceScript } from './reference.ts';
-import type { Deps } from './routes.ts';
+import type { Deps } from './admission.ts';
 import { statusJson, statusPage } from './status.ts';
 
 const ROOT = new URL('../../', import.meta.url);

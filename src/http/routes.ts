@@ -3,12 +3,10 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
-import type { ReadReplicas } from '../db/replicas.ts';
 import { ApiError, isDatabaseUnavailable } from './errors.ts';
-import { admission, type Admitted } from './admission.ts';
-import type { AdmissionBatcher } from './admission-batch.ts';
+import { admission, type Admitted, type Deps } from './admission.ts';
+import type { PlanName } from '../plans.ts';
 import { responseCache, type RouteCache } from './cache.ts';
 import { deprecationHeaders } from './deprecation.ts';
 import { completeEnvelope } from './envelope.ts';
@@ -16,21 +14,9 @@ import { jsonWithAbsoluteLogos } from './logos.ts';
 import { publicBase } from './pages.ts';
 import { addErrors, bodyTextErrors, collectingParser, pathTextErrors, queryTextErrors } from './validation.ts';
 
-export type PlanName = 'free' | 'starter' | 'pro';
-/** The plans of MCP keys (sql/migrations/000090_mcp_plans.sql); a plan belongs to one key scope. */
-export type McpPlanName = 'mcp-free' | 'mcp-pro';
-export const PLANS_BY_SCOPE = { 'data-api': ['free', 'starter', 'pro'], mcp: ['mcp-free', 'mcp-pro'] } as const;
+export { PLANS_BY_SCOPE, type McpPlanName, type PlanName } from '../plans.ts';
+export type { Deps } from './admission.ts';
 export const PLAN_RANK: Record<PlanName, number> = { free: 1, starter: 2, pro: 3 };
-
-export interface Deps {
-  /** the primary; a handler is given a replica's client here when its route reads from replicas */
-  sql: Sql;
-  config: Config;
-  /** DATABASE_READ_URL: where read-only market-data queries go while a replica is healthy */
-  replicas?: ReadReplicas | null;
-  /** the process's admission counters (ADMISSION_FLUSH_MS > 0), set by createApp */
-  admission?: AdmissionBatcher | null;
-}
 
 export interface HandlerInput<Q, P, B> {
   query: Q;

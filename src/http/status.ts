@@ -8,7 +8,7 @@ import { withTimeout } from '../db/client.ts';
 import { migrationFiles } from '../db/migrate.ts';
 import { CHECK_TIMEOUT_MS } from './health.ts';
 import { escapeHtml, htmlPage } from './pages.ts';
-import type { Deps } from './routes.ts';
+import type { Deps } from './admission.ts';
 
 export type ComponentState = 'operational' | 'degraded' | 'outage';
 export interface StatusComponent {

@@ -1,6 +1,5 @@
 // zod failures become 422 `validation` with details.errors: {field: [message, ...]}.
 import { z } from 'zod';
-import { ApiError } from './errors.ts';
 
 export function fieldErrors(error: z.ZodError, prefix = ''): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
@@ -9,12 +8,6 @@ export function fieldErrors(error: z.ZodError, prefix = ''): Record<string, stri
     (errors[field] ??= []).push(issue.message);
   }
   return errors;
-}
-
-export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const result = schema.safeParse(input);
-  if (!result.success) throw ApiError.validation(fieldErrors(result.error));
-  return result.data;
 }
 
 /**

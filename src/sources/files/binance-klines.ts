@@ -5,7 +5,7 @@
 // columns (src/sources/files/candles.ts) with the quote volume as the USD volume, which holds for
 // pairs quoted in USD or a USD stablecoin.
 import { fromBuffer, type Entry, type ZipFile } from 'yauzl';
-import { CandleImportError, type CandleColumns } from './candles.ts';
+import { CandleImportError, type CandleColumns } from './candle-columns.ts';
 
 const FIELDS = 12;
 // Open times after 2100-01-01 in milliseconds are microseconds.

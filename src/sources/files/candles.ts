@@ -6,28 +6,11 @@ import type { Sql } from '../../db/client.ts';
 import { completeCoinBarBackfills } from '../aggregates.ts';
 import { withReservedQuery } from '../source.ts';
 import { splitBinanceKlines } from './binance-klines.ts';
+import { CandleImportError, type CandleColumns } from './candle-columns.ts';
+
+export { CandleImportError, type CandleColumns };
 
 export const CSV_HEADER = ['time', 'open', 'high', 'low', 'close', 'volume'] as const;
-
-/** A file that cannot be imported; `problems` holds one `line N: ...` entry per fault. Nothing was written. */
-export class CandleImportError extends Error {
-  readonly problems: string[];
-  constructor(message: string, problems: string[] = []) {
-    super(message);
-    this.name = 'CandleImportError';
-    this.problems = problems;
-  }
-}
-
-export interface CandleColumns {
-  lines: number[];
-  time: string[];
-  open: string[];
-  high: string[];
-  low: string[];
-  close: string[];
-  volume: string[];
-}
 
 export interface CandleImport {
   slug: string;
