@@ -6,6 +6,7 @@ module.exports = {
     { name: 'src-not-to-bin', severity: 'error', comment: 'bin/ holds the entry points; nothing imports them', from: { path: '^(src|jobs)/' }, to: { path: '^bin/' } },
     { name: 'runtime-not-to-tests', severity: 'error', comment: 'the service never loads test or bench code', from: { path: '^(src|jobs|bin)/' }, to: { path: '^(test|bench)/' } },
     { name: 'no-circular', severity: 'error', comment: 'modules import in one direction: a circle (type imports included) means a declaration lives in the wrong module', from: {}, to: { circular: true } },
+    { name: 'http-core-not-to-groups', severity: 'error', comment: 'the HTTP core (src/http) is handed the routes of the API groups (src/service.ts); it never imports them', from: { path: '^src/http/' }, to: { path: '^src/api/' } },
     { name: 'no-circular-sources', severity: 'error', comment: 'a source module never imports the HTTP layer', from: { path: '^src/sources/' }, to: { path: '^src/(http|api)/' } },
   ],
   options: {

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createKey } from '../src/keys.ts';
 import { silentLogger } from '../src/log.ts';
+import { apiRoutes } from '../src/api/index.ts';
 import { createApp } from '../src/http/app.ts';
 import { defineRoute, type RouteSpec } from '../src/http/routes.ts';
 import type { RunningService } from '../src/service.ts';
@@ -131,11 +132,11 @@ export async function benchHttp(service: RunningService) {
   const coldConfig = appConfig(0);
   const warmConfig = appConfig(warmMb);
 
-  const cold = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }).callback());
-  const warm = await listen(createApp({ sql, config: warmConfig }, { logger: silentLogger }).callback());
+  const cold = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }, apiRoutes).callback());
+  const warm = await listen(createApp({ sql, config: warmConfig }, { logger: silentLogger }, apiRoutes).callback());
   // the other freshness mode beside the configured one (strict by default: a read of the versions per batch of requests)
   const otherFreshness = warmConfig.CACHE_FRESHNESS === 'strict' ? 'notify' : 'strict';
-  const warmOther = await listen(createApp({ sql, config: { ...warmConfig, CACHE_FRESHNESS: otherFreshness } }, { logger: silentLogger }).callback());
+  const warmOther = await listen(createApp({ sql, config: { ...warmConfig, CACHE_FRESHNESS: otherFreshness } }, { logger: silentLogger }, apiRoutes).callback());
   let ceilingBody = '';
   const bare = new Koa();
   bare.use((ctx) => {

@@ -3370,12 +3370,13 @@ function app.list_alarms(p_owner text, p_status text, p_direction text, p_notifi
   |             offset (p_page - 1)::bigint * p_per_page limit p_per_page) p), '[]'))
 
 function app.list_webhook_deliveries(p_owner text, p_id bigint, p_page integer, p_per_page integer) returns jsonb language plpgsql stable
-  -- One page of an endpoint's deliveries (kept 30 days), newest first, each with every HTTP attempt (outcome, response status, duration, error).
+  -- One page of an endpoint's deliveries (kept app.webhook_delivery_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error), and the retention as text.
   | begin
   |   if not exists (select from app.webhook_endpoints where id = p_id and owner = p_owner) then
   |     raise exception 'Webhook endpoint % does not exist.', p_id using errcode = 'MD404';
   |   end if;
   |   return jsonb_build_object(
+  |     'retention', app.webhook_delivery_retention()::text,
   |     'total', (select count(*) from app.webhook_deliveries where endpoint_id = p_id),
   |     'data', coalesce((
   |       select jsonb_agg(row order by d.created_at desc, d.id desc)
@@ -3493,9 +3494,9 @@ function app.prune_counters() returns void language sql volatile
   |   delete from app.auth_failures where window_start < now() - interval '1 hour';
 
 function app.prune_webhook_deliveries(p_endpoint_id bigint) returns void language sql volatile
-  |   delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - interval '30 days';
+  |   delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - app.webhook_delivery_retention();
   |   delete from app.webhook_events v
-  |   where v.created_at < now() - interval '30 days'
+  |   where v.created_at < now() - app.webhook_delivery_retention()
   |     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
 
 function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamp with time zone) returns void language sql volatile
@@ -3760,6 +3761,10 @@ function app.usage_report(p_key_id bigint) returns json language sql stable
   |   cross join period
   |   join app.plans p on p.name = k.plan
   |   left join app.usage_monthly u on u.key_id = k.id and u.month = period.month;
+
+function app.webhook_delivery_retention() returns interval language sql immutable
+  -- How long webhook deliveries and their events are kept (app.prune_webhook_deliveries; meta.retention of the delivery log).
+  |  select interval '30 days'
 
 function app.webhook_endpoint_json(p_endpoint app.webhook_endpoints) returns jsonb language sql stable
   |   select jsonb_build_object(
@@ -4595,7 +4600,7 @@ function market.fear_greed_readings(p_now timestamp with time zone) returns TABL
   |   from main m
 
 function market.fx_rate(p_currency text) returns numeric language plpgsql stable
-  -- Units of the currency per 1 USD from the latest row of market.fx_rates (USD: 1); raises MD422 (HTTP 422) for a currency without a rate.
+  -- Units of the currency per 1 USD from the latest row of market.fx_rates (USD: 1); raises MD422 (HTTP 422, field convert) for a currency without a rate.
   | declare
   |   v_rate numeric;
   | begin
@@ -4604,7 +4609,8 @@ function market.fx_rate(p_currency text) returns numeric language plpgsql stable
   |   end if;
   |   select f.rate into v_rate from market.fx_latest f where f.currency = upper(p_currency);
   |   if v_rate is null then
-  |     raise exception 'No exchange rate for the currency "%".', p_currency using errcode = 'MD422';
+  |     -- named after the parameter every API function takes its currency in: a 422 of that field
+  |     raise exception 'No exchange rate for the currency "%".', p_currency using errcode = 'MD422', column = 'convert';
   |   end if;
   |   return v_rate;
   | end;

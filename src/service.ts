@@ -9,6 +9,7 @@ import { migrate } from './db/migrate.ts';
 import { describeImport } from './content/import.ts';
 import { loadDemoContentIfEmpty } from './content/demo.ts';
 import { createApp, guardServer } from './http/app.ts';
+import { apiRoutes } from './api/index.ts';
 import { startWorker, type JobSchedule, type Worker } from './worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -63,7 +64,7 @@ export async function startService(initial: Config, logger: Logger = createLogge
     })
     : null;
   replicas?.start();
-  const app = createApp({ sql, config, replicas }, { logger, metrics });
+  const app = createApp({ sql, config, replicas }, { logger, metrics }, apiRoutes);
   const server = createServer(app.callback());
   guardServer(server);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));

@@ -1,11 +1,11 @@
-// `npm test`: builds the migrated template database once, runs ava, and ends with the plain
-// "N passed, N failed" line that CI reads.
+// `npm test`: builds the migrated template database once, runs ava with its TAP reporter, and ends
+// with the plain "N passed, N failed" line that CI reads, counted from the TAP stream.
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { TEMPLATE_DIR, buildTemplate } from './helpers/template.ts';
 
 await buildTemplate();
-const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', ...process.argv.slice(2)], {
+const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', '--tap', ...process.argv.slice(2)], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, MDAPI_TEST_TEMPLATE: TEMPLATE_DIR, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
 });
@@ -16,12 +16,13 @@ ava.stdout.on('data', (chunk: Buffer) => {
 });
 const code = await new Promise<number>((resolve) => ava.on('close', (exit) => resolve(exit ?? 1)));
 if (!process.env.TEST_DATABASE_URL) rmSync(TEMPLATE_DIR, { recursive: true, force: true });
-const count = (pattern: RegExp) => Number(pattern.exec(output)?.[1] ?? 0);
-const lines = (pattern: RegExp) => output.split('\n').filter((line) => pattern.test(line)).length;
-// ava prints the passed total only when nothing failed; its ✔ lines are always there.
-const passed = Math.max(count(/(\d+) tests? passed/), lines(/^\s*✔/));
-const failed = Math.max(count(/(\d+) tests? failed/), lines(/^\s*✘ \[fail\]/)) +
-  count(/(\d+) uncaught exceptions?/) + count(/(\d+) unhandled rejections?/) + lines(/exited with a non-zero exit code|timed out|remained pending/i);
-const skipped = count(/(\d+) tests? skipped/) + count(/(\d+) tests? todo/);
+const lines = output.split('\n');
+/** `# pass N` and the like, ava's TAP summary */
+const summary = (name: string) => Number(lines.map((line) => new RegExp(`^# ${name} (\\d+)$`).exec(line)?.[1]).find(Boolean) ?? 0);
+// a test point per test, and one `not ok` per uncaught exception, unhandled rejection, timeout or crashed file
+const points = (ok: boolean) => lines.filter((line) => (ok ? /^ok \d+/ : /^not ok \d+/).test(line) && !/# (SKIP|TODO)\b/i.test(line)).length;
+const passed = Math.max(summary('pass'), points(true));
+const failed = Math.max(summary('fail'), points(false));
+const skipped = summary('skip') + summary('todo');
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(code !== 0 && failed === 0 ? code : failed > 0 ? 1 : code);

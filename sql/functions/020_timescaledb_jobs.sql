@@ -1,7 +1,6 @@
 -- Runs the TimescaleDB policy jobs that are due, for databases without TimescaleDB's
 -- background scheduler (the embedded PGlite runs no background workers). A procedure so that
 -- each job commits on its own: refresh policies cannot run inside a transaction block.
-drop function if exists app.timescaledb_scheduler_running();
 create or replace function app.timescaledb_scheduler_started_at() returns timestamptz
 language sql stable
 as $$
@@ -69,7 +68,6 @@ $$;
 comment on function app.decide_timescaledb_job_runner(text, interval) is
 'Decides and records (app.timescaledb_job_runner) who runs the TimescaleDB jobs: off = none; on = the service; auto = the service when no scheduler runs or when the scheduler neglects jobs (app.neglected_timescaledb_jobs), else TimescaleDB. changed: the runner differs from the last decision.';
 
-drop function if exists app.due_timescaledb_jobs();
 create or replace function app.due_timescaledb_jobs(p_neglected_only boolean default false)
 returns table (job_id int, proc_name name, hypertable_name name)
 language sql stable

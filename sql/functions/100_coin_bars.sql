@@ -101,16 +101,3 @@ as $$
   having count(*) > 0;
 $$;
 comment on function app.pending_coin_bar_backfills() is 'Ids and merged extent of the backfill windows still awaiting their aggregate refresh; no row when none.';
-
--- why: the detail endpoint's description falls back to English when the locale has none
-create or replace function market.coin_description(p_coin_id int, p_locale text default 'en')
-returns table (locale text, html text)
-language sql stable
-as $$
-  select d.locale, d.html
-  from market.coin_descriptions d
-  where d.coin_id = p_coin_id and d.locale in (p_locale, split_part(p_locale, '-', 1), 'en')
-  order by d.locale = p_locale desc, d.locale = split_part(p_locale, '-', 1) desc
-  limit 1;
-$$;
-comment on function market.coin_description(int, text) is 'The coin''s HTML description in the locale (e.g. de or pt-BR), else in its language (pt), else in English; with the locale that won. No row when the coin has none.';

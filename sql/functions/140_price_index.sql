@@ -1,8 +1,6 @@
 -- The price index: each coin's 1-minute bar built from the venues' 1-minute candles
 -- (market.venue_bars_1m). The bar then flows on like any other: aggregates, coin state, alarms.
 
-drop function if exists market.build_index_bars(timestamptz, timestamptz, numeric, numeric);
-
 -- why: one documented method, set-based over a window, re-run whenever late candles arrive
 create or replace function market.build_index_bars(
   p_from timestamptz,

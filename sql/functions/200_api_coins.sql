@@ -5,34 +5,6 @@
 -- instants as ISO 8601 strings in UTC. The figures come from market.coin_state, rewritten after
 -- every ingest, so a list is a filter and a sort over one indexed row per coin.
 
--- why: one spelling of an instant in every response, whatever the session's TimeZone
-create or replace function market.iso_time(p_time timestamptz) returns text
-language sql stable parallel safe
-as $$ select to_char(p_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"') $$;
-comment on function market.iso_time(timestamptz) is 'An instant as the API writes it: ISO 8601 in UTC to the second, e.g. 2026-06-27T10:34:17+00:00. Null stays null.';
-
--- why: a coin slug resolves in one place, with the error the endpoints document
-create or replace function market.coin_id(p_slug text) returns int
-language plpgsql stable
-as $$
-declare
-  v_id int;
-begin
-  select c.id into v_id from market.coins c where c.slug = lower(p_slug);
-  if v_id is null then
-    raise exception 'Coin not found.' using errcode = 'MD404';
-  end if;
-  return v_id;
-end;
-$$;
-comment on function market.coin_id(text) is 'The id of the coin with this slug; raises MD404 (HTTP 404) "Coin not found." for an unknown slug.';
-
--- why: a date as the API writes it, independent of DateStyle
-create or replace function market.iso_date(p_date date) returns text
-language sql stable parallel safe
-as $$ select to_char(p_date, 'YYYY-MM-DD') $$;
-comment on function market.iso_date(date) is 'A date as the API writes it: YYYY-MM-DD. Null stays null.';
-
 -- why: the listing statuses a coin list shows when the request names none
 create or replace function market.public_coin_statuses() returns text[]
 language sql immutable parallel safe
@@ -194,8 +166,6 @@ comment on function api.coin_rows(text, text, text, text, numeric, numeric, nume
 'Paginated as the endpoints return it: api.coin_list.';
 
 -- why: the paginated envelope's data and total from one scan of the matching rows
--- the signature before p_within: functions are re-applied, so the older overload must go
-drop function if exists api.coin_list(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text, int, int);
 create or replace function api.coin_list(
   p_list text default 'all',
   p_type text default null,

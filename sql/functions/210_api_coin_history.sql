@@ -16,7 +16,6 @@ order by position;
 comment on view api.coin_history_intervals is 'The interval values of the coin history endpoints: bar width, how long bars of that width are kept (null: forever) and the retention label the API returns in meta.retention. minutely reads market.coin_bars_1m, half-hourly market.coin_bars_30m, hourly market.coin_bars_1h, daily market.coin_bars_1d.';
 
 -- why: one reader of the four bar levels, so every series function picks its level by name
-drop function if exists market.coin_bars(int, text, timestamptz, timestamptz);
 create or replace function market.coin_bars(p_coin_id int, p_interval text, p_from timestamptz, p_to timestamptz, p_last int default null)
 returns table ("time" timestamptz, open numeric, high numeric, low numeric, close numeric, volume numeric, marketcap numeric)
 language plpgsql stable

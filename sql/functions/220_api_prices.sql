@@ -31,14 +31,14 @@ begin
   end if;
   select f.rate into v_rate from market.fx_latest f where f.currency = upper(p_currency);
   if v_rate is null then
-    raise exception 'No exchange rate for the currency "%".', p_currency using errcode = 'MD422';
+    -- named after the parameter every API function takes its currency in: a 422 of that field
+    raise exception 'No exchange rate for the currency "%".', p_currency using errcode = 'MD422', column = 'convert';
   end if;
   return v_rate;
 end;
 $$;
-comment on function market.fx_rate(text) is 'Units of the currency per 1 USD from the latest row of market.fx_rates (USD: 1); raises MD422 (HTTP 422) for a currency without a rate.';
+comment on function market.fx_rate(text) is 'Units of the currency per 1 USD from the latest row of market.fx_rates (USD: 1); raises MD422 (HTTP 422, field convert) for a currency without a rate.';
 
--- why: the /prices endpoint: a light price row per selected coin, in the requested currency
 create or replace function api.prices(
   p_ids int[] default null,
   p_slugs text[] default null,
@@ -77,7 +77,6 @@ comment on function api.prices(int[], text[], text[], text) is
 'price and marketcap are decimal strings, volume_24h (0 without a coin_state row), changes and change ranks numbers, all money in p_convert (a fiat code with a rate in market.fx_rates; default USD; MD422 when it has none). '
 'Endpoint: GET /api/v1/prices.';
 
--- why: the /prices/{slug} endpoint: the same row for one coin, and a 404 for an unknown slug
 create or replace function api.coin_price(p_slug text, p_convert text default 'USD')
 returns table (
   id int, slug text, symbol text, name text, rank int, price text, marketcap text,

@@ -24,7 +24,6 @@ as $$
 $$;
 comment on function market.rsi_series(int, int) is 'RSI(period) of a coin over its whole daily history (TA-Lib RSI): 100 * avg_gain / (avg_gain + avg_loss) with Wilder-smoothed close-to-close gains and losses, seeded with their plain mean over the first `period` changes; 0 when both averages are (TA-Lib''s) zero. Null for the first `period` rows.';
 
--- why: the RSI endpoint: the series from the first bar, then cut to the requested window
 create or replace function api.rsi(
   p_slug text, p_period int default 14, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value double precision)
@@ -71,7 +70,6 @@ as $$
 $$;
 comment on function market.stoch_rsi_series(int, int) is 'Stochastic RSI of a coin over its whole daily history, as TA-Lib STOCHRSI(period, fastK = period, fastD = 3, SMA): k = 100 * (RSI - lowest RSI) / (highest RSI - lowest RSI) over the last `period` RSI values (0 when they are all equal), d = mean of the last 3 k. Both null for the first 2 * period + 1 rows.';
 
--- why: the Stochastic RSI endpoint, cut like api.rsi
 create or replace function api.stoch_rsi(
   p_slug text, p_period int default 14, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, k double precision, d double precision)

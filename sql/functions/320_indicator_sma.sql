@@ -14,7 +14,6 @@ as $$
 $$;
 comment on function market.sma_series(int, int) is 'SMA(period) of the daily close over a coin''s whole history (TA-Lib SMA), numeric, rounded to 18 decimals with trailing zeros trimmed. Null for the first period - 1 rows.';
 
--- why: the SMA endpoint, cut to the requested window
 create or replace function api.sma(
   p_slug text, p_period int default 50, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value numeric)

@@ -22,7 +22,6 @@ as $$
 $$;
 comment on function market.cci_series(int, int) is 'CCI(period) over a coin''s whole daily history (TA-Lib CCI): (tp - SMA(tp)) / (0.015 * mean absolute deviation of tp from that SMA), tp = typical price (high + low + close) / 3, over the last `period` days; 0 when the numerator or the deviation is 0. Null for the first period - 1 rows.';
 
--- why: the CCI endpoint, cut to the requested window
 create or replace function api.cci(
   p_slug text, p_period int default 20, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value double precision)

@@ -28,7 +28,6 @@ as $$
 $$;
 comment on function market.mfi_series(int, int) is 'MFI(period) over a coin''s whole daily history (TA-Lib MFI): 100 * positive / (positive + negative) money flow over the last `period` days, a day''s flow being typical price * volume (USD volume), positive when the typical price rose from the day before, negative when it fell; 0 when the two sum to less than 1 (TA-Lib). Null for the first `period` rows.';
 
--- why: the MFI endpoint, cut to the requested window
 create or replace function api.mfi(
   p_slug text, p_period int default 14, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value double precision)

@@ -18,7 +18,6 @@ as $$
 $$;
 comment on function market.williams_r_series(int, int) is 'Williams %R(period) over a coin''s whole daily history (TA-Lib WILLR): -100 * (highest high - close) / (highest high - lowest low) over the last `period` days; 0 when the range is 0. Null for the first period - 1 rows.';
 
--- why: the Williams %R endpoint, cut to the requested window
 create or replace function api.williams_r(
   p_slug text, p_period int default 14, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value double precision)

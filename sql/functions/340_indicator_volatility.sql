@@ -29,7 +29,6 @@ as $$
 $$;
 comment on function market.log_change_volatility_series(int, int, text) is 'Volatility of a coin''s daily close (p_of = ''price'') or USD volume (''volume''): 100 * sample standard deviation (n - 1) of the last `period` daily log changes ln(x_t / x_t-1), in percent per day, not annualized. Null for the first `period` rows and while the window holds a change from or to 0.';
 
--- why: the price-volatility endpoint, cut to the requested window
 create or replace function api.price_volatility(
   p_slug text, p_period int default 7, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value double precision)
@@ -49,7 +48,6 @@ end;
 $$;
 comment on function api.price_volatility(text, int, date, date, int) is 'Daily price volatility of the coin with this slug: 100 * sample standard deviation (n - 1) of the last p_period daily log returns ln(close_t / close_t-1), in percent per day, not annualized (multiply by sqrt(365) for an annual figure). Rows (date, value), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Warm-up: the first p_period rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/price-volatility.';
 
--- why: the volume-volatility endpoint, cut to the requested window
 create or replace function api.volume_volatility(
   p_slug text, p_period int default 7, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value double precision)

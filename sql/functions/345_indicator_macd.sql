@@ -24,7 +24,6 @@ as $$
 $$;
 comment on function market.macd_series(int) is 'MACD(12, 26, 9) over a coin''s whole daily history (TA-Lib MACD): macd = EMA12 - EMA26 of the close, signal = EMA9 of macd, histogram = macd - signal; EMAs seeded with an SMA as TA-Lib does (the 12-day one over closes 14..25, so that both start on day 26), numeric, every step rounded to 18 decimals. Null for the first 33 rows.';
 
--- why: the MACD endpoint, cut to the requested window
 create or replace function api.macd(p_slug text, p_start date default null, p_end date default null, p_limit int default null)
 returns table (date date, macd numeric, signal numeric, histogram numeric)
 language plpgsql stable

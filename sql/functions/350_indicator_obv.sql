@@ -16,7 +16,6 @@ as $$
 $$;
 comment on function market.obv_series(int) is 'On-balance volume over a coin''s whole daily history (TA-Lib OBV): the first day''s volume, then plus the day''s USD volume when the close rose, minus it when it fell. Exact numeric; no warm-up.';
 
--- why: the OBV endpoint, cut to the requested window
 create or replace function api.obv(p_slug text, p_start date default null, p_end date default null, p_limit int default null)
 returns table (date date, value numeric)
 language plpgsql stable

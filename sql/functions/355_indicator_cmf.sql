@@ -24,7 +24,6 @@ as $$
 $$;
 comment on function market.cmf_series(int, int) is 'Chaikin Money Flow(period) over a coin''s whole daily history: sum of money-flow volume / sum of volume over the last `period` days, money-flow volume = ((close - low) - (high - close)) / (high - low) * USD volume (0 when high = low). Between -1 and 1. Null for the first period - 1 rows and when the window has no volume.';
 
--- why: the CMF endpoint, cut to the requested window
 create or replace function api.cmf(
   p_slug text, p_period int default 20, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value double precision)

@@ -44,7 +44,6 @@ as $$
 $$;
 comment on function market.adx_series(int, int) is 'ADX(period) with +DI and -DI over a coin''s whole daily history (TA-Lib ADX, PLUS_DI, MINUS_DI): +DM, -DM and true range smoothed by Wilder''s running sum (market.wilder_sum), DI = 100 * DM / TR, DX = 100 * |+DI - -DI| / (+DI + -DI), ADX = Wilder mean of DX. DIs null for the first `period` rows, ADX for the first 2 * period - 1.';
 
--- why: the ADX endpoint, cut to the requested window
 create or replace function api.adx(
   p_slug text, p_period int default 14, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, adx double precision, plus_di double precision, minus_di double precision)

@@ -21,7 +21,6 @@ as $$
 $$;
 comment on function market.vwap_series(int, int) is 'Rolling VWAP(period) over a coin''s whole daily history: sum(typical price * volume) / sum(volume) over the last `period` days, typical price = (high + low + close) / 3, USD volume as the weight. Numeric, rounded to 18 decimals. Null for the first period - 1 rows and when the window has no volume.';
 
--- why: the VWAP endpoint, cut to the requested window
 create or replace function api.vwap(
   p_slug text, p_period int default 20, p_start date default null, p_end date default null, p_limit int default null
 ) returns table (date date, value numeric)

@@ -35,7 +35,6 @@ language sql immutable parallel safe
 as $$ select case p_state when 'bullish' then 1 when 'oversold' then 1 when 'bearish' then -1 when 'overbought' then -1 else 0 end $$;
 comment on function market.indicator_score(text) is 'Score of a snapshot state: bullish and oversold +1, bearish and overbought -1, neutral 0.';
 
--- why: the snapshot endpoint: every indicator's latest reading in one call
 create or replace function api.coin_indicators(p_slug text)
 returns table (indicator text, state text, score int, data jsonb, date date)
 language plpgsql stable

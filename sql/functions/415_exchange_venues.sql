@@ -137,8 +137,6 @@ $$;
 comment on function market.ingest_venue_markets(text, jsonb, timestamptz) is 'Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coins); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them spot and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.';
 revoke execute on function market.ingest_venue_markets(text, jsonb, timestamptz) from public;
 
-drop function if exists market.ingest_venue_candles(text, jsonb, interval);
-
 -- why: the candles of one venue in one statement: all of them or, on a malformed one, none
 create or replace function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width interval default interval '1 minute')
 returns table (candles int, first_time timestamptz, last_time timestamptz, coins int[])

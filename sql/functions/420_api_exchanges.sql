@@ -4,22 +4,6 @@
 -- figures come from market.exchange_state (market.refresh_exchange_state), history from
 -- market.exchange_volumes and its aggregates.
 
--- why: a venue slug resolves in one place, with the error the endpoints document
-create or replace function market.exchange_id(p_slug text) returns int
-language plpgsql stable
-as $$
-declare
-  v_id int;
-begin
-  select e.id into v_id from market.exchanges e where e.slug = lower(p_slug);
-  if v_id is null then
-    raise exception 'Exchange not found.' using errcode = 'MD404';
-  end if;
-  return v_id;
-end;
-$$;
-comment on function market.exchange_id(text) is 'The id of the venue with this slug; raises MD404 (HTTP 404) "Exchange not found." for an unknown slug.';
-
 -- why: a multi-field sort as one array per row (nulls sort last either way), as for the coin lists
 create or replace function market.exchange_sort_key(
   p_field text, p_volume numeric, p_rank int, p_dominance double precision, p_change_24h double precision,
@@ -265,7 +249,6 @@ comment on function api.exchange_sparkline(text, text) is
 'The venue''s 24h-volume series over p_period (24h from the minute snapshots, 7d-180d hourly, 365d daily) as {"points": [{time, volume}] (at most 480, oldest first, always including the newest), "low", "high" (extremes of the whole period), "change" (percent from the first to the last reading)}. Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}/sparkline.';
 
 -- why: /exchanges/{slug}/assets is the coin list restricted to the venue's coins (api.coin_list p_within)
-drop function if exists api.exchange_assets(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], int, int);
 create or replace function market.exchange_coin_ids(p_slug text) returns int[]
 language plpgsql stable
 as $$

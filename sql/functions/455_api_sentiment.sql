@@ -27,13 +27,11 @@ end;
 $$;
 comment on function market.sentiment_snapshot(text, text) is 'The stored reading of kind p_kind for the coin with slug p_coin (null: the market). MD404 for an unknown slug or a scope without a reading (coins ranked 1-100 have one).';
 
--- why: the Fear & Greed endpoint
 create or replace function api.fear_greed(p_coin text default null) returns json
 language sql stable
 as $$ select market.sentiment_snapshot('fear_greed', p_coin) $$;
 comment on function api.fear_greed(text) is 'The current Fear & Greed reading (a 15-minute snapshot, no history) of the market (p_coin null) or of a coin (its slug): {scope, score -100..+100, index 0-100, regime (band of index: extreme fear, fear, neutral, greed, extreme greed), intervals {7d, 30d, 90d: {score, index, regime, breakdown {volatility, momentum, volume, dominance, breadth}, score_normalized}}, updated_at}. The main reading is the 7d interval. Formulas: market.fear_greed_components, docs/sentiment.md. Endpoint: GET /api/v1/sentiment/fear-greed.';
 
--- why: the Bull/Bear endpoint
 create or replace function api.bull_bear(p_coin text default null) returns json
 language sql stable
 as $$ select market.sentiment_snapshot('bull_bear', p_coin) $$;

@@ -138,7 +138,6 @@ comment on function market.indicator_tally(timestamptz) is
 '19-22 are the 7-day Fear & Greed components of the market (market-momentum, market-volatility, market-volume, btc-dominance), score = the component. The state of 1-22 is bullish at a score of +20 or more, bearish at -20 or less, else neutral. '
 '23 fear-greed (score; extreme fear oversold, fear bearish, greed bullish, extreme greed overbought), 24 bull-bear (score; bull bullish, bear bearish), 25 altseason (score = 2 * index - 100; altcoin season bullish, bitcoin season bearish). A reading not yet computed leaves its category out.';
 
--- why: the tally is too heavy for a request: computed every 15 minutes, read by the endpoint
 create or replace function market.refresh_indicator_tally(p_now timestamptz default now(), p_coins boolean default true) returns int
 language plpgsql volatile
 as $$
@@ -176,7 +175,6 @@ end;
 $$;
 comment on function market.refresh_indicator_tally(timestamptz, boolean) is 'With p_coins, first rewrites the per-coin states of every coin ranked 1-100 (the refresh_sentiment task does that coin by coin and passes false); then rebuilds the stored market-wide tally (market.sentiment_snapshots, kind indicator_tally) from market.indicator_tally: {categories [{category, state, score, data}], summary {score (mean of the category scores), state, bullish, bearish, neutral (category counts; oversold counts as bullish, overbought as bearish)}, coins, updated_at}. Run by the refresh_sentiment task after market.refresh_sentiment(). Returns the number of categories.';
 
--- why: the tally endpoint
 create or replace function api.market_indicator_tally() returns json
 language sql stable
 as $$ select market.sentiment_snapshot('indicator_tally', null) $$;

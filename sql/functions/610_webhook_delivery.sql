@@ -97,15 +97,12 @@ comment on function app.finish_webhook_attempt(bigint, int, int, text, int) is
 'for failed attempt n < 4, and the 4th failure fails the delivery, counting one consecutive failure (10 disable the endpoint). '
 'Returns succeeded | retry | failed | disabled | stale.';
 
--- why: deliveries are kept 30 days (meta.retention); pruned where they are written, per endpoint
+-- why: pruned where deliveries are written, per endpoint, rather than by a job of its own
 create or replace function app.prune_webhook_deliveries(p_endpoint_id bigint) returns void
 language sql
 as $$
-  delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - interval '30 days';
+  delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - app.webhook_delivery_retention();
   delete from app.webhook_events v
-  where v.created_at < now() - interval '30 days'
+  where v.created_at < now() - app.webhook_delivery_retention()
     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
 $$;
-
--- A worker killed mid-POST is released by its stale heartbeat (040_worker_heartbeats.sql).
-drop function if exists app.release_stalled_webhook_workers(interval);

@@ -18,43 +18,6 @@ as $$
 $$;
 comment on function market.json_extend(json, json) is 'The keys of p_object followed by those of p_more (null: p_object alone), in order.';
 
--- why: one rule for per-field language fallback, for every translated content kind
-create or replace function market.localize(p_translations jsonb, p_locale text) returns jsonb
-language sql immutable parallel safe
-as $$
-  with chain as (
-    -- the requested locale, its language (pt for pt-BR), English: the first that has a translation wins
-    select distinct on (c.locale) c.locale, c.n
-    from unnest(array[p_locale, split_part(p_locale, '-', 1), 'en']) with ordinality as c (locale, n)
-    where p_translations ? c.locale
-    order by c.locale, c.n
-  ),
-  winner as (select locale from chain order by n limit 1),
-  fields as (
-    select distinct f.field from chain, jsonb_object_keys(p_translations -> chain.locale) as f (field)
-  ),
-  picked as (
-    select f.field, p.value, p.locale
-    from fields f
-    left join lateral (
-      select p_translations -> c.locale -> f.field as value, c.locale
-      from chain c
-      where jsonb_typeof(p_translations -> c.locale -> f.field) is distinct from 'null'
-        and p_translations -> c.locale ? f.field
-      order by c.n limit 1
-    ) p on true
-  )
-  select coalesce((select jsonb_object_agg(field, coalesce(value, 'null'::jsonb)) from picked), '{}'::jsonb)
-    || jsonb_build_object(
-      'locale', (select locale from winner),
-      'fallback_fields', coalesce((
-        select jsonb_agg(field order by field) from picked where locale is distinct from (select locale from winner) and value is not null
-      ), '[]'::jsonb))
-$$;
-comment on function market.localize(jsonb, text) is
-'Per-field language fallback. p_translations: {"<locale>": {"<field>": value, ...}, ...}. Returns every field in the first locale of (p_locale, its language e.g. pt for pt-BR, en) whose value is not null, '
-'plus "locale": the most specific of those locales that has a translation at all (the one that won), and "fallback_fields": the fields that came from another locale (sorted). Locale null when there is no translation.';
-
 -- why: a reading time that follows the text actually served, whatever the locale
 create or replace function market.reading_time_minutes(p_html text) returns int
 language sql immutable parallel safe

@@ -54,7 +54,6 @@ revoke execute on function app.metrics_snapshot(interval) from public;
 -- What GET /readyz asks the database, in one call: migration files the code knows but the
 -- database has not applied (pending) or the other way round (unknown: newer code ran a rolling
 -- upgrade), and the worker heartbeats.
-drop function if exists app.readiness(text[], interval);
 create or replace function app.readiness(p_migration_files text[], p_heartbeat_fresh interval)
 returns table (pending text[], unknown text[], fresh_workers int, workers int, newest_beat_age_seconds double precision,
   timescaledb_job_runner text, timescaledb_job_runner_reason text, timescaledb_job_runner_decided_at timestamptz,

@@ -3,7 +3,7 @@
 // runs in SQL after each price refresh. SQL: sql/functions/620_alarms.sql, 625_alarm_evaluation.sql.
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { paginated } from '../http/envelope.ts';
+import { pageAnswer } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
 import { decimal, envelope, int, pageOf, resource, text, timestamp } from '../http/schemas.ts';
@@ -89,7 +89,7 @@ export const alarmRoutes = [
         select app.list_alarms(${key.owner}, ${q.status ?? null}, ${q.direction ?? null}, ${q.notification ?? null},
           ${q.page}, ${q.per_page}) as page`;
       const { total, balance, data } = row!.page;
-      return paginated(new URL(ctx.href), { page: q.page, perPage: q.per_page }, total, data, { balance });
+      return pageAnswer(ctx, q.page, q.per_page, { total, data }, { balance });
     },
   }),
   defineRoute({

@@ -15,7 +15,7 @@ import { profitLoss } from '../calculators/profit-loss.ts';
 import { staking } from '../calculators/staking.ts';
 import { defineRoute } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, resource, text } from '../http/schemas.ts';
-import { query } from '../http/validation.ts';
+import { query, today } from '../http/validation.ts';
 
 const tag = 'Calculators';
 const CURRENCY = 'USD';
@@ -44,9 +44,6 @@ const percentIn = (max: number, options: { above?: boolean } = {}) => decimalIn(
 
 const slug = z.string().max(120).transform((value) => value.trim().toLowerCase())
   .pipe(z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'Must be a coin slug.')).describe('Coin slug, e.g. bitcoin.');
-const today = () => new Date().toISOString().slice(0, 10);
-const historyDate = () =>
-  query.date().refine((value) => value > '2008-12-31', 'Must be after 2008-12-31.').refine((value) => value <= today(), 'Must not be in the future.');
 const frequencyName = z.enum(FREQUENCY_NAMES);
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -178,8 +175,8 @@ export const calculatorRoutes = [
       slug,
       amount: decimalIn(0.01, 1_000_000_000).describe('USD spent at each buy (0.01-1,000,000,000).'),
       interval: frequencyName.describe('Buy every day, week (7 days), month, quarter or year (yearly = annually) from start.'),
-      start: historyDate().describe('First buy (YYYY-MM-DD, after 2008-12-31).'),
-      end: historyDate().optional().describe('Last possible buy date (YYYY-MM-DD), default today (UTC).'),
+      start: query.historyDate().describe('First buy (YYYY-MM-DD, after 2008-12-31).'),
+      end: query.historyDate().optional().describe('Last possible buy date (YYYY-MM-DD), default today (UTC).'),
       series: booleanFlag.optional().default(false).describe('true: also return one row per buy with running totals.'),
     }).refine((q) => !q.end || q.end >= q.start, { path: ['end'], message: 'Must be on or after start.' }),
     response: envelope(DcaResult, z.object({
@@ -205,8 +202,8 @@ export const calculatorRoutes = [
     query: z.object({
       slug,
       amount: decimalIn(0.01, 1_000_000_000).describe('USD spent on the buy, buy fee included (0.01-1,000,000,000).'),
-      buy_date: historyDate().describe('YYYY-MM-DD: bought at that day\'s daily close.'),
-      sell_date: historyDate().describe('YYYY-MM-DD, on or after buy_date: sold at that day\'s daily close.'),
+      buy_date: query.historyDate().describe('YYYY-MM-DD: bought at that day\'s daily close.'),
+      sell_date: query.historyDate().describe('YYYY-MM-DD, on or after buy_date: sold at that day\'s daily close.'),
       buy_fee: percentIn(100, {}).refine((value) => parsed(value)?.lt(100) ?? true, 'Must be below 100.').optional().default('0')
         .describe('Buy fee in percent of the amount (default 0).'),
       sell_fee: percentIn(100).optional().default('0').describe('Sell fee in percent of the sale value (default 0).'),

@@ -1,13 +1,12 @@
 // Coins group: the four paginated coin lists, trending coins, the coin detail and its time series.
-// Each handler validates, calls one api.* function (sql/functions/200_api_coins.sql and
-// 210_api_coin_history.sql) and wraps what it returns in the envelope.
+// SQL: sql/functions/200_api_coins.sql, 210_api_coin_history.sql.
 import { MARKET_CACHE } from '../http/cache.ts';
 import type postgres from 'postgres';
 import { z } from 'zod';
-import { paginated, paginationQuery } from '../http/envelope.ts';
+import { pageAnswer, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
-import { capCombined, query } from '../http/validation.ts';
+import { capCombined, query, slugParams } from '../http/validation.ts';
 
 const STATUSES = ['active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing'] as const;
 const SORTABLE = ['marketcap', 'rank', 'price', 'volume_24h', 'change_24h', 'change_7d'] as const;
@@ -44,7 +43,6 @@ export const listQuery = z.object(listFields).superRefine(capSelectors);
 const moversQuery = z
   .object({ ...listFields, interval: z.enum(['24h', '7d']).optional().default('24h') })
   .superRefine(capSelectors);
-const slugParams = z.object({ slug: z.string().min(1).max(200) });
 /** A content language such as en, de or pt-BR (default en), normalised to the stored spelling; shared with the Editorial group. */
 export const localeQuery = z
   .string()
@@ -157,7 +155,7 @@ export async function coinListPage(
       p_per_page => ${perPage},
       p_within => ${within ?? sql`null`}
     ) as page`;
-  return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+  return pageAnswer(ctx, q.page, perPage, row!.page);
 }
 
 const listHandler = (list: CoinList) => (input: HandlerInput<ListQuery, unknown, unknown>) => coinListPage(input, list);

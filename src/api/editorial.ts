@@ -4,10 +4,10 @@
 // counts. SQL: sql/functions/750_api_editorial.sql.
 import { CONTENT_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
-import { paginated, paginationQuery } from '../http/envelope.ts';
+import { pageAnswer, paginationQuery } from '../http/envelope.ts';
 import { defineRoute } from '../http/routes.ts';
 import { envelope, int, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
-import { query } from '../http/validation.ts';
+import { query, slugParams } from '../http/validation.ts';
 import { localeQuery } from './coins.ts';
 
 const tag = 'Editorial';
@@ -23,7 +23,6 @@ const pageFields = (defaultPerPage: number) => ({
   page: paginationQuery.page,
   per_page: query.int(1, 50).optional().default(defaultPerPage).describe(`1-50, default ${defaultPerPage}.`),
 });
-const slugParams = z.object({ slug: z.string().min(1).max(200) });
 const idParams = z.object({ id: query.int(1, 2_147_483_647) });
 
 interface Page { total: number; data: unknown[] }
@@ -79,7 +78,7 @@ export const editorialRoutes = [
     handler: async ({ params: { slug }, query: q, ctx, deps: { sql } }) => {
       const [row] = await sql<{ page: Page }[]>`
         select api.coin_videos(${slug}, ${q.type ?? null}, ${q.search ?? null}, ${q.page}, ${q.per_page}) as page`;
-      return paginated(new URL(ctx.href), { page: q.page, perPage: q.per_page }, row!.page.total, row!.page.data, { coin: slug });
+      return pageAnswer(ctx, q.page, q.per_page, row!.page, { coin: slug });
     },
   }),
   defineRoute({
@@ -113,7 +112,7 @@ export const editorialRoutes = [
       const [row] = await sql<{ page: Page }[]>`
         select api.article_list(${q.locale}, ${q.tag ?? null}, ${q.coin ?? null}, ${q.exchange ?? null}, ${q.wallet ?? null},
           ${q.search ?? null}, ${q.page}, ${q.per_page}) as page`;
-      return paginated(new URL(ctx.href), { page: q.page, perPage: q.per_page }, row!.page.total, row!.page.data);
+      return pageAnswer(ctx, q.page, q.per_page, row!.page);
     },
   }),
   defineRoute({
@@ -159,7 +158,7 @@ export const editorialRoutes = [
     handler: async ({ query: q, ctx, deps: { sql } }) => {
       const [row] = await sql<{ page: Page }[]>`
         select api.insight_list(${q.locale}, ${q.type ?? null}, ${q.coin ?? null}, ${q.search ?? null}, ${q.sort}, ${q.page}, ${q.per_page}) as page`;
-      return paginated(new URL(ctx.href), { page: q.page, perPage: q.per_page }, row!.page.total, row!.page.data, { sort: q.sort });
+      return pageAnswer(ctx, q.page, q.per_page, row!.page, { sort: q.sort });
     },
   }),
   defineRoute({

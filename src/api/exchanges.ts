@@ -1,12 +1,11 @@
 // Exchanges group: the ranked venue list, a venue's detail, trust score, history, sparkline, markets
-// and listed coins. Each handler validates, calls one api.* function
-// (sql/functions/420_api_exchanges.sql, 430_api_markets.sql) and wraps what it returns in the envelope.
+// and listed coins. SQL: sql/functions/420_api_exchanges.sql, 430_api_markets.sql.
 import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
-import { paginated, paginationQuery } from '../http/envelope.ts';
+import { pageAnswer, paginationQuery } from '../http/envelope.ts';
 import { defineRoute } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
-import { capCombined, query } from '../http/validation.ts';
+import { capCombined, query, slugParams } from '../http/validation.ts';
 import { coinListPage, coinRow, listQuery as coinListQuery, listOrNull } from './coins.ts';
 import { tickerHandler, tickerPage, tickerQuery } from './markets.ts';
 
@@ -34,7 +33,6 @@ const listQuery = z
     sort: query.sort(SORTABLE, 100).optional().describe(`Comma-separated fields, - for descending, nulls last: ${SORTABLE.join(', ')}. Default: rank.`),
   })
   .superRefine(capCombined(['ids', 'slugs'], 100));
-const slugParams = z.object({ slug: z.string().min(1).max(200) });
 
 // Response shapes (api.exchange_rows / exchange_detail / exchange_trust_score / exchange_history /
 // exchange_sparkline). An unranked venue (inactive, or no volume in 24 hours) has no rank,
@@ -117,7 +115,7 @@ export const exchangeRoutes = [
           p_page => ${q.page},
           p_per_page => ${perPage}
         ) as page`;
-      return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+      return pageAnswer(ctx, q.page, perPage, row!.page);
     },
   }),
   defineRoute({

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute, PLAN_RANK, type PlanName } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, resource, text } from '../http/schemas.ts';
-import { query } from '../http/validation.ts';
+import { query, slugParams } from '../http/validation.ts';
 
 interface Periods {
   allowed: number[];
@@ -95,7 +95,6 @@ const IndicatorReading = resource('IndicatorReading', z.union([
   snapshotItem(['adx'], { value: oscillator(), plus_di: oscillator(), minus_di: oscillator(), period: int() }),
 ]));
 
-const slugParams = z.object({ slug: z.string().min(1).max(200).describe('The coin slug.') });
 
 const windowFields = {
   start: query.date().optional().describe('ISO date (YYYY-MM-DD) lower bound, inclusive.'),

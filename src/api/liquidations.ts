@@ -4,7 +4,7 @@
 // routes are cached until the next ingest; the daily ones read market.liquidations_1d, refreshed by
 // TimescaleDB's scheduler without a data version, so they run their (small) query every time.
 import { z } from 'zod';
-import { paginated, paginationQuery } from '../http/envelope.ts';
+import { pageAnswer, paginationQuery } from '../http/envelope.ts';
 import { LIQUIDATIONS_CACHE } from '../http/cache.ts';
 import { defineRoute } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
@@ -55,7 +55,7 @@ export const liquidationRoutes = [
           p_exchange => ${q.exchange ?? null}, p_instrument => ${q.instrument ?? null}, p_position => ${q.position ?? null},
           p_order => ${q.order ?? null}, p_symbol => ${q.symbol ?? null}, p_min_usd => ${q.min_usd ?? null}::numeric,
           p_page => ${q.page}, p_per_page => ${perPage}) as page`;
-      return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data, { retention: RETENTION, note: LIQUIDATION_NOTE });
+      return pageAnswer(ctx, q.page, perPage, row!.page, { retention: RETENTION, note: LIQUIDATION_NOTE });
     },
   }),
   defineRoute({

@@ -1,12 +1,11 @@
 // Markets group: tickers (per-venue markets), a coin's markets, pairs (venue-aggregated) and a
-// coin's raw per-venue trading symbols. All snapshot data. Each handler validates, calls one api.*
-// function (sql/functions/430_api_markets.sql) and wraps what it returns in the envelope.
+// coin's raw per-venue trading symbols. All snapshot data. SQL: sql/functions/430_api_markets.sql.
 import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
-import { paginated, paginationQuery } from '../http/envelope.ts';
+import { pageAnswer, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
 import { decimal, envelope, int, number, pageOf, resource, text, timestamp } from '../http/schemas.ts';
-import { query } from '../http/validation.ts';
+import { query, slugParams } from '../http/validation.ts';
 import { listOrNull } from './coins.ts';
 
 const TICKER_SORTABLE = ['volume_usd', 'change_24h', 'price_usd', 'updated'] as const;
@@ -84,10 +83,9 @@ export const tickerHandler =
         p_page => ${q.page},
         p_per_page => ${perPage}
       ) as page`;
-    return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+    return pageAnswer(ctx, q.page, perPage, row!.page);
   };
 
-const slugParams = z.object({ slug: z.string().min(1).max(200) });
 
 export const marketRoutes = [
   defineRoute({
@@ -133,7 +131,7 @@ export const marketRoutes = [
           p_page => ${q.page},
           p_per_page => ${perPage}
         ) as page`;
-      return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data);
+      return pageAnswer(ctx, q.page, perPage, row!.page);
     },
   }),
   defineRoute({

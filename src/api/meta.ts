@@ -1,12 +1,10 @@
 // Meta group: ping, the calling key's usage, and the OpenAPI document of every route.
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { openApiDocument, schemaBundle } from '../http/openapi.ts';
 import { publicBase } from '../http/pages.ts';
 import { defineRoute } from '../http/routes.ts';
 import { day, envelope, int, resource, text, timestamp, url } from '../http/schemas.ts';
-
-export const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+import { VERSION } from '../version.ts';
 
 const noInput = z.object({});
 const PLANS = ['free', 'starter', 'pro'] as const;

@@ -1,16 +1,14 @@
 // Prices group: current prices of a requested set of coins, one coin's price (both optionally in
-// a fiat currency) and a coin's price on a past date. Each handler validates, calls one api.*
-// function (sql/functions/220_api_prices.sql) and wraps what it returns in the envelope.
+// a fiat currency) and a coin's price on a past date. SQL: sql/functions/220_api_prices.sql.
 import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
-import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
-import { query } from '../http/validation.ts';
+import { query, slugParams } from '../http/validation.ts';
 import { day, decimal, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
 import { capSelectors, listOrNull, selectorFields } from './coins.ts';
 
 // Which currencies exist is the database's business (market.fx_rates): the format is checked here,
-// an unknown code by api.prices, whose MD422 is reported against the convert parameter.
+// an unknown code by market.fx_rate, whose MD422 names the convert parameter.
 const convert = z
   .string()
   .regex(/^[A-Za-z]{3}$/, 'Must be a three-letter currency code such as USD or EUR.')
@@ -19,10 +17,6 @@ const convert = z
   .default('USD')
   .describe('Fiat currency of prices, marketcap and volume (a code with a rate in market.fx_rates, e.g. EUR, GBP, JPY); default USD.');
 
-const asConvertError = (error: unknown): never => {
-  if ((error as { code?: string }).code === 'MD422') throw ApiError.validation({ convert: [(error as Error).message] });
-  throw error;
-};
 
 // The spec: on the price endpoints prices and marketcap are decimal strings (in the convert currency).
 const priceRow = resource('CoinPrice', z.object({
@@ -46,7 +40,6 @@ const historicalPrice = resource('HistoricalPrice', z.object({
   currency: z.literal('USD'),
 }), 'A coin\'s USD close on a past date.');
 
-const today = () => new Date().toISOString().slice(0, 10);
 
 export const priceRoutes = [
   defineRoute({
@@ -63,20 +56,18 @@ export const priceRoutes = [
     summary: 'Current price, marketcap, 24h volume and changes of the selected coins (ids, slugs or symbols), optionally converted into a fiat currency.',
     handler: async ({ query: q, deps: { sql } }) => {
       const rows = await sql`
-        select * from api.prices(${listOrNull(q.ids)}::int[], ${listOrNull(q.slugs)}::text[], ${listOrNull(q.symbols)}::text[], ${q.convert})`.catch(
-        asConvertError,
-      );
+        select * from api.prices(${listOrNull(q.ids)}::int[], ${listOrNull(q.slugs)}::text[], ${listOrNull(q.symbols)}::text[], ${q.convert})`;
       return { data: [...rows], meta: { currency: q.convert, count: rows.length } };
     },
   }),
   defineRoute({
     method: 'get', path: '/prices/{slug}', cache: MARKET_CACHE, operationId: 'getACoinPrice', tag: 'Prices', plan: 'free',
-    params: z.object({ slug: z.string().min(1).max(200) }),
+    params: slugParams,
     query: z.object({ convert }),
     response: envelope(priceRow, priceMeta),
     summary: 'The current price row of one coin, optionally converted into a fiat currency.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
-      const [row] = await sql`select * from api.coin_price(${slug}, ${q.convert})`.catch(asConvertError);
+      const [row] = await sql`select * from api.coin_price(${slug}, ${q.convert})`;
       return { data: row, meta: { currency: q.convert, count: 1 } };
     },
   }),
@@ -84,11 +75,7 @@ export const priceRoutes = [
     method: 'get', path: '/historical-price', cache: MARKET_CACHE, operationId: 'historicalPrice', tag: 'Prices', plan: 'free',
     query: z.object({
       slug: z.string().min(1).max(200),
-      date: query
-        .date()
-        .refine((value) => value > '2008-12-31', 'Must be after 2008-12-31.')
-        .refine((value) => value <= today(), 'Must not be in the future.')
-        .describe('YYYY-MM-DD, after 2008-12-31 and not in the future (UTC).'),
+      date: query.historyDate().describe('YYYY-MM-DD, after 2008-12-31 and not in the future (UTC).'),
     }),
     response: envelope(historicalPrice, z.object({ price_date: day('The day whose close it is: the date, else the nearest within 3 days.') })),
     summary: "The coin's USD close on the date from the daily history, else the nearest day's within 3 days (meta.price_date).",

@@ -5,10 +5,9 @@ import { INDICATORS_CACHE, SENTIMENT_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { defineRoute } from '../http/routes.ts';
 import { day, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
-import { query } from '../http/validation.ts';
+import { query, slugParams } from '../http/validation.ts';
 
 const tag = 'Sentiment';
-const slugParams = z.object({ slug: z.string().min(1).max(200).describe('The coin slug.') });
 const scopeQuery = z.object({
   coin: z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be a coin slug.').optional().describe('Coin slug for a per-coin reading; omit for the market.'),
 });

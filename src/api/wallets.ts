@@ -3,10 +3,10 @@
 // supported coins in the coin list's shape. SQL: sql/functions/740_api_wallets.sql.
 import { CONTENT_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
-import { paginated, paginationQuery } from '../http/envelope.ts';
+import { pageAnswer, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
 import { day, envelope, int, number, pageOf, resource, text, url } from '../http/schemas.ts';
-import { capCombined, query } from '../http/validation.ts';
+import { capCombined, query, slugParams } from '../http/validation.ts';
 import { coinListPage, coinRow, listQuery as coinListQuery, listOrNull } from './coins.ts';
 
 const SORTABLE = ['score', 'released_at', 'assets', 'pros', 'cons'] as const;
@@ -27,7 +27,6 @@ const listQuery = z
   })
   .superRefine(capCombined(['ids', 'slugs'], 100));
 type ListQuery = z.output<typeof listQuery>;
-const slugParams = z.object({ slug: z.string().min(1).max(200) });
 
 // Response shapes (api.wallets, market.wallet_json). meta.top_score is null when no wallet is published.
 const topScore = number('The highest score of all wallets, to normalise scores.').nullable();
@@ -68,7 +67,7 @@ const listHandler = (list: 'all' | 'timeline') => async ({ query: q, ctx, deps: 
       p_page => ${q.page},
       p_per_page => ${perPage}
     ) as page`;
-  return paginated(new URL(ctx.href), { page: q.page, perPage }, row!.page.total, row!.page.data, { top_score: row!.page.top_score });
+  return pageAnswer(ctx, q.page, perPage, row!.page, { top_score: row!.page.top_score });
 };
 
 export const walletRoutes = [

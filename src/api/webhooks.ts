@@ -2,7 +2,7 @@
 // event and the delivery log. Another owner's endpoint is 404. Delivery: jobs/deliver_webhook.ts.
 // SQL: sql/functions/600_webhook_events.sql, 605_webhook_endpoints.sql, 610_webhook_delivery.sql.
 import { z } from 'zod';
-import { paginated, paginationQuery } from '../http/envelope.ts';
+import { pageAnswer, paginationQuery } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
 import { envelope, int, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
@@ -12,7 +12,6 @@ import { targetProblem } from '../webhooks/target.ts';
 /** Endpoints one owner may register. */
 export const WEBHOOK_ENDPOINT_LIMIT = 10;
 export const WEBHOOK_EVENTS = ['alarm.triggered'] as const;
-const DELIVERY_RETENTION = '30 days';
 const tag = 'Webhooks';
 
 const idParams = z.object({ id: query.int(1, 2_147_483_647).describe('Webhook endpoint id.') });
@@ -104,11 +103,11 @@ export const webhookRoutes = [
     method: 'get', path: '/webhooks/{id}/deliveries', operationId: 'webhookDeliveryLog', tag, plan: 'free', noStore: true, params: idParams,
     query: z.object({ page: paginationQuery.page, per_page: query.int(1, 100).optional().default(25).describe('1-100, default 25.') }),
     response: pageOf(WebhookDelivery, { retention: text() }),
-    summary: `The endpoint's deliveries of the last ${DELIVERY_RETENTION}, newest first: status, response_status, error, attempts, delivered_at, and every attempt (outcome, status, duration, error).`,
+    summary: "The endpoint's deliveries still kept (for meta.retention), newest first: status, response_status, error, attempts, delivered_at, and every attempt (outcome, status, duration, error).",
     handler: async ({ params: { id }, query: q, key, ctx, deps: { sql } }) => {
-      const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+      const [row] = await sql<{ page: { total: number; data: unknown[]; retention: string } }[]>`
         select app.list_webhook_deliveries(${key.owner}, ${id}, ${q.page}, ${q.per_page}) as page`;
-      return paginated(new URL(ctx.href), { page: q.page, perPage: q.per_page }, row!.page.total, row!.page.data, { retention: DELIVERY_RETENTION });
+      return pageAnswer(ctx, q.page, q.per_page, row!.page, { retention: row!.page.retention });
     },
   }),
 ];

@@ -1,5 +1,5 @@
 // The Koa application: request id, security headers, the error envelope, body limits and the
-// /api/v1 router built from the route declarations of src/api.
+// /api/v1 router built from the route declarations it is given (src/service.ts gives src/api's).
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import Router from '@koa/router';
@@ -7,7 +7,6 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa, { type Context, type Middleware } from 'koa';
 import compress from 'koa-compress';
 import helmet from 'koa-helmet';
-import { apiRoutes } from '../api/index.ts';
 import { ApiError, errorMiddleware, toApiError } from './errors.ts';
 import type { Deps } from './admission.ts';
 import { API_PREFIX, mountRoutes, type RouteSpec } from './routes.ts';
@@ -39,7 +38,7 @@ export interface Observability {
  * The Koa app; `close()` writes the admission counts still pending and stops listening for key
  * changes (call it before ending the pool).
  */
-export function createApp(given: Deps, observability: Observability = {}, routes: RouteSpec[] = apiRoutes) {
+export function createApp(given: Deps, observability: Observability, routes: RouteSpec[]) {
   const logger = observability.logger ?? createLogger(given.config);
   const flushMs = given.config.ADMISSION_FLUSH_MS;
   const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, flushMs, logger) : null;
@@ -92,7 +91,7 @@ export function createApp(given: Deps, observability: Observability = {}, routes
   app.use(async (ctx, next) => {
     const length = Number(ctx.get('content-length') || 0);
     if (length > deps.config.MAX_BODY_BYTES) {
-      throw new ApiError(413, 'payload_too_large', `Request bodies are limited to ${deps.config.MAX_BODY_BYTES} bytes.`);
+      throw ApiError.payloadTooLarge(deps.config.MAX_BODY_BYTES);
     }
     await next();
   });
@@ -105,7 +104,7 @@ export function createApp(given: Deps, observability: Observability = {}, routes
       encoding: 'utf-8',
       onError: (error) => {
         if ((error as { status?: number }).status === 413) {
-          throw new ApiError(413, 'payload_too_large', `Request bodies are limited to ${deps.config.MAX_BODY_BYTES} bytes.`);
+          throw ApiError.payloadTooLarge(deps.config.MAX_BODY_BYTES);
         }
         throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
       },

@@ -2,7 +2,7 @@
 // (RFC 9727 linkset) and /.well-known/security.txt (RFC 9116). Absolute URLs from PUBLIC_URL or
 // the request (publicBase); no key needed.
 import type { Context } from 'koa';
-import { VERSION } from '../api/meta.ts';
+import { VERSION } from '../version.ts';
 import type { Config } from '../config.ts';
 import { changelog } from './changelog.ts';
 import { API_PREFIX } from './routes.ts';

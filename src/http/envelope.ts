@@ -17,6 +17,11 @@ export interface Page {
  * `url` is the request's absolute URL (ctx.href: its scheme and host are X-Forwarded-Proto/Host only
  * with TRUST_PROXY, Koa's app.proxy); the links keep its origin, as a reference client expects.
  */
+/** A list function's page (`{ total, data }`, the JSON the api.* list functions return) as this request's paginated answer. */
+export function pageAnswer<T>(ctx: { href: string }, page: number, perPage: number, rows: { total: number; data: T[] }, meta: Record<string, unknown> = {}) {
+  return paginated(new URL(ctx.href), { page, perPage }, rows.total, rows.data, meta);
+}
+
 export function paginated<T>(url: URL, page: Page, total: number, data: T[], meta: Record<string, unknown> = {}) {
   const lastPage = Math.max(1, Math.ceil(total / page.perPage));
   const link = (target: number) => {

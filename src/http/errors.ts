@@ -25,6 +25,10 @@ export class ApiError extends Error {
     return new ApiError(404, 'not_found', `The requested ${what} does not exist.`);
   }
 
+  static payloadTooLarge(limitBytes: number) {
+    return new ApiError(413, 'payload_too_large', `Request bodies are limited to ${limitBytes} bytes.`);
+  }
+
   static planRequired(plan: string) {
     return new ApiError(403, 'plan_required', `This endpoint or window needs the ${plan} plan or higher.`, { required_plan: plan });
   }

@@ -2,7 +2,7 @@
 // state and each component's state and figures, from app.status_report (thresholds there and in
 // docs/status.md). No key. A database that cannot answer is itself the report: outage, not a 5xx.
 import type { Context } from 'koa';
-import { VERSION } from '../api/meta.ts';
+import { VERSION } from '../version.ts';
 import { workerStaleAfterMs } from '../config.ts';
 import { withTimeout } from '../db/client.ts';
 import { migrationFiles } from '../db/migrate.ts';

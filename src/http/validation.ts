@@ -111,6 +111,12 @@ const csv = (maxLength: number) =>
   z.string().max(maxLength).transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
 
 /** Query-string building blocks: a query value is a string; these turn it into typed values. */
+/** The `{slug}` path parameter of every route under a coin, exchange, wallet or article. */
+export const slugParams = z.object({ slug: z.string().min(1).max(200).describe('Its slug, as the collection lists it (e.g. bitcoin).') });
+
+/** Today's date (UTC), YYYY-MM-DD. */
+export const today = () => new Date().toISOString().slice(0, 10);
+
 export const query = {
   // Documented (OpenAPI) as the integer a client sends, with its bounds as schema keywords.
   int: (min: number, max: number) =>
@@ -145,6 +151,9 @@ export const query = {
     }),
   /** a calendar date YYYY-MM-DD */
   date: () => z.string().refine((value) => isoInstant(value, false) !== null && value.length === 10, 'Must be a date (YYYY-MM-DD).'),
+  /** A day of the history's era (as market.check_calculator_date has it in SQL): after 2008-12-31 and not in the future (UTC). */
+  historyDate: () =>
+    query.date().refine((value) => value > '2008-12-31', 'Must be after 2008-12-31.').refine((value) => value <= today(), 'Must not be in the future.'),
   /**
    * An ISO 8601 date or date-time bound, turned into an exact instant for SQL's timestamptz.
    * A time without an offset is UTC (so is a date). A date-only value is the start of that UTC

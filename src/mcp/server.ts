@@ -11,7 +11,7 @@ import type { Deps } from '../http/admission.ts';
 import { fieldErrors } from '../http/validation.ts';
 import { admitMcp, checkOrigin } from './auth.ts';
 import { runTool, TOOLS } from './tools.ts';
-import { VERSION } from '../api/meta.ts';
+import { VERSION } from '../version.ts';
 
 export const MCP_PATH = '/mcp';
 export const SERVER_CARD_PATHS = ['/.well-known/mcp/server-card.json', '/.well-known/mcp.json'];

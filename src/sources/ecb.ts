@@ -1,6 +1,7 @@
 // The `ecb` FX source: the European Central Bank's daily euro reference rates
 // (eurofxref-daily.xml). The ECB quotes units per EUR; market.store_ecb_rates turns them into units
 // per USD in numeric. Rates stay decimal strings from the XML to the database, never JS floats.
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { Query } from './aggregates.ts';
 import type { Source } from './source.ts';
 
@@ -23,38 +24,58 @@ export interface EcbDay {
 
 export type Fetch = (url: string, init?: { signal?: AbortSignal; headers?: Record<string, string> }) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
 
-const DAY_CUBE = /<Cube\s+time\s*=\s*(['"])(\d{4}-\d{2}-\d{2})\1\s*>([\s\S]*?)<\/Cube>/g;
-const RATE_CUBE = /<Cube\s+currency\s*=\s*(['"])([^'"]*)\1\s+rate\s*=\s*(['"])([^'"]*)\3\s*\/>/g;
+/** The document's <Cube> elements, attributes as strings (never numbers: rates stay decimal text). */
+const PARSER = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  parseAttributeValue: false,
+  parseTagValue: false,
+  isArray: (name) => name === 'Cube',
+});
+interface Cube {
+  time?: string;
+  currency?: string;
+  rate?: string;
+  Cube?: Cube[];
+  '#text'?: string;
+}
 
 /**
  * Parses eurofxref-daily.xml: one day's cube of <Cube currency='USD' rate='1.1787'/> entries.
- * Strict, because a half-read document must not replace good rates: the envelope must be
- * complete, there must be exactly one day, every entry must be a three-letter code with a
- * positive decimal rate, each code once, and USD must be there (it converts the rest to USD).
+ * Strict, because a half-read document must not replace good rates: it must be well-formed XML
+ * with the gesmes envelope, there must be exactly one day, every entry must be a three-letter code
+ * with a positive decimal rate, each code once, and USD must be there (it converts the rest to USD).
  */
 export function parseEcbDaily(xml: string): EcbDay {
-  if (!/<gesmes:Envelope[\s>]/.test(xml) || !/<\/gesmes:Envelope>\s*$/.test(xml)) {
-    throw new EcbFormatError('not a complete eurofxref document (gesmes:Envelope missing or truncated).');
+  const valid = XMLValidator.validate(xml);
+  const document = valid === true ? (PARSER.parse(xml) as Record<string, { Cube?: Cube[] } | undefined>) : null;
+  const envelope = document?.['gesmes:Envelope'];
+  if (!envelope) {
+    const why = valid === true ? 'gesmes:Envelope missing' : `line ${valid.err.line}: ${valid.err.msg}`;
+    throw new EcbFormatError(`not a complete eurofxref document (${why}).`);
   }
-  const days = [...xml.matchAll(DAY_CUBE)];
-  if (days.length !== 1) throw new EcbFormatError(`expected one dated <Cube time=...>, found ${days.length}.`);
-  const [, , date, body] = days[0]!;
-  if (Number.isNaN(Date.parse(`${date}T00:00:00Z`)) || new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date) {
+  const days = (envelope.Cube ?? []).flatMap((outer) => outer.Cube ?? []);
+  if (days.length !== 1 || !days[0]!.time) throw new EcbFormatError(`expected one dated <Cube time=...>, found ${days.length}.`);
+  const day = days[0]!;
+  const date = day.time!;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`)) || new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date) {
     throw new EcbFormatError(`invalid reference date "${date}".`);
   }
+  // anything in the day's cube besides rate entries means the format changed or broke
+  if (day['#text']?.trim()) throw new EcbFormatError(`unexpected content in the cube of ${date}: "${day['#text'].trim().slice(0, 60)}".`);
   const ratesPerEur: Record<string, string> = {};
-  const entries = [...body!.matchAll(RATE_CUBE)];
-  // anything in the day's cube besides well-formed entries means the format changed or broke
-  const leftover = body!.replace(RATE_CUBE, '').trim();
-  if (leftover) throw new EcbFormatError(`unexpected content in the cube of ${date}: "${leftover.slice(0, 60)}".`);
-  for (const [, , currency, , rate] of entries) {
-    if (!/^[A-Z]{3}$/.test(currency!)) throw new EcbFormatError(`invalid currency code "${currency}" on ${date}.`);
-    if (!/^\d+(\.\d+)?$/.test(rate!) || !/[1-9]/.test(rate!)) throw new EcbFormatError(`invalid rate "${rate}" for ${currency} on ${date}.`);
-    if (currency! in ratesPerEur) throw new EcbFormatError(`${currency} appears twice on ${date}.`);
-    ratesPerEur[currency!] = rate!;
+  for (const entry of day.Cube ?? []) {
+    const { currency, rate, ...rest } = entry;
+    if (currency === undefined || rate === undefined || Object.keys(rest).length > 0) {
+      throw new EcbFormatError(`unexpected entry in the cube of ${date}: ${JSON.stringify(entry).slice(0, 60)}.`);
+    }
+    if (!/^[A-Z]{3}$/.test(currency)) throw new EcbFormatError(`invalid currency code "${currency}" on ${date}.`);
+    if (!/^\d+(\.\d+)?$/.test(rate) || !/[1-9]/.test(rate)) throw new EcbFormatError(`invalid rate "${rate}" for ${currency} on ${date}.`);
+    if (currency in ratesPerEur) throw new EcbFormatError(`${currency} appears twice on ${date}.`);
+    ratesPerEur[currency] = rate;
   }
   if (!ratesPerEur.USD) throw new EcbFormatError(`no USD rate on ${date}: the rates cannot be converted to units per USD.`);
-  return { date: date!, ratesPerEur };
+  return { date, ratesPerEur };
 }
 
 /** Downloads and parses the daily document; `fetchFn` is injectable so tests replay recorded responses. */

@@ -47,6 +47,9 @@ test('parser: malformed responses fail with a clear EcbFormatError', (t) => {
   t.throws(() => parseEcbDaily(noUsd), { instanceOf: EcbFormatError, message: /no USD rate on 2025-07-01/ });
   const twoDays = recorded('eurofxref-daily-2025-07-01.xml').replace("<Cube time='2025-07-01'>", "<Cube time='2025-06-30'></Cube><Cube time='2025-07-01'>");
   t.throws(() => parseEcbDaily(twoDays), { instanceOf: EcbFormatError, message: /expected one dated/ });
+  // a real XML parser: attribute order, quotes and spacing do not matter
+  const reordered = recorded('eurofxref-daily-2025-07-01.xml').replace(/<Cube currency='(\w+)' rate='([\d.]+)'\/>/g, '<Cube  rate="$2"\n currency="$1" />');
+  t.deepEqual(parseEcbDaily(reordered), parseEcbDaily(recorded('eurofxref-daily-2025-07-01.xml')));
 });
 
 test.serial('a stored day: units per USD through the EUR/USD rate, EUR its inverse, at 16:00 Frankfurt time; seed-only currencies stay', async (t) => {

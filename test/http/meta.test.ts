@@ -5,7 +5,7 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { apiRoutes } from '../../src/api/index.ts';
-import { VERSION } from '../../src/api/meta.ts';
+import { VERSION } from '../../src/version.ts';
 import { CONTRACT_VERSION } from '../../src/http/openapi.ts';
 import { useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';

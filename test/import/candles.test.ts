@@ -108,3 +108,15 @@ test('an unknown coin needs a symbol and a name', async (t) => {
   await t.throwsAsync(importCandles(db.sql, { slug: 'nobody', csv: dailyCsv(1) }), { instanceOf: CandleImportError, message: /symbol and name/ });
   await t.throwsAsync(importCandles(db.sql, { slug: 'Not A Slug', symbol: 'X', name: 'X', csv: dailyCsv(1) }), { message: /invalid slug/ });
 });
+
+test('a real CSV reader: quoted fields, CRLF and a byte-order mark', (t) => {
+  const csv = `\uFEFF${HEADER}\r\n"2025-01-01","1.5","2","1","1.75","10"\r\n2025-01-02,1.75,"2.5",1.5,2,"1,000"\r\n`;
+  // "1,000" is one field (a quoted comma), not two: the row has six fields, and its number is the database's to judge
+  const columns = splitCandleCsv(csv);
+  t.deepEqual(columns.lines, [2, 3]);
+  t.deepEqual(columns.open, ['1.5', '1.75']);
+  t.deepEqual(columns.high, ['2', '2.5']);
+  t.deepEqual(columns.volume, ['10', '1,000']);
+  const unclosed = t.throws(() => splitCandleCsv(`${HEADER}\n2025-01-01,"1,1,1,1,1\n`), { instanceOf: CandleImportError });
+  t.regex(unclosed!.problems[0]!, /^line \d+: /);
+});

@@ -2,6 +2,7 @@
 // ISO 8601 times; any bar width of a minute or more) into market.coin_bars_1m, through the same
 // path as live bars. The file is split into lines here; every value is checked, and the bars are
 // written, by market.import_candles() in one transaction; the aggregates are refreshed after.
+import { parse } from 'csv-parse/sync';
 import type { Sql } from '../../db/client.ts';
 import { completeCoinBarBackfills } from '../aggregates.ts';
 import { withReservedQuery } from '../source.ts';
@@ -38,24 +39,29 @@ const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** Splits the file into columns, keeping line numbers; values stay strings (decimals never become floats). */
 export function splitCandleCsv(csv: string): CandleColumns {
-  const rows = csv.replace(/^\uFEFF/, '').split(/\r?\n/);
-  const header = (rows[0] ?? '').split(',').map((name) => name.trim().toLowerCase());
-  if (header.join(',') !== CSV_HEADER.join(',')) {
+  let records: { record: string[]; info: { lines: number } }[];
+  try {
+    // quoted fields, CRLF and a BOM as CSV has them; rows of the wrong width are reported below, by line
+    records = parse(csv, { bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, info: true }) as unknown as typeof records;
+  } catch (error) {
+    const line = (error as { lines?: number }).lines;
+    throw new CandleImportError('malformed CSV, nothing imported', [`line ${line ?? '?'}: ${(error as Error).message}`]);
+  }
+  const [first, ...rows] = records;
+  const header = (first?.record ?? []).map((name) => name.toLowerCase());
+  if (first?.info.lines !== 1 || header.join(',') !== CSV_HEADER.join(',')) {
     throw new CandleImportError('bad header, nothing imported', [`line 1: header must be ${CSV_HEADER.join(',')}`]);
   }
   const columns: CandleColumns = { lines: [], time: [], open: [], high: [], low: [], close: [], volume: [] };
   const problems: string[] = [];
-  rows.slice(1).forEach((row, index) => {
-    const line = index + 2;
-    if (row.trim() === '') return;
-    const fields = row.split(',').map((field) => field.trim());
+  for (const { record: fields, info } of rows) {
     if (fields.length !== CSV_HEADER.length) {
-      problems.push(`line ${line}: expected ${CSV_HEADER.length} fields, found ${fields.length}`);
-      return;
+      problems.push(`line ${info.lines}: expected ${CSV_HEADER.length} fields, found ${fields.length}`);
+      continue;
     }
-    columns.lines.push(line);
+    columns.lines.push(info.lines);
     CSV_HEADER.forEach((name, i) => columns[name].push(fields[i]!));
-  });
+  }
   if (problems.length > 0) {
     throw new CandleImportError(`${problems.length} malformed row(s), nothing imported`, problems);
   }

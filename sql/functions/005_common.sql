@@ -1,0 +1,97 @@
+-- Helpers every other file uses: how the API writes instants and dates, how a slug becomes an id
+-- (with the 404 the endpoints document), per-field language fallback, a coin's description. First
+-- of the function files, so that the files after it may call them from SQL-language bodies.
+
+-- why: one spelling of an instant in every response, whatever the session's TimeZone
+create or replace function market.iso_time(p_time timestamptz) returns text
+language sql stable parallel safe
+as $$ select to_char(p_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"') $$;
+comment on function market.iso_time(timestamptz) is 'An instant as the API writes it: ISO 8601 in UTC to the second, e.g. 2026-06-27T10:34:17+00:00. Null stays null.';
+
+-- why: a date as the API writes it, independent of DateStyle
+create or replace function market.iso_date(p_date date) returns text
+language sql stable parallel safe
+as $$ select to_char(p_date, 'YYYY-MM-DD') $$;
+comment on function market.iso_date(date) is 'A date as the API writes it: YYYY-MM-DD. Null stays null.';
+
+-- why: a coin slug resolves in one place, with the error the endpoints document
+create or replace function market.coin_id(p_slug text) returns int
+language plpgsql stable
+as $$
+declare
+  v_id int;
+begin
+  select c.id into v_id from market.coins c where c.slug = lower(p_slug);
+  if v_id is null then
+    raise exception 'Coin not found.' using errcode = 'MD404';
+  end if;
+  return v_id;
+end;
+$$;
+comment on function market.coin_id(text) is 'The id of the coin with this slug; raises MD404 (HTTP 404) "Coin not found." for an unknown slug.';
+
+-- why: a venue slug resolves in one place, with the error the endpoints document
+create or replace function market.exchange_id(p_slug text) returns int
+language plpgsql stable
+as $$
+declare
+  v_id int;
+begin
+  select e.id into v_id from market.exchanges e where e.slug = lower(p_slug);
+  if v_id is null then
+    raise exception 'Exchange not found.' using errcode = 'MD404';
+  end if;
+  return v_id;
+end;
+$$;
+comment on function market.exchange_id(text) is 'The id of the venue with this slug; raises MD404 (HTTP 404) "Exchange not found." for an unknown slug.';
+
+-- why: one rule for per-field language fallback, for every translated content kind
+create or replace function market.localize(p_translations jsonb, p_locale text) returns jsonb
+language sql immutable parallel safe
+as $$
+  with chain as (
+    -- the requested locale, its language (pt for pt-BR), English: the first that has a translation wins
+    select distinct on (c.locale) c.locale, c.n
+    from unnest(array[p_locale, split_part(p_locale, '-', 1), 'en']) with ordinality as c (locale, n)
+    where p_translations ? c.locale
+    order by c.locale, c.n
+  ),
+  winner as (select locale from chain order by n limit 1),
+  fields as (
+    select distinct f.field from chain, jsonb_object_keys(p_translations -> chain.locale) as f (field)
+  ),
+  picked as (
+    select f.field, p.value, p.locale
+    from fields f
+    left join lateral (
+      select p_translations -> c.locale -> f.field as value, c.locale
+      from chain c
+      where jsonb_typeof(p_translations -> c.locale -> f.field) is distinct from 'null'
+        and p_translations -> c.locale ? f.field
+      order by c.n limit 1
+    ) p on true
+  )
+  select coalesce((select jsonb_object_agg(field, coalesce(value, 'null'::jsonb)) from picked), '{}'::jsonb)
+    || jsonb_build_object(
+      'locale', (select locale from winner),
+      'fallback_fields', coalesce((
+        select jsonb_agg(field order by field) from picked where locale is distinct from (select locale from winner) and value is not null
+      ), '[]'::jsonb))
+$$;
+comment on function market.localize(jsonb, text) is
+'Per-field language fallback. p_translations: {"<locale>": {"<field>": value, ...}, ...}. Returns every field in the first locale of (p_locale, its language e.g. pt for pt-BR, en) whose value is not null, '
+'plus "locale": the most specific of those locales that has a translation at all (the one that won), and "fallback_fields": the fields that came from another locale (sorted). Locale null when there is no translation.';
+
+-- why: the detail endpoint's description falls back to English when the locale has none
+create or replace function market.coin_description(p_coin_id int, p_locale text default 'en')
+returns table (locale text, html text)
+language sql stable
+as $$
+  select d.locale, d.html
+  from market.coin_descriptions d
+  where d.coin_id = p_coin_id and d.locale in (p_locale, split_part(p_locale, '-', 1), 'en')
+  order by d.locale = p_locale desc, d.locale = split_part(p_locale, '-', 1) desc
+  limit 1;
+$$;
+comment on function market.coin_description(int, text) is 'The coin''s HTML description in the locale (e.g. de or pt-BR), else in its language (pt), else in English; with the locale that won. No row when the coin has none.';

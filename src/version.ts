@@ -1,0 +1,4 @@
+// The service's version: package.json's, read once (the OpenAPI document, /status, MCP, discovery).
+import { readFileSync } from 'node:fs';
+
+export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
