@@ -1459,10 +1459,10 @@ function api.coin_history(p_slug text, p_interval text, p_start timestamp with t
   |   end if;
   |   select * into v_interval from api.coin_history_intervals i where i.name = p_interval;
   |   if v_interval.name is null then
-  |     raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422';
+  |     raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422', column = 'interval';
   |   end if;
   |   if p_limit is null or p_limit < 1 or p_limit > 2000 then
-  |     raise exception 'limit must be from 1 to 2000.' using errcode = 'MD422';
+  |     raise exception 'limit must be from 1 to 2000.' using errcode = 'MD422', column = 'limit';
   |   end if;
   |   -- bars older than the interval's retention are on their way out: never serve them
   |   v_from := greatest(coalesce(p_start, '-infinity'), now() - v_interval.kept);
@@ -1577,7 +1577,7 @@ function api.coin_list(p_list text, p_type text, p_status text, p_search text, p
   |   v_result json;
   | begin
   |   if p_page is null or p_page < 1 or p_per_page is null or p_per_page < 1 then
-  |     raise exception 'page and per_page must be at least 1.' using errcode = 'MD422';
+  |     raise exception 'page and per_page must be at least 1.' using errcode = 'MD422', column = 'page';
   |   end if;
   |   with matched as materialized (
   |     select r, row_number() over () as n
@@ -1616,10 +1616,10 @@ function api.coin_rows(p_list text, p_type text, p_status text, p_search text, p
   |     raise exception 'list must be all, recent, gainers or losers.' using errcode = 'MD422';
   |   end if;
   |   if p_interval is null or p_interval not in ('24h', '7d') then
-  |     raise exception 'interval must be 24h or 7d.' using errcode = 'MD422';
+  |     raise exception 'interval must be 24h or 7d.' using errcode = 'MD422', column = 'interval';
   |   end if;
   |   if p_status is not null and p_status not in ('active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing') then
-  |     raise exception 'status must be one of active, delisted, untracked, progressing, awaiting, preparing.' using errcode = 'MD422';
+  |     raise exception 'status must be one of active, delisted, untracked, progressing, awaiting, preparing.' using errcode = 'MD422', column = 'status';
   |   end if;
   |   perform market.check_coin_sort(p_sort);
   |
@@ -1716,7 +1716,7 @@ function api.coin_sparkline(p_slug text, p_period text) returns json language pl
   |   ) as p (name, span, level, step)
   |   where p.name = p_period;
   |   if v_span is null then
-  |     raise exception 'period must be 24h, 7d, 30d, 60d, 90d, 180d or 365d.' using errcode = 'MD422';
+  |     raise exception 'period must be 24h, 7d, 30d, 60d, 90d, 180d or 365d.' using errcode = 'MD422', column = 'period';
   |   end if;
   |
   |   with bars as materialized (
@@ -1757,7 +1757,7 @@ function api.coin_videos(p_slug text, p_type text, p_search text, p_page integer
   | begin
   |   select c.slug into v_coin from market.coins c where c.id = market.coin_id(p_slug);
   |   if p_type is not null and p_type not in ('overview', 'tutorial', 'explainer', 'review', 'analysis', 'news') then
-  |     raise exception 'type must be one of overview, tutorial, explainer, review, analysis, news.' using errcode = 'MD422';
+  |     raise exception 'type must be one of overview, tutorial, explainer, review, analysis, news.' using errcode = 'MD422', column = 'type';
   |   end if;
   |   with matched as materialized (
   |     select v, row_number() over (order by v.published_at desc, v.id desc) as n
@@ -1801,7 +1801,7 @@ function api.convert(p_from text, p_to text[], p_amount numeric) returns json la
   |     raise exception 'amount must be a non-negative number.' using errcode = 'MD422';
   |   end if;
   |   if coalesce(cardinality(p_to), 0) not between 1 and 10 then
-  |     raise exception 'to must name 1 to 10 currencies.' using errcode = 'MD422';
+  |     raise exception 'to must name 1 to 10 currencies.' using errcode = 'MD422', column = 'to';
   |   end if;
   |   select * into v_from from market.conversion_leg(p_from);
   |   select json_build_object(
@@ -1827,7 +1827,7 @@ function api.dca_prices(p_slug text, p_interval text, p_start date, p_end date) 
   |   v_dates date[];
   | begin
   |   if v_step is null then
-  |     raise exception 'interval: must be daily, weekly, monthly, quarterly or yearly.' using errcode = 'MD422';
+  |     raise exception 'interval: must be daily, weekly, monthly, quarterly or yearly.' using errcode = 'MD422', column = 'interval';
   |   end if;
   |   perform market.check_calculator_date('start', p_start);
   |   perform market.check_calculator_date('end', v_end);
@@ -1862,10 +1862,10 @@ function api.exchange_history(p_slug text, p_interval text, p_start timestamp wi
   |   v_id int := market.exchange_id(p_slug);
   | begin
   |   if p_interval is null or p_interval not in ('minutely', 'hourly', 'daily') then
-  |     raise exception 'interval must be minutely, hourly or daily.' using errcode = 'MD422';
+  |     raise exception 'interval must be minutely, hourly or daily.' using errcode = 'MD422', column = 'interval';
   |   end if;
   |   if p_limit is null or p_limit < 1 or p_limit > 2000 then
-  |     raise exception 'limit must be from 1 to 2000.' using errcode = 'MD422';
+  |     raise exception 'limit must be from 1 to 2000.' using errcode = 'MD422', column = 'limit';
   |   end if;
   |   return query
   |   select market.iso_time(h.time), h.volume_24h::double precision, h.volume_dominance, h.rank, h.pairs, h.assets
@@ -1910,10 +1910,10 @@ function api.exchange_rows(p_type text, p_search text, p_min_pairs integer, p_ma
   |   v_field text;
   | begin
   |   if p_type is not null and p_type not in ('cex', 'dex') then
-  |     raise exception 'type must be cex or dex.' using errcode = 'MD422';
+  |     raise exception 'type must be cex or dex.' using errcode = 'MD422', column = 'type';
   |   end if;
   |   if coalesce(cardinality(p_sort), 0) > 7 then
-  |     raise exception 'sort takes at most 7 fields.' using errcode = 'MD422';
+  |     raise exception 'sort takes at most 7 fields.' using errcode = 'MD422', column = 'sort';
   |   end if;
   |   foreach v_field in array coalesce(p_sort, '{}') loop
   |     if v_field is null or v_field !~ '^-?(volume|rank|volume_dominance|change_24h|change_7d|pairs|assets)$' then
@@ -1954,7 +1954,7 @@ function api.exchange_sparkline(p_slug text, p_period text) returns json languag
   |     when '60d' then interval '60 days' when '90d' then interval '90 days' when '180d' then interval '180 days'
   |     when '365d' then interval '365 days' end;
   |   if v_span is null then
-  |     raise exception 'period must be one of 24h, 7d, 30d, 60d, 90d, 180d, 365d.' using errcode = 'MD422';
+  |     raise exception 'period must be one of 24h, 7d, 30d, 60d, 90d, 180d, 365d.' using errcode = 'MD422', column = 'period';
   |   end if;
   |   with series as materialized (
   |     select m.time, m.volume_24h from market.exchange_volumes m
@@ -2014,7 +2014,7 @@ function api.global_history(p_period text) returns TABLE("time" text, marketcap 
   | begin
   |   select p.bars, now() - p.span into v_bars, v_from from api.global_history_periods p where p.name = p_period;
   |   if v_bars is null then
-  |     raise exception 'period must be 24h, 7d, 30d or all.' using errcode = 'MD422';
+  |     raise exception 'period must be 24h, 7d, 30d or all.' using errcode = 'MD422', column = 'period';
   |   end if;
   |   v_from := coalesce(v_from, '-infinity');
   |   -- one level per branch: a UNION ALL over the three real-time aggregates costs the planner more
@@ -2106,10 +2106,10 @@ function api.insight_rows(p_locale text, p_type text, p_coin text, p_search text
   -- Published insights matching an insight request, numbered n in their order (newest first by first_reported_at, or with p_sort last_updated by last_updated_at), each as market.insight_json. p_locale picks the texts (per-field English fallback); filters: p_type per_asset|market_overview|narrative, p_coin a related coin slug, p_search a case-insensitive substring of the localized title or summary.
   | begin
   |   if p_type is not null and p_type not in ('per_asset', 'market_overview', 'narrative') then
-  |     raise exception 'type must be one of per_asset, market_overview, narrative.' using errcode = 'MD422';
+  |     raise exception 'type must be one of per_asset, market_overview, narrative.' using errcode = 'MD422', column = 'type';
   |   end if;
   |   if p_sort is null or p_sort not in ('first_reported', 'last_updated') then
-  |     raise exception 'sort must be first_reported or last_updated.' using errcode = 'MD422';
+  |     raise exception 'sort must be first_reported or last_updated.' using errcode = 'MD422', column = 'sort';
   |   end if;
   |   return query
   |   with localized as (
@@ -2134,7 +2134,7 @@ function api.liquidation_feed(p_exchange text, p_instrument text, p_position tex
   |   v_result json;
   | begin
   |   if p_page is null or p_page < 1 or p_per_page is null or p_per_page < 1 then
-  |     raise exception 'page and per_page must be at least 1.' using errcode = 'MD422';
+  |     raise exception 'page and per_page must be at least 1.' using errcode = 'MD422', column = 'page';
   |   end if;
   |   with matched as materialized (
   |     select r, row_number() over () as n
@@ -2344,7 +2344,7 @@ function api.pair_list(p_search text, p_coin text, p_min_volume numeric, p_max_v
   |   v_result json;
   | begin
   |   if v_sort not in ('volume_usd', '-volume_usd', 'updated', '-updated') then
-  |     raise exception 'sort must be one of volume_usd, -volume_usd, updated, -updated.' using errcode = 'MD422';
+  |     raise exception 'sort must be one of volume_usd, -volume_usd, updated, -updated.' using errcode = 'MD422', column = 'sort';
   |   end if;
   |   with matched as materialized (
   |     select p, row_number() over (order by
@@ -2416,7 +2416,7 @@ function api.profit_loss_prices(p_slug text, p_buy_date date, p_sell_date date) 
   |   perform market.check_calculator_date('buy_date', p_buy_date);
   |   perform market.check_calculator_date('sell_date', p_sell_date);
   |   if p_sell_date < p_buy_date then
-  |     raise exception 'sell_date: must be on or after buy_date.' using errcode = 'MD422';
+  |     raise exception 'sell_date: must be on or after buy_date.' using errcode = 'MD422', column = 'sell_date';
   |   end if;
   |   return market.calculator_prices(p_slug, array[p_buy_date, p_sell_date], array['buy_date', 'sell_date']);
   | end;
@@ -2476,7 +2476,7 @@ function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange te
   |     raise exception 'instrument must be one of future, option, swap, spot, margin.' using errcode = 'MD422';
   |   end if;
   |   if cardinality(v_sort) > 4 then
-  |     raise exception 'sort takes at most 4 fields.' using errcode = 'MD422';
+  |     raise exception 'sort takes at most 4 fields.' using errcode = 'MD422', column = 'sort';
   |   end if;
   |   foreach v_field in array v_sort loop
   |     if v_field is null or v_field !~ '^-?(volume_usd|change_24h|price_usd|updated)$' then
@@ -2543,7 +2543,7 @@ function api.trending_coins(p_limit integer) returns TABLE(id integer, slug text
   |   v_today timestamptz := date_trunc('day', now(), 'UTC');
   | begin
   |   if p_limit is null or p_limit < 1 or p_limit > 20 then
-  |     raise exception 'limit must be from 1 to 20.' using errcode = 'MD422';
+  |     raise exception 'limit must be from 1 to 20.' using errcode = 'MD422', column = 'limit';
   |   end if;
   |   return query
   |   with usual as (
@@ -2616,10 +2616,10 @@ function api.wallet_compare(p_slugs text[]) returns json language plpgsql stable
   |   v_slug text;
   | begin
   |   if coalesce(cardinality(p_slugs), 0) not between 2 and 4 then
-  |     raise exception 'slugs takes 2 to 4 wallet slugs.' using errcode = 'MD422';
+  |     raise exception 'slugs takes 2 to 4 wallet slugs.' using errcode = 'MD422', column = 'slugs';
   |   end if;
   |   if cardinality(array(select distinct lower(s) from unnest(p_slugs) s)) <> cardinality(p_slugs) then
-  |     raise exception 'slugs must not repeat a wallet.' using errcode = 'MD422';
+  |     raise exception 'slugs must not repeat a wallet.' using errcode = 'MD422', column = 'slugs';
   |   end if;
   |   select s into v_slug from unnest(p_slugs) s
   |   where not exists (select from api.wallets w where w.slug = lower(s)) limit 1;
@@ -2657,7 +2657,7 @@ function api.wallet_rows(p_list text, p_search text, p_min_score numeric, p_max_
   |     raise exception 'list must be all or timeline.' using errcode = 'MD422';
   |   end if;
   |   if coalesce(cardinality(p_sort), 0) > 5 then
-  |     raise exception 'sort takes at most 5 fields.' using errcode = 'MD422';
+  |     raise exception 'sort takes at most 5 fields.' using errcode = 'MD422', column = 'sort';
   |   end if;
   |   foreach v_field in array coalesce(p_sort, '{}') loop
   |     if v_field is null or v_field !~ '^-?(score|released_at|assets|pros|cons)$' then
@@ -3009,7 +3009,7 @@ function app.cast_coin_vote(p_owner text, p_slug text, p_vote text) returns json
   |   v_id bigint;
   | begin
   |   if p_vote is null or p_vote not in ('bullish', 'bearish') then
-  |     raise exception 'vote must be bullish or bearish.' using errcode = 'MD422';
+  |     raise exception 'vote must be bullish or bearish.' using errcode = 'MD422', column = 'vote';
   |   end if;
   |   -- two concurrent votes of one owner on one coin must not both insert
   |   perform pg_advisory_xact_lock(hashtextextended(p_owner || '/' || v_coin, 0));
@@ -3119,7 +3119,7 @@ function app.create_webhook_endpoint(p_owner text, p_url text, p_events text[], 
   |   v_count int;
   | begin
   |   if p_url is null or p_url !~ '^https?://' or length(p_url) > 2048 then
-  |     raise exception 'url must be an http(s) URL of at most 2048 characters.' using errcode = 'MD422';
+  |     raise exception 'url must be an http(s) URL of at most 2048 characters.' using errcode = 'MD422', column = 'url';
   |   end if;
   |   if p_events is null or cardinality(p_events) = 0 or not p_events <@ array['alarm.triggered'] then
   |     raise exception 'events must list one or more of: alarm.triggered.' using errcode = 'MD422';
@@ -4132,7 +4132,7 @@ function market.check_calculator_date(p_field text, p_date date) returns void la
   -- Raises MD422 naming p_field unless p_date is after 2008-12-31 and not after today (UTC).
   | begin
   |   if p_date is null or p_date <= date '2008-12-31' or p_date > (now() at time zone 'UTC')::date then
-  |     raise exception '%: must be a date after 2008-12-31 and not in the future.', p_field using errcode = 'MD422';
+  |     raise exception '%: must be a date after 2008-12-31 and not in the future.', p_field using errcode = 'MD422', column = p_field;
   |   end if;
   | end;
 
@@ -4142,7 +4142,7 @@ function market.check_coin_sort(p_sort text[]) returns void language plpgsql imm
   |   v_field text;
   | begin
   |   if coalesce(cardinality(p_sort), 0) > 6 then
-  |     raise exception 'sort takes at most 6 fields.' using errcode = 'MD422';
+  |     raise exception 'sort takes at most 6 fields.' using errcode = 'MD422', column = 'sort';
   |   end if;
   |   foreach v_field in array coalesce(p_sort, '{}') loop
   |     if v_field is null or v_field !~ '^-?(marketcap|rank|price|volume_24h|change_24h|change_7d)$' then
@@ -4164,10 +4164,10 @@ function market.check_indicator_args(p_period integer, p_min_period integer, p_l
   -- Raises MD422 (HTTP 422) for a period below the indicator's minimum or a limit below 1.
   | begin
   |   if p_period is null or p_period < p_min_period or p_period > 100000 then
-  |     raise exception 'period must be an integer from % to 100000.', p_min_period using errcode = 'MD422';
+  |     raise exception 'period must be an integer from % to 100000.', p_min_period using errcode = 'MD422', column = 'period';
   |   end if;
   |   if p_limit is not null and p_limit < 1 then
-  |     raise exception 'limit must be at least 1.' using errcode = 'MD422';
+  |     raise exception 'limit must be at least 1.' using errcode = 'MD422', column = 'limit';
   |   end if;
   | end;
 
@@ -4175,7 +4175,7 @@ function market.check_liquidation_window(p_name text, p_value integer, p_max int
   -- Raises MD422 (HTTP 422) unless p_value is within 1..p_max; p_name names the parameter in the message.
   | begin
   |   if p_value is null or p_value < 1 or p_value > p_max then
-  |     raise exception '% must be an integer from 1 to %.', p_name, p_max using errcode = 'MD422';
+  |     raise exception '% must be an integer from 1 to %.', p_name, p_max using errcode = 'MD422', column = p_name;
   |   end if;
   | end;
 
@@ -4247,7 +4247,7 @@ function market.coin_bars(p_coin_id integer, p_interval text, p_from timestamp w
   |     return query select * from (select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_1d b
   |       where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time desc limit p_last) r order by r.time;
   |   else
-  |     raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422';
+  |     raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422', column = 'interval';
   |   end if;
   | end;
 

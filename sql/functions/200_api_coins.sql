@@ -39,7 +39,7 @@ declare
   v_field text;
 begin
   if coalesce(cardinality(p_sort), 0) > 6 then
-    raise exception 'sort takes at most 6 fields.' using errcode = 'MD422';
+    raise exception 'sort takes at most 6 fields.' using errcode = 'MD422', column = 'sort';
   end if;
   foreach v_field in array coalesce(p_sort, '{}') loop
     if v_field is null or v_field !~ '^-?(marketcap|rank|price|volume_24h|change_24h|change_7d)$' then
@@ -82,10 +82,10 @@ begin
     raise exception 'list must be all, recent, gainers or losers.' using errcode = 'MD422';
   end if;
   if p_interval is null or p_interval not in ('24h', '7d') then
-    raise exception 'interval must be 24h or 7d.' using errcode = 'MD422';
+    raise exception 'interval must be 24h or 7d.' using errcode = 'MD422', column = 'interval';
   end if;
   if p_status is not null and p_status not in ('active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing') then
-    raise exception 'status must be one of active, delisted, untracked, progressing, awaiting, preparing.' using errcode = 'MD422';
+    raise exception 'status must be one of active, delisted, untracked, progressing, awaiting, preparing.' using errcode = 'MD422', column = 'status';
   end if;
   perform market.check_coin_sort(p_sort);
 
@@ -192,7 +192,7 @@ declare
   v_result json;
 begin
   if p_page is null or p_page < 1 or p_per_page is null or p_per_page < 1 then
-    raise exception 'page and per_page must be at least 1.' using errcode = 'MD422';
+    raise exception 'page and per_page must be at least 1.' using errcode = 'MD422', column = 'page';
   end if;
   with matched as materialized (
     select r, row_number() over () as n
@@ -229,7 +229,7 @@ declare
   v_today timestamptz := date_trunc('day', now(), 'UTC');
 begin
   if p_limit is null or p_limit < 1 or p_limit > 20 then
-    raise exception 'limit must be from 1 to 20.' using errcode = 'MD422';
+    raise exception 'limit must be from 1 to 20.' using errcode = 'MD422', column = 'limit';
   end if;
   return query
   with usual as (

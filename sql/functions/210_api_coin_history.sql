@@ -39,7 +39,7 @@ begin
     return query select * from (select b.time, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.coin_bars_1d b
       where b.coin_id = p_coin_id and b.time >= v_from and b.time <= v_to order by b.time desc limit p_last) r order by r.time;
   else
-    raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422';
+    raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422', column = 'interval';
   end if;
 end;
 $$;
@@ -72,10 +72,10 @@ begin
   end if;
   select * into v_interval from api.coin_history_intervals i where i.name = p_interval;
   if v_interval.name is null then
-    raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422';
+    raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422', column = 'interval';
   end if;
   if p_limit is null or p_limit < 1 or p_limit > 2000 then
-    raise exception 'limit must be from 1 to 2000.' using errcode = 'MD422';
+    raise exception 'limit must be from 1 to 2000.' using errcode = 'MD422', column = 'limit';
   end if;
   -- bars older than the interval's retention are on their way out: never serve them
   v_from := greatest(coalesce(p_start, '-infinity'), now() - v_interval.kept);
@@ -148,7 +148,7 @@ begin
   ) as p (name, span, level, step)
   where p.name = p_period;
   if v_span is null then
-    raise exception 'period must be 24h, 7d, 30d, 60d, 90d, 180d or 365d.' using errcode = 'MD422';
+    raise exception 'period must be 24h, 7d, 30d, 60d, 90d, 180d or 365d.' using errcode = 'MD422', column = 'period';
   end if;
 
   with bars as materialized (

@@ -58,10 +58,10 @@ language plpgsql immutable
 as $$
 begin
   if p_period is null or p_period < p_min_period or p_period > 100000 then
-    raise exception 'period must be an integer from % to 100000.', p_min_period using errcode = 'MD422';
+    raise exception 'period must be an integer from % to 100000.', p_min_period using errcode = 'MD422', column = 'period';
   end if;
   if p_limit is not null and p_limit < 1 then
-    raise exception 'limit must be at least 1.' using errcode = 'MD422';
+    raise exception 'limit must be at least 1.' using errcode = 'MD422', column = 'limit';
   end if;
 end;
 $$;

@@ -48,10 +48,10 @@ declare
   v_field text;
 begin
   if p_type is not null and p_type not in ('cex', 'dex') then
-    raise exception 'type must be cex or dex.' using errcode = 'MD422';
+    raise exception 'type must be cex or dex.' using errcode = 'MD422', column = 'type';
   end if;
   if coalesce(cardinality(p_sort), 0) > 7 then
-    raise exception 'sort takes at most 7 fields.' using errcode = 'MD422';
+    raise exception 'sort takes at most 7 fields.' using errcode = 'MD422', column = 'sort';
   end if;
   foreach v_field in array coalesce(p_sort, '{}') loop
     if v_field is null or v_field !~ '^-?(volume|rank|volume_dominance|change_24h|change_7d|pairs|assets)$' then
@@ -173,10 +173,10 @@ declare
   v_id int := market.exchange_id(p_slug);
 begin
   if p_interval is null or p_interval not in ('minutely', 'hourly', 'daily') then
-    raise exception 'interval must be minutely, hourly or daily.' using errcode = 'MD422';
+    raise exception 'interval must be minutely, hourly or daily.' using errcode = 'MD422', column = 'interval';
   end if;
   if p_limit is null or p_limit < 1 or p_limit > 2000 then
-    raise exception 'limit must be from 1 to 2000.' using errcode = 'MD422';
+    raise exception 'limit must be from 1 to 2000.' using errcode = 'MD422', column = 'limit';
   end if;
   return query
   select market.iso_time(h.time), h.volume_24h::double precision, h.volume_dominance, h.rank, h.pairs, h.assets
@@ -217,7 +217,7 @@ begin
     when '60d' then interval '60 days' when '90d' then interval '90 days' when '180d' then interval '180 days'
     when '365d' then interval '365 days' end;
   if v_span is null then
-    raise exception 'period must be one of 24h, 7d, 30d, 60d, 90d, 180d, 365d.' using errcode = 'MD422';
+    raise exception 'period must be one of 24h, 7d, 30d, 60d, 90d, 180d, 365d.' using errcode = 'MD422', column = 'period';
   end if;
   with series as materialized (
     select m.time, m.volume_24h from market.exchange_volumes m

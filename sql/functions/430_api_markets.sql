@@ -62,7 +62,7 @@ begin
     raise exception 'instrument must be one of future, option, swap, spot, margin.' using errcode = 'MD422';
   end if;
   if cardinality(v_sort) > 4 then
-    raise exception 'sort takes at most 4 fields.' using errcode = 'MD422';
+    raise exception 'sort takes at most 4 fields.' using errcode = 'MD422', column = 'sort';
   end if;
   foreach v_field in array v_sort loop
     if v_field is null or v_field !~ '^-?(volume_usd|change_24h|price_usd|updated)$' then
@@ -138,7 +138,7 @@ declare
   v_result json;
 begin
   if v_sort not in ('volume_usd', '-volume_usd', 'updated', '-updated') then
-    raise exception 'sort must be one of volume_usd, -volume_usd, updated, -updated.' using errcode = 'MD422';
+    raise exception 'sort must be one of volume_usd, -volume_usd, updated, -updated.' using errcode = 'MD422', column = 'sort';
   end if;
   with matched as materialized (
     select p, row_number() over (order by

@@ -96,7 +96,7 @@ declare
 begin
   select p.bars, now() - p.span into v_bars, v_from from api.global_history_periods p where p.name = p_period;
   if v_bars is null then
-    raise exception 'period must be 24h, 7d, 30d or all.' using errcode = 'MD422';
+    raise exception 'period must be 24h, 7d, 30d or all.' using errcode = 'MD422', column = 'period';
   end if;
   v_from := coalesce(v_from, '-infinity');
   -- one level per branch: a UNION ALL over the three real-time aggregates costs the planner more

@@ -36,7 +36,7 @@ declare
   v_id bigint;
 begin
   if p_vote is null or p_vote not in ('bullish', 'bearish') then
-    raise exception 'vote must be bullish or bearish.' using errcode = 'MD422';
+    raise exception 'vote must be bullish or bearish.' using errcode = 'MD422', column = 'vote';
   end if;
   -- two concurrent votes of one owner on one coin must not both insert
   perform pg_advisory_xact_lock(hashtextextended(p_owner || '/' || v_coin, 0));

@@ -9,7 +9,7 @@ language plpgsql immutable
 as $$
 begin
   if p_value is null or p_value < 1 or p_value > p_max then
-    raise exception '% must be an integer from 1 to %.', p_name, p_max using errcode = 'MD422';
+    raise exception '% must be an integer from 1 to %.', p_name, p_max using errcode = 'MD422', column = p_name;
   end if;
 end;
 $$;
@@ -68,7 +68,7 @@ declare
   v_result json;
 begin
   if p_page is null or p_page < 1 or p_per_page is null or p_per_page < 1 then
-    raise exception 'page and per_page must be at least 1.' using errcode = 'MD422';
+    raise exception 'page and per_page must be at least 1.' using errcode = 'MD422', column = 'page';
   end if;
   with matched as materialized (
     select r, row_number() over () as n

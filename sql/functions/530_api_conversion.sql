@@ -55,7 +55,7 @@ begin
     raise exception 'amount must be a non-negative number.' using errcode = 'MD422';
   end if;
   if coalesce(cardinality(p_to), 0) not between 1 and 10 then
-    raise exception 'to must name 1 to 10 currencies.' using errcode = 'MD422';
+    raise exception 'to must name 1 to 10 currencies.' using errcode = 'MD422', column = 'to';
   end if;
   select * into v_from from market.conversion_leg(p_from);
   select json_build_object(

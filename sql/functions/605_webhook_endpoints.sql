@@ -34,7 +34,7 @@ declare
   v_count int;
 begin
   if p_url is null or p_url !~ '^https?://' or length(p_url) > 2048 then
-    raise exception 'url must be an http(s) URL of at most 2048 characters.' using errcode = 'MD422';
+    raise exception 'url must be an http(s) URL of at most 2048 characters.' using errcode = 'MD422', column = 'url';
   end if;
   if p_events is null or cardinality(p_events) = 0 or not p_events <@ array['alarm.triggered'] then
     raise exception 'events must list one or more of: alarm.triggered.' using errcode = 'MD422';

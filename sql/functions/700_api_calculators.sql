@@ -88,7 +88,7 @@ language plpgsql stable
 as $$
 begin
   if p_date is null or p_date <= date '2008-12-31' or p_date > (now() at time zone 'UTC')::date then
-    raise exception '%: must be a date after 2008-12-31 and not in the future.', p_field using errcode = 'MD422';
+    raise exception '%: must be a date after 2008-12-31 and not in the future.', p_field using errcode = 'MD422', column = p_field;
   end if;
 end;
 $$;
@@ -107,7 +107,7 @@ declare
   v_dates date[];
 begin
   if v_step is null then
-    raise exception 'interval: must be daily, weekly, monthly, quarterly or yearly.' using errcode = 'MD422';
+    raise exception 'interval: must be daily, weekly, monthly, quarterly or yearly.' using errcode = 'MD422', column = 'interval';
   end if;
   perform market.check_calculator_date('start', p_start);
   perform market.check_calculator_date('end', v_end);
@@ -135,7 +135,7 @@ begin
   perform market.check_calculator_date('buy_date', p_buy_date);
   perform market.check_calculator_date('sell_date', p_sell_date);
   if p_sell_date < p_buy_date then
-    raise exception 'sell_date: must be on or after buy_date.' using errcode = 'MD422';
+    raise exception 'sell_date: must be on or after buy_date.' using errcode = 'MD422', column = 'sell_date';
   end if;
   return market.calculator_prices(p_slug, array[p_buy_date, p_sell_date], array['buy_date', 'sell_date']);
 end;

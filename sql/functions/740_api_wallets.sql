@@ -56,7 +56,7 @@ begin
     raise exception 'list must be all or timeline.' using errcode = 'MD422';
   end if;
   if coalesce(cardinality(p_sort), 0) > 5 then
-    raise exception 'sort takes at most 5 fields.' using errcode = 'MD422';
+    raise exception 'sort takes at most 5 fields.' using errcode = 'MD422', column = 'sort';
   end if;
   foreach v_field in array coalesce(p_sort, '{}') loop
     if v_field is null or v_field !~ '^-?(score|released_at|assets|pros|cons)$' then
@@ -158,10 +158,10 @@ declare
   v_slug text;
 begin
   if coalesce(cardinality(p_slugs), 0) not between 2 and 4 then
-    raise exception 'slugs takes 2 to 4 wallet slugs.' using errcode = 'MD422';
+    raise exception 'slugs takes 2 to 4 wallet slugs.' using errcode = 'MD422', column = 'slugs';
   end if;
   if cardinality(array(select distinct lower(s) from unnest(p_slugs) s)) <> cardinality(p_slugs) then
-    raise exception 'slugs must not repeat a wallet.' using errcode = 'MD422';
+    raise exception 'slugs must not repeat a wallet.' using errcode = 'MD422', column = 'slugs';
   end if;
   select s into v_slug from unnest(p_slugs) s
   where not exists (select from api.wallets w where w.slug = lower(s)) limit 1;

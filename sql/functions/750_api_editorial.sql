@@ -154,7 +154,7 @@ declare
 begin
   select c.slug into v_coin from market.coins c where c.id = market.coin_id(p_slug);
   if p_type is not null and p_type not in ('overview', 'tutorial', 'explainer', 'review', 'analysis', 'news') then
-    raise exception 'type must be one of overview, tutorial, explainer, review, analysis, news.' using errcode = 'MD422';
+    raise exception 'type must be one of overview, tutorial, explainer, review, analysis, news.' using errcode = 'MD422', column = 'type';
   end if;
   with matched as materialized (
     select v, row_number() over (order by v.published_at desc, v.id desc) as n
@@ -227,10 +227,10 @@ language plpgsql stable
 as $$
 begin
   if p_type is not null and p_type not in ('per_asset', 'market_overview', 'narrative') then
-    raise exception 'type must be one of per_asset, market_overview, narrative.' using errcode = 'MD422';
+    raise exception 'type must be one of per_asset, market_overview, narrative.' using errcode = 'MD422', column = 'type';
   end if;
   if p_sort is null or p_sort not in ('first_reported', 'last_updated') then
-    raise exception 'sort must be first_reported or last_updated.' using errcode = 'MD422';
+    raise exception 'sort must be first_reported or last_updated.' using errcode = 'MD422', column = 'sort';
   end if;
   return query
   with localized as (

@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import test from 'ava';
 import { testApi, useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
+import { toApiError } from '../../src/http/errors.ts';
 
 let key: string;
 const handles = useApi(test, {
@@ -198,4 +199,23 @@ test('every response has a request id, and a sane incoming one is echoed', async
   t.is(echoed.headers.get('x-request-id'), 'trace-123');
   const replaced = await handles.api.get('/api/v1/ping', key, { 'x-request-id': 'bad id with spaces' });
   t.not(replaced.headers.get('x-request-id'), 'bad id with spaces');
+});
+
+test('a SQL function refusing a parameter names it: MD422 with its column is a 422 validation error of that field', async (t) => {
+  const { sql } = handles.db;
+  const cases: [Promise<unknown>, string][] = [
+    [sql`select market.fx_rate('XYZ')`, 'convert'],
+    [sql`select api.coin_list(p_sort => array['rank', 'name', 'price', 'marketcap', 'volume', 'change_24h', 'symbol'])`, 'sort'],
+    [sql`select api.coin_list(p_page => 0)`, 'page'],
+    [sql`select api.convert('bitcoin', array[]::text[])`, 'to'],
+    [sql`select api.profit_loss_prices('bitcoin', '2025-02-01', '2025-01-01')`, 'sell_date'],
+    [sql`select market.check_calculator_date('start', '2001-01-01')`, 'start'],
+  ];
+  for (const [call, field] of cases) {
+    const error = await t.throwsAsync(call, undefined, field);
+    const mapped = toApiError(error);
+    t.is(mapped.status, 422, field);
+    t.is(mapped.code, 'validation', field);
+    t.deepEqual(Object.keys((mapped.details as { errors: object }).errors), [field]);
+  }
 });
