@@ -3352,6 +3352,10 @@ function app.get_alarm(p_owner text, p_id bigint) returns jsonb language sql sta
 function app.get_webhook_endpoint(p_owner text, p_id bigint) returns jsonb language sql stable
   |   select app.webhook_endpoint_json(e) from app.webhook_endpoints e where e.id = p_id and e.owner = p_owner
 
+function app.highest_plan(p_plans text[]) returns text language sql stable security definer
+  -- The plan of highest rank (app.plans.rank) among p_plans; null when none is a plan.
+  |  select p.name from app.plans p where p.name = any (p_plans) order by p.rank desc limit 1
+
 function app.list_alarms(p_owner text, p_status text, p_direction text, p_notification text, p_page integer, p_per_page integer) returns jsonb language sql stable
   -- One page of p_owner's alarms, newest first, optionally filtered by status, direction and notification: {total, balance, data}. Endpoint: GET /api/v1/alarms.
   |   with matched as (

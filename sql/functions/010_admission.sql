@@ -1,6 +1,15 @@
 -- Admission of one API request in one round trip: authentication, failed-attempt limits,
 -- plan gate, per-minute rate limit and monthly quota. Counting happens here so that every
 -- API process shares the same counters.
+-- why: a request may need several plans at once (an endpoint's and a longer window's); which is
+-- the highest is the plans table's to say, not the code's
+create or replace function app.highest_plan(p_plans text[]) returns text
+language sql stable security definer
+set search_path = app, pg_temp
+as $$ select p.name from app.plans p where p.name = any (p_plans) order by p.rank desc limit 1 $$;
+comment on function app.highest_plan(text[]) is 'The plan of highest rank (app.plans.rank) among p_plans; null when none is a plan.';
+revoke execute on function app.highest_plan(text[]) from public;
+
 create or replace function app.admit(
   p_key_hash bytea,
   p_client text,

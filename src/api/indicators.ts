@@ -4,7 +4,7 @@
 import { MARKET_CACHE } from '../http/cache.ts';
 import { z } from 'zod';
 import { ApiError } from '../http/errors.ts';
-import { defineRoute, PLAN_RANK, type PlanName } from '../http/routes.ts';
+import { defineRoute, type PlanName } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, resource, text } from '../http/schemas.ts';
 import { query, slugParams } from '../http/validation.ts';
 
@@ -118,7 +118,6 @@ function seriesQuery(periods: Periods | undefined) {
   return z.object({ period, ...windowFields }).superRefine(startNotAfterEnd);
 }
 
-const higherPlan = (a: PlanName, b: PlanName) => (PLAN_RANK[a] >= PLAN_RANK[b] ? a : b);
 
 function seriesRoute(indicator: Indicator) {
   const { periods } = indicator;
@@ -130,7 +129,7 @@ function seriesRoute(indicator: Indicator) {
     tag: 'Indicators',
     summary: indicator.summary,
     plan: periods?.higher
-      ? (q: { period?: number }) => (periods.higher!.periods.includes(q.period!) ? higherPlan(indicator.plan, periods.higher!.plan) : indicator.plan)
+      ? (q: { period?: number }) => (periods.higher!.periods.includes(q.period!) ? [indicator.plan, periods.higher!.plan] : indicator.plan)
       : indicator.plan,
     params: slugParams,
     response: envelope(z.array(z.object({ date: day(), ...indicator.columns })), z.object({

@@ -26,11 +26,14 @@ export interface AdmitRow {
   rate_reset: number | null;
   retry_after: number | null;
   per_page_cap: number | null;
+  /** the highest plan the request needed (app.highest_plan), for the plan_required answer */
+  required_plan?: string | null;
 }
 
 export interface AdmitRoute {
   endpoint: string;
-  plan: PlanName | McpPlanName;
+  /** the plan the request needs, or several (all must be met: the highest by app.plans.rank counts) */
+  plan: PlanName | McpPlanName | (PlanName | McpPlanName)[];
   consume: boolean;
   perPage?: number;
   scope?: 'data-api' | 'mcp';
@@ -223,8 +226,10 @@ export class AdmissionBatcher {
       rate_limit: entry.rateLimit, rate_remaining: null, rate_reset: null, retry_after: null, per_page_cap: entry.perPageCap,
     };
     // a required plan of another scope has no rank here, and app.admit does not refuse it either
-    const required = entry.ranks[route.plan];
-    if (required !== undefined && entry.ranks[entry.plan]! < required) return { ...row, outcome: 'plan_required' };
+    let required: string | null = null;
+    for (const plan of [route.plan].flat()) if (entry.ranks[plan] !== undefined && (required === null || entry.ranks[plan]! > entry.ranks[required]!)) required = plan;
+    row.required_plan = required;
+    if (required !== null && entry.ranks[entry.plan]! < entry.ranks[required]!) return { ...row, outcome: 'plan_required' };
     if (route.perPage !== undefined && route.perPage > entry.perPageCap) return { ...row, outcome: 'per_page_exceeded' };
     if (!route.consume) return row;
 

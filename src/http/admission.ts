@@ -34,7 +34,7 @@ export interface Admitted {
 export async function admission(
   ctx: Context,
   deps: Deps,
-  route: { endpoint: string; plan: PlanName | McpPlanName; consume: boolean; perPage?: number; scope?: 'data-api' | 'mcp'; key?: string | null },
+  route: AdmitRoute & { key?: string | null },
 ): Promise<Admitted> {
   const key = route.key !== undefined ? route.key : bearerKey(ctx.get('authorization'));
   // a decision the cache's shortcut made for this request and left to the route to answer
@@ -49,7 +49,7 @@ export async function admission(
     case 'auth_rate_limited':
       throw new ApiError(429, 'rate_limited', 'Too many failed authentication attempts; retry later.', {}, retryAfter);
     case 'plan_required':
-      throw ApiError.planRequired(route.plan);
+      throw ApiError.planRequired(row.required_plan ?? [route.plan].flat()[0]!);
     case 'per_page_exceeded':
       throw ApiError.validation({ per_page: [`Must be at most ${row.per_page_cap} on the ${row.plan} plan.`] });
     case 'rate_limited':
@@ -95,9 +95,11 @@ async function admit(ctx: Context, deps: Deps, key: string | null, route: AdmitR
 }
 
 async function admitInDatabase(ctx: Context, { sql, config }: Deps, hash: Buffer | null, route: AdmitRoute): Promise<AdmitRow> {
+  // several required plans: the highest by app.plans.rank, decided in the same statement
+  const requiredPlan = Array.isArray(route.plan) ? sql`app.highest_plan(${route.plan}::text[])` : route.plan;
   const [row] = await sql<AdmitRow[]>`
-    select * from app.admit(
-      ${hash}, ${ctx.ip || 'unknown'}, ${route.scope ?? 'data-api'}, ${route.plan},
+    select *, ${requiredPlan}::text as required_plan from app.admit(
+      ${hash}, ${ctx.ip || 'unknown'}, ${route.scope ?? 'data-api'}, ${requiredPlan},
       ${route.endpoint}, ${config.AUTH_FAILURES_PER_KEY}, ${config.AUTH_FAILURES_PER_CLIENT}, ${route.consume},
       ${route.perPage ?? null})`;
   if (!row) throw new Error('app.admit returned no row');

@@ -16,7 +16,6 @@ import { addErrors, bodyTextErrors, collectingParser, pathTextErrors, queryTextE
 
 export { PLANS_BY_SCOPE, type McpPlanName, type PlanName } from '../plans.ts';
 export type { Deps } from './admission.ts';
-export const PLAN_RANK: Record<PlanName, number> = { free: 1, starter: 2, pro: 3 };
 
 export interface HandlerInput<Q, P, B> {
   query: Q;
@@ -39,8 +38,11 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   operationId: string;
   tag: string;
   summary: string;
-  /** minimum plan; a function when the plan depends on the (valid) query, e.g. a longer period */
-  plan: PlanName | ((query: z.output<Q>) => PlanName);
+  /**
+   * minimum plan; a function when it depends on the (valid) query, e.g. a longer period, which may
+   * name several plans that must all be met (the highest by app.plans.rank counts)
+   */
+  plan: PlanName | ((query: z.output<Q>) => PlanName | PlanName[]);
   query?: Q;
   params?: P;
   body?: B;
@@ -151,7 +153,7 @@ export function readsFromReplica(route: Pick<RouteSpec, 'method' | 'noStore' | '
 const retryOnPrimary = (error: unknown) => isDatabaseUnavailable(error) || (error as { code?: unknown } | null)?.code === '40001';
 
 /** The plan a request needs: a plan that depends on the query is judged on a valid query only. */
-export function routePlan(route: RouteSpec, query: unknown, valid: boolean): PlanName {
+export function routePlan(route: RouteSpec, query: unknown, valid: boolean): PlanName | PlanName[] {
   return typeof route.plan === 'function' ? (valid ? route.plan(query as never) : 'free') : route.plan;
 }
 

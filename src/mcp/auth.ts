@@ -30,8 +30,8 @@ export function checkOrigin(ctx: Context, { config }: Deps) {
 /** The key of a request: X-API-Key when sent, else `Authorization: Bearer`. */
 export const mcpKey = (ctx: Context): string | null => ctx.get('x-api-key').trim() || bearerKey(ctx.get('authorization'));
 
-/** The MCP plan a tool needs: the free MCP plan where its endpoint is free, mcp-pro where it needs any paid plan. */
-export const mcpPlan = (plan: PlanName): McpPlanName => (plan === 'free' ? 'mcp-free' : 'mcp-pro');
+/** The MCP plan a tool needs: the free MCP plan where its endpoint is free (every plan it needs is), mcp-pro where it needs any paid plan. */
+export const mcpPlan = (plan: PlanName | PlanName[]): McpPlanName => ([plan].flat().every((name) => name === 'free') ? 'mcp-free' : 'mcp-pro');
 
 /**
  * Admits one MCP request for `endpoint`: `consume` only for a tool call (one request of the quota);

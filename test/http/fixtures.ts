@@ -21,6 +21,14 @@ export const fixtureRoutes = [
     handler: async ({ query: { period } }) => ({ data: { period } }),
   }),
   defineRoute({
+    method: 'get', path: '/fixtures/both', operationId: 'fixtureBoth', tag: 'Fixtures',
+    query: z.object({ period: query.int(1, 100).optional().default(14) }),
+    // the endpoint's plan and the window's, both to be met: which is higher is app.plans' to say
+    plan: ({ period }) => (period > 20 ? ['pro', 'starter'] : 'starter'),
+    summary: 'Needs Starter; longer windows also need Pro.',
+    handler: async ({ query: { period } }) => ({ data: { period } }),
+  }),
+  defineRoute({
     method: 'get', path: '/fixtures/items/{id}', operationId: 'fixtureItems', tag: 'Fixtures', plan: 'free',
     params: z.object({ id: z.string().regex(/^\d+$/, 'Must be a number.') }),
     query: z.object({ ...paginationQuery, kind: z.enum(['a', 'b']).optional(), limit: query.int(1, 2000).optional() }),

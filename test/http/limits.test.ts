@@ -57,6 +57,38 @@ test.serial('a plan that depends on a parameter is checked against the parameter
   t.is(refused.body.error.details.required_plan, 'starter');
 });
 
+test.serial('several plans required at once: the highest by app.plans.rank must be met, whichever admission path', async (t) => {
+  const { testApi } = await import('../helpers/http.ts');
+  const exact = await testApi(handles.db, { routes: fixtureRoutes, env: { ADMISSION_FLUSH_MS: '0' } });
+  try {
+    for (const api of [handles.api, exact]) {
+      const starter = await api.key({ plan: 'starter' });
+      const pro = await api.key({ plan: 'pro' });
+      t.is((await api.get('/api/v1/fixtures/both?period=14', starter)).status, 200);
+      const refused = await api.get('/api/v1/fixtures/both?period=28', starter);
+      t.is(refused.status, 403);
+      t.deepEqual(refused.body.error.details, { required_plan: 'pro' });
+      t.is((await api.get('/api/v1/fixtures/both?period=28', pro)).status, 200);
+    }
+    // the ranks are the table's: with starter ranked above pro, the pro key is the one refused
+    await handles.db.sql`update app.plans set rank = 50 where name = 'starter'`;
+    for (const api of [handles.api, exact]) {
+      const pro = await api.key({ plan: 'pro' });
+      let refused = await api.get('/api/v1/fixtures/both?period=28', pro);
+      // the batched path hears of the plan change by NOTIFY
+      for (let i = 0; i < 20 && refused.status === 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        refused = await api.get('/api/v1/fixtures/both?period=28', pro);
+      }
+      t.is(refused.status, 403);
+      t.deepEqual(refused.body.error.details, { required_plan: 'starter' });
+    }
+  } finally {
+    await handles.db.sql`update app.plans set rank = 2 where name = 'starter'`;
+    await exact.close();
+  }
+});
+
 test.serial('the monthly quota runs out with 429 quota_exceeded and Retry-After', async (t) => {
   await handles.db.sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap) values ('tiny', 10, 3, 100, 10)`;
   const key = await handles.api.key({ plan: 'tiny' as never });
