@@ -45,7 +45,6 @@ end;
 $$;
 comment on function market.coin_bars(int, text, timestamptz, timestamptz, int) is 'The bars of one coin at one interval (minutely, half-hourly, hourly, daily) starting within [p_from, p_to] (null: open), oldest first, prices numeric; with p_last only the p_last most recent of them.';
 
--- why: the candle history endpoint: a window cut to the interval's retention, then its most recent rows
 create or replace function api.coin_history(
   p_slug text,
   p_interval text default 'daily',
@@ -105,7 +104,6 @@ comment on function api.coin_history(text, text, timestamptz, timestamptz, int) 
 'Rows: time (bar start, ISO 8601 UTC), price (= close), open, high, low, close (decimal strings), volume (USD traded in the bar), volume_24h (USD traded in the 24 hours ending with the bar), marketcap (at the close; null without circulating supply). '
 'Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/history (a date-only end there means the end of that day).';
 
--- why: the marketcap history endpoint is the candle history projected to {time, marketcap}
 create or replace function api.coin_marketcap_history(
   p_slug text,
   p_interval text default 'daily',

@@ -3,7 +3,6 @@
 -- per-venue trading symbols (/coins/{slug}/symbols). All snapshot data from market.tickers and
 -- market.pairs; prices are decimal strings (text), USD volumes, spreads and changes numbers.
 
--- why: the ticker row as every ticker endpoint and the pair detail return it
 create or replace view api.ticker_rows as
 select t.id, e.id as exchange_id, e.slug as exchange, e.name as exchange_name, t.pair_id,
   b.symbol || '/' || t.quote_symbol as symbol, t.exchange_symbol,
@@ -108,7 +107,6 @@ comment on function api.ticker_list(text, text, text, int, text, text, numeric, 
 'Filters: p_exchange (venue slug), p_pair (pair id), p_instrument (spot, margin, swap, future, option), p_search (substring of the symbol or the raw symbol, case-insensitive), inclusive bounds on 24h USD volume and 24h change. '
 'p_sort: volume_usd, change_24h, price_usd, updated, a leading - for descending (default -volume_usd), nulls last; ties by volume, id.';
 
--- why: the pair row as the pair list and the pair detail return it
 create or replace view api.pair_rows as
 select p.id, p.symbol, p.base_symbol as base, p.base_slug, p.quote_symbol as quote, p.quote_slug,
   p.exchanges, p.tickers,

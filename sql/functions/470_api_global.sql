@@ -25,7 +25,6 @@ as $$
 $$;
 comment on function market.global_figures() is 'Totals over the ranked coins (active with a price): marketcap (coins without circulating supply add nothing), 24h USD volume; dominance (percent of that marketcap, 2 decimals) of bitcoin and ethereum (by slug), the coins ranked 1-3 as [{symbol, domination}] (domination null for a coin without circulating supply) and their sum; the newest price time.';
 
--- why: the Global endpoint in one JSON object
 create or replace function api.global_market() returns json
 language sql stable
 as $$

@@ -252,7 +252,6 @@ $$;
 comment on function api.insight_rows(text, text, text, text, text) is
 'Published insights matching an insight request, numbered n in their order (newest first by first_reported_at, or with p_sort last_updated by last_updated_at), each as market.insight_json. p_locale picks the texts (per-field English fallback); filters: p_type per_asset|market_overview|narrative, p_coin a related coin slug, p_search a case-insensitive substring of the localized title or summary.';
 
--- why: the paginated insight list in one call
 create or replace function api.insight_list(
   p_locale text default 'en',
   p_type text default null,

@@ -96,8 +96,8 @@ test('/global/history/{metric}: one row per bar of the period, sums of the fixtu
 test('/global/history: 422 for an unknown metric or period', async (t) => {
   const metric = await get('/api/v1/global/history/price');
   t.is(metric.status, 422);
-  t.truthy(metric.body.error.details.errors.metric);
+  t.deepEqual(Object.keys(metric.body.error.details.errors), ['metric']);
   const period = await get('/api/v1/global/history/marketcap?period=1y');
   t.is(period.status, 422);
-  t.truthy(period.body.error.details.errors.period);
+  t.deepEqual(Object.keys(period.body.error.details.errors), ['period']);
 });

@@ -94,7 +94,7 @@ test('422: a period outside the list, limit out of 1-1000, a malformed date, sta
     const response = await get(`${COIN.slug}/indicators/${path}`);
     t.is(response.status, 422, path);
     t.is(response.body.error.code, 'validation');
-    t.truthy(response.body.error.details.errors[field], `${path}: ${JSON.stringify(response.body.error.details)}`);
+    t.deepEqual(Object.keys(response.body.error.details.errors), [field], `${path}: ${JSON.stringify(response.body.error.details)}`);
   }
   // even a key whose plan the period would not allow learns about the bad value first
   const response = await get(`${COIN.slug}/indicators/rsi?period=10`, 'free');
