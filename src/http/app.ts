@@ -35,8 +35,8 @@ export interface Observability {
 }
 
 /**
- * The Koa app; `close()` writes the admission counts still pending and stops listening for key
- * changes (call it before ending the pool).
+ * The Koa app; `close()` writes the admission counts still pending and stops listening for key and
+ * data-version changes (call it before ending the pool).
  */
 export function createApp(given: Deps, observability: Observability, routes: RouteSpec[]) {
   const logger = observability.logger ?? createLogger(given.config);
@@ -123,7 +123,13 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
   const router = new Router({ prefix: API_PREFIX });
   mountRoutes(router, routes, deps, cache);
   app.use(router.routes());
-  return Object.assign(app, { admission: deps.admission ?? null, close: async () => batcher?.close() });
+  return Object.assign(app, {
+    admission: deps.admission ?? null,
+    close: async () => {
+      await cache.versions.stop();
+      await batcher?.close();
+    },
+  });
 }
 
 /**

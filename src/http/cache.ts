@@ -1,8 +1,9 @@
 // Responses cached until their data changes (issue 16). The refresh functions bump a data version
 // in SQL (app.bump_data_version, NOTIFY data_version); every API process listens and keys its
 // cached bodies by the versions a route declares, so a refresh committed anywhere retires the
-// older bodies in every process at once. The TTL is only a safety net. Admission has already run
-// when this is reached (mountRoutes): only the handler's query is skipped.
+// older bodies in every process at once. The TTL is only a safety net. Admission runs for every
+// request: in the route (mountRoutes), where only the handler's query is skipped, or in the
+// shortcut, which answers a URL cached before without parsing or routing it.
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
@@ -68,6 +69,8 @@ export class DataVersions {
   private readonly versions = new Map<string, Version>();
   private started: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private stopped = false;
   /** false until the versions were read once: nothing is cached or validated before */
   known = false;
 
@@ -80,7 +83,9 @@ export class DataVersions {
   start(): Promise<void> {
     this.started ??= (async () => {
       // onlisten runs on every (re)connect: notifications sent while disconnected are lost
-      await this.sql.listen('data_version', (payload) => this.apply(payload), () => void this.reread());
+      const { unlisten } = await this.sql.listen('data_version', (payload) => this.apply(payload), () => void this.reread());
+      if (this.stopped) return void (await unlisten().catch(() => {}));
+      this.unlisten = unlisten;
       await this.reread();
       this.timer = setInterval(() => void this.reread(), POLL_MS);
       this.timer.unref();
@@ -91,8 +96,11 @@ export class DataVersions {
     return this.started;
   }
 
-  stop() {
+  /** Stops listening and polling (the app's close). */
+  async stop() {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    await this.unlisten?.().catch(() => {});
   }
 
   /** The versions of `groups` as one tag, and when the newest of them changed; null while unknown. */
@@ -162,6 +170,17 @@ interface Entry {
   etag: string;
   /** compressed lazily, once */
   encoded: Partial<Record<Encoding, Promise<Buffer>>>;
+}
+
+/** The caching headers of a cached answer, flat: private, since every request carries a key and a shared cache must not answer for its quota. */
+const cacheHeaders = (entry: Entry, changedAt: Date, maxAgeSeconds: number) =>
+  ['Cache-Control', `private, max-age=${maxAgeSeconds}`, 'ETag', entry.etag, 'Last-Modified', changedAt.toUTCString()];
+
+/** The body in the encoding the request accepts, compressed once per entry; `encoding` null for identity. */
+async function encodedBody(ctx: Context, entry: Entry): Promise<{ body: Buffer; encoding: Encoding | null }> {
+  const accepted = entry.body.length >= COMPRESS_THRESHOLD_BYTES ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
+  if (accepted !== 'br' && accepted !== 'gzip') return { body: entry.body, encoding: null };
+  return { body: await (entry.encoded[accepted] ??= ENCODERS[accepted](entry.body)), encoding: accepted };
 }
 
 /** JSON with object keys sorted, so equal parsed queries give equal keys whatever their order. */
@@ -234,10 +253,8 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
   const origin = (ctx: Context) => deps.config.PUBLIC_URL ?? ctx.origin;
 
   async function answer(ctx: Context, entry: Entry, changedAt: Date, maxAgeSeconds: number, status: number) {
-    // private: every request carries a key, and a shared cache must not answer for the key's quota and rate limit
-    ctx.set('Cache-Control', `private, max-age=${maxAgeSeconds}`);
-    ctx.set('ETag', entry.etag);
-    ctx.set('Last-Modified', changedAt.toUTCString());
+    const headers = cacheHeaders(entry, changedAt, maxAgeSeconds);
+    for (let i = 0; i < headers.length; i += 2) ctx.set(headers[i]!, headers[i + 1]!);
     if (notModified(ctx, entry.etag)) {
       ctx.status = 304;
       ctx.body = null;
@@ -245,16 +262,15 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
     }
     ctx.status = status;
     ctx.type = 'application/json; charset=utf-8';
-    const encoding = entry.body.length >= COMPRESS_THRESHOLD_BYTES ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
-    if (store && (encoding === 'br' || encoding === 'gzip')) {
-      const encoded = (entry.encoded[encoding] ??= ENCODERS[encoding](entry.body));
-      ctx.body = await encoded;
-      // koa-compress leaves a body that has its Content-Encoding already
-      ctx.set('Content-Encoding', encoding);
-    } else {
+    if (!store) {
       // without a store there is nothing to keep the encoding in: koa-compress compresses it
       ctx.body = entry.body;
+      return;
     }
+    const { body, encoding } = await encodedBody(ctx, entry);
+    ctx.body = body;
+    // koa-compress leaves a body that has its Content-Encoding already
+    if (encoding) ctx.set('Content-Encoding', encoding);
   }
 
   /** `matchedRoute`: the route's Koa path under the prefix, as the router would leave it for the request log */
@@ -312,8 +328,7 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
         return next();
       }
       const headers = head.headers(ctx);
-      headers.push(...limitHeaders(row), 'Cache-Control', `private, max-age=${hit.maxAgeSeconds}`, 'ETag', entry.etag,
-        'Last-Modified', current.changedAt.toUTCString(), 'Vary', 'Accept-Encoding');
+      headers.push(...limitHeaders(row), ...cacheHeaders(entry, current.changedAt, hit.maxAgeSeconds), 'Vary', 'Accept-Encoding');
       ctx.respond = false;
       if (notModified(ctx, entry.etag)) {
         ctx.status = 304;
@@ -321,9 +336,8 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
         ctx.res.end();
         return;
       }
-      const encoding = entry.body.length >= COMPRESS_THRESHOLD_BYTES ? ctx.acceptsEncodings('br', 'gzip', 'identity') : 'identity';
-      const body = encoding === 'br' || encoding === 'gzip' ? await (entry.encoded[encoding] ??= ENCODERS[encoding](entry.body)) : entry.body;
-      if (body !== entry.body) headers.push('Content-Encoding', encoding as string);
+      const { body, encoding } = await encodedBody(ctx, entry);
+      if (encoding) headers.push('Content-Encoding', encoding);
       headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length));
       ctx.status = hit.status;
       ctx.res.writeHead(hit.status, headers);

@@ -7,7 +7,7 @@ import type { Sql } from '../db/client.ts';
 import { ApiError, isDatabaseUnavailable } from './errors.ts';
 import { admission, type Admitted, type Deps } from './admission.ts';
 import type { PlanName } from '../plans.ts';
-import { responseCache, type RouteCache } from './cache.ts';
+import type { RouteCache, responseCache } from './cache.ts';
 import { deprecationHeaders } from './deprecation.ts';
 import { completeEnvelope } from './envelope.ts';
 import { jsonWithAbsoluteLogos } from './logos.ts';
@@ -157,7 +157,7 @@ export function routePlan(route: RouteSpec, query: unknown, valid: boolean): Pla
   return typeof route.plan === 'function' ? (valid ? route.plan(query as never) : 'free') : route.plan;
 }
 
-export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cache = responseCache(deps, routes)) {
+export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cache: ReturnType<typeof responseCache>) {
   for (const route of routes) {
     const cached = cache.serve(route, `${API_PREFIX}${koaPath(route.path)}`);
     const endpoint = `${route.method.toUpperCase()} ${API_PREFIX}${route.path}`;

@@ -10,7 +10,7 @@ import { loadCoinFixture } from '../api/fixtures.ts';
 import { importContent } from '../../src/content/import.ts';
 import { ARTICLES, fixtureFiles, writeContentDir } from '../content/fixtures.ts';
 
-const extra: { second?: TestApi; off?: TestApi; close?: () => Promise<void> } = {};
+const extra: { second?: TestApi; off?: TestApi; notify?: TestApi; close?: () => Promise<void> } = {};
 const handles = useApi(test, {
   setup: async ({ db }) => {
     await loadCoinFixture(db);
@@ -18,9 +18,11 @@ const handles = useApi(test, {
     const sql = createSql({ url: db.url, pooled: true, embedded: true }, { max: 2 });
     extra.second = await testApi({ ...db, sql });
     extra.off = await testApi(db, { env: { RESPONSE_CACHE_MB: '0' } });
+    extra.notify = await testApi(db, { env: { CACHE_FRESHNESS: 'notify' } });
     extra.close = async () => {
       await extra.second?.close();
       await extra.off?.close();
+      await extra.notify?.close();
       await sql.end({ timeout: 5 });
     };
   },
@@ -121,6 +123,33 @@ test.serial('the cached body is served without the query until the data version 
   t.is((await handles.api.get(path, await key())).body.data.name, 'Alpha Renamed');
   await handles.db.sql`update market.coins set name = ${before.body.data.name} where id = 101`;
   await handles.db.sql`select app.bump_data_version('market')`;
+});
+
+test.serial('strict freshness reads the versions itself; notify mode trusts the notifications it received', async (t) => {
+  const path = '/api/v1/coins/alpha';
+  const name = async (api: TestApi) => (await api.get(path, await key())).body.data.name as string;
+  const before = await name(handles.api);
+  t.is(await name(extra.notify!), before);
+  try {
+    await handles.db.sql`update market.coins set name = 'Alpha Quietly Renamed' where id = 101`;
+    // a version bumped without its NOTIFY: what a notification still on its way looks like to a listener
+    await handles.db.sql`update app.data_versions set version = version + 1 where name = 'market'`;
+    const [strict, notify] = await Promise.all([name(handles.api), name(extra.notify!)]);
+    t.is(strict, 'Alpha Quietly Renamed', 'strict: the version read after the request arrived');
+    t.is(notify, before, 'notify: the body of the last version announced');
+    // announced: the notify process follows as soon as the NOTIFY arrives
+    await handles.db.sql`update market.coins set name = 'Alpha Announced' where id = 101`;
+    await handles.db.sql`select app.bump_data_version('market')`;
+    let announced = await name(extra.notify!);
+    for (let i = 0; i < 20 && announced !== 'Alpha Announced'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      announced = await name(extra.notify!);
+    }
+    t.is(announced, 'Alpha Announced');
+  } finally {
+    await handles.db.sql`update market.coins set name = ${before} where id = 101`;
+    await handles.db.sql`select app.bump_data_version('market')`;
+  }
 });
 
 test.serial('ETag and If-None-Match: 304 without a body, the request still counted against the quota', async (t) => {
