@@ -1,4 +1,4 @@
-// The layers, checked by `npm test` (depcruise): entry points (bin/) compose jobs/ and src/; jobs/
+// The layers, checked by test/imports.test.ts (and `npm run lint:imports`): entry points (bin/) compose jobs/ and src/; jobs/
 // only schedule what src/ does; src/ never reaches up into jobs/ or bin/; no module is part of an import circle.
 module.exports = {
   forbidden: [
