@@ -18,6 +18,8 @@ import { measure, printColumns } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
+/** Only the routes whose path contains one of these (comma-separated); `none` leaves only the admission figures. */
+const onlyRoutes = process.env.BENCH_HTTP_ROUTES?.split(',').map((part) => part.trim()).filter(Boolean) ?? null;
 
 interface Load {
   rps: number;
@@ -153,6 +155,7 @@ export async function benchHttp(service: RunningService) {
   const notes: string[] = [];
   try {
     for (const route of routes) {
+      if (onlyRoutes && !onlyRoutes.some((part) => route.path.includes(part))) continue;
       const path = `/api/v1${route.path}`;
       const label = `GET ${route.path.replace(/slugs=[^&]*/, 'slugs=<10>')}`;
       console.log(`${label}`);

@@ -6,6 +6,29 @@ import type { McpPlanName, PlanName } from './plans.ts';
 
 export const hashKey = (key: string) => hash('sha256', key, 'buffer') as unknown as Buffer;
 
+export interface KeyDigest {
+  hash: Buffer;
+  /** the hash in hex: how the admission cache and the api_keys notifications name a key */
+  hex: string;
+}
+
+/** Presented keys seen lately, with their digest: a client sends the same key on every request. */
+const digests = new Map<string, KeyDigest>();
+const DIGESTS = 10_000;
+
+/** The SHA-256 of a presented key (and its hex), computed once per key while it keeps coming. */
+export function keyDigest(key: string): KeyDigest {
+  let digest = digests.get(key);
+  if (!digest) {
+    // many keys (a scan of made-up ones): start over rather than keep every one
+    if (digests.size >= DIGESTS) digests.clear();
+    const hashed = hashKey(key);
+    digest = { hash: hashed, hex: hashed.toString('hex') };
+    digests.set(key, digest);
+  }
+  return digest;
+}
+
 export interface NewKey {
   plan: PlanName | McpPlanName;
   owner: string;

@@ -10,6 +10,7 @@
 // before: only valid keys are ever cached. Each flush also re-reads every cached key's validity and
 // limits, so a NOTIFY missed (LISTEN through a transaction pooler) costs at most one flush interval.
 import type { Sql } from '../db/client.ts';
+import type { KeyDigest } from '../keys.ts';
 import type { Logger } from '../log.ts';
 import type { McpPlanName, PlanName } from '../plans.ts';
 
@@ -176,11 +177,11 @@ export class AdmissionBatcher {
    * Admits a request with a key: from the cache, or after looking the key up; an unknown or revoked
    * key (and so every failed attempt) is answered by `inDatabase`, today's app.admit.
    */
-  async admit(keyHash: Buffer, route: AdmitRoute, inDatabase: () => Promise<AdmitRow>): Promise<AdmitRow> {
+  async admit({ hash: keyHash, hex }: KeyDigest, route: AdmitRoute, inDatabase: () => Promise<AdmitRow>): Promise<AdmitRow> {
     // until LISTEN is in place a revocation could go unheard: app.admit, as with ADMISSION_FLUSH_MS=0
     if (!this.listening || this.closed) return inDatabase();
     const scope = route.scope ?? 'data-api';
-    const cacheKey = `${keyHash.toString('hex')}:${scope}`;
+    const cacheKey = `${hex}:${scope}`;
     let entry = this.keys.get(cacheKey) ?? null;
     if (!entry) {
       let lookup = this.lookups.get(cacheKey);

@@ -9,7 +9,7 @@ import type { ReadReplicas } from '../db/replicas.ts';
 import type { McpPlanName, PlanName } from '../plans.ts';
 import type { AdmissionBatcher, AdmitRoute, AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
-import { hashKey } from '../keys.ts';
+import { keyDigest } from '../keys.ts';
 
 /** What a handler and the HTTP core are given. */
 export interface Deps {
@@ -89,9 +89,9 @@ export async function quotaHeaders(ctx: Context, deps: Deps): Promise<void> {
 
 /** Through the process's batched counters when there are (ADMISSION_FLUSH_MS > 0), else app.admit per request. */
 async function admit(ctx: Context, deps: Deps, key: string | null, route: AdmitRoute): Promise<AdmitRow> {
-  const hash = key ? hashKey(key) : null;
-  if (hash && deps.admission) return deps.admission.admit(hash, route, () => admitInDatabase(ctx, deps, hash, route));
-  return admitInDatabase(ctx, deps, hash, route);
+  const digest = key ? keyDigest(key) : null;
+  if (digest && deps.admission) return deps.admission.admit(digest, route, () => admitInDatabase(ctx, deps, digest.hash, route));
+  return admitInDatabase(ctx, deps, digest?.hash ?? null, route);
 }
 
 async function admitInDatabase(ctx: Context, { sql, config }: Deps, hash: Buffer | null, route: AdmitRoute): Promise<AdmitRow> {

@@ -18,6 +18,7 @@ import { observeRequests } from './observe.ts';
 import { mcpRouter } from '../mcp/server.ts';
 import { mountPublic } from './public.ts';
 import { quotaHeaders } from './admission.ts';
+import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
 import { COMPRESS_THRESHOLD_BYTES, responseCache } from './cache.ts';
 
@@ -54,7 +55,7 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
   app.use(errorMiddleware(logger));
   // a URL answered from the response cache before is answered again here, before any other header is set
   app.use(cache.shortcut({
-    headers: (ctx) => ['X-Request-Id', requestId(ctx), ...security.headers],
+    headers: (ctx) => ['X-Request-Id', requestId(ctx), ...security.api],
     ordinary: (ctx) => headerBytes(ctx) <= MAX_HEADER_BYTES && !ctx.get('content-length') && !ctx.get('transfer-encoding'),
   }));
   app.use(async (ctx, next) => {
@@ -133,26 +134,47 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
 }
 
 /**
- * helmet's response headers, recorded once (its defaults are fixed strings) and set on every
- * response: running its chain of a dozen small middlewares per request was a tenth of the cost of
- * an answer from the response cache.
+ * helmet's response headers, recorded once (they are fixed strings) and set on every response:
+ * running its chain of a dozen small middlewares per request was a tenth of the cost of an answer
+ * from the response cache. JSON under /api/v1 and /mcp gets the set OWASP's REST guidance names
+ * (a CSP that allows nothing, HSTS, nosniff, framing denied): the rest of helmet's defaults only
+ * matter to a browser rendering HTML, and on a small cached answer their bytes cost more than the
+ * body. Pages (status, docs, changelog) keep helmet's defaults.
  */
-function securityHeaders(): { headers: string[]; middleware: Middleware } {
-  const headers: string[] = [];
-  const removed: string[] = [];
-  const recorder = { setHeader: (name: string, value: string) => void headers.push(name, String(value)), removeHeader: (name: string) => void removed.push(name) };
-  // helmet sets its headers synchronously, before it calls next
-  void helmet()({ req: {}, res: recorder } as never, async () => {});
-  if (headers.length === 0) throw new Error('helmet set no header: its interface changed');
+function securityHeaders(): { api: string[]; middleware: Middleware } {
+  const api = recordHelmet({
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    xFrameOptions: { action: 'deny' },
+    crossOriginOpenerPolicy: false, crossOriginResourcePolicy: false, originAgentCluster: false, referrerPolicy: false,
+    xDnsPrefetchControl: false, xDownloadOptions: false, xPermittedCrossDomainPolicies: false, xXssProtection: false,
+  });
+  const page = recordHelmet();
+  const removed = [...new Set([...api.removed, ...page.removed])];
   return {
-    headers,
+    api: api.headers,
     middleware: async (ctx, next) => {
+      const { headers } = isApiPath(ctx.path) ? api : page;
       for (const name of removed) ctx.res.removeHeader(name);
       for (let i = 0; i < headers.length; i += 2) ctx.res.setHeader(headers[i]!, headers[i + 1]!);
       await next();
     },
   };
 }
+
+/** The headers helmet sets with these options, flat, and those it removes. */
+function recordHelmet(options?: Parameters<typeof helmet>[0]) {
+  const headers: string[] = [];
+  const removed: string[] = [];
+  const recorder = { setHeader: (name: string, value: string) => void headers.push(name, String(value)), removeHeader: (name: string) => void removed.push(name) };
+  // helmet sets its headers synchronously, before it calls next
+  void helmet(options)({ req: {}, res: recorder } as never, async () => {});
+  if (headers.length === 0) throw new Error('helmet set no header: its interface changed');
+  return { headers, removed };
+}
+
+/** JSON answers: the API and MCP, but not the HTML reference served under the API prefix. */
+const isApiPath = (path: string) =>
+  ((path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) && !(REFERENCE_PATHS as readonly string[]).includes(path)) || path === '/mcp' || path.startsWith('/mcp/');
 
 /** The request's id: the client's X-Request-Id when it is a sane token, else a fresh UUID (once per request). */
 function requestId(ctx: Context): string {

@@ -174,7 +174,18 @@ interface Entry {
 
 /** The caching headers of a cached answer, flat: private, since every request carries a key and a shared cache must not answer for its quota. */
 const cacheHeaders = (entry: Entry, changedAt: Date, maxAgeSeconds: number) =>
-  ['Cache-Control', `private, max-age=${maxAgeSeconds}`, 'ETag', entry.etag, 'Last-Modified', changedAt.toUTCString()];
+  ['Cache-Control', `private, max-age=${maxAgeSeconds}`, 'ETag', entry.etag, 'Last-Modified', httpDate(changedAt)];
+
+/** HTTP-dates of the versions' change times, formatted once each (there are a handful at a time). */
+const httpDates = new Map<number, string>();
+function httpDate(time: Date): string {
+  let text = httpDates.get(time.getTime());
+  if (text === undefined) {
+    if (httpDates.size >= 100) httpDates.clear();
+    httpDates.set(time.getTime(), (text = time.toUTCString()));
+  }
+  return text;
+}
 
 /** The body in the encoding the request accepts, compressed once per entry; `encoding` null for identity. */
 async function encodedBody(ctx: Context, entry: Entry): Promise<{ body: Buffer; encoding: Encoding | null }> {

@@ -6,8 +6,13 @@ import type { Metrics } from '../metrics.ts';
 /** The declared path of the matched route (/api/v1/coins/{slug}); a fixed label for anything else keeps cardinality bounded. */
 export function routeLabel(ctx: Context): string {
   const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-  return typeof matched === 'string' ? matched.replace(/:(\w+)/g, '{$1}') : 'unmatched';
+  if (typeof matched !== 'string') return 'unmatched';
+  let label = labels.get(matched);
+  if (label === undefined) labels.set(matched, (label = matched.replace(/:(\w+)/g, '{$1}')));
+  return label;
 }
+/** matched Koa paths and their labels: as many as there are routes */
+const labels = new Map<string, string>();
 
 /**
  * Outside the error middleware, so it sees the status the client gets. Logs the declared route,

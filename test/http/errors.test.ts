@@ -219,3 +219,23 @@ test('a SQL function refusing a parameter names it: MD422 with its column is a 4
     t.deepEqual(Object.keys((mapped.details as { errors: object }).errors), [field]);
   }
 });
+
+test('JSON answers carry the security headers of an API, pages those of a browser document', async (t) => {
+  const k = await handles.api.key({ plan: 'free' });
+  for (const response of [await handles.api.get('/api/v1/fixtures/items/1', k), await handles.api.get('/api/v1/no-such-route', k)]) {
+    t.is(response.headers.get('content-security-policy'), "default-src 'none';frame-ancestors 'none'");
+    t.is(response.headers.get('x-frame-options'), 'DENY');
+    t.is(response.headers.get('x-content-type-options'), 'nosniff');
+    t.regex(response.headers.get('strict-transport-security')!, /^max-age=\d+/);
+    // only a rendered document has a use for these
+    for (const name of ['referrer-policy', 'x-dns-prefetch-control', 'cross-origin-opener-policy', 'origin-agent-cluster', 'x-xss-protection']) {
+      t.is(response.headers.get(name), null, name);
+    }
+  }
+  const page = await handles.api.get('/status', null);
+  t.is(page.status, 200);
+  t.regex(page.headers.get('content-security-policy')!, /default-src 'self'/);
+  t.is(page.headers.get('referrer-policy'), 'no-referrer');
+  t.is(page.headers.get('x-frame-options'), 'SAMEORIGIN');
+  t.is(page.headers.get('cross-origin-opener-policy'), 'same-origin');
+});
