@@ -12,7 +12,9 @@ import { ContentImportError, describeImport, importContent } from '../src/conten
 import { readKlineZip } from '../src/sources/files/binance-klines.ts';
 import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from '../src/sources/catalogue/index.ts';
 import { CandleImportError, importCandles } from '../src/sources/files/candles.ts';
-import { createKey, listKeys, revokeKey } from '../src/keys.ts';
+import { createKey, isEmailAddress, listKeys, revokeKey, setOwnerEmail } from '../src/keys.ts';
+import { notifyDeprecations } from '../src/mail/deprecation.ts';
+import { emailEnabled } from '../src/mail/smtp.ts';
 import { PLANS_BY_SCOPE } from '../src/http/routes.ts';
 import { openDatabase } from '../src/service.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
@@ -22,9 +24,15 @@ import { schedule } from '../jobs/index.ts';
 const USAGE = `usage: mdapi <command> [options]
 
   migrate                                   apply sql/migrations and re-apply sql/functions
-  create-key --plan free|starter|pro [--owner NAME] [--scope data-api|mcp]
+  create-key --plan free|starter|pro [--owner NAME] [--scope data-api|mcp] [--email ADDR [--verified]]
                                             create an API key; prints only the key; an MCP key
-                                            (--scope mcp) takes an MCP plan: --plan mcp-free|mcp-pro
+                                            (--scope mcp) takes an MCP plan: --plan mcp-free|mcp-pro;
+                                            --email sets the owner's e-mail address (as set-email)
+  set-email OWNER ADDR [--verified]         set a key owner's e-mail address (alarm e-mails, deprecation
+                                            notices); unverified unless --verified
+  notify-deprecation                        e-mail a notice of each deprecated operation (sunset date in
+                                            src/api/) to every key holder who called it in the last 90
+                                            days, once per holder, operation and sunset; the worker sends
   revoke-key ID|PREFIX                      revoke a key by id or by its printed prefix
   list-keys                                 list keys (never the keys themselves)
   db-url [--analyst]                        print the psql connection URL
@@ -38,8 +46,6 @@ const USAGE = `usage: mdapi <command> [options]
                                             or a Binance kline dump (.csv or .zip; quote volume as USD)
   import-coins [FILE]                       import or update the coin catalogue (default: the shipped
                                             src/sources/catalogue/coins.json): validated, all or nothing
-    break;
-  }
   backfill [--coins a,b] [--since YYYY-MM-DD] [--interval daily|hourly|minutely]
                                             history from the venues of EXCHANGES through ccxt: daily to
                                             6 months ago, hourly to 8 days ago, 1-minute since (--interval
@@ -91,6 +97,8 @@ function parseOptions() {
     coins: { type: 'string' },
     since: { type: 'string' },
     interval: { type: 'string', multiple: true },
+    email: { type: 'string' },
+    verified: { type: 'boolean', default: false },
   },
     });
   } catch (error) {
@@ -113,11 +121,49 @@ switch (command) {
     if (!plans.includes(plan)) fail(`--plan must be ${plans.join(', ')} for a ${scope} key`);
     const owner = values.owner!;
     if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
+    const email = values.email;
+    if (email !== undefined && !isEmailAddress(email)) fail('--email must be an e-mail address such as ops@example.com');
     const { key } = await withDatabase(async (sql) => {
       await migrate(sql);
-      return createKey(sql, { plan, owner, scope });
+      // one transaction: no key of an owner whose address was refused
+      return sql.begin(async (tx) => {
+        if (email !== undefined) await setOwnerEmail(tx as unknown as typeof sql, owner, email, values.verified);
+        return createKey(tx as unknown as typeof sql, { plan, owner, scope });
+      });
     });
     process.stdout.write(`${key}\n`);
+    break;
+  }
+  case 'set-email': {
+    const [owner, email] = positionals;
+    if (!owner || !email) fail('set-email needs an owner and an address: mdapi set-email OWNER ADDR');
+    if (!isEmailAddress(email)) fail(`not an e-mail address: ${JSON.stringify(email)}`);
+    const keys = await withDatabase(async (sql) => {
+      await migrate(sql);
+      await setOwnerEmail(sql, owner, email, values.verified);
+      return (await sql`select 1 from app.api_keys where owner = ${owner}`).length;
+    });
+    process.stderr.write(`e-mail address of ${owner} set${values.verified ? ' (verified)' : ''}${keys === 0 ? '; note: this owner has no key yet' : ''}\n`);
+    break;
+  }
+  case 'notify-deprecation': {
+    const config = loadConfig();
+    if (!emailEnabled(config)) fail('e-mail is not configured: set SMTP_URL and MAIL_FROM (see README, "E-mail")');
+    const { apiRoutes } = await import('../src/api/index.ts');
+    const runs = await withDatabase(async (sql) => {
+      await migrate(sql);
+      return notifyDeprecations(sql, apiRoutes);
+    });
+    if (runs.length === 0) process.stderr.write('no operation is deprecated: nothing to send\n');
+    const sixMonths = Date.now() + 182 * 86_400_000;
+    for (const run of runs) {
+      const soon = Date.parse(`${run.sunset}T00:00:00Z`) < sixMonths ? ' (warning: the sunset is less than six months away)' : '';
+      process.stderr.write(
+        `${run.endpoint} (sunset ${run.sunset})${soon}: ${run.queued.length} notice(s) queued, ` +
+          `${run.alreadyNotified.length} caller(s) notified before, ${run.noAddress.length} without an e-mail address` +
+          `${run.noAddress.length ? ` (mdapi set-email): ${run.noAddress.join(', ')}` : ''}\n`,
+      );
+    }
     break;
   }
   case 'revoke-key': {

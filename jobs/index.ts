@@ -12,6 +12,7 @@ import { refreshFx } from './refresh_fx.ts';
 import { refreshCoinMetadata } from './refresh_coin_metadata.ts';
 import { refreshSentiment } from './refresh_sentiment.ts';
 import { deliverWebhook } from './deliver_webhook.ts';
+import { sendEmail } from './send_email.ts';
 import { exchangeTasks } from './fetch_exchanges.ts';
 
 export function taskList(config: Config): TaskList {
@@ -27,6 +28,7 @@ export function taskList(config: Config): TaskList {
     refresh_coin_metadata: refreshCoinMetadata(config),
     refresh_sentiment: refreshSentiment,
     deliver_webhook: deliverWebhook(config),
+    send_email: sendEmail(config),
   };
 }
 

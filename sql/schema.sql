@@ -193,12 +193,76 @@ table app.data_versions
   constraint data_versions_pkey PRIMARY KEY (name)
   CREATE UNIQUE INDEX data_versions_pkey ON app.data_versions USING btree (name)
 
+table app.deprecation_notices
+  -- What deprecation notice went to whom: one row per owner, deprecated endpoint and sunset date (never sent twice); the e-mail itself is app.email_messages. Service only.
+  id bigint not null
+  owner text not null
+  endpoint text not null
+  sunset date not null
+  changelog text not null
+  recipient text not null
+  message_id uuid
+  created_at timestamp with time zone not null default now()
+  constraint deprecation_notices_message_id_fkey FOREIGN KEY (message_id) REFERENCES app.email_messages(id) ON DELETE SET NULL
+  constraint deprecation_notices_owner_endpoint_sunset_key UNIQUE (owner, endpoint, sunset)
+  constraint deprecation_notices_pkey PRIMARY KEY (id)
+  CREATE UNIQUE INDEX deprecation_notices_owner_endpoint_sunset_key ON app.deprecation_notices USING btree (owner, endpoint, sunset)
+  CREATE UNIQUE INDEX deprecation_notices_pkey ON app.deprecation_notices USING btree (id)
+
+table app.email_attempts
+  -- Every SMTP attempt of an e-mail: outcome, reply code and text, duration. Service only.
+  id bigint not null
+  message_id uuid not null
+  started_at timestamp with time zone not null default now()
+  finished_at timestamp with time zone
+  outcome text
+  smtp_code integer
+  response text
+  duration_ms integer
+  constraint email_attempts_message_id_fkey FOREIGN KEY (message_id) REFERENCES app.email_messages(id) ON DELETE CASCADE
+  constraint email_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'deferred'::text, 'bounced'::text, 'interrupted'::text])))
+  constraint email_attempts_pkey PRIMARY KEY (id)
+  CREATE INDEX email_attempts_message ON app.email_attempts USING btree (message_id, id)
+  CREATE UNIQUE INDEX email_attempts_pkey ON app.email_attempts USING btree (id)
+
+table app.email_messages
+  -- The e-mail outbox: one message per alarm.triggered e-mail or deprecation notice, queued in the transaction that raised it; its SMTP attempts are in app.email_attempts. Service only.
+  id uuid not null default gen_random_uuid()
+  owner text not null
+  kind text not null
+  recipient text
+  data jsonb not null
+  status text not null default 'pending'::text
+  attempts integer not null default 0
+  smtp_code integer
+  error text
+  created_at timestamp with time zone not null default now()
+  settled_at timestamp with time zone
+  constraint email_messages_check CHECK (((status = 'skipped'::text) = (recipient IS NULL)))
+  constraint email_messages_kind_check CHECK ((kind = ANY (ARRAY['alarm.triggered'::text, 'deprecation.notice'::text])))
+  constraint email_messages_pkey PRIMARY KEY (id)
+  constraint email_messages_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'bounced'::text, 'failed'::text, 'skipped'::text])))
+  CREATE INDEX email_messages_owner ON app.email_messages USING btree (owner, created_at DESC)
+  CREATE INDEX email_messages_pending ON app.email_messages USING btree (created_at) WHERE (status = 'pending'::text)
+  CREATE UNIQUE INDEX email_messages_pkey ON app.email_messages USING btree (id)
+
 table app.migrations
   -- Numbered files of sql/migrations already applied.
   name text not null
   applied_at timestamp with time zone not null default now()
   constraint migrations_pkey PRIMARY KEY (name)
   CREATE UNIQUE INDEX migrations_pkey ON app.migrations USING btree (name)
+
+table app.owners
+  -- Key holders: the e-mail address of an owner of API keys (app.api_keys.owner), verified or not, for alarm e-mails and deprecation notices. Service only.
+  owner text not null
+  email text not null
+  email_verified_at timestamp with time zone
+  created_at timestamp with time zone not null default now()
+  updated_at timestamp with time zone not null default now()
+  constraint owners_email_check CHECK (((email ~ '^[^@\s]+@[^@\s]+$'::text) AND (length(email) <= 254)))
+  constraint owners_pkey PRIMARY KEY (owner)
+  CREATE UNIQUE INDEX owners_pkey ON app.owners USING btree (owner)
 
 table app.plans
   -- API plans: monthly request quota, per-minute rate limit and per_page cap. A route needs a plan of at least its rank.
@@ -261,6 +325,7 @@ table app.usage_endpoints
   month date not null
   endpoint text not null
   requests bigint not null default 0
+  last_called_at timestamp with time zone  -- When the key last called the endpoint in that month (written by each admission flush or admit); null on rows counted before it existed.
   constraint usage_endpoints_key_id_fkey FOREIGN KEY (key_id) REFERENCES app.api_keys(id) ON DELETE CASCADE
   constraint usage_endpoints_pkey PRIMARY KEY (key_id, month, endpoint)
   CREATE UNIQUE INDEX usage_endpoints_pkey ON app.usage_endpoints USING btree (key_id, month, endpoint)
@@ -2721,11 +2786,12 @@ function app.admission_flush(p_counts jsonb) returns TABLE(key_id bigint, window
   |   on conflict on constraint usage_monthly_pkey do update
   |     set used = least(u.used + excluded.used, (select p.monthly_quota from app.api_keys k join app.plans p on p.name = k.plan where k.id = u.key_id));
   |
-  |   insert into app.usage_endpoints as e (key_id, month, endpoint, requests)
-  |   select r.key_id, r.month, r.endpoint, r.requests
+  |   -- last_called_at: the flush's time, at most ADMISSION_FLUSH_MS after the call
+  |   insert into app.usage_endpoints as e (key_id, month, endpoint, requests, last_called_at)
+  |   select r.key_id, r.month, r.endpoint, r.requests, now()
   |   from jsonb_to_recordset(p_counts -> 'endpoints') as r (key_id bigint, month date, endpoint text, requests bigint)
   |   order by r.key_id, r.month, r.endpoint
-  |   on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + excluded.requests;
+  |   on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + excluded.requests, last_called_at = excluded.last_called_at;
   |
   |   update app.api_keys k set last_used_at = now()
   |   where k.id in (select (r ->> 'key_id')::bigint from jsonb_array_elements(p_counts -> 'usage') r)
@@ -2853,8 +2919,8 @@ function app.admit(p_key_hash bytea, p_client text, p_scope text, p_required_pla
   |   end if;
   |   quota_used := v_used;
   |
-  |   insert into app.usage_endpoints as e (key_id, month, endpoint, requests) values (v_key.id, v_month, p_endpoint, 1)
-  |   on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + 1;
+  |   insert into app.usage_endpoints as e (key_id, month, endpoint, requests, last_called_at) values (v_key.id, v_month, p_endpoint, 1, now())
+  |   on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + 1, last_called_at = now();
   |   update app.api_keys k set last_used_at = now()
   |   where k.id = v_key.id and (k.last_used_at is null or k.last_used_at < now() - interval '1 minute');
   |
@@ -2955,6 +3021,33 @@ function app.begin_coin_bar_backfill(p_source text, p_start timestamp with time 
   |   return v_id;
   | end;
 
+function app.begin_email_attempt(p_message_id uuid) returns TABLE(attempt_id bigint, attempt integer, recipient text, kind text, data jsonb, created_at timestamp with time zone) language plpgsql volatile
+  -- Opens the next SMTP attempt of a pending e-mail and returns what to send (recipient, kind, data, created_at); no row when there is nothing to send. Closes an attempt a dead worker left open as interrupted.
+  | #variable_conflict use_column
+  | declare
+  |   v_message app.email_messages;
+  | begin
+  |   select * into v_message from app.email_messages m where m.id = p_message_id for update;
+  |   -- already settled (a duplicate job) or gone: nothing to send
+  |   if not found or v_message.status <> 'pending' then
+  |     return;
+  |   end if;
+  |   -- An attempt still open here belongs to a worker that died mid-send (its job lock expired and
+  |   -- the job came back): the server may or may not have accepted it; send it again with the same
+  |   -- Message-ID, by which mail stores de-duplicate.
+  |   update app.email_attempts a set finished_at = now(), outcome = 'interrupted',
+  |     response = 'the worker stopped before recording the outcome; sent again'
+  |   where a.message_id = p_message_id and a.finished_at is null;
+  |   update app.email_messages m set attempts = m.attempts + 1 where m.id = p_message_id
+  |   returning m.attempts into attempt;
+  |   insert into app.email_attempts (message_id) values (p_message_id) returning id into attempt_id;
+  |   recipient := v_message.recipient;
+  |   kind := v_message.kind;
+  |   data := v_message.data;
+  |   created_at := v_message.created_at;
+  |   return next;
+  | end;
+
 function app.begin_webhook_attempt(p_delivery_id bigint) returns TABLE(attempt_id bigint, attempt integer, url text, secret text, event text, event_id uuid, body text) language plpgsql volatile
   -- Opens the next HTTP attempt of a pending delivery and returns what to POST (url, secret, event, event id, raw body); no row when there is nothing to send (delivery settled or gone; endpoint disabled: the delivery is skipped). Closes an attempt a dead worker left open as interrupted.
   | declare
@@ -3042,6 +3135,23 @@ function app.check_alarm_guard(p_coin_id integer, p_metric text, p_direction tex
   |   end if;
   | end;
 
+function app.check_alarm_notification(p_owner text, p_notification text, p_channels text[]) returns void language plpgsql stable
+  -- Raises MD422 push_not_available for push (no browser subscription yet), email_not_configured for email when p_channels lacks it (no SMTP_URL), email_address_missing for email when p_owner has no address in app.owners (codes in HINT).
+  | begin
+  |   if p_notification = 'push' and not ('push' = any (p_channels)) then
+  |     raise exception 'Push notifications need a browser subscription, which comes with the developer console; until then choose email or webhook.'
+  |       using errcode = 'MD422', hint = 'push_not_available', detail = jsonb_build_object('notification', p_notification)::text;
+  |   end if;
+  |   if p_notification = 'email' and not ('email' = any (p_channels)) then
+  |     raise exception 'E-mail is not configured on this service (no SMTP server), so an e-mail alarm would never reach you; choose webhook.'
+  |       using errcode = 'MD422', hint = 'email_not_configured', detail = jsonb_build_object('notification', p_notification)::text;
+  |   end if;
+  |   if p_notification = 'email' and not exists (select from app.owners o where o.owner = p_owner) then
+  |     raise exception 'No e-mail address is on record for this key''s owner; ask the operator to set one (mdapi set-email), or choose webhook.'
+  |       using errcode = 'MD422', hint = 'email_address_missing', detail = jsonb_build_object('notification', p_notification)::text;
+  |   end if;
+  | end;
+
 function app.churn_tables() returns SETOF regclass language sql stable
   -- The tables that the table-maintenance task vacuums when no autovacuum runs.
   |   -- Tables rewritten or counted into on every request or every minute.
@@ -3088,14 +3198,15 @@ function app.coin_vote_tally(p_coin_id integer, p_slug text) returns json langua
   |   from app.coin_votes v
   |   where v.coin_id = p_coin_id and v.voted_at > now() - interval '24 hours'
 
-function app.create_alarm(p_owner text, p_name text, p_coin text, p_metric text, p_direction text, p_target text, p_notification text) returns jsonb language plpgsql volatile
-  -- Creates an active alarm of p_owner and takes one from the owner's inventory; returns {alarm, balance}. p_target is decimal text. Unknown coin or bad target MD422 (column names the field), no current value MD422 no_current_value, would trigger at once MD422 alarm_would_trigger, no balance MD409 alarm_inventory_exhausted (codes in HINT). Endpoint: POST /api/v1/alarms.
+function app.create_alarm(p_owner text, p_name text, p_coin text, p_metric text, p_direction text, p_target text, p_notification text, p_channels text[]) returns jsonb language plpgsql volatile
+  -- Creates an active alarm of p_owner and takes one from the owner's inventory; returns {alarm, balance}. p_target is decimal text; p_channels the notifications the service can send (app.check_alarm_notification). Unknown coin or bad target MD422 (column names the field), a notification it cannot send MD422 email_not_configured | email_address_missing | push_not_available, no current value MD422 no_current_value, would trigger at once MD422 alarm_would_trigger, no balance MD409 alarm_inventory_exhausted (codes in HINT). Endpoint: POST /api/v1/alarms.
   | declare
   |   v_coin_id int := app.alarm_coin_id(p_coin);
   |   v_target numeric := app.alarm_target(p_target);
   |   v_balance int;
   |   v_alarm app.alarms;
   | begin
+  |   perform app.check_alarm_notification(p_owner, p_notification, p_channels);
   |   perform app.check_alarm_guard(v_coin_id, p_metric, p_direction, v_target);
   |   -- The row lock on the owner's balance serialises concurrent creates: it can never go below 0.
   |   insert into app.alarm_inventory (owner) values (p_owner) on conflict (owner) do nothing;
@@ -3250,8 +3361,8 @@ function app.enqueue_webhook_event(p_owner text, p_event text, p_data jsonb) ret
   |   return v_queued;
   | end;
 
-function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integer) language plpgsql volatile
-  -- Triggers every active alarm whose condition (above: value >= target, below: value <= target) is met by market.coin_state now, or, for a rate alarm, by the high (above) or low (below) of a minute bar newer than both the alarm's armed_through and the coin's watermark (app.alarm_watermarks): status triggered, triggered_value (the current value, else that extreme), triggered_at, and for notification webhook one alarm.triggered event per delivering endpoint of the owner (app.enqueue_webhook_event), all in the caller's transaction; then advances the watermarks. Evaluations take turns (advisory transaction lock). Returns (alarms triggered, deliveries queued). Called by market.refresh_coin_state.
+function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integer, emails integer) language plpgsql volatile
+  -- Triggers every active alarm whose condition (above: value >= target, below: value <= target) is met by market.coin_state now, or, for a rate alarm, by the high (above) or low (below) of a minute bar newer than both the alarm's armed_through and the coin's watermark (app.alarm_watermarks): status triggered, triggered_value (the current value, else that extreme), triggered_at, and for notification webhook one alarm.triggered event per delivering endpoint of the owner (app.enqueue_webhook_event), for notification email one alarm.triggered e-mail (app.queue_alarm_email), all in the caller's transaction; then advances the watermarks. Evaluations take turns (advisory transaction lock). Returns (alarms triggered, webhook deliveries queued, e-mails queued). Called by market.refresh_coin_state.
   | begin
   |   -- Evaluations take turns: the second sees the first's triggers and watermarks once it commits
   |   -- (the row locks below would keep an alarm from triggering twice anyway).
@@ -3284,11 +3395,12 @@ function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integ
   |     where a.id = d.id
   |     returning a
   |   )
-  |   -- Only webhook alarms raise an event: email and push have no sender in this service; their
-  |   -- trigger is recorded on the alarm (status, triggered_value, triggered_at) and nothing is sent.
+  |   -- Webhook alarms raise an event to the owner's endpoints, e-mail alarms queue one e-mail; push
+  |   -- has no sender yet (refused at creation): an older push alarm's trigger is recorded on the alarm only.
   |   select count(*)::int,
   |     coalesce(sum(case when (f.a).notification = 'webhook'
-  |       then app.enqueue_webhook_event((f.a).owner, 'alarm.triggered', app.alarm_triggered_event(f.a)) else 0 end), 0)::int
+  |       then app.enqueue_webhook_event((f.a).owner, 'alarm.triggered', app.alarm_triggered_event(f.a)) else 0 end), 0)::int,
+  |     coalesce(sum(case when (f.a).notification = 'email' then app.queue_alarm_email(f.a) else 0 end), 0)::int
   |   from fired f;
   |
   |   -- the bars compared above are not read again
@@ -3298,6 +3410,42 @@ function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integ
   |   where s.last_updated is not null
   |     and s.coin_id in (select a.coin_id from app.alarms a where a.status = 'active' and a.metric = 'rate')
   |   on conflict (coin_id) do update set through = greatest(m.through, excluded.through);
+  | end;
+
+function app.finish_email_attempt(p_attempt_id bigint, p_outcome text, p_smtp_code integer, p_response text, p_duration_ms integer, p_retry_base_ms integer) returns text language plpgsql volatile
+  -- Closes an SMTP attempt: delivered (250) or bounced (permanent 5xx) settle the message; deferred (temporary) queues a retry after p_retry_base_ms x 5^(n-1) for deferred attempt n < 4, and the 4th fails the message. Returns delivered | bounced | retry | failed | stale.
+  | declare
+  |   v_attempt app.email_attempts;
+  |   v_deferred int;
+  | begin
+  |   if p_outcome not in ('delivered', 'deferred', 'bounced') then
+  |     raise exception 'Unknown e-mail outcome %.', p_outcome;
+  |   end if;
+  |   update app.email_attempts a set finished_at = now(), outcome = p_outcome, smtp_code = p_smtp_code,
+  |     response = left(p_response, 1000), duration_ms = p_duration_ms
+  |   where a.id = p_attempt_id and a.finished_at is null
+  |   returning * into v_attempt;
+  |   -- already closed as interrupted by a later run of the job: that run owns the message now
+  |   if not found then
+  |     return 'stale';
+  |   end if;
+  |   perform from app.email_messages m where m.id = v_attempt.message_id for update;
+  |   if p_outcome in ('delivered', 'bounced') then
+  |     update app.email_messages m set status = p_outcome, smtp_code = p_smtp_code,
+  |       error = case when p_outcome = 'bounced' then v_attempt.response end, settled_at = now()
+  |     where m.id = v_attempt.message_id;
+  |     return p_outcome;
+  |   end if;
+  |
+  |   -- Interrupted attempts do not use up a retry: only deferred ones count.
+  |   select count(*) into v_deferred from app.email_attempts a where a.message_id = v_attempt.message_id and a.outcome = 'deferred';
+  |   update app.email_messages m set smtp_code = p_smtp_code, error = v_attempt.response where m.id = v_attempt.message_id;
+  |   if v_deferred < 4 then
+  |     perform app.queue_email_job(v_attempt.message_id, now() + p_retry_base_ms * power(5, v_deferred - 1) * interval '1 millisecond');
+  |     return 'retry';
+  |   end if;
+  |   update app.email_messages m set status = 'failed', settled_at = now() where m.id = v_attempt.message_id;
+  |   return 'failed';
   | end;
 
 function app.finish_webhook_attempt(p_attempt_id bigint, p_response_status integer, p_duration_ms integer, p_error text, p_retry_base_ms integer) returns text language plpgsql volatile
@@ -3503,6 +3651,66 @@ function app.prune_webhook_deliveries(p_endpoint_id bigint) returns void languag
   |   where v.created_at < now() - app.webhook_delivery_retention()
   |     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
 
+function app.queue_alarm_email(p_alarm app.alarms) returns integer language sql volatile
+  -- Queues the alarm.triggered e-mail of a triggered alarm (data: app.alarm_triggered_event) in the caller's transaction; returns 1. Called by app.evaluate_alarms.
+  |   select 1 from app.queue_email(p_alarm.owner, 'alarm.triggered', app.alarm_triggered_event(p_alarm))
+
+function app.queue_deprecation_notices(p_endpoint text, p_sunset date, p_changelog text) returns TABLE(owner text, status text) language plpgsql volatile
+  -- For a deprecated endpoint and its sunset date: records and queues one deprecation.notice e-mail per owner who called it in the last 90 days (app.recent_endpoint_callers) and has an address, unless that owner was already notified of this endpoint and sunset. Returns each recent caller with queued | already_notified | no_address.
+  | #variable_conflict use_column
+  | begin
+  |   -- Two runs at once take turns: the second sees the first's notices and sends none of them again.
+  |   perform pg_advisory_xact_lock(hashtext('app.queue_deprecation_notices'));
+  |   return query
+  |   with callers as (
+  |     select c.owner, c.last_called_at, o.email
+  |     from app.recent_endpoint_callers(p_endpoint) c
+  |     left join app.owners o on o.owner = c.owner
+  |   ),
+  |   queued as (
+  |     -- app.queue_email runs only for the rows that pass the filter: callers with an address and no notice yet
+  |     insert into app.deprecation_notices (owner, endpoint, sunset, changelog, recipient, message_id)
+  |     select c.owner, p_endpoint, p_sunset, p_changelog, c.email,
+  |       app.queue_email(c.owner, 'deprecation.notice', jsonb_build_object(
+  |         'endpoint', p_endpoint, 'sunset', p_sunset::text, 'changelog', p_changelog,
+  |         'last_called_at', market.iso_time(c.last_called_at)))
+  |     from callers c
+  |     where c.email is not null
+  |       and not exists (select from app.deprecation_notices n where n.owner = c.owner and n.endpoint = p_endpoint and n.sunset = p_sunset)
+  |     returning owner
+  |   )
+  |   select c.owner, case
+  |       when c.owner in (select q.owner from queued q) then 'queued'
+  |       when c.email is null then 'no_address'
+  |       else 'already_notified' end
+  |   from callers c
+  |   order by c.owner;
+  | end;
+
+function app.queue_email(p_owner text, p_kind text, p_data jsonb) returns uuid language plpgsql volatile
+  -- Records one e-mail of kind p_kind (alarm.triggered | deprecation.notice) to p_owner's address (app.owners) and queues its send_email job, in the caller's transaction. Returns the message id (the Message-ID's local part). An owner without an address: recorded as skipped, nothing queued.
+  | declare
+  |   v_recipient text := (select o.email from app.owners o where o.owner = p_owner);
+  |   v_id uuid;
+  | begin
+  |   -- An owner without an address (removed since the alarm was created) is on record as skipped.
+  |   insert into app.email_messages (owner, kind, recipient, data, status, error, settled_at)
+  |   values (p_owner, p_kind, v_recipient, coalesce(p_data, '{}'),
+  |     case when v_recipient is null then 'skipped' else 'pending' end,
+  |     case when v_recipient is null then 'no e-mail address on record for the owner' end,
+  |     case when v_recipient is null then now() end)
+  |   returning id into v_id;
+  |   if v_recipient is not null then
+  |     perform app.queue_email_job(v_id);
+  |   end if;
+  |   return v_id;
+  | end;
+
+function app.queue_email_job(p_message_id uuid, p_run_at timestamp with time zone) returns void language sql volatile
+  |   -- max_attempts only covers a task that throws (database unreachable): SMTP failures are
+  |   -- retried by app.finish_email_attempt with the documented backoff, not by graphile-worker.
+  |   select null from graphile_worker.add_job('send_email', json_build_object('message_id', p_message_id), run_at => p_run_at, max_attempts => 5)
+
 function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamp with time zone) returns void language sql volatile
   |   -- max_attempts only covers a task that throws (database unreachable): HTTP failures are
   |   -- retried by app.finish_webhook_attempt with the documented backoff, not by graphile-worker.
@@ -3522,6 +3730,16 @@ function app.readiness(p_migration_files text[], p_heartbeat_fresh interval) ret
   |      from market.source_health h where h.status <> 'idle')
   |   from (select) one
   |   left join app.timescaledb_job_runner r on true
+
+function app.recent_endpoint_callers(p_endpoint text, p_within interval) returns TABLE(owner text, last_called_at timestamp with time zone) language sql stable
+  -- Owners whose keys called p_endpoint (as app.usage_endpoints names it, e.g. 'GET /api/v1/coins/{id}') within p_within, with their latest call.
+  |   select k.owner, max(coalesce(e.last_called_at, (e.month + interval '1 month')::timestamptz))
+  |   from app.usage_endpoints e
+  |   join app.api_keys k on k.id = e.key_id
+  |   where e.endpoint = p_endpoint
+  |     and e.month >= date_trunc('month', now() - p_within)::date
+  |     and (e.last_called_at > now() - p_within or e.last_called_at is null)
+  |   group by k.owner
 
 function app.release_dead_workers(p_stale interval) returns integer language plpgsql volatile
   -- Releases every job and queue lock held by a graphile-worker worker pool whose heartbeat (app.worker_heartbeats) is older than p_stale, or that never beat and has held its lock longer than that. The released jobs run again at once; returns the number of workers released.
@@ -3618,7 +3836,7 @@ function app.set_coin_bar_retention(p_scheduled boolean) returns integer languag
   |   ) changed;
 
 function app.status_report(p_migration_files text[], p_heartbeat_fresh interval) returns jsonb language sql stable
-  -- The components of GET /status and /status.json with state (operational, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed. The overall state is the worst component state.
+  -- The components of GET /status and /status.json with state (operational, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. The overall state is the worst component state.
   |   with ready as (
   |     select * from app.readiness(p_migration_files, p_heartbeat_fresh)
   |   ),
@@ -3645,6 +3863,16 @@ function app.status_report(p_migration_files text[], p_heartbeat_fresh interval)
   |       count(*) filter (where status = 'succeeded')::int as succeeded_24h,
   |       count(*) filter (where status = 'failed')::int as failed_24h
   |     from app.webhook_deliveries
+  |     where created_at > now() - interval '24 hours'
+  |   ),
+  |   emails as (
+  |     select
+  |       (select count(*) from app.email_messages where status = 'pending')::int as backlog,
+  |       (select extract(epoch from now() - min(created_at))::int from app.email_messages where status = 'pending') as oldest_pending_age_seconds,
+  |       count(*) filter (where status = 'delivered')::int as delivered_24h,
+  |       count(*) filter (where status = 'bounced')::int as bounced_24h,
+  |       count(*) filter (where status = 'failed')::int as failed_24h
+  |     from app.email_messages
   |     where created_at > now() - interval '24 hours'
   |   ),
   |   components as (
@@ -3694,6 +3922,13 @@ function app.status_report(p_migration_files text[], p_heartbeat_fresh interval)
   |         'failure_rate_24h', case when w.succeeded_24h + w.failed_24h > 0
   |           then round(w.failed_24h::numeric / (w.succeeded_24h + w.failed_24h), 3) end))
   |     from webhooks w
+  |     union all
+  |     -- whether e-mail is on at all is the API process's setting (SMTP_URL): src/http/status.ts adds it
+  |     select 7, jsonb_build_object('id', 'email', 'name', 'E-mail notifications',
+  |       'state', case when e.oldest_pending_age_seconds > 3600 then 'degraded' else 'operational' end,
+  |       'figures', jsonb_build_object('backlog', e.backlog, 'oldest_pending_age_seconds', e.oldest_pending_age_seconds,
+  |         'delivered_24h', e.delivered_24h, 'bounced_24h', e.bounced_24h, 'failed_24h', e.failed_24h))
+  |     from emails e
   |   )
   |   select jsonb_agg(c.component order by c.ord, c.component ->> 'id') from components c
 
@@ -3704,8 +3939,8 @@ function app.timescaledb_scheduler_started_at() returns timestamp with time zone
   |       or application_name like 'TimescaleDB Background Worker Scheduler%')
   |     and (datname = current_database() or datname is null);
 
-function app.update_alarm(p_owner text, p_id bigint, p_changes jsonb) returns jsonb language plpgsql volatile
-  -- Changes the fields present in p_changes (name, coin, metric, direction, target as decimal text, notification; status "active" re-arms a triggered alarm). The guard re-applies when the result is active and its condition changed or it was re-armed. Not p_owner's: MD404. Endpoint: PATCH /api/v1/alarms/{id}.
+function app.update_alarm(p_owner text, p_id bigint, p_changes jsonb, p_channels text[]) returns jsonb language plpgsql volatile
+  -- Changes the fields present in p_changes (name, coin, metric, direction, target as decimal text, notification; status "active" re-arms a triggered alarm). A changed notification must be one the service can send (p_channels, app.check_alarm_notification). The guard re-applies when the result is active and its condition changed or it was re-armed. Not p_owner's: MD404. Endpoint: PATCH /api/v1/alarms/{id}.
   | declare
   |   v_old app.alarms := app.owned_alarm(p_owner, p_id);
   |   v_new app.alarms := v_old;
@@ -3716,6 +3951,10 @@ function app.update_alarm(p_owner text, p_id bigint, p_changes jsonb) returns js
   |   if p_changes ? 'direction' then v_new.direction := p_changes ->> 'direction'; end if;
   |   if p_changes ? 'target' then v_new.target := app.alarm_target(p_changes ->> 'target'); end if;
   |   if p_changes ? 'notification' then v_new.notification := p_changes ->> 'notification'; end if;
+  |   -- a change of channel only: an alarm that already e-mails keeps doing so while its name changes
+  |   if v_new.notification is distinct from v_old.notification then
+  |     perform app.check_alarm_notification(p_owner, v_new.notification, p_channels);
+  |   end if;
   |   if p_changes ->> 'status' = 'active' then
   |     v_new.status := 'active';
   |     v_new.triggered_value := null;

@@ -80,6 +80,15 @@ const schema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   // retries wait 1, 5 and 25 times this
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000),
+  // E-mail (alarm notifications, deprecation notices): the SMTP server, e.g. smtp://user:pass@mail.example.com:587
+  // (STARTTLS when offered) or smtps://…:465; unset: e-mail is off and e-mail alarms are refused.
+  SMTP_URL: z.string().url().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional(),
+  // the From of every e-mail, e.g. "Market Data API <alerts@example.com>"; required with SMTP_URL
+  MAIL_FROM: z.string().min(3).optional(),
+  // connect, greeting and each reply of an SMTP attempt
+  SMTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  // a deferred e-mail is retried after 1, 5 and 25 times this
+  EMAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'FX_SOURCE' | 'METADATA_SOURCE'> & {
@@ -106,6 +115,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // The embedded database has no replicas: a read URL beside it would point at some other database.
   if (values.DATABASE_READ_URL && !values.DATABASE_URL) {
     throw new Error('invalid configuration:\n  DATABASE_READ_URL: read replicas need a database server (DATABASE_URL); the embedded database has none');
+  }
+  if (values.SMTP_URL && !values.MAIL_FROM) {
+    throw new Error('invalid configuration:\n  MAIL_FROM: e-mail needs a sender address with SMTP_URL, e.g. MAIL_FROM="Market Data API <alerts@example.com>"');
   }
   const database: DatabaseSettings = values.DATABASE_URL
     ? { url: values.DATABASE_URL, pooled: values.DATABASE_POOLED ?? false, embedded: false }

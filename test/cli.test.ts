@@ -38,6 +38,36 @@ test.serial('create-key prints only the key, list-keys shows it without the key,
   t.regex(String((again as { stderr?: string }).stderr), /no active key/);
 });
 
+test.serial('create-key --email and set-email record the owner\'s address, unverified unless --verified; bad addresses are refused', async (t) => {
+  await cli(['create-key', '--plan', 'free', '--owner', 'mailer', '--email', 'first@example.com'], viaRunningServer());
+  const owner = async () => ({ ...(await db.sql`select email, email_verified_at is not null as verified from app.owners where owner = 'mailer'`)[0] });
+  t.deepEqual(await owner(), { email: 'first@example.com', verified: false });
+  const set = await cli(['set-email', 'mailer', 'second@example.com', '--verified'], viaRunningServer());
+  t.regex(set.stderr, /e-mail address of mailer set \(verified\)/);
+  t.deepEqual(await owner(), { email: 'second@example.com', verified: true });
+  await cli(['set-email', 'mailer', 'third@example.com'], viaRunningServer());
+  t.deepEqual(await owner(), { email: 'third@example.com', verified: false }, 'a new address is not verified');
+  const noKey = await cli(['set-email', 'keyless', 'k@example.com'], viaRunningServer());
+  t.regex(noKey.stderr, /has no key yet/);
+
+  const bad = await t.throwsAsync(cli(['set-email', 'mailer', 'not an address'], viaRunningServer()));
+  t.is((bad as { code?: number }).code, 2);
+  t.regex(String((bad as { stderr?: string }).stderr), /not an e-mail address/);
+  const badKey = await t.throwsAsync(cli(['create-key', '--plan', 'free', '--owner', 'mailer2', '--email', 'x@'], viaRunningServer()));
+  t.regex(String((badKey as { stderr?: string }).stderr), /--email must be an e-mail address/);
+  t.is((await db.sql`select count(*)::int as n from app.api_keys where owner = 'mailer2'`)[0]!.n, 0, 'no key without its address');
+});
+
+test.serial('notify-deprecation needs e-mail configured, and says so when no operation is deprecated', async (t) => {
+  const off = await t.throwsAsync(cli(['notify-deprecation'], viaRunningServer()));
+  t.is((off as { code?: number }).code, 2);
+  t.regex(String((off as { stderr?: string }).stderr), /e-mail is not configured: set SMTP_URL and MAIL_FROM/);
+  const noFrom = await t.throwsAsync(cli(['notify-deprecation'], { ...viaRunningServer(), SMTP_URL: 'smtp://127.0.0.1:2525' }));
+  t.regex(String((noFrom as { stderr?: string }).stderr), /MAIL_FROM/);
+  const on = await cli(['notify-deprecation'], { ...viaRunningServer(), SMTP_URL: 'smtp://127.0.0.1:2525', MAIL_FROM: 'ops@example.com' });
+  t.regex(on.stderr, /no operation is deprecated: nothing to send/);
+});
+
 test.serial('bad options are refused with a message and exit code 2', async (t) => {
   const error = await t.throwsAsync(cli(['create-key', '--plan', 'gold'], viaRunningServer()));
   t.is((error as { code?: number }).code, 2);

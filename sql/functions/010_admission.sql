@@ -133,8 +133,8 @@ begin
   end if;
   quota_used := v_used;
 
-  insert into app.usage_endpoints as e (key_id, month, endpoint, requests) values (v_key.id, v_month, p_endpoint, 1)
-  on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + 1;
+  insert into app.usage_endpoints as e (key_id, month, endpoint, requests, last_called_at) values (v_key.id, v_month, p_endpoint, 1, now())
+  on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + 1, last_called_at = now();
   update app.api_keys k set last_used_at = now()
   where k.id = v_key.id and (k.last_used_at is null or k.last_used_at < now() - interval '1 minute');
 

@@ -73,11 +73,12 @@ begin
   on conflict on constraint usage_monthly_pkey do update
     set used = least(u.used + excluded.used, (select p.monthly_quota from app.api_keys k join app.plans p on p.name = k.plan where k.id = u.key_id));
 
-  insert into app.usage_endpoints as e (key_id, month, endpoint, requests)
-  select r.key_id, r.month, r.endpoint, r.requests
+  -- last_called_at: the flush's time, at most ADMISSION_FLUSH_MS after the call
+  insert into app.usage_endpoints as e (key_id, month, endpoint, requests, last_called_at)
+  select r.key_id, r.month, r.endpoint, r.requests, now()
   from jsonb_to_recordset(p_counts -> 'endpoints') as r (key_id bigint, month date, endpoint text, requests bigint)
   order by r.key_id, r.month, r.endpoint
-  on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + excluded.requests;
+  on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + excluded.requests, last_called_at = excluded.last_called_at;
 
   update app.api_keys k set last_used_at = now()
   where k.id in (select (r ->> 'key_id')::bigint from jsonb_array_elements(p_counts -> 'usage') r)

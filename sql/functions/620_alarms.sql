@@ -1,7 +1,9 @@
 -- The Alarms group: a key owner's TARGET alarms on coins, scoped by owner (another owner's alarm
 -- is not found, MD404), the inventory balance and the instant-trigger guard. Errors of their own,
 -- rendered by src/http/errors.ts: MD422 hint alarm_would_trigger, MD422 hint no_current_value,
--- MD409 hint alarm_inventory_exhausted (details from DETAIL); MD422 with COLUMN names the invalid body field.
+-- MD409 hint alarm_inventory_exhausted (details from DETAIL); MD422 with COLUMN names the invalid body field;
+-- MD422 hints email_not_configured, email_address_missing and push_not_available for a notification
+-- the service cannot send.
 -- Evaluation after each price refresh: 625_alarm_evaluation.sql.
 
 -- why: the one definition of an alarm metric's current value, shared by the guard and the evaluation
@@ -86,6 +88,30 @@ $$;
 comment on function app.check_alarm_guard(int, text, text, numeric) is
 'Raises MD422 no_current_value (in HINT) when the coin has no current value for p_metric, MD422 alarm_would_trigger when an alarm with this direction and target would trigger at the current value.';
 
+-- why: a notification the service cannot send is refused at creation, never silently dropped.
+-- p_channels: what the calling service can send now (webhook always; email with SMTP_URL).
+create or replace function app.check_alarm_notification(p_owner text, p_notification text, p_channels text[]) returns void
+language plpgsql stable
+as $$
+begin
+  if p_notification = 'push' and not ('push' = any (p_channels)) then
+    raise exception 'Push notifications need a browser subscription, which comes with the developer console; until then choose email or webhook.'
+      using errcode = 'MD422', hint = 'push_not_available', detail = jsonb_build_object('notification', p_notification)::text;
+  end if;
+  if p_notification = 'email' and not ('email' = any (p_channels)) then
+    raise exception 'E-mail is not configured on this service (no SMTP server), so an e-mail alarm would never reach you; choose webhook.'
+      using errcode = 'MD422', hint = 'email_not_configured', detail = jsonb_build_object('notification', p_notification)::text;
+  end if;
+  if p_notification = 'email' and not exists (select from app.owners o where o.owner = p_owner) then
+    raise exception 'No e-mail address is on record for this key''s owner; ask the operator to set one (mdapi set-email), or choose webhook.'
+      using errcode = 'MD422', hint = 'email_address_missing', detail = jsonb_build_object('notification', p_notification)::text;
+  end if;
+end;
+$$;
+comment on function app.check_alarm_notification(text, text, text[]) is
+'Raises MD422 push_not_available for push (no browser subscription yet), email_not_configured for email when p_channels lacks it (no SMTP_URL), '
+'email_address_missing for email when p_owner has no address in app.owners (codes in HINT).';
+
 -- why: the one shape of an alarm in every response and in the alarm.triggered event
 create or replace function app.alarm_json(p_alarm app.alarms) returns jsonb
 language sql stable
@@ -130,7 +156,8 @@ as $$
 $$;
 
 create or replace function app.create_alarm(
-  p_owner text, p_name text, p_coin text, p_metric text, p_direction text, p_target text, p_notification text
+  p_owner text, p_name text, p_coin text, p_metric text, p_direction text, p_target text, p_notification text,
+  p_channels text[] default array['webhook']
 ) returns jsonb
 language plpgsql
 as $$
@@ -140,6 +167,7 @@ declare
   v_balance int;
   v_alarm app.alarms;
 begin
+  perform app.check_alarm_notification(p_owner, p_notification, p_channels);
   perform app.check_alarm_guard(v_coin_id, p_metric, p_direction, v_target);
   -- The row lock on the owner's balance serialises concurrent creates: it can never go below 0.
   insert into app.alarm_inventory (owner) values (p_owner) on conflict (owner) do nothing;
@@ -156,9 +184,10 @@ begin
   return jsonb_build_object('alarm', app.alarm_json(v_alarm), 'balance', v_balance);
 end;
 $$;
-comment on function app.create_alarm(text, text, text, text, text, text, text) is
-'Creates an active alarm of p_owner and takes one from the owner''s inventory; returns {alarm, balance}. p_target is decimal text. '
-'Unknown coin or bad target MD422 (column names the field), no current value MD422 no_current_value, would trigger at once MD422 alarm_would_trigger, no balance MD409 alarm_inventory_exhausted (codes in HINT). Endpoint: POST /api/v1/alarms.';
+comment on function app.create_alarm(text, text, text, text, text, text, text, text[]) is
+'Creates an active alarm of p_owner and takes one from the owner''s inventory; returns {alarm, balance}. p_target is decimal text; p_channels the notifications the service can send (app.check_alarm_notification). '
+'Unknown coin or bad target MD422 (column names the field), a notification it cannot send MD422 email_not_configured | email_address_missing | push_not_available, '
+'no current value MD422 no_current_value, would trigger at once MD422 alarm_would_trigger, no balance MD409 alarm_inventory_exhausted (codes in HINT). Endpoint: POST /api/v1/alarms.';
 
 create or replace function app.list_alarms(
   p_owner text, p_status text default null, p_direction text default null, p_notification text default null,
@@ -191,7 +220,7 @@ as $$
 $$;
 comment on function app.get_alarm(text, bigint) is 'One alarm of p_owner, or null. Endpoint: GET /api/v1/alarms/{id}.';
 
-create or replace function app.update_alarm(p_owner text, p_id bigint, p_changes jsonb) returns jsonb
+create or replace function app.update_alarm(p_owner text, p_id bigint, p_changes jsonb, p_channels text[] default array['webhook']) returns jsonb
 language plpgsql
 as $$
 declare
@@ -204,6 +233,10 @@ begin
   if p_changes ? 'direction' then v_new.direction := p_changes ->> 'direction'; end if;
   if p_changes ? 'target' then v_new.target := app.alarm_target(p_changes ->> 'target'); end if;
   if p_changes ? 'notification' then v_new.notification := p_changes ->> 'notification'; end if;
+  -- a change of channel only: an alarm that already e-mails keeps doing so while its name changes
+  if v_new.notification is distinct from v_old.notification then
+    perform app.check_alarm_notification(p_owner, v_new.notification, p_channels);
+  end if;
   if p_changes ->> 'status' = 'active' then
     v_new.status := 'active';
     v_new.triggered_value := null;
@@ -226,8 +259,9 @@ begin
   return app.alarm_json(v_new);
 end;
 $$;
-comment on function app.update_alarm(text, bigint, jsonb) is
+comment on function app.update_alarm(text, bigint, jsonb, text[]) is
 'Changes the fields present in p_changes (name, coin, metric, direction, target as decimal text, notification; status "active" re-arms a triggered alarm). '
+'A changed notification must be one the service can send (p_channels, app.check_alarm_notification). '
 'The guard re-applies when the result is active and its condition changed or it was re-armed. Not p_owner''s: MD404. Endpoint: PATCH /api/v1/alarms/{id}.';
 
 create or replace function app.delete_alarm(p_owner text, p_id bigint) returns jsonb

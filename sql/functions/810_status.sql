@@ -35,6 +35,16 @@ as $$
     from app.webhook_deliveries
     where created_at > now() - interval '24 hours'
   ),
+  emails as (
+    select
+      (select count(*) from app.email_messages where status = 'pending')::int as backlog,
+      (select extract(epoch from now() - min(created_at))::int from app.email_messages where status = 'pending') as oldest_pending_age_seconds,
+      count(*) filter (where status = 'delivered')::int as delivered_24h,
+      count(*) filter (where status = 'bounced')::int as bounced_24h,
+      count(*) filter (where status = 'failed')::int as failed_24h
+    from app.email_messages
+    where created_at > now() - interval '24 hours'
+  ),
   components as (
     select 1 as ord, jsonb_build_object('id', 'database', 'name', 'Database',
       'state', case when cardinality(r.pending) = 0 then 'operational' else 'degraded' end,
@@ -82,6 +92,13 @@ as $$
         'failure_rate_24h', case when w.succeeded_24h + w.failed_24h > 0
           then round(w.failed_24h::numeric / (w.succeeded_24h + w.failed_24h), 3) end))
     from webhooks w
+    union all
+    -- whether e-mail is on at all is the API process's setting (SMTP_URL): src/http/status.ts adds it
+    select 7, jsonb_build_object('id', 'email', 'name', 'E-mail notifications',
+      'state', case when e.oldest_pending_age_seconds > 3600 then 'degraded' else 'operational' end,
+      'figures', jsonb_build_object('backlog', e.backlog, 'oldest_pending_age_seconds', e.oldest_pending_age_seconds,
+        'delivered_24h', e.delivered_24h, 'bounced_24h', e.bounced_24h, 'failed_24h', e.failed_24h))
+    from emails e
   )
   select jsonb_agg(c.component order by c.ord, c.component ->> 'id') from components c
 $$;
@@ -92,5 +109,6 @@ comment on function app.status_report(text[], interval) is
   'outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old '
   '(the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); '
   'sentiment degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s '
-  'or more than half of at least 10 deliveries finished in 24 hours failed. The overall state is the worst component state.';
+  'or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. '
+  'The overall state is the worst component state.';
 revoke execute on function app.status_report(text[], interval) from public;

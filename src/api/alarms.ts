@@ -1,6 +1,7 @@
 // Alarms group: the key owner's TARGET alarms on coins (create, list, get, update, delete),
 // the inventory balance and the instant-trigger guard. Another owner's alarm is 404. Evaluation
 // runs in SQL after each price refresh. SQL: sql/functions/620_alarms.sql, 625_alarm_evaluation.sql.
+// A notification the service cannot send (email without SMTP_URL, push) is refused here, in SQL.
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { pageAnswer } from '../http/envelope.ts';
@@ -8,6 +9,7 @@ import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
 import { decimal, envelope, int, pageOf, resource, text, timestamp } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
+import { notificationChannels } from '../mail/smtp.ts';
 
 const tag = 'Alarms';
 const METRICS = ['rate', 'volume', 'marketcap'] as const;
@@ -53,7 +55,9 @@ const fields = {
   target: z
     .union([z.number().positive(), query.decimal()], { error: 'Must be a positive number, as a JSON number or a decimal string.' })
     .describe('The value to reach: a JSON number or a decimal string, kept exactly (responses return it as a decimal string).'),
-  notification: z.enum(NOTIFICATIONS).describe('webhook: an alarm.triggered event to your webhook endpoints; email and push are recorded only (no sender in this service).'),
+  notification: z.enum(NOTIFICATIONS).describe(
+    'webhook: an alarm.triggered event to your webhook endpoints; email: one e-mail to the address on record for your key (422 email_not_configured ' +
+    'when this service sends no e-mail, 422 email_address_missing without an address); push: not available yet (422 push_not_available).'),
 };
 
 
@@ -99,11 +103,12 @@ export const alarmRoutes = [
     response: envelope(Alarm, balanceMeta),
     summary:
       'Creates an active TARGET alarm on a coin, taking one from the owner\'s alarm inventory (409 alarm_inventory_exhausted at 0). ' +
-      '422 alarm_would_trigger when the current value already meets the target, 422 no_current_value when the coin has none for the metric.',
-    handler: async ({ body, key, ctx, deps: { sql } }) => {
+      '422 alarm_would_trigger when the current value already meets the target, 422 no_current_value when the coin has none for the metric; ' +
+      '422 email_not_configured, email_address_missing or push_not_available for a notification this service cannot send.',
+    handler: async ({ body, key, ctx, deps: { sql, config } }) => {
       const [row] = await sql<{ created: { alarm: unknown; balance: number } }[]>`
         select app.create_alarm(${key.owner}, ${body.name}, ${body.coin}, ${body.metric}, ${body.direction},
-          ${exactTarget(ctx, body.target)}, ${body.notification}) as created`;
+          ${exactTarget(ctx, body.target)}, ${body.notification}, ${notificationChannels(config)}) as created`;
       return { data: row!.created.alarm, meta: { balance: row!.created.balance } };
     },
   }),
@@ -125,11 +130,11 @@ export const alarmRoutes = [
     response: envelope(Alarm),
     summary:
       'Changes any of name, coin, metric, direction, target, notification; status "active" re-arms a triggered alarm. ' +
-      'The instant-trigger guard re-applies when an active alarm\'s condition changes or it is re-armed.',
-    handler: async ({ params: { id }, body, key, ctx, deps: { sql } }) => {
+      'The instant-trigger guard re-applies when an active alarm\'s condition changes or it is re-armed; a changed notification gets the checks of create.',
+    handler: async ({ params: { id }, body, key, ctx, deps: { sql, config } }) => {
       const changes = body.target === undefined ? body : { ...body, target: exactTarget(ctx, body.target) };
       const [row] = await sql<{ data: unknown }[]>`
-        select app.update_alarm(${key.owner}, ${id}, ${sql.json(changes)}) as data`;
+        select app.update_alarm(${key.owner}, ${id}, ${sql.json(changes)}, ${notificationChannels(config)}) as data`;
       return { data: row!.data };
     },
   }),

@@ -6,6 +6,7 @@ import { VERSION } from '../version.ts';
 import { workerStaleAfterMs } from '../config.ts';
 import { withTimeout } from '../db/client.ts';
 import { migrationFiles } from '../db/migrate.ts';
+import { emailEnabled } from '../mail/smtp.ts';
 import { CHECK_TIMEOUT_MS } from './health.ts';
 import { escapeHtml, htmlPage } from './pages.ts';
 import type { Deps } from './admission.ts';
@@ -34,7 +35,10 @@ export async function statusReport({ sql, config }: Deps): Promise<StatusReport>
     const [row] = await withTimeout(sql<{ report: StatusComponent[] }[]>`
       select app.status_report(${migrationFiles()}::text[], make_interval(secs => ${workerStaleAfterMs(config) / 1000})) as report`, CHECK_TIMEOUT_MS);
     components = row!.report.map((component) =>
-      component.id === 'database' ? { ...component, figures: { ...database, ...component.figures } } : component);
+      component.id === 'database' ? { ...component, figures: { ...database, ...component.figures } }
+        // on or off is this process's setting (SMTP_URL): off says why e-mail alarms are refused
+        : component.id === 'email' ? { ...component, figures: { sending: emailEnabled(config) ? 'on' : 'off', ...component.figures } }
+        : component);
   } catch (error) {
     // An error from the database itself means it answered (but is not migrated for this version).
     const answered = typeof (error as { severity?: unknown }).severity === 'string';

@@ -2,7 +2,8 @@
 // filters, ownership isolation, the inventory balance, the instant-trigger guard and validation.
 import test from 'ava';
 import type { TestDatabase } from '../helpers/database.ts';
-import { useApi, type TestResponse } from '../helpers/http.ts';
+import { setOwnerEmail } from '../../src/keys.ts';
+import { testApi, useApi, type TestResponse } from '../helpers/http.ts';
 
 /** Coins with current figures and one listed without a price yet; gamma's price is moved by the update test only. */
 export async function loadAlarmCoins(db: TestDatabase) {
@@ -19,12 +20,17 @@ export async function loadAlarmCoins(db: TestDatabase) {
       (301, 100, 5000, 100000), (302, 0.5, 20, null), (303, null, 0, null), (304, 100, 1, 1000)`;
 }
 
-const handles = useApi(test, { setup: async ({ db }) => loadAlarmCoins(db) });
+/** This file's service sends e-mail (nothing is sent: no worker runs here); test/jobs/email_delivery.test.ts sends it. */
+const MAIL_ENV = { SMTP_URL: 'smtp://127.0.0.1:9', MAIL_FROM: 'Alarms <alarms@example.com>' };
+const handles = useApi(test, { env: MAIL_ENV, setup: async ({ db }) => loadAlarmCoins(db) });
 
 const owners = new Map<string, string>();
-/** A key of `owner` (one key per owner, created on first use). */
+/** A key of `owner` (one key per owner, created on first use), whose owner has an e-mail address unless named "noaddress". */
 async function keyOf(owner: string) {
-  if (!owners.has(owner)) owners.set(owner, await handles.api.key({ owner }));
+  if (!owners.has(owner)) {
+    owners.set(owner, await handles.api.key({ owner }));
+    if (owner !== 'noaddress') await setOwnerEmail(handles.db.sql, owner, `${owner}@example.com`);
+  }
   return owners.get(owner)!;
 }
 
@@ -68,16 +74,16 @@ test('target keeps every digit of a JSON number or a decimal string (no float ro
   t.is(long.body.data.target, '100.12345678901234567890123');
   const text = await create('digits', { target: '1234567.000000000000000001' });
   t.is(text.body.data.target, '1234567.000000000000000001');
-  const exponent = await send('POST', '/alarms', 'digits', `{"name":"n","coin":"alpha","metric":"rate","direction":"below","notification":"push","target":1e1}`);
+  const exponent = await send('POST', '/alarms', 'digits', `{"name":"n","coin":"alpha","metric":"rate","direction":"below","notification":"webhook","target":1e1}`);
   t.is(exponent.body.data.target, '10');
-  const nested = await send('POST', '/alarms', 'digits', `{"extra":{"target":1},"name":"n","coin":"alpha","metric":"rate","direction":"above","notification":"push","target":200.10}`);
+  const nested = await send('POST', '/alarms', 'digits', `{"extra":{"target":1},"name":"n","coin":"alpha","metric":"rate","direction":"above","notification":"webhook","target":200.10}`);
   t.is(nested.body.data.target, '200.10', 'only the top-level target counts');
 });
 
 test('list pages newest first with the reference envelope and filters by status, direction and notification', async (t) => {
   const owner = 'lister';
   const ids: number[] = [];
-  for (const [direction, target, notification] of [['above', 200, 'email'], ['below', 50, 'push'], ['above', 300, 'webhook'], ['below', 10, 'webhook']] as const) {
+  for (const [direction, target, notification] of [['above', 200, 'email'], ['below', 50, 'email'], ['above', 300, 'webhook'], ['below', 10, 'webhook']] as const) {
     ids.push((await create(owner, { direction, target, notification })).body.data.id);
   }
   const page1 = await send('GET', '/alarms?per_page=3', owner);
@@ -226,6 +232,47 @@ test('update changes fields, re-applies the guard, and re-arms a triggered alarm
   } finally {
     await handles.db.sql`update market.coin_state set price = 100 where coin_id = 304`;
   }
+});
+
+test('push is refused with 422 push_not_available, and e-mail without an address with 422 email_address_missing, on create and update', async (t) => {
+  const push = await create('push', { notification: 'push' });
+  t.deepEqual(errorOf(push), [422, 'push_not_available']);
+  t.regex(push.body.error.message, /browser subscription/);
+  t.deepEqual(push.body.error.details, { notification: 'push' });
+  const alarm = (await create('push')).body.data;
+  t.deepEqual(errorOf(await send('PATCH', `/alarms/${alarm.id}`, 'push', { notification: 'push' })), [422, 'push_not_available']);
+  t.is((await send('GET', `/alarms/${alarm.id}`, 'push')).body.data.notification, 'webhook', 'a refused change changes nothing');
+
+  const missing = await create('noaddress', { notification: 'email' });
+  t.deepEqual(errorOf(missing), [422, 'email_address_missing']);
+  t.regex(missing.body.error.message, /mdapi set-email/);
+  const plain = (await create('noaddress')).body.data;
+  t.deepEqual(errorOf(await send('PATCH', `/alarms/${plain.id}`, 'noaddress', { notification: 'email' })), [422, 'email_address_missing']);
+  t.is((await send('GET', '/alarms', 'noaddress')).body.meta.balance, 9, 'refused creates take nothing from the inventory');
+});
+
+test('without SMTP_URL an e-mail alarm is refused with 422 email_not_configured, on create and update', async (t) => {
+  const unconfigured = await testApi(handles.db);
+  try {
+    const key = await keyOf('nomail');
+    const request = (method: string, path: string, body: unknown) =>
+      unconfigured.request(method, `/api/v1${path}`, { key, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const refused = await request('POST', '/alarms', { ...valid, notification: 'email' });
+    t.deepEqual(errorOf(refused), [422, 'email_not_configured']);
+    t.regex(refused.body.error.message, /not configured/);
+    const alarm = (await request('POST', '/alarms', valid)).body.data;
+    t.is(alarm.notification, 'webhook');
+    t.deepEqual(errorOf(await request('PATCH', `/alarms/${alarm.id}`, { notification: 'email' })), [422, 'email_not_configured']);
+    // an alarm that already e-mails (created while e-mail was on) keeps its other changes
+    const emailing = (await create('nomail', { notification: 'email' })).body.data;
+    t.like((await request('PATCH', `/alarms/${emailing.id}`, { name: 'renamed' })).body.data, { name: 'renamed', notification: 'email' });
+    const status = await unconfigured.get('/status.json');
+    t.like(status.body.data.components.find((c: { id: string }) => c.id === 'email'), { state: 'operational', figures: { sending: 'off' } });
+  } finally {
+    await unconfigured.close();
+  }
+  const status = await handles.api.get('/status.json');
+  t.like(status.body.data.components.find((c: { id: string }) => c.id === 'email'), { state: 'operational', figures: { sending: 'on' } });
 });
 
 test('alarm endpoints need a key', async (t) => {

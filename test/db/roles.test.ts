@@ -34,6 +34,16 @@ test.serial('the analyst cannot read app.api_keys, nor call app functions', asyn
   t.is((admit as { code?: string }).code, '42501');
 });
 
+test.serial('the analyst cannot read key holders\' e-mail addresses, the e-mail outbox or the deprecation notices', async (t) => {
+  await db.sql`insert into app.owners (owner, email) values ('role-probe', 'probe@example.com') on conflict do nothing`;
+  for (const table of ['app.owners', 'app.email_messages', 'app.email_attempts', 'app.deprecation_notices']) {
+    const error = await t.throwsAsync(analyst.unsafe(`select * from ${table}`).simple(), undefined, table);
+    t.is((error as { code?: string }).code, '42501', table);
+  }
+  const queue = await t.throwsAsync(analyst`select app.queue_email('role-probe', 'alarm.triggered', '{}')`);
+  t.is((queue as { code?: string }).code, '42501');
+});
+
 test.serial('the analyst cannot write to market', async (t) => {
   const error = await t.throwsAsync(analyst`insert into market.role_probe values (2)`);
   t.is((error as { code?: string }).code, '42501');

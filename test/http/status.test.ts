@@ -42,7 +42,7 @@ test.serial('all healthy: operational, with each component and its figures, with
   t.is(response.status, 200);
   t.is(response.headers.get('cache-control'), 'no-store');
   t.is(report.status, 'operational', JSON.stringify(report.components));
-  t.deepEqual(report.components.map((c) => c.id), ['api', 'database', 'worker', 'source:simulated', 'fx', 'sentiment', 'webhooks']);
+  t.deepEqual(report.components.map((c) => c.id), ['api', 'database', 'worker', 'source:simulated', 'fx', 'sentiment', 'webhooks', 'email']);
   for (const c of report.components) t.is(c.state, 'operational', c.id);
   const database = component(report.components, 'database')!;
   t.like(database.figures, { kind: onServer ? 'server' : 'embedded', reachable: true, migrations_current: true });
@@ -52,6 +52,7 @@ test.serial('all healthy: operational, with each component and its figures, with
   t.like(component(report.components, 'fx')!.figures, { source: 'fx-seed', demo: true });
   t.true(component(report.components, 'sentiment')!.figures.age_seconds < 60);
   t.like(component(report.components, 'webhooks')!.figures, { backlog: 0, failure_rate_24h: null });
+  t.like(component(report.components, 'email')!.figures, { sending: 'off', backlog: 0 }, 'no SMTP_URL here: e-mail is off');
 });
 
 test.serial('a stale worker heartbeat, a failing source and stale data degrade; data an hour old is an outage', async (t) => {
@@ -92,7 +93,7 @@ test.serial('venues: one down degrades the exchanges source, all down is an outa
   t.is(component(report.components, 'source:exchanges')!.state, 'outage');
 });
 
-test.serial('FX, sentiment and webhooks: stale rates, no reading, a stuck backlog and a failure rate over half degrade', async (t) => {
+test.serial('FX, sentiment, webhooks and e-mail: stale rates, no reading, a stuck backlog and a failure rate over half degrade', async (t) => {
   const { sql } = handles.db;
   await healthy();
   await sql`select market.record_source_run('ecb')`;
@@ -127,6 +128,14 @@ test.serial('FX, sentiment and webhooks: stale rates, no reading, a stuck backlo
   ({ report } = await status());
   t.like(component(report.components, 'webhooks')!, { state: 'degraded', figures: { backlog: 3 } });
   await sql`delete from app.webhook_endpoints where id = ${endpoint!.id}`;
+
+  // an e-mail pending over an hour degrades e-mail notifications; bounces are counted
+  await sql`insert into app.email_messages (owner, kind, recipient, data, status, created_at) values
+    ('status', 'alarm.triggered', 'a@example.com', '{}', 'bounced', now()),
+    ('status', 'alarm.triggered', 'a@example.com', '{}', 'pending', now() - interval '2 hours')`;
+  ({ report } = await status());
+  t.like(component(report.components, 'email')!, { state: 'degraded', figures: { backlog: 1, bounced_24h: 1, delivered_24h: 0 } });
+  await sql`delete from app.email_messages where owner = 'status'`;
 });
 
 test.serial('a database that cannot answer: the report still answers, database outage', async (t) => {

@@ -1,5 +1,5 @@
 // app.evaluate_alarms(): a crossing triggers an alarm once, with one alarm.triggered delivery
-// (and its graphile-worker job) per delivering endpoint of the owner, in the same transaction;
+// (and its graphile-worker job) per delivering endpoint of the owner, or one e-mail, in the same transaction;
 // the price refresh runs it; concurrent evaluations and rollbacks never duplicate or orphan an event.
 import test from 'ava';
 import type postgres from 'postgres';
@@ -29,16 +29,17 @@ test.before(async () => {
     await sql`select app.create_webhook_endpoint(${owner}, ${url}, array['alarm.triggered'], 10)`;
   }
   await sql`update app.webhook_endpoints set status = 'disabled', disabled_at = now() where url = 'https://a.example/off'`;
+  await sql`insert into app.owners (owner, email) values ('ann', 'ann@example.com')`;
 });
 test.after.always(() => db?.close());
 
 const createAlarm = async (owner: string, coin: string, direction: string, target: string, notification = 'webhook') => {
   const [row] = await db.sql<{ id: string }[]>`
-    select (app.create_alarm(${owner}, 'test', ${coin}, 'rate', ${direction}, ${target}, ${notification}) -> 'alarm' ->> 'id') as id`;
+    select (app.create_alarm(${owner}, 'test', ${coin}, 'rate', ${direction}, ${target}, ${notification}, array['webhook', 'email']) -> 'alarm' ->> 'id') as id`;
   return Number(row!.id);
 };
 const setPrice = (sql: Sql, coin: number, price: string) => sql`update market.coin_state set price = ${price}::numeric where coin_id = ${coin}`;
-const evaluate = async (sql: Sql) => (await sql<{ triggered: number; deliveries: number }[]>`select * from app.evaluate_alarms()`)[0]!;
+const evaluate = async (sql: Sql) => (await sql<{ triggered: number; deliveries: number; emails: number }[]>`select * from app.evaluate_alarms()`)[0]!;
 const alarm = async (id: number) => (await db.sql`select status, triggered_value::text, triggered_at from app.alarms where id = ${id}`)[0]!;
 
 /** The alarm.triggered events of one alarm, their deliveries (endpoint urls) and queued deliver_webhook jobs. */
@@ -58,16 +59,23 @@ test.serial('a crossing triggers once, with one delivery and job per delivering 
   const email = await createAlarm('ann', 'alpha', 'above', '120', 'email');
   const untouched = await createAlarm('ann', 'alpha', 'above', '200');
   const below = await createAlarm('bob', 'alpha', 'below', '90');
-  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0 }, 'nothing crossed yet');
+  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0 }, 'nothing crossed yet');
 
   await setPrice(db.sql, COINS.alpha, '150.5');
-  t.deepEqual(await evaluate(db.sql), { triggered: 2, deliveries: 2 }, 'the webhook alarm (2 endpoints) and the email alarm');
+  t.deepEqual(await evaluate(db.sql), { triggered: 2, deliveries: 2, emails: 1 }, 'the webhook alarm (2 endpoints) and the email alarm');
   t.like(await alarm(above), { status: 'triggered', triggered_value: '150.5' });
   t.like(await alarm(email), { status: 'triggered', triggered_value: '150.5' });
   t.like(await alarm(untouched), { status: 'active', triggered_value: null });
   t.like(await alarm(below), { status: 'active' });
   t.deepEqual(await eventsOf(above), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 }, 'not the disabled endpoint, not bob\'s');
-  t.deepEqual(await eventsOf(email), { events: 0, urls: null, jobs: 0 }, 'email is recorded, not sent');
+  t.deepEqual(await eventsOf(email), { events: 0, urls: null, jobs: 0 }, 'an e-mail alarm raises no webhook event');
+  const mails = await db.sql`
+    select m.recipient, m.status, m.data -> 'alarm' ->> 'id' as alarm, m.data ->> 'value' as value,
+      (select count(*)::int from graphile_worker._private_jobs j join graphile_worker._private_tasks k on k.id = j.task_id
+       where k.identifier = 'send_email' and j.payload ->> 'message_id' = m.id::text) as jobs
+    from app.email_messages m where m.kind = 'alarm.triggered'`;
+  t.deepEqual(mails.map((row) => ({ ...row })), [{ recipient: 'ann@example.com', status: 'pending', alarm: String(email), value: '150.5', jobs: 1 }],
+    'one e-mail and its send_email job, in the same transaction');
 
   const [event] = await db.sql`select owner, data from app.webhook_events where (data -> 'alarm' ->> 'id')::bigint = ${above}`;
   t.is(event!.owner, 'ann');
@@ -80,13 +88,13 @@ test.serial('a crossing triggers once, with one delivery and job per delivering 
   // a real trigger's data (its alarm not null) has the documented AlarmTriggeredEvent shape
   t.deepEqual(AlarmTriggeredEvent.shape.data.parse(event!.data), event!.data);
 
-  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0 }, 'a second evaluation does nothing');
+  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0 }, 'a second evaluation does nothing');
   await setPrice(db.sql, COINS.alpha, '160');
-  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0 }, 'a triggered alarm is not evaluated again');
+  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0 }, 'a triggered alarm is not evaluated again');
   t.deepEqual(await eventsOf(above), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 });
 
   await setPrice(db.sql, COINS.alpha, '89');
-  t.deepEqual(await evaluate(db.sql), { triggered: 1, deliveries: 1 }, "bob's below alarm, to his one endpoint");
+  t.deepEqual(await evaluate(db.sql), { triggered: 1, deliveries: 1, emails: 0 }, "bob's below alarm, to his one endpoint");
   t.deepEqual((await eventsOf(below)).urls, ['https://b.example/']);
 });
 
@@ -123,7 +131,7 @@ test.serial('a rolled-back evaluation leaves neither the trigger nor the event',
   const outcome = await db.sql
     .begin(async (tx) => {
       await setPrice(tx, COINS.beta, '49');
-      t.deepEqual(await evaluate(tx), { triggered: 1, deliveries: 2 });
+      t.deepEqual(await evaluate(tx), { triggered: 1, deliveries: 2, emails: 0 });
       t.deepEqual(await eventsOf(id, tx), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 }, 'recorded and queued inside it');
       throw rolledBack;
     })
@@ -133,7 +141,7 @@ test.serial('a rolled-back evaluation leaves neither the trigger nor the event',
   t.deepEqual(await eventsOf(id), { events: 0, urls: null, jobs: 0 });
 
   await setPrice(db.sql, COINS.beta, '49');
-  t.deepEqual(await evaluate(db.sql), { triggered: 1, deliveries: 2 });
+  t.deepEqual(await evaluate(db.sql), { triggered: 1, deliveries: 2, emails: 0 });
   t.deepEqual(await eventsOf(id), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 });
 });
 
@@ -155,12 +163,12 @@ test.serial('two evaluations running concurrently on two connections trigger onc
       evaluated(await evaluate(tx));
       await held;
     });
-    t.deepEqual(await firstResult, { triggered: 3, deliveries: 5 });
+    t.deepEqual(await firstResult, { triggered: 3, deliveries: 5, emails: 0 });
     const secondTx = second.begin(async (tx) => evaluate(tx));
     await new Promise((resolve) => setTimeout(resolve, 300));
     release();
     await firstTx;
-    t.deepEqual(await secondTx, { triggered: 0, deliveries: 0 });
+    t.deepEqual(await secondTx, { triggered: 0, deliveries: 0, emails: 0 });
   } finally {
     await first.end({ timeout: 5 });
     await second.end({ timeout: 5 });
@@ -195,7 +203,7 @@ test.serial('a target passed between two refreshes triggers by the bar high or l
   t.deepEqual(await eventsOf(below), { events: 1, urls: ['https://b.example/'], jobs: 1 });
   // compared bars are not compared again: a re-armed alarm below the old wick stays active
   await sql`select app.update_alarm('ann', ${above}, '{"status": "active"}'::jsonb)`;
-  t.deepEqual(await evaluate(sql), { triggered: 0, deliveries: 0 });
+  t.deepEqual(await evaluate(sql), { triggered: 0, deliveries: 0, emails: 0 });
   t.like(await alarm(above), { status: 'active' });
   const [mark] = await sql`select through = (select last_updated from market.coin_state where coin_id = ${wick}) as current
     from app.alarm_watermarks where coin_id = ${wick}`;
@@ -207,6 +215,6 @@ test.serial('a thousand active alarms that do not trigger: one evaluation, timed
     insert into app.alarms (owner, name, coin_id, metric, direction, target, notification)
     select 'bulk', 'bulk ' || i, ${COINS.alpha}, 'rate', 'above', 1000 + i, 'webhook' from generate_series(1, 1000) i`;
   const started = performance.now();
-  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0 });
+  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0 });
   t.log(`evaluated 1000 active alarms in ${(performance.now() - started).toFixed(1)} ms`);
 });

@@ -1,0 +1,121 @@
+// SMTP delivery through nodemailer: the transport from SMTP_URL, one message per outbox row
+// (app.email_messages) with a Message-ID made from its event id (the same on every attempt), and
+// the SMTP result sorted into the outbox's outcomes: delivered (accepted), bounced (a permanent
+// 5xx rejection, never retried) or deferred (connection failure, time-out, 4xx: retried).
+import nodemailer from 'nodemailer';
+import type { Config } from '../config.ts';
+import { alarmTriggeredEmail, deprecationNoticeEmail, type AlarmTriggeredData, type DeprecationNoticeData, type MailLinks } from './templates.ts';
+
+export type MailConfig = Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'SMTP_TIMEOUT_MS' | 'EMAIL_RETRY_BASE_MS' | 'PUBLIC_URL' | 'HOST' | 'PORT'>;
+
+/** Whether this service sends e-mail: the status page and the alarm routes ask. */
+export const emailEnabled = (config: Pick<Config, 'SMTP_URL'>) => Boolean(config.SMTP_URL);
+
+/** The notification channels an alarm may use on this service (app.check_alarm_notification). */
+export const notificationChannels = (config: Pick<Config, 'SMTP_URL'>) => (emailEnabled(config) ? ['webhook', 'email'] : ['webhook']);
+
+/** The links in e-mails: PUBLIC_URL, else where this service listens. */
+export const mailLinks = (config: Pick<Config, 'PUBLIC_URL' | 'HOST' | 'PORT'>): MailLinks => ({
+  base: config.PUBLIC_URL ?? `http://${config.HOST}:${config.PORT}`,
+});
+
+/** `<event-id@host>`: the host of PUBLIC_URL, else `mdapi`; mail stores de-duplicate on it. */
+export const messageId = (eventId: string, config: Pick<Config, 'PUBLIC_URL'>) =>
+  `<${eventId}@${config.PUBLIC_URL ? new URL(config.PUBLIC_URL).hostname : 'mdapi'}>`;
+
+/** One row of app.begin_email_attempt. */
+export interface OutboxEmail {
+  id: string;
+  recipient: string;
+  kind: 'alarm.triggered' | 'deprecation.notice';
+  data: unknown;
+  created_at: Date;
+}
+
+export interface ComposedEmail {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  messageId: string;
+  date: Date;
+  headers: Record<string, string>;
+}
+
+export function composeEmail(email: OutboxEmail, config: MailConfig): ComposedEmail {
+  const links = mailLinks(config);
+  const rendered = email.kind === 'alarm.triggered'
+    ? alarmTriggeredEmail(email.data as AlarmTriggeredData, links)
+    : deprecationNoticeEmail(email.data as DeprecationNoticeData, links);
+  return {
+    from: config.MAIL_FROM ?? '',
+    to: email.recipient,
+    ...rendered,
+    messageId: messageId(email.id, config),
+    // the date it was raised, so every attempt carries the same headers
+    date: email.created_at,
+    // RFC 3834: no vacation auto-replies to a notification
+    headers: { 'Auto-Submitted': 'auto-generated', 'X-Service-Event': email.kind, 'X-Service-Event-Id': email.id },
+  };
+}
+
+export interface SendOutcome {
+  outcome: 'delivered' | 'deferred' | 'bounced';
+  smtpCode: number | null;
+  /** the server's reply or the connection error: no message content, no address */
+  response: string;
+  durationMs: number;
+}
+
+interface SmtpError {
+  code?: string;
+  responseCode?: number;
+  response?: string;
+  message?: string;
+}
+
+/** A 5xx reply is permanent (RFC 5321 4.2.1) except 503, a command out of sequence: ours to retry. */
+export function classify(error: SmtpError): Pick<SendOutcome, 'outcome' | 'smtpCode' | 'response'> {
+  const code = typeof error.responseCode === 'number' ? error.responseCode : null;
+  const permanent = code !== null && code >= 500 && code < 600 && code !== 503;
+  return { outcome: permanent ? 'bounced' : 'deferred', smtpCode: code, response: error.response ?? `${error.code ?? 'error'}: ${error.message ?? 'unknown'}` };
+}
+
+export interface Mailer {
+  send(email: ComposedEmail): Promise<SendOutcome>;
+  close(): void;
+}
+
+/** A mailer over SMTP_URL; without one, every send is deferred (and so retried, then failed). */
+export function createMailer(config: MailConfig): Mailer {
+  if (!config.SMTP_URL) {
+    return {
+      send: async () => ({ outcome: 'deferred', smtpCode: null, response: 'e-mail is not configured on this worker (SMTP_URL unset)', durationMs: 0 }),
+      close: () => {},
+    };
+  }
+  const transport = nodemailer.createTransport({
+    url: config.SMTP_URL,
+    connectionTimeout: config.SMTP_TIMEOUT_MS,
+    greetingTimeout: config.SMTP_TIMEOUT_MS,
+    socketTimeout: config.SMTP_TIMEOUT_MS,
+  });
+  return {
+    async send(email) {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      try {
+        const info = await transport.sendMail(email);
+        // one recipient: accepted, or rejected without an error thrown (never with a single one, but be sure)
+        if (info.rejected.length > 0) {
+          return { ...classify({ responseCode: 550, response: info.response }), durationMs: elapsed() };
+        }
+        return { outcome: 'delivered', smtpCode: Number(/^\d{3}/.exec(info.response)?.[0] ?? 250), response: info.response, durationMs: elapsed() };
+      } catch (error) {
+        return { ...classify(error as SmtpError), durationMs: elapsed() };
+      }
+    },
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,99 @@
+// The e-mails' words: a subject, a plain-text body and an HTML body per kind, from the data the
+// outbox recorded (app.email_messages.data). Every value is the database's text (decimals as
+// decimal strings, never a float) and is HTML-escaped in the HTML body.
+import { escapeHtml } from '../http/pages.ts';
+
+export interface RenderedEmail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Where the e-mails' links point: the service's public base URL. */
+export interface MailLinks {
+  base: string;
+}
+
+/** data of an alarm.triggered e-mail: app.alarm_triggered_event (sql/functions/625_alarm_evaluation.sql) */
+export interface AlarmTriggeredData {
+  alarm: { id: number; name: string } | null;
+  coin: { slug: string; name: string; symbol: string };
+  metric: 'rate' | 'volume' | 'marketcap';
+  direction: 'above' | 'below';
+  target: string;
+  value: string;
+  triggered_at: string;
+}
+
+/** data of a deprecation.notice e-mail: app.queue_deprecation_notices (sql/functions/815_deprecation_notices.sql) */
+export interface DeprecationNoticeData {
+  endpoint: string;
+  sunset: string;
+  changelog: string;
+  last_called_at: string | null;
+}
+
+const METRIC: Record<AlarmTriggeredData['metric'], string> = { rate: 'price (USD)', volume: '24h volume (USD)', marketcap: 'market cap (USD)' };
+const DIRECTION: Record<AlarmTriggeredData['direction'], string> = { above: 'at or above', below: 'at or below' };
+
+/** label: value lines for the text body, a two-column table for the HTML body */
+function facts(rows: [string, string][]) {
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  return {
+    text: rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`).join('\n'),
+    html: `<table cellpadding="4" style="border-collapse:collapse">${rows
+      .map(([label, value]) => `<tr><th align="left" style="padding-right:1em">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`)
+      .join('')}</table>`,
+  };
+}
+
+const paragraphs = (parts: string[]) => parts.map((part) => `<p>${part}</p>`).join('\n');
+const link = (url: string, label = url) => `<a href="${escapeHtml(url)}">${escapeHtml(label)}</a>`;
+const htmlDocument = (title: string, body: string) =>
+  `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n` +
+  `<body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1b1f24">\n${body}\n</body></html>\n`;
+
+export function alarmTriggeredEmail(data: AlarmTriggeredData, links: MailLinks): RenderedEmail {
+  const coin = `${data.coin.name} (${data.coin.symbol})`;
+  const name = data.alarm?.name ?? 'Alarm';
+  const subject = `Alarm triggered: ${coin} ${METRIC[data.metric]} ${DIRECTION[data.direction]} ${data.target}`;
+  const table = facts([
+    ['Alarm', name],
+    ['Coin', coin],
+    ['Metric', METRIC[data.metric]],
+    ['Direction', data.direction],
+    ['Target', data.target],
+    ['Value', data.value],
+    ['Triggered at', data.triggered_at],
+  ]);
+  const manage = `${links.base}/api/v1/alarms`;
+  const docs = `${links.base}/docs/api#tag/Alarms`;
+  const rearm = data.alarm ? `PATCH /api/v1/alarms/${data.alarm.id} with {"status": "active"}` : 'PATCH /api/v1/alarms/{id} with {"status": "active"}';
+  const intro = `Your alarm "${name}" triggered: the ${METRIC[data.metric]} of ${coin} reached ${data.value}, ${DIRECTION[data.direction]} your target ${data.target}.`;
+  const after = `The alarm stays triggered and sends nothing more until you re-arm it (${rearm}).`;
+  return {
+    subject,
+    text: `${intro}\n\n${table.text}\n\n${after}\n\nManage your alarms (with your API key): ${manage}\nAPI reference: ${docs}\n`,
+    html: htmlDocument(subject, paragraphs([escapeHtml(intro)]) + `\n${table.html}\n` +
+      paragraphs([escapeHtml(after), `Manage your alarms (with your API key): ${link(manage)}<br>API reference: ${link(docs, 'Alarms')}`])),
+  };
+}
+
+export function deprecationNoticeEmail(data: DeprecationNoticeData, links: MailLinks): RenderedEmail {
+  const subject = `Deprecation notice: ${data.endpoint} may stop answering after ${data.sunset}`;
+  const changelog = `${links.base}/changelog#${encodeURIComponent(data.changelog)}`;
+  const policy = `${links.base}/versioning`;
+  const table = facts([
+    ['Operation', data.endpoint],
+    ['Sunset', data.sunset],
+    ['Your last call', data.last_called_at ?? 'in the last 90 days'],
+  ]);
+  const intro = `Your API key called ${data.endpoint} in the last 90 days. This operation is deprecated: from ${data.sunset} (its sunset date) it may stop answering.`;
+  const meanwhile = 'Until then it answers as before, with Deprecation and Sunset headers on every response.';
+  return {
+    subject,
+    text: `${intro}\n\n${table.text}\n\n${meanwhile}\n\nWhat changes and what to use instead: ${changelog}\nVersioning and deprecation policy: ${policy}\n`,
+    html: htmlDocument(subject, paragraphs([escapeHtml(intro)]) + `\n${table.html}\n` +
+      paragraphs([escapeHtml(meanwhile), `What changes and what to use instead: ${link(changelog)}<br>Versioning and deprecation policy: ${link(policy)}`])),
+  };
+}
