@@ -3413,10 +3413,11 @@ function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integ
   | end;
 
 function app.finish_email_attempt(p_attempt_id bigint, p_outcome text, p_smtp_code integer, p_response text, p_duration_ms integer, p_retry_base_ms integer) returns text language plpgsql volatile
-  -- Closes an SMTP attempt: delivered (250) or bounced (permanent 5xx) settle the message; deferred (temporary) queues a retry after p_retry_base_ms x 5^(n-1) for deferred attempt n < 4, and the 4th fails the message. Returns delivered | bounced | retry | failed | stale.
+  -- Closes an SMTP attempt: delivered (250) or bounced (permanent 5xx) settle the message; deferred (temporary) queues a retry after p_retry_base_ms x 5^(n-1) for deferred attempt n < 4 (app.outbox_retry_at), and the 4th fails the message; drops the owner's e-mails settled longer ago than app.outbox_retention(). Returns delivered | bounced | retry | failed | stale.
   | declare
   |   v_attempt app.email_attempts;
   |   v_deferred int;
+  |   v_owner text;
   | begin
   |   if p_outcome not in ('delivered', 'deferred', 'bounced') then
   |     raise exception 'Unknown e-mail outcome %.', p_outcome;
@@ -3429,7 +3430,9 @@ function app.finish_email_attempt(p_attempt_id bigint, p_outcome text, p_smtp_co
   |   if not found then
   |     return 'stale';
   |   end if;
-  |   perform from app.email_messages m where m.id = v_attempt.message_id for update;
+  |   select m.owner into v_owner from app.email_messages m where m.id = v_attempt.message_id for update;
+  |   -- pruned where e-mails are settled, per owner, rather than by a job of its own
+  |   delete from app.email_messages m where m.owner = v_owner and m.settled_at < now() - app.outbox_retention();
   |   if p_outcome in ('delivered', 'bounced') then
   |     update app.email_messages m set status = p_outcome, smtp_code = p_smtp_code,
   |       error = case when p_outcome = 'bounced' then v_attempt.response end, settled_at = now()
@@ -3440,8 +3443,8 @@ function app.finish_email_attempt(p_attempt_id bigint, p_outcome text, p_smtp_co
   |   -- Interrupted attempts do not use up a retry: only deferred ones count.
   |   select count(*) into v_deferred from app.email_attempts a where a.message_id = v_attempt.message_id and a.outcome = 'deferred';
   |   update app.email_messages m set smtp_code = p_smtp_code, error = v_attempt.response where m.id = v_attempt.message_id;
-  |   if v_deferred < 4 then
-  |     perform app.queue_email_job(v_attempt.message_id, now() + p_retry_base_ms * power(5, v_deferred - 1) * interval '1 millisecond');
+  |   if app.outbox_retry_at(v_deferred, p_retry_base_ms) is not null then
+  |     perform app.queue_email_job(v_attempt.message_id, app.outbox_retry_at(v_deferred, p_retry_base_ms));
   |     return 'retry';
   |   end if;
   |   update app.email_messages m set status = 'failed', settled_at = now() where m.id = v_attempt.message_id;
@@ -3478,8 +3481,8 @@ function app.finish_webhook_attempt(p_attempt_id bigint, p_response_status integ
   |   -- Interrupted attempts do not use up a retry: only attempts with an outcome count.
   |   select count(*) into v_failed from app.webhook_attempts a where a.delivery_id = v_delivery.id and a.outcome = 'failed';
   |   update app.webhook_deliveries d set response_status = p_response_status, error = v_attempt.error where d.id = v_delivery.id;
-  |   if v_failed < 4 then
-  |     perform app.queue_webhook_job(v_delivery.id, now() + p_retry_base_ms * power(5, v_failed - 1) * interval '1 millisecond');
+  |   if app.outbox_retry_at(v_failed, p_retry_base_ms) is not null then
+  |     perform app.queue_webhook_job(v_delivery.id, app.outbox_retry_at(v_failed, p_retry_base_ms));
   |     return 'retry';
   |   end if;
   |
@@ -3522,13 +3525,13 @@ function app.list_alarms(p_owner text, p_status text, p_direction text, p_notifi
   |             offset (p_page - 1)::bigint * p_per_page limit p_per_page) p), '[]'))
 
 function app.list_webhook_deliveries(p_owner text, p_id bigint, p_page integer, p_per_page integer) returns jsonb language plpgsql stable
-  -- One page of an endpoint's deliveries (kept app.webhook_delivery_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error), and the retention as text.
+  -- One page of an endpoint's deliveries (kept app.outbox_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error), and the retention as text.
   | begin
   |   if not exists (select from app.webhook_endpoints where id = p_id and owner = p_owner) then
   |     raise exception 'Webhook endpoint % does not exist.', p_id using errcode = 'MD404';
   |   end if;
   |   return jsonb_build_object(
-  |     'retention', app.webhook_delivery_retention()::text,
+  |     'retention', app.outbox_retention()::text,
   |     'total', (select count(*) from app.webhook_deliveries where endpoint_id = p_id),
   |     'data', coalesce((
   |       select jsonb_agg(row order by d.created_at desc, d.id desc)
@@ -3612,6 +3615,14 @@ function app.neglected_timescaledb_jobs(p_grace interval) returns TABLE(job_id i
   |       < now() - j.schedule_interval - p_grace
   |   order by j.job_id;
 
+function app.outbox_retention() returns interval language sql immutable
+  -- How long the outboxes keep a send on record: webhook deliveries and their events (app.prune_webhook_deliveries; meta.retention of the delivery log) and settled e-mails (app.finish_email_attempt).
+  |  select interval '30 days'
+
+function app.outbox_retry_at(p_failures integer, p_retry_base_ms integer) returns timestamp with time zone language sql stable
+  -- When to try a send again after its p_failures-th failed attempt: p_retry_base_ms x 5^(n-1) from now for n = 1..3; null after the 4th (the send has failed).
+  |   select case when p_failures between 1 and 3 then now() + p_retry_base_ms * power(5, p_failures - 1) * interval '1 millisecond' end
+
 function app.owned_alarm(p_owner text, p_id bigint) returns app.alarms language plpgsql volatile
   | declare
   |   v_alarm app.alarms;
@@ -3646,9 +3657,9 @@ function app.prune_counters() returns void language sql volatile
   |   delete from app.auth_failures where window_start < now() - interval '1 hour';
 
 function app.prune_webhook_deliveries(p_endpoint_id bigint) returns void language sql volatile
-  |   delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - app.webhook_delivery_retention();
+  |   delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - app.outbox_retention();
   |   delete from app.webhook_events v
-  |   where v.created_at < now() - app.webhook_delivery_retention()
+  |   where v.created_at < now() - app.outbox_retention()
   |     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
 
 function app.queue_alarm_email(p_alarm app.alarms) returns integer language sql volatile
@@ -3707,14 +3718,16 @@ function app.queue_email(p_owner text, p_kind text, p_data jsonb) returns uuid l
   | end;
 
 function app.queue_email_job(p_message_id uuid, p_run_at timestamp with time zone) returns void language sql volatile
-  |   -- max_attempts only covers a task that throws (database unreachable): SMTP failures are
-  |   -- retried by app.finish_email_attempt with the documented backoff, not by graphile-worker.
-  |   select null from graphile_worker.add_job('send_email', json_build_object('message_id', p_message_id), run_at => p_run_at, max_attempts => 5)
+  |  select app.queue_outbox_job('send_email', json_build_object('message_id', p_message_id), p_run_at)
+
+function app.queue_outbox_job(p_task text, p_payload json, p_run_at timestamp with time zone) returns void language sql volatile
+  -- Queues the graphile-worker job of an outbox send (deliver_webhook, send_email) in the caller's transaction, at p_run_at (null: now).
+  |   -- max_attempts only covers a task that throws (database unreachable): a failed send is retried
+  |   -- by its outbox with app.outbox_retry_at, not by graphile-worker.
+  |   select null from graphile_worker.add_job(p_task, p_payload, run_at => p_run_at, max_attempts => 5)
 
 function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamp with time zone) returns void language sql volatile
-  |   -- max_attempts only covers a task that throws (database unreachable): HTTP failures are
-  |   -- retried by app.finish_webhook_attempt with the documented backoff, not by graphile-worker.
-  |   select null from graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', p_delivery_id), run_at => p_run_at, max_attempts => 5)
+  |  select app.queue_outbox_job('deliver_webhook', json_build_object('delivery_id', p_delivery_id), p_run_at)
 
 function app.readiness(p_migration_files text[], p_heartbeat_fresh interval) returns TABLE(pending text[], unknown text[], fresh_workers integer, workers integer, newest_beat_age_seconds double precision, timescaledb_job_runner text, timescaledb_job_runner_reason text, timescaledb_job_runner_decided_at timestamp with time zone, sources jsonb) language sql stable
   -- Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health).
@@ -4004,10 +4017,6 @@ function app.usage_report(p_key_id bigint) returns json language sql stable
   |   cross join period
   |   join app.plans p on p.name = k.plan
   |   left join app.usage_monthly u on u.key_id = k.id and u.month = period.month;
-
-function app.webhook_delivery_retention() returns interval language sql immutable
-  -- How long webhook deliveries and their events are kept (app.prune_webhook_deliveries; meta.retention of the delivery log).
-  |  select interval '30 days'
 
 function app.webhook_endpoint_json(p_endpoint app.webhook_endpoints) returns jsonb language sql stable
   |   select jsonb_build_object(

@@ -6,11 +6,7 @@
 -- why: one place that turns delivery rows into deliver_webhook jobs (new events, test events, retries)
 create or replace function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamptz default null) returns void
 language sql
-as $$
-  -- max_attempts only covers a task that throws (database unreachable): HTTP failures are
-  -- retried by app.finish_webhook_attempt with the documented backoff, not by graphile-worker.
-  select null from graphile_worker.add_job('deliver_webhook', json_build_object('delivery_id', p_delivery_id), run_at => p_run_at, max_attempts => 5)
-$$;
+as $$ select app.queue_outbox_job('deliver_webhook', json_build_object('delivery_id', p_delivery_id), p_run_at) $$;
 
 create or replace function app.enqueue_webhook_event(p_owner text, p_event text, p_data jsonb) returns int
 language plpgsql

@@ -123,11 +123,6 @@ $$;
 comment on function app.send_webhook_test(text, bigint) is
 'Queues a sample alarm.triggered event ("test": true, no alarm behind it) to one delivering endpoint of p_owner; MD409 when it is disabled.';
 
-create or replace function app.webhook_delivery_retention() returns interval
-language sql immutable
-as $$ select interval '30 days' $$;
-comment on function app.webhook_delivery_retention() is 'How long webhook deliveries and their events are kept (app.prune_webhook_deliveries; meta.retention of the delivery log).';
-
 create or replace function app.list_webhook_deliveries(p_owner text, p_id bigint, p_page int, p_per_page int) returns jsonb
 language plpgsql stable
 as $$
@@ -136,7 +131,7 @@ begin
     raise exception 'Webhook endpoint % does not exist.', p_id using errcode = 'MD404';
   end if;
   return jsonb_build_object(
-    'retention', app.webhook_delivery_retention()::text,
+    'retention', app.outbox_retention()::text,
     'total', (select count(*) from app.webhook_deliveries where endpoint_id = p_id),
     'data', coalesce((
       select jsonb_agg(row order by d.created_at desc, d.id desc)
@@ -160,4 +155,4 @@ begin
 end;
 $$;
 comment on function app.list_webhook_deliveries(text, bigint, int, int) is
-'One page of an endpoint''s deliveries (kept app.webhook_delivery_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error), and the retention as text.';
+'One page of an endpoint''s deliveries (kept app.outbox_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error), and the retention as text.';

@@ -77,8 +77,8 @@ begin
   -- Interrupted attempts do not use up a retry: only attempts with an outcome count.
   select count(*) into v_failed from app.webhook_attempts a where a.delivery_id = v_delivery.id and a.outcome = 'failed';
   update app.webhook_deliveries d set response_status = p_response_status, error = v_attempt.error where d.id = v_delivery.id;
-  if v_failed < 4 then
-    perform app.queue_webhook_job(v_delivery.id, now() + p_retry_base_ms * power(5, v_failed - 1) * interval '1 millisecond');
+  if app.outbox_retry_at(v_failed, p_retry_base_ms) is not null then
+    perform app.queue_webhook_job(v_delivery.id, app.outbox_retry_at(v_failed, p_retry_base_ms));
     return 'retry';
   end if;
 
@@ -101,8 +101,8 @@ comment on function app.finish_webhook_attempt(bigint, int, int, text, int) is
 create or replace function app.prune_webhook_deliveries(p_endpoint_id bigint) returns void
 language sql
 as $$
-  delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - app.webhook_delivery_retention();
+  delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - app.outbox_retention();
   delete from app.webhook_events v
-  where v.created_at < now() - app.webhook_delivery_retention()
+  where v.created_at < now() - app.outbox_retention()
     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
 $$;

@@ -9,11 +9,7 @@
 -- why: one place that turns messages into send_email jobs (new messages and retries)
 create or replace function app.queue_email_job(p_message_id uuid, p_run_at timestamptz default null) returns void
 language sql
-as $$
-  -- max_attempts only covers a task that throws (database unreachable): SMTP failures are
-  -- retried by app.finish_email_attempt with the documented backoff, not by graphile-worker.
-  select null from graphile_worker.add_job('send_email', json_build_object('message_id', p_message_id), run_at => p_run_at, max_attempts => 5)
-$$;
+as $$ select app.queue_outbox_job('send_email', json_build_object('message_id', p_message_id), p_run_at) $$;
 
 create or replace function app.queue_email(p_owner text, p_kind text, p_data jsonb) returns uuid
 language plpgsql
@@ -89,6 +85,7 @@ as $$
 declare
   v_attempt app.email_attempts;
   v_deferred int;
+  v_owner text;
 begin
   if p_outcome not in ('delivered', 'deferred', 'bounced') then
     raise exception 'Unknown e-mail outcome %.', p_outcome;
@@ -101,7 +98,9 @@ begin
   if not found then
     return 'stale';
   end if;
-  perform from app.email_messages m where m.id = v_attempt.message_id for update;
+  select m.owner into v_owner from app.email_messages m where m.id = v_attempt.message_id for update;
+  -- pruned where e-mails are settled, per owner, rather than by a job of its own
+  delete from app.email_messages m where m.owner = v_owner and m.settled_at < now() - app.outbox_retention();
   if p_outcome in ('delivered', 'bounced') then
     update app.email_messages m set status = p_outcome, smtp_code = p_smtp_code,
       error = case when p_outcome = 'bounced' then v_attempt.response end, settled_at = now()
@@ -112,8 +111,8 @@ begin
   -- Interrupted attempts do not use up a retry: only deferred ones count.
   select count(*) into v_deferred from app.email_attempts a where a.message_id = v_attempt.message_id and a.outcome = 'deferred';
   update app.email_messages m set smtp_code = p_smtp_code, error = v_attempt.response where m.id = v_attempt.message_id;
-  if v_deferred < 4 then
-    perform app.queue_email_job(v_attempt.message_id, now() + p_retry_base_ms * power(5, v_deferred - 1) * interval '1 millisecond');
+  if app.outbox_retry_at(v_deferred, p_retry_base_ms) is not null then
+    perform app.queue_email_job(v_attempt.message_id, app.outbox_retry_at(v_deferred, p_retry_base_ms));
     return 'retry';
   end if;
   update app.email_messages m set status = 'failed', settled_at = now() where m.id = v_attempt.message_id;
@@ -122,4 +121,5 @@ end;
 $$;
 comment on function app.finish_email_attempt(bigint, text, int, text, int, int) is
 'Closes an SMTP attempt: delivered (250) or bounced (permanent 5xx) settle the message; deferred (temporary) queues a retry after p_retry_base_ms x 5^(n-1) '
-'for deferred attempt n < 4, and the 4th fails the message. Returns delivered | bounced | retry | failed | stale.';
+'for deferred attempt n < 4 (app.outbox_retry_at), and the 4th fails the message; drops the owner''s e-mails settled longer ago than app.outbox_retention(). '
+'Returns delivered | bounced | retry | failed | stale.';

@@ -120,6 +120,24 @@ test.serial('an alarm that triggers sends exactly one e-mail, with the coin, met
   t.is(sentTo('ann@example.com').length, 1, 'still exactly one');
 });
 
+test.serial('settled e-mails are kept for the outbox retention, then dropped when the owner\'s next e-mail settles', async (t) => {
+  await emailAlarm('rita', 'rita@example.com', '700');
+  const retention = (await db.sql<{ retention: string }[]>`select app.outbox_retention()::text as retention`)[0]!.retention;
+  await db.sql`
+    insert into app.email_messages (owner, kind, recipient, data, status, created_at, settled_at) values
+      ('rita', 'alarm.triggered', 'rita@example.com', '{}', 'delivered', now() - ${retention}::interval - interval '2 days', now() - ${retention}::interval - interval '1 day'),
+      ('rita', 'alarm.triggered', 'rita@example.com', '{}', 'delivered', now() - interval '2 days', now() - interval '1 day')`;
+  try {
+    t.is(await trigger('700'), 1);
+    await until(async () => (await messagesOf('rita')).every((m) => m.status !== 'pending'), 'rita\'s new e-mail settled');
+  } finally {
+    await db.sql`update market.coin_state set price = 100 where coin_id = 501`;
+  }
+  const kept = await db.sql<{ settled_at: Date }[]>`select settled_at from app.email_messages where owner = 'rita' order by settled_at`;
+  t.is(kept.length, 2, 'the one settled before the retention is gone, the recent one and the new one stay');
+  t.true(kept.every((row) => Date.now() - row.settled_at.getTime() < 3 * 86_400_000));
+});
+
 test.serial('SMTP down: the e-mail is deferred and retried with back-off, then delivered once the server is back', async (t) => {
   await mailbox.stop();
   try {
