@@ -112,7 +112,8 @@ async function admitInDatabase(ctx: Context, { sql, config }: Deps, hash: Buffer
  */
 function setLimitHeaders(ctx: Context, row: AdmitRow) {
   const pairs = limitHeaders(row);
-  for (let i = 0; i < pairs.length; i += 2) ctx.set(pairs[i]!, pairs[i + 1]!);
+  // on the response itself: Koa's ctx.set adds three calls per header, on every keyed request
+  for (let i = 0; i < pairs.length; i += 2) ctx.res.setHeader(pairs[i]!, pairs[i + 1]!);
 }
 
 /** The quota and rate-limit headers of a decision, as a flat [name, value, …] list (none for an unknown key). */
@@ -129,22 +130,29 @@ export function limitHeaders(row: AdmitRow): string[] {
   headers.push('X-Quota-Remaining', String(remaining));
   // Unix epoch seconds, as the reference's official client parses it.
   headers.push('X-Quota-Reset', String(resetEpoch));
-  const policies = [];
-  const current = [];
-  if (row.rate_limit !== null) policies.push(`"minute";q=${row.rate_limit};w=60`);
-  if (row.rate_remaining !== null && row.rate_reset !== null) {
+  const minute = row.rate_remaining !== null && row.rate_reset !== null;
+  if (minute) {
     headers.push('X-RateLimit-Limit', String(row.rate_limit));
     headers.push('X-RateLimit-Remaining', String(row.rate_remaining));
     headers.push('X-RateLimit-Reset', String(row.rate_reset));
-    current.push(`"minute";r=${row.rate_remaining};t=${row.rate_reset}`);
   }
   // A calendar month (UTC) has no fixed window: the policy states the quota, RateLimit the time left.
-  policies.push(`"month";q=${limit}`);
-  current.push(`"month";r=${remaining};t=${resetIn}`);
-  headers.push('RateLimit-Policy', policies.join(', '));
-  headers.push('RateLimit', current.join(', '));
+  headers.push('RateLimit-Policy', ratePolicy(row.rate_limit, limit));
+  headers.push('RateLimit', `${minute ? `"minute";r=${row.rate_remaining};t=${row.rate_reset}, ` : ''}"month";r=${remaining};t=${resetIn}`);
   return headers;
 }
+
+/** RateLimit-Policy of a plan's limits: a handful of plans, formatted once each. */
+function ratePolicy(rateLimit: number | null, quota: number): string {
+  const name = `${rateLimit} ${quota}`;
+  let policy = policies.get(name);
+  if (policy === undefined) {
+    if (policies.size >= 100) policies.clear();
+    policies.set(name, (policy = `${rateLimit !== null ? `"minute";q=${rateLimit};w=60, ` : ''}"month";q=${quota}`));
+  }
+  return policy;
+}
+const policies = new Map<string, string>();
 
 /** The key of an `Authorization: Bearer <key>` header, or null when absent or not a Bearer header. */
 export function bearerKey(header: string | undefined): string | null {
