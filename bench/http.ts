@@ -209,6 +209,8 @@ export async function benchHttp(service: RunningService) {
         coldRun ? pct(coldRun.rps, top?.rps) : '—',
         direct ? direct.rps.toFixed(0) : '—',
         coldRun ? pct(coldRun.rps, direct?.rps) : '—',
+        // what a route costing exactly a bare Koa answer plus its SQL would reach (their costs added)
+        top && direct ? pct(1 / (1 / top.rps + 1 / direct.rps), direct.rps) : '—',
         warmRun ? `${warmRun.rps.toFixed(0)}${bad(warmRun)}` : '—',
         warmRun ? ms(warmRun.p50) : '—',
         warmRun ? ms(warmRun.p99) : '—',
@@ -227,7 +229,7 @@ export async function benchHttp(service: RunningService) {
 
   console.log();
   printColumns(
-    ['route', 'bytes', 'ceiling', 'cold req/s', 'p50', 'p99', 'of ceil.', 'SQL req/s', 'of SQL', 'warm req/s', 'p50', 'p99', 'of ceil.', `${otherFreshness} req/s`, 'p99', 'of ceil.'],
+    ['route', 'bytes', 'ceiling', 'cold req/s', 'p50', 'p99', 'of ceil.', 'SQL req/s', 'of SQL', 'bound', 'warm req/s', 'p50', 'p99', 'of ceil.', `${otherFreshness} req/s`, 'p99', 'of ceil.'],
     table,
   );
   console.log('\nconditional requests and compression (on the cache-on app, or the cold one without a cache):');

@@ -112,6 +112,12 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
     }),
   );
 
+  // The API first: its requests, nearly all of them, never try the other routers' paths (which
+  // cost a tenth of a small uncached answer); what it does not match goes on to them.
+  const router = new Router({ prefix: API_PREFIX });
+  mountRoutes(router, routes, deps, cache);
+  app.use(router.routes());
+
   // Operations endpoints beside /api/v1, without an API key (see each for its own access rule).
   const operations = new Router();
   operations.get('/healthz', healthz);
@@ -121,9 +127,6 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
   app.use(operations.routes());
   app.use(mcpRouter(deps).routes());
 
-  const router = new Router({ prefix: API_PREFIX });
-  mountRoutes(router, routes, deps, cache);
-  app.use(router.routes());
   return Object.assign(app, {
     admission: deps.admission ?? null,
     close: async () => {
