@@ -11,7 +11,7 @@ export type Logger = PinoLogger;
 /** Field names whose values never reach a log line, at any of the first three levels of nesting. */
 const SECRET_FIELDS = ['authorization', 'cookie', 'key', 'api_key', 'apiKey', 'secret', 'password', 'pass', 'token', 'METRICS_TOKEN'];
 /** Connection strings: logged with the password masked, so the host and database stay visible. */
-const URL_FIELDS = ['DATABASE_URL', 'BENCH_DATABASE_URL', 'TEST_DATABASE_URL', 'databaseUrl', 'connectionString'];
+const URL_FIELDS = ['DATABASE_URL', 'BENCH_DATABASE_URL', 'TEST_DATABASE_URL', 'SMTP_URL', 'databaseUrl', 'connectionString'];
 
 const paths = (names: string[]) => names.flatMap((name) => [name, `*.${name}`, `*.*.${name}`]);
 

@@ -296,12 +296,14 @@ test('LOG_REQUESTS=false keeps request lines out; the redact configuration masks
       key: 'mdk_plain-key-LEAK',
       password: 'plain-password-LEAK',
       DATABASE_URL: 'postgres://mdapi:db-password-LEAK@db.internal:5432/market',
+      config: { SMTP_URL: 'smtp://alerts:smtp-password-LEAK@mail.example.com:587' },
     },
     'careless',
   );
   const [line] = log.lines();
   t.false(log.text().includes('LEAK'), log.text());
   t.is((line!.DATABASE_URL as string), 'postgres://mdapi:redacted@db.internal:5432/market', 'host and database stay visible');
+  t.is((line!.config as { SMTP_URL: string }).SMTP_URL, 'smtp://alerts:redacted@mail.example.com:587');
   t.is((line!.endpoint as { url: string }).url, 'https://hooks.example/x');
 });
 

@@ -169,7 +169,7 @@ browserTest('the status page in Chromium: the overall state, each component and 
       trs.map((tr) => [tr.querySelector('th')!.textContent, tr.querySelector('td')!.textContent]));
     t.deepEqual(rows, [
       ['API', 'Operational'], ['Database', 'Operational'], ['Job worker', 'Degraded'], ['Market source: simulated', 'Operational'],
-      ['FX rates', 'Operational'], ['Sentiment readings', 'Operational'], ['Webhook delivery', 'Operational'],
+      ['FX rates', 'Operational'], ['Sentiment readings', 'Operational'], ['Webhook delivery', 'Operational'], ['E-mail notifications', 'Operational'],
     ]);
     // what a person sees: the state is coloured, and the figures are readable text
     const color = await page.locator('tr[data-component="worker"] td.degraded').evaluate((td) => getComputedStyle(td).color);
