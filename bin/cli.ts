@@ -12,7 +12,7 @@ import { ContentImportError, describeImport, importContent } from '../src/conten
 import { readKlineZip } from '../src/sources/files/binance-klines.ts';
 import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from '../src/sources/catalogue/index.ts';
 import { CandleImportError, importCandles } from '../src/sources/files/candles.ts';
-import { createKey, isEmailAddress, listKeys, revokeKey, setOwnerEmail } from '../src/keys.ts';
+import { createKey, InvalidEmailError, listKeys, revokeKey, setOwnerEmail } from '../src/keys.ts';
 import { notifyDeprecations } from '../src/mail/deprecation.ts';
 import { emailEnabled } from '../src/mail/smtp.ts';
 import { PLANS_BY_SCOPE } from '../src/http/routes.ts';
@@ -122,7 +122,6 @@ switch (command) {
     const owner = values.owner!;
     if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
     const email = values.email;
-    if (email !== undefined && !isEmailAddress(email)) fail('--email must be an e-mail address such as ops@example.com');
     const { key } = await withDatabase(async (sql) => {
       await migrate(sql);
       // one transaction: no key of an owner whose address was refused
@@ -130,6 +129,9 @@ switch (command) {
         if (email !== undefined) await setOwnerEmail(tx as unknown as typeof sql, owner, email, values.verified);
         return createKey(tx as unknown as typeof sql, { plan, owner, scope });
       });
+    }).catch((error) => {
+      if (error instanceof InvalidEmailError) fail('--email must be an e-mail address such as ops@example.com');
+      throw error;
     });
     process.stdout.write(`${key}\n`);
     break;
@@ -137,11 +139,13 @@ switch (command) {
   case 'set-email': {
     const [owner, email] = positionals;
     if (!owner || !email) fail('set-email needs an owner and an address: mdapi set-email OWNER ADDR');
-    if (!isEmailAddress(email)) fail(`not an e-mail address: ${JSON.stringify(email)}`);
     const keys = await withDatabase(async (sql) => {
       await migrate(sql);
       await setOwnerEmail(sql, owner, email, values.verified);
       return (await sql`select 1 from app.api_keys where owner = ${owner}`).length;
+    }).catch((error) => {
+      if (error instanceof InvalidEmailError) fail(`not an e-mail address: ${JSON.stringify(email)}`);
+      throw error;
     });
     process.stderr.write(`e-mail address of ${owner} set${values.verified ? ' (verified)' : ''}${keys === 0 ? '; note: this owner has no key yet' : ''}\n`);
     break;

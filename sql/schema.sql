@@ -3746,7 +3746,8 @@ function app.readiness(p_migration_files text[], p_heartbeat_fresh interval) ret
 
 function app.recent_endpoint_callers(p_endpoint text, p_within interval) returns TABLE(owner text, last_called_at timestamp with time zone) language sql stable
   -- Owners whose keys called p_endpoint (as app.usage_endpoints names it, e.g. 'GET /api/v1/coins/{id}') within p_within, with their latest call.
-  |   select k.owner, max(coalesce(e.last_called_at, (e.month + interval '1 month')::timestamptz))
+  |   -- a row from before last_called_at: at the latest the end of its month, never later than now
+  |   select k.owner, max(coalesce(e.last_called_at, least((e.month + interval '1 month')::timestamptz, now())))
   |   from app.usage_endpoints e
   |   join app.api_keys k on k.id = e.key_id
   |   where e.endpoint = p_endpoint

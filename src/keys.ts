@@ -57,19 +57,25 @@ export async function listKeys(sql: Sql) {
     select id, prefix, owner, plan, scope, created_at, last_used_at, revoked_at from app.api_keys order by id`;
 }
 
-/** A plausible address (app.owners checks the same): one @, no white space, at most 254 characters. */
-export const isEmailAddress = (email: string) => /^[^@\s]+@[^@\s]+$/.test(email) && email.length <= 254;
+/** An address app.owners refuses (its check: one @, no white space, at most 254 characters). */
+export class InvalidEmailError extends Error {}
 
 /**
  * Sets the e-mail address of a key owner (app.owners), unverified unless `verified`: alarm e-mails
- * and deprecation notices go there. A changed address loses its verification.
+ * and deprecation notices go there. A changed address loses its verification. The table's check
+ * is the one rule of what an address looks like: InvalidEmailError when it refuses one.
  */
 export async function setOwnerEmail(sql: Sql, owner: string, email: string, verified = false): Promise<void> {
-  await sql`
-    insert into app.owners as o (owner, email, email_verified_at)
-    values (${owner}, ${email}, ${verified ? sql`now()` : null})
-    on conflict (owner) do update set
-      email = excluded.email,
-      email_verified_at = coalesce(excluded.email_verified_at, case when o.email = excluded.email then o.email_verified_at end),
-      updated_at = now()`;
+  try {
+    await sql`
+      insert into app.owners as o (owner, email, email_verified_at)
+      values (${owner}, ${email}, ${verified ? sql`now()` : null})
+      on conflict (owner) do update set
+        email = excluded.email,
+        email_verified_at = coalesce(excluded.email_verified_at, case when o.email = excluded.email then o.email_verified_at end),
+        updated_at = now()`;
+  } catch (error) {
+    if ((error as { constraint_name?: string }).constraint_name === 'owners_email_check') throw new InvalidEmailError(email);
+    throw error;
+  }
 }

@@ -8,7 +8,8 @@ create or replace function app.recent_endpoint_callers(p_endpoint text, p_within
 returns table (owner text, last_called_at timestamptz)
 language sql stable
 as $$
-  select k.owner, max(coalesce(e.last_called_at, (e.month + interval '1 month')::timestamptz))
+  -- a row from before last_called_at: at the latest the end of its month, never later than now
+  select k.owner, max(coalesce(e.last_called_at, least((e.month + interval '1 month')::timestamptz, now())))
   from app.usage_endpoints e
   join app.api_keys k on k.id = e.key_id
   where e.endpoint = p_endpoint
