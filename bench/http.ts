@@ -111,21 +111,48 @@ export async function benchHttp(service: RunningService) {
     select c.slug from market.coin_state s join market.coins c on c.id = s.coin_id
     where s.rank is not null order by s.rank limit 10`).map((row) => row.slug);
 
-  // Each route with the SQL its handler runs, called directly.
+  // Each route with the statement its handler runs, with the same parameters (bound, not inlined:
+  // a statement with parameters takes the protocol's path for them), called directly.
+  const none = null;
   const routes: { path: string; direct: () => Promise<unknown> }[] = [
     {
       path: '/ping',
       direct: () => sql`select name, description, kind, demo, serving, status, market.iso_time(last_success_at) as last_success_at, lag_seconds, venues from market.source_health order by name`,
     },
-    { path: `/prices?slugs=${slugs.join(',')}`, direct: () => sql`select * from api.prices(null, ${slugs}::text[], null, 'USD')` },
-    { path: '/coins?per_page=100', direct: () => sql`select api.coin_list(p_per_page => 100)` },
-    { path: '/coins/bitcoin', direct: () => sql`select api.coin_detail('bitcoin', null)` },
+    {
+      path: `/prices?slugs=${slugs.join(',')}`,
+      direct: () => sql`select * from api.prices(${none}::int[], ${slugs}::text[], ${none}::text[], ${'USD'})`,
+    },
+    {
+      path: '/coins?per_page=100',
+      direct: () => sql`
+        select api.coin_list(
+          p_list => ${'all'}, p_type => ${none}, p_status => ${none}, p_search => ${none},
+          p_min_price => ${none}::numeric, p_max_price => ${none}::numeric, p_min_marketcap => ${none}::numeric,
+          p_max_marketcap => ${none}::numeric, p_min_volume => ${none}::numeric, p_max_volume => ${none}::numeric,
+          p_ids => ${none}::int[], p_slugs => ${none}::text[], p_symbols => ${none}::text[], p_sort => ${none}::text[],
+          p_interval => ${'24h'}, p_page => ${1}, p_per_page => ${100}, p_within => null
+        ) as page`,
+    },
+    { path: '/coins/bitcoin', direct: () => sql`select api.coin_detail(${'bitcoin'}, ${none}) as data` },
     {
       path: '/coins/bitcoin/history?interval=hourly&limit=1000',
-      direct: () => sql`select * from api.coin_history('bitcoin', 'hourly', null, null, 1000)`,
+      direct: () => sql`
+        select coalesce(json_agg(h order by h.time), '[]') as data,
+          (select i.retention from api.coin_history_intervals i where i.name = ${'hourly'}) as retention
+        from api.coin_history(${'bitcoin'}, ${'hourly'}, ${none}::text::timestamptz, ${none}::text::timestamptz, ${1000}) h`,
     },
-    { path: '/global', direct: () => sql`select api.global_market()` },
-    { path: '/tickers?per_page=100', direct: () => sql`select api.ticker_list(p_per_page => 100)` },
+    { path: '/global', direct: () => sql`select api.global_market() as data` },
+    {
+      path: '/tickers?per_page=100',
+      direct: () => sql`
+        select api.ticker_list(
+          p_scope_exchange => ${none}, p_scope_coin => ${none}, p_exchange => ${none}, p_pair => ${none}::int,
+          p_instrument => ${none}, p_search => ${none}, p_min_volume => ${none}::numeric, p_max_volume => ${none}::numeric,
+          p_min_change => ${none}::double precision, p_max_change => ${none}::double precision, p_sort => ${none}::text[],
+          p_page => ${1}, p_per_page => ${100}
+        ) as page`,
+    },
   ];
 
   // cold: the response cache off; warm: the operator's RESPONSE_CACHE_MB, or the default when it is 0

@@ -100,7 +100,10 @@ export type Config = Omit<z.infer<typeof schema>, 'FX_SOURCE' | 'METADATA_SOURCE
 
 export interface DatabaseSettings {
   url: string;
-  /** transaction-level pooling in front (the embedded multiplexer, PgBouncer): no named prepared statements */
+  /**
+   * a transaction-level pooler in front that cannot keep named prepared statements apart (PgBouncer
+   * without max_prepared_statements): none are used. The embedded multiplexer keeps them per connection.
+   */
   pooled: boolean;
   embedded: boolean;
 }
@@ -121,7 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const database: DatabaseSettings = values.DATABASE_URL
     ? { url: values.DATABASE_URL, pooled: values.DATABASE_POOLED ?? false, embedded: false }
-    : { url: embeddedUrl(values.EMBEDDED_DB_PORT), pooled: true, embedded: true };
+    : { url: embeddedUrl(values.EMBEDDED_DB_PORT), pooled: false, embedded: true };
   const fxSource = values.FX_SOURCE ?? (values.MARKET_SOURCE === 'exchanges' ? 'ecb' : 'seed');
   const metadataSource = values.METADATA_SOURCE ?? (values.MARKET_SOURCE === 'exchanges' ? 'coinpaprika' : 'none');
   return { ...values, FX_SOURCE: fxSource, METADATA_SOURCE: metadataSource, database };

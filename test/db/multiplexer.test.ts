@@ -153,6 +153,49 @@ embedded.serial('an unknown role is refused, and a failed statement leaves the b
 embedded.serial('an extended-protocol batch left open behind a finished query keeps the backend', async (t) => {
   // postgres.js sends Parse/Describe/Flush and waits for the parameter types before its Bind;
   // pipelined behind another query, that batch's reply ends after a ReadyForQuery.
+  const { socket, waitFor, clear, received: reply } = await rawClient();
+  clear();
+  const other = connect();
+  await other`select 1`;
+  socket.write(Buffer.concat([
+    query('select 1'),
+    message('P', Buffer.concat([Buffer.from('\0select $1::int + 1000\0'), int16(0)])),
+    message('D', Buffer.from('S\0')),
+    message('H'),
+  ]));
+  await waitFor('t');
+  // Another client's unnamed statement must not replace ours before our Bind arrives.
+  const otherDone = other`select ${'other'}::text as value`.execute();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  clear();
+  socket.write(bindExecute('', '5'));
+  await waitFor('Z');
+  const { messages } = splitMessages(reply());
+  t.false(messages.some((msg) => msg.type === 'E'), 'the Bind found its own statement');
+  const row = messages.find((msg) => msg.type === 'D')!;
+  t.is(row.bytes.subarray(11).toString(), '1005');
+  t.is((await otherDone)[0]!.value, 'other');
+  socket.end();
+  await other.end();
+});
+
+const int16 = (n: number) => Buffer.from([n >> 8, n & 255]);
+/** Parse of a named (or, with '', the unnamed) statement taking one untyped parameter. */
+const parse = (name: string, text: string) => message('P', Buffer.concat([Buffer.from(`${name}\0${text}\0`), int16(0)]));
+/** Bind of a statement to the unnamed portal with one text parameter, its Execute and a Sync. */
+function bindExecute(name: string, parameter: string) {
+  const value = Buffer.from(parameter);
+  const length = Buffer.alloc(4);
+  length.writeInt32BE(value.length);
+  return Buffer.concat([
+    message('B', Buffer.concat([Buffer.from(`\0${name}\0`), int16(0), int16(1), length, value, int16(0)])),
+    message('E', Buffer.concat([Buffer.from('\0'), Buffer.alloc(4)])),
+    sync(),
+  ]);
+}
+
+/** A connection speaking the wire protocol by hand, logged in as the superuser. */
+async function rawClient() {
   const socket = connectSocket({ host: '127.0.0.1', port: db.embeddedPort! });
   let received = Buffer.alloc(0);
   socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
@@ -170,34 +213,51 @@ embedded.serial('an extended-protocol batch left open behind a finished query ke
   socket.write(Buffer.concat([startup, params]));
   await waitFor('Z');
   received = Buffer.alloc(0);
-  const other = connect();
-  await other`select 1`;
-  const int16 = (n: number) => Buffer.from([n >> 8, n & 255]);
-  socket.write(Buffer.concat([
-    query('select 1'),
-    message('P', Buffer.concat([Buffer.from('\0select $1::int + 1000\0'), int16(0)])),
-    message('D', Buffer.from('S\0')),
-    message('H'),
-  ]));
-  await waitFor('t');
-  // Another client's unnamed statement must not replace ours before our Bind arrives.
-  const otherDone = other`select ${'other'}::text as value`.execute();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const value = Buffer.from('5');
-  const length = Buffer.alloc(4);
-  length.writeInt32BE(value.length);
-  received = Buffer.alloc(0);
-  socket.write(Buffer.concat([
-    message('B', Buffer.concat([Buffer.from('\0\0'), int16(0), int16(1), length, value, int16(0)])),
-    message('E', Buffer.concat([Buffer.from('\0'), Buffer.alloc(4)])),
-    sync(),
-  ]));
-  await waitFor('Z');
-  const { messages } = splitMessages(received);
-  t.false(messages.some((msg) => msg.type === 'E'), 'the Bind found its own statement');
-  const row = messages.find((msg) => msg.type === 'D')!;
-  t.is(row.bytes.subarray(11).toString(), '1005');
-  t.is((await otherDone)[0]!.value, 'other');
-  socket.end();
-  await other.end();
+  /** Sends a batch ending in a Sync and returns the DataRow values and errors of its reply. */
+  const exchange = async (batch: Buffer) => {
+    received = Buffer.alloc(0);
+    socket.write(batch);
+    await waitFor('Z');
+    const { messages } = splitMessages(received);
+    return {
+      rows: messages.filter((msg) => msg.type === 'D').map((msg) => msg.bytes.subarray(11).toString()),
+      errors: messages.filter((msg) => msg.type === 'E').map((msg) => msg.bytes.toString('utf8', 5).split('\0').find((field) => field.startsWith('M'))),
+    };
+  };
+  return { socket, waitFor, exchange, clear: () => (received = Buffer.alloc(0)), received: () => received };
+}
+
+embedded.serial('named prepared statements: each connection has its own, and those of a connection that goes are closed', async (t) => {
+  const prepared = async () => (await db.sql`select count(*)::int as n from pg_prepared_statements where name like '%probe'`)[0]!.n;
+  const before = await prepared();
+  const a = await rawClient();
+  const b = await rawClient();
+  // the same name on two connections: without a namespace each, the second Parse fails ("already exists")
+  t.deepEqual(await a.exchange(Buffer.concat([parse('probe', 'select $1::int + 1000'), sync()])), { rows: [], errors: [] });
+  t.deepEqual(await b.exchange(Buffer.concat([parse('probe', 'select $1::int + 2000'), sync()])), { rows: [], errors: [] });
+  // a third connection's statements cannot be reached by name
+  const c = await rawClient();
+  const foreign = await c.exchange(bindExecute('probe', '1'));
+  t.is(foreign.rows.length, 0);
+  t.regex(foreign.errors[0] ?? '', /does not exist/);
+  for (let i = 0; i < 3; i++) {
+    t.deepEqual(await a.exchange(bindExecute('probe', String(i))), { rows: [String(1000 + i)], errors: [] });
+    t.deepEqual(await b.exchange(bindExecute('probe', String(i))), { rows: [String(2000 + i)], errors: [] });
+  }
+  t.is(await prepared(), before + 2);
+  // Close ends one by its own name; a departed connection's are closed by the multiplexer
+  t.deepEqual(await b.exchange(Buffer.concat([message('C', Buffer.from('Sprobe\0')), sync()])), { rows: [], errors: [] });
+  t.is(await prepared(), before + 1);
+  a.socket.end();
+  for (let i = 0; i < 100 && (await prepared()) > before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.is(await prepared(), before);
+  b.socket.end();
+  c.socket.end();
+});
+
+embedded.serial('postgres.js with named prepared statements: eight connections, repeated queries, the right answers', async (t) => {
+  const sql = postgres(db.url, { prepare: true, max: 8, onnotice: () => {} });
+  const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => sql`select ${i}::int * 2 as doubled, ${`n${i}`}::text as name`));
+  t.deepEqual(answers.map(([row]) => ({ ...row })), Array.from({ length: 200 }, (_, i) => ({ doubled: i * 2, name: `n${i}` })));
+  await sql.end();
 });

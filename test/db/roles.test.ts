@@ -87,6 +87,11 @@ const ESCAPES = [
   "select query_to_xml('select set_config(''role'', ''postgres'', false)', false, false, '')",
   "select ts_stat('select set_config(''role'', ''postgres'', false)::tsvector')",
   'set standard_conforming_strings = off',
+  // the service's prepared statements share the session: they must stay out of reach
+  "prepare mine as select 1",
+  'execute c1_x1',
+  'deallocate all',
+  "explain (costs off) execute c1_x1",
 ];
 
 for (const [index, statement] of ESCAPES.entries()) {

@@ -16,6 +16,9 @@ const FORBIDDEN: [RegExp, string][] = [
   [/\b(set|reset)( (session|local))* role\b/, 'changing the role'],
   [/\b(set|reset)( (session|local))* session authorization\b/, 'changing the session authorization'],
   [/\bdiscard all\b/, 'DISCARD ALL'],
+  // They name prepared statements across the multiplexer's per-client namespaces (the protocol's
+  // named statements stay available).
+  [/\b(prepare|execute|deallocate)\b/, 'PREPARE, EXECUTE and DEALLOCATE'],
   [/\bset_config\b/, 'set_config'],
   [/\bpg_settings\b/, 'pg_settings'],
   // Anything that would run SQL built from strings at execution time.

@@ -16,12 +16,18 @@
 // it: statements that could are refused (guard.ts) with an ERROR 42501, after which the
 // connection is closed, and after each of its batches the session and current user are checked again; on
 // a mismatch the reply is discarded, the transaction rolled back and the client disconnected.
+//
+// Named prepared statements work, as behind PgBouncer with max_prepared_statements: every
+// client's statement names are put in a namespace of its own (`c<id>_`) in its Parse, Bind,
+// Describe and Close messages, so that clients sharing the one session never meet each other's
+// statements, and those a client leaves behind are closed when it goes. (The SQL commands
+// PREPARE, EXECUTE and DEALLOCATE would reach every namespace: guard.ts refuses them to the analyst.)
 import type { Socket } from 'node:net';
 import {
   CANCEL_REQUEST, GSSENC_REQUEST, PROTOCOL_V3, SSL_REQUEST,
   authenticationOk, backendKeyData, copyInResponse, errorResponse, notificationChannel,
   dataRowValues, parameterStatus, parameterStatusOf, query, readyForQuery, splitMessages, splitStartupPacket,
-  sqlText, sync, transactionStatus, type Message,
+  closeStatements, namespacedStatement, sqlText, sync, transactionStatus, type Message,
 } from './protocol.ts';
 import { refusal } from './guard.ts';
 
@@ -48,6 +54,8 @@ export interface MultiplexerOptions {
 // COPY ... FROM STDIN must reach PGlite in one call together with its data: the backend cannot
 // wait for more input between calls. The multiplexer collects the data first.
 const COPY_FROM_STDIN = /^\s*copy\b[\s\S]*\bfrom\s+stdin\b/i;
+/** Messages that may name a prepared statement. */
+const STATEMENT_MESSAGES = new Set(['P', 'B', 'D', 'C']);
 const LISTEN = /\b(un)?listen\s+("(?:[^"]|"")+"|[\w$]+|\*)/gi;
 
 interface Unit {
@@ -72,13 +80,18 @@ class Client {
   pending: Unit[] = [];
   copyCollect: Buffer[] | null = null;
   channels = new Set<string>();
+  /** its named prepared statements, as named on the backend */
+  statements = new Set<string>();
   closed = false;
   idleTimer: NodeJS.Timeout | null = null;
   readonly id: number;
   readonly socket: Socket;
+  /** where its statement names live on the backend: a digit can never end it, so no two overlap */
+  readonly namespace: string;
   constructor(id: number, socket: Socket) {
     this.id = id;
     this.socket = socket;
+    this.namespace = `c${id}_`;
   }
 
   send(bytes: Buffer | Uint8Array) {
@@ -94,6 +107,8 @@ export class Multiplexer {
   private owner: Client | null = null;
   /** clients with work to run, in arrival order */
   private waiting: Client[] = [];
+  /** named statements of departed clients, closed when the backend is next free */
+  private orphanedStatements: string[] = [];
   private busy = false;
   private backendRole: string;
   private nextId = 1;
@@ -209,7 +224,16 @@ export class Multiplexer {
       client.copyCollect = [msg.bytes];
       return;
     }
-    this.enqueue(client, { bytes: msg.bytes, copy: false });
+    this.enqueue(client, { bytes: this.namespaced(client, msg), copy: false });
+  }
+
+  /** The message with its statement's name in the client's namespace, keeping count of what it prepared. */
+  private namespaced(client: Client, msg: Message): Buffer {
+    if (!STATEMENT_MESSAGES.has(msg.type)) return msg.bytes;
+    const { bytes, name } = namespacedStatement(msg, client.namespace);
+    if (name !== null && msg.type === 'P') client.statements.add(name);
+    else if (name !== null && msg.type === 'C') client.statements.delete(name);
+    return bytes;
   }
 
   /** Ends a client that tried to leave its role; the disconnect rolls back what it holds. */
@@ -251,6 +275,10 @@ export class Multiplexer {
 
   private schedule() {
     if (this.busy) return;
+    if (!this.owner && this.orphanedStatements.length > 0) {
+      void this.closeOrphanedStatements();
+      return;
+    }
     if (!this.owner) {
       const next = this.waiting.shift();
       if (!next) return;
@@ -398,8 +426,25 @@ export class Multiplexer {
     if (client.idleTimer) clearTimeout(client.idleTimer);
     this.clients.delete(client);
     this.waiting = this.waiting.filter((other) => other !== client);
+    this.orphanedStatements.push(...client.statements);
+    client.statements.clear();
     // An owner in the middle of a batch is released when the batch returns (afterRun).
     if (this.owner === client && !this.busy) void this.release(client, null);
+    this.schedule();
+  }
+
+  /** Closes the statements departed clients left (on a free backend: no transaction is open). */
+  private async closeOrphanedStatements() {
+    this.busy = true;
+    const names = this.orphanedStatements.splice(0);
+    try {
+      await this.backend(closeStatements(names));
+    } catch (error) {
+      this.options.log?.(`closing ${names.length} prepared statements failed: ${(error as Error).message}`);
+    } finally {
+      this.busy = false;
+      this.schedule();
+    }
   }
 
   /** Ends whatever the departed owner left open, then frees the backend. */

@@ -58,6 +58,30 @@ const cstring = (text: string) => Buffer.from(text + '\0', 'utf8');
 export const query = (text: string) => message('Q', cstring(text));
 export const sync = () => message('S');
 
+/**
+ * A Parse, Bind, Describe or Close message with its prepared statement's name (when it has one:
+ * the unnamed statement is left alone) in the namespace `prefix`; returns the message and the
+ * name it now carries (null for the unnamed statement and for portals). Portals are not renamed:
+ * a named portal lives only as long as its transaction, which one client holds.
+ */
+export function namespacedStatement(msg: Message, prefix: string): { bytes: Buffer; name: string | null } {
+  const body = msg.bytes.subarray(5);
+  let start: number;
+  if (msg.type === 'P') start = 0;
+  else if (msg.type === 'B') start = body.indexOf(0) + 1; // after the portal's name
+  else if ((msg.type === 'D' || msg.type === 'C') && body[0] === 0x53 /* S */) start = 1;
+  else return { bytes: msg.bytes, name: null };
+  const end = body.indexOf(0, start);
+  if (end <= start) return { bytes: msg.bytes, name: null };
+  const name = prefix + body.subarray(start, end).toString('utf8');
+  const bytes = message(msg.type, Buffer.concat([body.subarray(0, start), Buffer.from(name, 'utf8'), body.subarray(end)]));
+  return { bytes, name };
+}
+
+/** Close (statement) messages for these names, and the Sync that runs them. */
+export const closeStatements = (names: Iterable<string>) =>
+  Buffer.concat([...[...names].map((name) => message('C', Buffer.concat([Buffer.from('S'), cstring(name)]))), sync()]);
+
 /** The SQL text of a Query or Parse message, for the lexical checks the multiplexer makes. */
 export function sqlText(msg: Message): string | null {
   if (msg.type === 'Q') return msg.bytes.subarray(5, msg.bytes.length - 1).toString('utf8');
