@@ -20,10 +20,12 @@ const DIGESTS = 10_000;
 export function keyDigest(key: string): KeyDigest {
   let digest = digests.get(key);
   if (!digest) {
-    // many keys (a scan of made-up ones): start over rather than keep every one
-    if (digests.size >= DIGESTS) digests.clear();
     const hashed = hashKey(key);
     digest = { hash: hashed, hex: hashed.toString('hex') };
+    // many keys (a scan of made-up ones): start over rather than keep every one; and never keep
+    // a long made-up one (a header may be 16 KiB)
+    if (key.length > 100) return digest;
+    if (digests.size >= DIGESTS) digests.clear();
     digests.set(key, digest);
   }
   return digest;

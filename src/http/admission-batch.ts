@@ -48,14 +48,17 @@ interface Counts {
   rates: Map<number, number>;
   /** requests counted against the quota, by month (YYYY-MM-DD) */
   usage: Map<string, number>;
-  /** per-endpoint requests, by month and endpoint ("YYYY-MM-DD endpoint") */
-  endpoints: Map<string, number>;
+  /** per-endpoint requests, by month (YYYY-MM-DD) and endpoint */
+  endpoints: Map<string, Map<string, number>>;
 }
 
 interface CachedKey {
   /** the key's hash (hex) and scope: where it is cached */
   cacheKey: string;
   keyId: number;
+  /** keyId and quotaLimit as the decision's row carries them (formatted once) */
+  keyIdText: string;
+  quotaLimitText: string;
   owner: string;
   plan: AdmitRow['plan'] & string;
   scope: string;
@@ -97,7 +100,11 @@ interface FlushRow {
 
 const emptyCounts = (): Counts => ({ rates: new Map(), usage: new Map(), endpoints: new Map() });
 const add = <K>(map: Map<K, number>, key: K, n: number) => map.set(key, (map.get(key) ?? 0) + n);
-const sum = <K>(key: K, ...maps: Map<K, number>[]) => maps.reduce((total, map) => total + (map.get(key) ?? 0), 0);
+function addEndpoint(counts: Counts, month: string, endpoint: string, n: number) {
+  let endpoints = counts.endpoints.get(month);
+  if (!endpoints) counts.endpoints.set(month, (endpoints = new Map()));
+  add(endpoints, endpoint, n);
+}
 
 /** The minute window and the calendar month (UTC) of an instant, as app.admit reckons them. */
 export function periods(now: number) {
@@ -203,7 +210,8 @@ export class AdmissionBatcher {
       select * from app.admission_key(${keyHash}, ${scope}, ${new Date(window)}, ${month})`;
     if (!row) return null;
     const entry: CachedKey = {
-      cacheKey, keyId: Number(row.key_id), owner: row.owner, plan: row.plan, scope, ranks: row.ranks,
+      cacheKey, keyId: Number(row.key_id), keyIdText: String(Number(row.key_id)), quotaLimitText: String(Number(row.quota_limit)),
+      owner: row.owner, plan: row.plan, scope, ranks: row.ranks,
       quotaLimit: Number(row.quota_limit), rateLimit: row.rate_limit, perPageCap: row.per_page_cap,
       shared: { window, requests: row.window_requests, month, used: Number(row.quota_used) },
       pending: emptyCounts(), inflight: emptyCounts(), lastSeen: now,
@@ -215,41 +223,41 @@ export class AdmissionBatcher {
     return entry;
   }
 
-  /** app.admit's rules, on the shared counts of the last flush plus this process's own. */
+  /**
+   * app.admit's rules, on the shared counts of the last flush plus this process's own. Run for every
+   * keyed request: no allocation but the row it answers with.
+   */
   private decide(entry: CachedKey, route: AdmitRoute, now: number): AdmitRow {
     entry.lastSeen = now;
     const { window, windowLeft, month, monthReset } = periods(now);
     const { pending, inflight, shared } = entry;
-    const usedNow = () => (shared.month === month ? shared.used : 0) + sum(month, pending.usage, inflight.usage);
+    const used = (shared.month === month ? shared.used : 0) + (pending.usage.get(month) ?? 0) + (inflight.usage.get(month) ?? 0);
     const row: AdmitRow = {
-      outcome: 'ok', key_id: String(entry.keyId), owner: entry.owner, plan: entry.plan,
-      quota_limit: String(entry.quotaLimit), quota_used: String(usedNow()), quota_reset: monthReset,
+      outcome: 'ok', key_id: entry.keyIdText, owner: entry.owner, plan: entry.plan,
+      quota_limit: entry.quotaLimitText, quota_used: null, quota_reset: monthReset,
       rate_limit: entry.rateLimit, rate_remaining: null, rate_reset: null, retry_after: null, per_page_cap: entry.perPageCap,
+      required_plan: requiredPlan(entry.ranks, route.plan),
     };
-    // a required plan of another scope has no rank here, and app.admit does not refuse it either
-    let required: string | null = null;
-    for (const plan of [route.plan].flat()) if (entry.ranks[plan] !== undefined && (required === null || entry.ranks[plan]! > entry.ranks[required]!)) required = plan;
-    row.required_plan = required;
-    if (required !== null && entry.ranks[entry.plan]! < entry.ranks[required]!) return { ...row, outcome: 'plan_required' };
-    if (route.perPage !== undefined && route.perPage > entry.perPageCap) return { ...row, outcome: 'per_page_exceeded' };
-    if (!route.consume) return row;
+    const required = row.required_plan;
+    if (required != null && entry.ranks[entry.plan]! < entry.ranks[required]!) return { ...row, quota_used: String(used), outcome: 'plan_required' };
+    if (route.perPage !== undefined && route.perPage > entry.perPageCap) return { ...row, quota_used: String(used), outcome: 'per_page_exceeded' };
+    if (!route.consume) return { ...row, quota_used: String(used) };
 
     // Counted even when refused, as app.admit's counter row is.
     add(pending.rates, window, 1);
-    const requests = (shared.window === window ? shared.requests : 0) + sum(window, pending.rates, inflight.rates);
+    const requests = (shared.window === window ? shared.requests : 0) + pending.rates.get(window)! + (inflight.rates.get(window) ?? 0);
     row.rate_remaining = Math.max(0, entry.rateLimit - requests);
     row.rate_reset = windowLeft;
-    if (requests > entry.rateLimit) return { ...row, outcome: 'rate_limited', retry_after: windowLeft };
+    if (requests > entry.rateLimit) return { ...row, quota_used: String(used), outcome: 'rate_limited', retry_after: windowLeft };
 
-    const used = usedNow();
     if (used >= entry.quotaLimit) {
       return {
-        ...row, outcome: 'quota_exceeded', quota_used: String(entry.quotaLimit),
+        ...row, outcome: 'quota_exceeded', quota_used: entry.quotaLimitText,
         retry_after: Math.max(1, Math.ceil((monthReset.getTime() - now) / 1000)),
       };
     }
     add(pending.usage, month, 1);
-    add(pending.endpoints, `${month} ${route.endpoint}`, 1);
+    addEndpoint(pending, month, route.endpoint, 1);
     row.quota_used = String(used + 1);
     return row;
   }
@@ -284,9 +292,8 @@ export class AdmissionBatcher {
       const keyId = entry.keyId;
       for (const [start, requests] of counts.rates) rates.push({ key_id: keyId, window_start: new Date(start).toISOString(), requests });
       for (const [m, used] of counts.usage) usage.push({ key_id: keyId, month: m, used });
-      for (const [name, requests] of counts.endpoints) {
-        const space = name.indexOf(' ');
-        endpoints.push({ key_id: keyId, month: name.slice(0, space), endpoint: name.slice(space + 1), requests });
+      for (const [m, byEndpoint] of counts.endpoints) {
+        for (const [endpoint, requests] of byEndpoint) endpoints.push({ key_id: keyId, month: m, endpoint, requests });
       }
       if (cached) reads.push({ key_id: keyId, window_start: new Date(window).toISOString(), month });
     }
@@ -326,6 +333,17 @@ export class AdmissionBatcher {
   }
 }
 
+/**
+ * The highest of the route's required plans by the key's scope's ranks (a required plan of another
+ * scope has no rank here, and app.admit does not refuse it either); null when none counts.
+ */
+function requiredPlan(ranks: Record<string, number>, plan: AdmitRoute['plan']): string | null {
+  if (typeof plan === 'string') return ranks[plan] !== undefined ? plan : null;
+  let required: string | null = null;
+  for (const one of plan) if (ranks[one] !== undefined && (required === null || ranks[one]! > ranks[required]!)) required = one;
+  return required;
+}
+
 function hasCounts(entry: CachedKey) {
   return entry.pending.rates.size + entry.pending.usage.size + entry.pending.endpoints.size + entry.inflight.rates.size > 0;
 }
@@ -333,5 +351,5 @@ function hasCounts(entry: CachedKey) {
 function merge(into: Counts, from: Counts) {
   for (const [k, n] of from.rates) add(into.rates, k, n);
   for (const [k, n] of from.usage) add(into.usage, k, n);
-  for (const [k, n] of from.endpoints) add(into.endpoints, k, n);
+  for (const [month, byEndpoint] of from.endpoints) for (const [endpoint, n] of byEndpoint) addEndpoint(into, month, endpoint, n);
 }

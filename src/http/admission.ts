@@ -42,6 +42,7 @@ export async function admission(
   ctx.state.decided = undefined;
   const row = decided ?? (await admissionDecision(ctx, deps, key, route));
   setLimitHeaders(ctx, row);
+  if (row.outcome === 'ok') return { id: Number(row.key_id), owner: row.owner!, plan: row.plan!, perPageCap: row.per_page_cap! };
   const retryAfter = { 'Retry-After': String(row.retry_after ?? 60) };
   switch (row.outcome) {
     case 'unauthorized':
@@ -57,7 +58,7 @@ export async function admission(
     case 'quota_exceeded':
       throw new ApiError(429, 'quota_exceeded', 'Monthly request quota exhausted.', { limit: Number(row.quota_limit) }, retryAfter);
   }
-  return { id: Number(row.key_id), owner: row.owner!, plan: row.plan!, perPageCap: row.per_page_cap! };
+  throw new Error(`unknown admission outcome ${String(row.outcome)}`);
 }
 
 /**
@@ -157,6 +158,18 @@ const policies = new Map<string, string>();
 /** The key of an `Authorization: Bearer <key>` header, or null when absent or not a Bearer header. */
 export function bearerKey(header: string | undefined): string | null {
   if (!header) return null;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return match ? match[1]! : null;
+  // a client sends the same header on every request: read once while it keeps coming (a header
+  // far longer than a key's is read every time rather than kept)
+  let key = bearerKeys.get(header);
+  if (key === undefined) {
+    key = /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? null;
+    if (header.length <= MEMO_LENGTH) {
+      if (bearerKeys.size >= 10_000) bearerKeys.clear();
+      bearerKeys.set(header, key);
+    }
+  }
+  return key;
 }
+const bearerKeys = new Map<string, string | null>();
+/** a key is 47 characters; its header a few more */
+const MEMO_LENGTH = 128;
