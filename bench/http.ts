@@ -132,13 +132,13 @@ export async function benchHttp(service: RunningService) {
           p_max_marketcap => ${none}::numeric, p_min_volume => ${none}::numeric, p_max_volume => ${none}::numeric,
           p_ids => ${none}::int[], p_slugs => ${none}::text[], p_symbols => ${none}::text[], p_sort => ${none}::text[],
           p_interval => ${'24h'}, p_page => ${1}, p_per_page => ${100}, p_within => null
-        ) as page`,
+        )::text as page`,
     },
     { path: '/coins/bitcoin', direct: () => sql`select api.coin_detail(${'bitcoin'}, ${none}) as data` },
     {
       path: '/coins/bitcoin/history?interval=hourly&limit=1000',
       direct: () => sql`
-        select coalesce(json_agg(h order by h.time), '[]') as data,
+        select coalesce(json_agg(h order by h.time), '[]')::text as data, count(*)::int as count,
           (select i.retention from api.coin_history_intervals i where i.name = ${'hourly'}) as retention
         from api.coin_history(${'bitcoin'}, ${'hourly'}, ${none}::text::timestamptz, ${none}::text::timestamptz, ${1000}) h`,
     },
@@ -151,7 +151,7 @@ export async function benchHttp(service: RunningService) {
           p_instrument => ${none}, p_search => ${none}, p_min_volume => ${none}::numeric, p_max_volume => ${none}::numeric,
           p_min_change => ${none}::double precision, p_max_change => ${none}::double precision, p_sort => ${none}::text[],
           p_page => ${1}, p_per_page => ${100}
-        ) as page`,
+        )::text as page`,
     },
   ];
 

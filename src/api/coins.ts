@@ -3,7 +3,7 @@
 import { MARKET_CACHE } from '../http/cache.ts';
 import type postgres from 'postgres';
 import { z } from 'zod';
-import { pageAnswer, paginationQuery } from '../http/envelope.ts';
+import { JsonText, pageAnswer, pageText, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { capCombined, query, slugParams } from '../http/validation.ts';
@@ -134,7 +134,7 @@ export async function coinListPage(
   within: postgres.PendingQuery<postgres.Row[]> | null = null,
 ) {
   const perPage = q.per_page ?? DEFAULT_PER_PAGE;
-  const [row] = await sql<{ page: { total: number; data: unknown[] } }[]>`
+  const [row] = await sql<{ page: string }[]>`
     select api.coin_list(
       p_list => ${list},
       p_type => ${q.type ?? null},
@@ -154,8 +154,8 @@ export async function coinListPage(
       p_page => ${q.page},
       p_per_page => ${perPage},
       p_within => ${within ?? sql`null`}
-    ) as page`;
-  return pageAnswer(ctx, q.page, perPage, row!.page);
+    )::text as page`;
+  return pageAnswer(ctx, q.page, perPage, pageText(row!.page));
 }
 
 const listHandler = (list: CoinList) => (input: HandlerInput<ListQuery, unknown, unknown>) => coinListPage(input, list);
@@ -220,11 +220,11 @@ export const coinRoutes = [
     response: envelope(z.array(candle), historyMeta),
     summary: 'OHLC, volume and marketcap per bar at the interval; retention: minutely 8 days, half-hourly 3 months, hourly 6 months, daily forever.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
-      const [row] = await sql<{ data: unknown[]; retention: string }[]>`
-        select coalesce(json_agg(h order by h.time), '[]') as data,
+      const [row] = await sql<{ data: string; count: number; retention: string }[]>`
+        select coalesce(json_agg(h order by h.time), '[]')::text as data, count(*)::int as count,
           (select i.retention from api.coin_history_intervals i where i.name = ${q.interval}) as retention
         from api.coin_history(${slug}, ${q.interval}, ${q.start ?? null}::text::timestamptz, ${q.end ?? null}::text::timestamptz, ${q.limit}) h`;
-      return { data: row!.data, meta: { coin: slug, interval: q.interval, count: row!.data.length, retention: row!.retention } };
+      return { data: new JsonText(row!.data), meta: { coin: slug, interval: q.interval, count: row!.count, retention: row!.retention } };
     },
   }),
   defineRoute({
@@ -233,11 +233,11 @@ export const coinRoutes = [
     response: envelope(z.array(z.object({ time: timestamp(), marketcap: number().nullable() })), historyMeta),
     summary: 'The candle history projected to {time, marketcap}: same interval, window, limit and retention rules.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
-      const [row] = await sql<{ data: unknown[]; retention: string }[]>`
-        select coalesce(json_agg(h order by h.time), '[]') as data,
+      const [row] = await sql<{ data: string; count: number; retention: string }[]>`
+        select coalesce(json_agg(h order by h.time), '[]')::text as data, count(*)::int as count,
           (select i.retention from api.coin_history_intervals i where i.name = ${q.interval}) as retention
         from api.coin_marketcap_history(${slug}, ${q.interval}, ${q.start ?? null}::text::timestamptz, ${q.end ?? null}::text::timestamptz, ${q.limit}) h`;
-      return { data: row!.data, meta: { coin: slug, interval: q.interval, count: row!.data.length, retention: row!.retention } };
+      return { data: new JsonText(row!.data), meta: { coin: slug, interval: q.interval, count: row!.count, retention: row!.retention } };
     },
   }),
   defineRoute({

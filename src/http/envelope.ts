@@ -14,15 +14,68 @@ export interface Page {
 }
 
 /**
+ * JSON text that PostgreSQL built, passed to the response as it is: a large list is neither parsed
+ * into objects nor serialised again (serialiseBody, src/http/logos.ts, splices it in). Serialised
+ * anywhere else (JSON.stringify), it is parsed first, so it is always a JSON value.
+ */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+  toJSON(): unknown {
+    if (!spliced) return JSON.parse(this.text);
+    spliced.push(this.text);
+    return `\u0000json:${spliced.length - 1}\u0000`;
+  }
+}
+
+/**
+ * JSON.stringify, each JsonText written as its text: it stands in as a marker that PostgreSQL text
+ * can never hold (a NUL, which JSON escapes) and is then replaced. Synchronous: one list per call.
+ */
+export function stringifyWithJsonText(body: unknown): string {
+  const texts: string[] = [];
+  spliced = texts;
+  let json: string;
+  try {
+    json = JSON.stringify(body);
+  } finally {
+    spliced = null;
+  }
+  if (texts.length === 0) return json;
+  return json.replace(/"\\u0000json:(\d+)\\u0000"/g, (_, index: string) => texts[Number(index)]!);
+}
+/** the texts of the serialisation under way (stringifyWithJsonText), or null */
+let spliced: string[] | null = null;
+
+// `{"total" : n, "data" : [...]}` as json_build_object writes it; any other spacing is read alike
+const PAGE_HEAD = /^\{\s*"total"\s*:\s*(\d+)\s*,\s*"data"\s*:\s*(?=\[)/;
+const PAGE_TAIL = /\]\s*\}\s*$/;
+
+/**
+ * A list function's page read from its JSON text without parsing the rows: its total, and the rows
+ * as JsonText. Text of another shape (a list function that adds fields) is parsed as usual.
+ */
+export function pageText(text: string): { total: number; data: JsonText | unknown[] } {
+  const head = PAGE_HEAD.exec(text);
+  const tail = head ? PAGE_TAIL.exec(text) : null;
+  if (!head || !tail) return JSON.parse(text) as { total: number; data: unknown[] };
+  return { total: Number(head[1]), data: new JsonText(text.slice(head[0].length, tail.index + 1)) };
+}
+
+/**
  * `url` is the request's absolute URL (ctx.href: its scheme and host are X-Forwarded-Proto/Host only
  * with TRUST_PROXY, Koa's app.proxy); the links keep its origin, as a reference client expects.
  */
 /** A list function's page (`{ total, data }`, the JSON the api.* list functions return) as this request's paginated answer. */
-export function pageAnswer<T>(ctx: { href: string }, page: number, perPage: number, rows: { total: number; data: T[] }, meta: Record<string, unknown> = {}) {
+export function pageAnswer<T>(ctx: { href: string }, page: number, perPage: number, rows: { total: number; data: T[] | JsonText }, meta: Record<string, unknown> = {}) {
   return paginated(new URL(ctx.href), { page, perPage }, rows.total, rows.data, meta);
 }
 
-export function paginated<T>(url: URL, page: Page, total: number, data: T[], meta: Record<string, unknown> = {}) {
+/** `data`: the page's rows; as JsonText they are the rows a list function gives for this page of `total`. */
+export function paginated<T>(url: URL, page: Page, total: number, data: T[] | JsonText, meta: Record<string, unknown> = {}) {
+  const count = Array.isArray(data) ? data.length : Math.max(0, Math.min(page.perPage, total - (page.page - 1) * page.perPage));
   const lastPage = Math.max(1, Math.ceil(total / page.perPage));
   const link = (target: number) => {
     const next = new URL(url);
@@ -30,7 +83,7 @@ export function paginated<T>(url: URL, page: Page, total: number, data: T[], met
     next.searchParams.set('per_page', String(page.perPage));
     return next.href;
   };
-  const from = data.length ? (page.page - 1) * page.perPage + 1 : null;
+  const from = count ? (page.page - 1) * page.perPage + 1 : null;
   return {
     data,
     links: {
@@ -44,7 +97,7 @@ export function paginated<T>(url: URL, page: Page, total: number, data: T[], met
       from,
       last_page: lastPage,
       per_page: page.perPage,
-      to: from === null ? null : from + data.length - 1,
+      to: from === null ? null : from + count - 1,
       total,
       ...meta,
     },

@@ -10,7 +10,7 @@ import type { PlanName } from '../plans.ts';
 import type { RouteCache, responseCache } from './cache.ts';
 import { deprecationHeaders } from './deprecation.ts';
 import { completeEnvelope } from './envelope.ts';
-import { jsonWithAbsoluteLogos } from './logos.ts';
+import { serialiseBody } from './logos.ts';
 import { publicBase } from './pages.ts';
 import { addErrors, bodyTextErrors, collectingParser, pathTextErrors, queryTextErrors } from './validation.ts';
 
@@ -177,7 +177,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cac
       if (route.readsCounters) await deps.admission?.flush();
       const query = handlerQuery(route, deps, routes, ctx, input, key);
       // serialised once, here: the cache keeps these bytes, an uncached answer sends them
-      const produce = async () => jsonWithAbsoluteLogos(completeEnvelope(await query(), deps.config), publicBase(ctx, deps.config));
+      const produce = async () => serialiseBody(completeEnvelope(await query(), deps.config), publicBase(ctx, deps.config));
       // a later request of this URL is admitted alike by the cache's shortcut (not a deprecated route: its headers are the route's)
       if (cached) return cached(ctx, input, produce, route.status ?? 200, deprecation ? null : admitWith);
       ctx.status = route.status ?? 200;

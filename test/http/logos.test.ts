@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { get as httpGet } from 'node:http';
 import test from 'ava';
-import { absoluteLogos, jsonWithAbsoluteLogos } from '../../src/http/logos.ts';
+import { absoluteLogos, serialiseBody } from '../../src/http/logos.ts';
+import { JsonText, pageText, paginated } from '../../src/http/envelope.ts';
 import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 import { loadVenueFixture } from '../api/exchange_fixtures.ts';
 
@@ -133,13 +134,39 @@ test('absoluteLogos: prefixes generated logo paths only, leaving images, dates a
   t.is(out.data[0]!.when, when);
 });
 
-test('jsonWithAbsoluteLogos: the JSON text of absoluteLogos, a logo path quoted inside another string left alone', (t) => {
+test('serialiseBody: the JSON text of absoluteLogos, a logo path quoted inside another string left alone', (t) => {
   const body = {
     data: [{ logo: '/logos/coins/a.svg', nested: { logo: '/logos/exchanges/b.svg' } }, { logo: 'https://x.example/a.png', path: '/logos/coins/b.svg' }],
     meta: { logo: null, note: 'a field "logo":"/logos/coins/c.svg" quoted in text' },
   };
   for (const base of ['https://b.example', 'https://b.example/with "quote"']) {
-    const text = jsonWithAbsoluteLogos(body, base);
+    const text = serialiseBody(body, base);
     t.deepEqual(JSON.parse(text), absoluteLogos(body, base), base);
   }
+});
+
+test('JsonText from PostgreSQL is spliced in as it is, its logos made absolute; serialised elsewhere it is parsed', (t) => {
+  // as json_build_object and json_agg write it: spaces around the colon, rows on lines of their own
+  const rows = '[{"id" : 1, "logo" : "/logos/coins/a.svg", "price" : "0.10000000000000000001"}, \n {"id":2,"logo":"https://x.example/b.png","note":"\\"logo\\":\\"/logos/x.svg\\""}]';
+  const body = { data: new JsonText(rows), meta: { count: 2, logo: '/logos/coins/c.svg' } };
+  const text = serialiseBody(body, 'https://b.example');
+  t.true(text.includes('"price" : "0.10000000000000000001"'), 'the rows are the database\'s text, not re-serialised');
+  t.deepEqual(JSON.parse(text), absoluteLogos({ data: JSON.parse(rows), meta: body.meta }, 'https://b.example'));
+  t.deepEqual(JSON.parse(JSON.stringify(body)), { data: JSON.parse(rows), meta: body.meta });
+  t.deepEqual(absoluteLogos(body, 'https://b.example').data, absoluteLogos(JSON.parse(rows), 'https://b.example'));
+});
+
+test('pageText reads a list function\'s total without parsing its rows; the page\'s from/to follow from the total', (t) => {
+  const page = pageText('{"total" : 7, "data" : [{"id":5}, \n {"id":6}]}');
+  t.is(page.total, 7);
+  t.true(page.data instanceof JsonText);
+  const url = new URL('https://b.example/api/v1/coins?page=3&per_page=2');
+  const answer = paginated(url, { page: 3, perPage: 2 }, page.total, page.data);
+  t.like(answer.meta, { from: 5, to: 6, last_page: 4, total: 7 });
+  const beyond = paginated(url, { page: 5, perPage: 2 }, 7, new JsonText('[]'));
+  t.like(beyond.meta, { from: null, to: null });
+  const last = paginated(url, { page: 4, perPage: 2 }, 7, new JsonText('[{"id":7}]'));
+  t.like(last.meta, { from: 7, to: 7 });
+  // another shape is parsed as usual
+  t.deepEqual(pageText('{"total": 1, "top_score": 3, "data": [{"id": 1}]}'), { total: 1, top_score: 3, data: [{ id: 1 }] } as never);
 });
