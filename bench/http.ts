@@ -4,6 +4,7 @@
 // concurrency; cold (response cache off) and warm; conditional requests; compressed bytes; and the
 // cost of admission. autocannon fires from a worker thread, so the server keeps the main thread.
 import { request, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import Koa from 'koa';
 import { z } from 'zod';
@@ -27,18 +28,22 @@ interface Load {
   p99: number;
   statuses: Record<string, number>;
   total: number;
+  /** the main thread's busy time per request, µs: the servers' share alone (autocannon runs in a worker) */
+  busyUs: number;
 }
 
 /** One autocannon run against a path of `target` (any status counts: the caller checks `statuses`). */
 async function load(target: Listening, path: string, headers: Record<string, string> = {}): Promise<Load> {
   const url = `${target.url}${path}`;
+  const before = performance.eventLoopUtilization();
   const result = await autocannon({ url, connections, duration: seconds, headers, workers: 1 });
   // the requests cut off at the end finish before the next figure starts
   await target.drained();
+  const busy = performance.eventLoopUtilization(before);
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0]));
   const total = Object.values(statuses).reduce((sum, count) => sum + count, 0);
   if (total === 0) throw new Error(`no answer from ${url} (${result.errors} errors, ${result.timeouts} timeouts)`);
-  return { rps: total / result.duration, p50: result.latency.p50, p99: result.latency.p99, statuses, total };
+  return { rps: total / result.duration, p50: result.latency.p50, p99: result.latency.p99, statuses, total, busyUs: (busy.active * 1000) / total };
 }
 
 /**
@@ -151,7 +156,7 @@ export async function benchHttp(service: RunningService) {
           p_instrument => ${none}, p_search => ${none}, p_min_volume => ${none}::numeric, p_max_volume => ${none}::numeric,
           p_min_change => ${none}::double precision, p_max_change => ${none}::double precision, p_sort => ${none}::text[],
           p_page => ${1}, p_per_page => ${100}
-        )::text as page`,
+        ) as page`,
     },
   ];
 
@@ -291,6 +296,15 @@ export async function benchHttp(service: RunningService) {
           `public (no admission) ${open.rps.toFixed(0)} req/s, p99 ${ms(open.p99)} ms; keyed ${keyed.rps.toFixed(0)} req/s, p99 ${ms(keyed.p99)} ms; ` +
           `admission adds ${(overhead * 1e6).toFixed(0)} µs a request = ${pct(overhead, 1 / open.rps)} of the public route's cost, ${pct(overhead, 1 / top.rps)} of the bare Koa route's` +
           ` (the three rounds: ${range} of the bare route)`,
+      );
+      // The same rounds by the server thread's own busy time per request, which the load generator's
+      // and the database's use of the two cores does not move: the cost, not the throughput.
+      const busy = rounds.map((round) => ({ over: round.keyed.busyUs - round.open.busyUs, bare: round.top.busyUs })).sort((a, b) => a.over - b.over);
+      const mid = busy[1]!;
+      console.log(
+        `admission by the server thread's busy time per request (median of the same rounds): bare Koa ${mid.bare.toFixed(1)} µs; ` +
+          `admission adds ${mid.over.toFixed(1)} µs = ${pct(mid.over, mid.bare)} of the bare route's (the three rounds: ` +
+          `${busy.map((round) => `${round.over.toFixed(1)} µs (${pct(round.over, round.bare)})`).join(', ')})`,
       );
     } finally {
       await close(app);
