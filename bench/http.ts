@@ -13,7 +13,8 @@ import { createKey } from '../src/keys.ts';
 import { silentLogger } from '../src/log.ts';
 import { apiRoutes } from '../src/api/index.ts';
 import { createApp } from '../src/http/app.ts';
-import { defineRoute, type RouteSpec } from '../src/http/routes.ts';
+import { API_PREFIX, defineRoute, type Deps, type RouteSpec } from '../src/http/routes.ts';
+import type { Context } from 'koa';
 import type { RunningService } from '../src/service.ts';
 import { measure, printColumns } from './harness.ts';
 
@@ -116,49 +117,13 @@ export async function benchHttp(service: RunningService) {
     select c.slug from market.coin_state s join market.coins c on c.id = s.coin_id
     where s.rank is not null order by s.rank limit 10`).map((row) => row.slug);
 
-  // Each route with the statement its handler runs, with the same parameters (bound, not inlined:
-  // a statement with parameters takes the protocol's path for them), called directly.
-  const none = null;
-  const routes: { path: string; direct: () => Promise<unknown> }[] = [
-    {
-      path: '/ping',
-      direct: () => sql`select name, description, kind, demo, serving, status, market.iso_time(last_success_at) as last_success_at, lag_seconds, venues from market.source_health order by name`,
-    },
-    {
-      path: `/prices?slugs=${slugs.join(',')}`,
-      direct: () => sql`select * from api.prices(${none}::int[], ${slugs}::text[], ${none}::text[], ${'USD'})`,
-    },
-    {
-      path: '/coins?per_page=100',
-      direct: () => sql`
-        select api.coin_list(
-          p_list => ${'all'}, p_type => ${none}, p_status => ${none}, p_search => ${none},
-          p_min_price => ${none}::numeric, p_max_price => ${none}::numeric, p_min_marketcap => ${none}::numeric,
-          p_max_marketcap => ${none}::numeric, p_min_volume => ${none}::numeric, p_max_volume => ${none}::numeric,
-          p_ids => ${none}::int[], p_slugs => ${none}::text[], p_symbols => ${none}::text[], p_sort => ${none}::text[],
-          p_interval => ${'24h'}, p_page => ${1}, p_per_page => ${100}, p_within => null
-        )::text as page`,
-    },
-    { path: '/coins/bitcoin', direct: () => sql`select api.coin_detail(${'bitcoin'}, ${none}) as data` },
-    {
-      path: '/coins/bitcoin/history?interval=hourly&limit=1000',
-      direct: () => sql`
-        select coalesce(json_agg(h order by h.time), '[]')::text as data, count(*)::int as count,
-          (select i.retention from api.coin_history_intervals i where i.name = ${'hourly'}) as retention
-        from api.coin_history(${'bitcoin'}, ${'hourly'}, ${none}::text::timestamptz, ${none}::text::timestamptz, ${1000}) h`,
-    },
-    { path: '/global', direct: () => sql`select api.global_market() as data` },
-    {
-      path: '/tickers?per_page=100',
-      direct: () => sql`
-        select api.ticker_list(
-          p_scope_exchange => ${none}, p_scope_coin => ${none}, p_exchange => ${none}, p_pair => ${none}::int,
-          p_instrument => ${none}, p_search => ${none}, p_min_volume => ${none}::numeric, p_max_volume => ${none}::numeric,
-          p_min_change => ${none}::double precision, p_max_change => ${none}::double precision, p_sort => ${none}::text[],
-          p_page => ${1}, p_per_page => ${100}
-        ) as page`,
-    },
-  ];
+  // Each route beside its handler called directly, as the MCP tools call it: the route's own
+  // statement with its parameters bound, and the little JS around it, without HTTP.
+  const direct = handlerCall({ sql, config: service.config });
+  const routes = [
+    '/ping', `/prices?slugs=${slugs.join(',')}`, '/coins?per_page=100', '/coins/bitcoin',
+    '/coins/bitcoin/history?interval=hourly&limit=1000', '/global', '/tickers?per_page=100',
+  ].map((path) => ({ path, direct: direct(path) }));
 
   // cold: the response cache off; warm: the operator's RESPONSE_CACHE_MB, or the default when it is 0
   const warmMb = service.config.RESPONSE_CACHE_MB || loadConfig({}).RESPONSE_CACHE_MB;
@@ -313,3 +278,29 @@ export async function benchHttp(service: RunningService) {
   await close(ceiling);
 }
 
+
+/**
+ * A GET of the API (`/coins?per_page=100`) as a call of its route's handler with the query and path
+ * parsed by the route's own schemas and a pro key: what the request runs besides HTTP.
+ */
+function handlerCall(deps: Deps) {
+  const key = { id: 0, owner: 'bench-http', plan: 'pro', perPageCap: 250 } as const;
+  return (path: string) => {
+    const url = new URL(`http://bench.invalid${API_PREFIX}${path}`);
+    const relative = url.pathname.slice(API_PREFIX.length);
+    for (const route of apiRoutes as RouteSpec[]) {
+      const names: string[] = [];
+      const pattern = new RegExp(`^${route.path.replace(/\{(\w+)\}/g, (_, name: string) => (names.push(name), '([^/]+)'))}$`);
+      const match = route.method === 'get' ? pattern.exec(relative) : null;
+      if (!match) continue;
+      const params = Object.fromEntries(names.map((name, index) => [name, decodeURIComponent(match[index + 1]!)]));
+      const input = {
+        query: (route.query ?? z.object({})).parse(Object.fromEntries(url.searchParams)) as never,
+        params: (route.params ?? z.object({})).parse(params) as never,
+        body: undefined as never, key, deps, ctx: { href: url.href } as Context, routes: apiRoutes as RouteSpec[],
+      };
+      return () => route.handler(input);
+    }
+    throw new Error(`no GET route for ${path}`);
+  };
+}

@@ -1636,28 +1636,30 @@ function api.coin_insights(p_slug text, p_locale text, p_offset integer, p_limit
   |       where m.n > greatest(p_offset, 0) and m.n <= greatest(p_offset, 0)::bigint + p_limit
   |     ), '[]'::json))
 
-function api.coin_list(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text, p_page integer, p_per_page integer, p_within integer[]) returns json language plpgsql stable
-  -- One page of a coin list as JSON {"total": n, "data": [rows of api.coin_rows]}: the same arguments as api.coin_rows plus p_page (1-based), p_per_page and p_within (only these coin ids, e.g. market.exchange_coin_ids(slug); null: all). Endpoints: GET /api/v1/coins (p_list all), /coins/recently-added (recent), /coins/gainers (gainers), /coins/losers (losers), /exchanges/{slug}/assets (p_within).
-  | declare
-  |   v_result json;
+function api.coin_list(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text, p_page integer, p_per_page integer, p_within integer[]) returns json language sql stable
+  -- One page of a coin list as JSON {"total": n, "data": [rows of api.coin_rows]}: api.coin_list_page as one object, the same arguments.
+  |   select json_build_object('total', p.total, 'data', p.data)
+  |   from api.coin_list_page(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
+  |     p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval, p_page, p_per_page, p_within) p;
+
+function api.coin_list_page(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text, p_page integer, p_per_page integer, p_within integer[]) returns TABLE(total bigint, returned integer, data json) language plpgsql stable
+  -- One page of a coin list: total (matching rows), returned (rows on this page) and data (a JSON array of rows of api.coin_rows). The same arguments as api.coin_rows plus p_page (1-based), p_per_page and p_within (only these coin ids, e.g. market.exchange_coin_ids(slug); null: all). Endpoints: GET /api/v1/coins (p_list all), /coins/recently-added (recent), /coins/gainers (gainers), /coins/losers (losers), /exchanges/{slug}/assets and /wallets/{slug}/assets (p_within). As one JSON object: api.coin_list.
   | begin
   |   if p_page is null or p_page < 1 or p_per_page is null or p_per_page < 1 then
   |     raise exception 'page and per_page must be at least 1.' using errcode = 'MD422', column = 'page';
   |   end if;
+  |   return query
   |   with matched as materialized (
   |     select r, row_number() over () as n
   |     from api.coin_rows(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
   |       p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval) r
   |     where p_within is null or r.id = any (p_within)
   |   )
-  |   select json_build_object(
-  |     'total', (select count(*) from matched),
-  |     'data', coalesce((
-  |       select json_agg(m.r order by m.n) from matched m
-  |       where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page
-  |     ), '[]'::json))
-  |   into v_result;
-  |   return v_result;
+  |   select a.n_total, p.n_page, p.page_rows
+  |   from (select count(*) as n_total from matched) a,
+  |     (select count(*)::int as n_page, coalesce(json_agg(m.r order by m.n), '[]'::json) as page_rows
+  |      from matched m
+  |      where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page) p;
   | end;
 
 function api.coin_marketcap_history(p_slug text, p_interval text, p_start timestamp with time zone, p_end timestamp with time zone, p_limit integer) returns TABLE("time" text, marketcap double precision) language sql stable

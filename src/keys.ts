@@ -2,6 +2,7 @@
 // stored; the key itself is printed once, at creation.
 import { hash, randomBytes } from 'node:crypto';
 import type { Sql } from './db/client.ts';
+import { memoized } from './memo.ts';
 import type { McpPlanName, PlanName } from './plans.ts';
 
 export const hashKey = (key: string) => hash('sha256', key, 'buffer') as unknown as Buffer;
@@ -12,24 +13,14 @@ export interface KeyDigest {
   hex: string;
 }
 
-/** Presented keys seen lately, with their digest: a client sends the same key on every request. */
-const digests = new Map<string, KeyDigest>();
-const DIGESTS = 10_000;
-
-/** The SHA-256 of a presented key (and its hex), computed once per key while it keeps coming. */
-export function keyDigest(key: string): KeyDigest {
-  let digest = digests.get(key);
-  if (!digest) {
-    const hashed = hashKey(key);
-    digest = { hash: hashed, hex: hashed.toString('hex') };
-    // many keys (a scan of made-up ones): start over rather than keep every one; and never keep
-    // a long made-up one (a header may be 16 KiB)
-    if (key.length > 100) return digest;
-    if (digests.size >= DIGESTS) digests.clear();
-    digests.set(key, digest);
-  }
-  return digest;
-}
+/**
+ * The SHA-256 of a presented key (and its hex), computed once per key while a client keeps sending
+ * it; a real key is 47 characters, so a longer made-up one is hashed every time rather than kept.
+ */
+export const keyDigest = memoized((key: string): KeyDigest => {
+  const hashed = hashKey(key);
+  return { hash: hashed, hex: hashed.toString('hex') };
+}, { max: 10_000, maxKeyLength: 100 });
 
 export interface NewKey {
   plan: PlanName | McpPlanName;

@@ -165,7 +165,55 @@ comment on function api.coin_rows(text, text, text, text, numeric, numeric, nume
 'p_sort: fields marketcap, rank, price, volume_24h, change_24h, change_7d, a leading - for descending; nulls last either way. Ties: rank, marketcap, id. '
 'Paginated as the endpoints return it: api.coin_list.';
 
--- why: the paginated envelope's data and total from one scan of the matching rows
+-- why: the paginated envelope's data and total from one scan of the matching rows, as columns: the
+-- API sends the rows' JSON text as it is and needs the total and the page's count beside it unparsed
+create or replace function api.coin_list_page(
+  p_list text default 'all',
+  p_type text default null,
+  p_status text default null,
+  p_search text default null,
+  p_min_price numeric default null,
+  p_max_price numeric default null,
+  p_min_marketcap numeric default null,
+  p_max_marketcap numeric default null,
+  p_min_volume numeric default null,
+  p_max_volume numeric default null,
+  p_ids int[] default null,
+  p_slugs text[] default null,
+  p_symbols text[] default null,
+  p_sort text[] default null,
+  p_interval text default '24h',
+  p_page int default 1,
+  p_per_page int default 100,
+  p_within int[] default null
+) returns table (total bigint, returned int, data json)
+language plpgsql stable
+as $$
+begin
+  if p_page is null or p_page < 1 or p_per_page is null or p_per_page < 1 then
+    raise exception 'page and per_page must be at least 1.' using errcode = 'MD422', column = 'page';
+  end if;
+  return query
+  with matched as materialized (
+    select r, row_number() over () as n
+    from api.coin_rows(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
+      p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval) r
+    where p_within is null or r.id = any (p_within)
+  )
+  select a.n_total, p.n_page, p.page_rows
+  from (select count(*) as n_total from matched) a,
+    (select count(*)::int as n_page, coalesce(json_agg(m.r order by m.n), '[]'::json) as page_rows
+     from matched m
+     where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page) p;
+end;
+$$;
+comment on function api.coin_list_page(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text, int, int, int[]) is
+'One page of a coin list: total (matching rows), returned (rows on this page) and data (a JSON array of rows of api.coin_rows). '
+'The same arguments as api.coin_rows plus p_page (1-based), p_per_page and p_within (only these coin ids, e.g. market.exchange_coin_ids(slug); null: all). '
+'Endpoints: GET /api/v1/coins (p_list all), /coins/recently-added (recent), /coins/gainers (gainers), /coins/losers (losers), /exchanges/{slug}/assets and /wallets/{slug}/assets (p_within). '
+'As one JSON object: api.coin_list.';
+
+-- why: the page as the endpoints' JSON answers it, for analysts
 create or replace function api.coin_list(
   p_list text default 'all',
   p_type text default null,
@@ -186,34 +234,14 @@ create or replace function api.coin_list(
   p_per_page int default 100,
   p_within int[] default null
 ) returns json
-language plpgsql stable
+language sql stable
 as $$
-declare
-  v_result json;
-begin
-  if p_page is null or p_page < 1 or p_per_page is null or p_per_page < 1 then
-    raise exception 'page and per_page must be at least 1.' using errcode = 'MD422', column = 'page';
-  end if;
-  with matched as materialized (
-    select r, row_number() over () as n
-    from api.coin_rows(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
-      p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval) r
-    where p_within is null or r.id = any (p_within)
-  )
-  select json_build_object(
-    'total', (select count(*) from matched),
-    'data', coalesce((
-      select json_agg(m.r order by m.n) from matched m
-      where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page
-    ), '[]'::json))
-  into v_result;
-  return v_result;
-end;
+  select json_build_object('total', p.total, 'data', p.data)
+  from api.coin_list_page(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
+    p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval, p_page, p_per_page, p_within) p;
 $$;
 comment on function api.coin_list(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text, int, int, int[]) is
-'One page of a coin list as JSON {"total": n, "data": [rows of api.coin_rows]}: the same arguments as api.coin_rows plus p_page (1-based), p_per_page '
-'and p_within (only these coin ids, e.g. market.exchange_coin_ids(slug); null: all). '
-'Endpoints: GET /api/v1/coins (p_list all), /coins/recently-added (recent), /coins/gainers (gainers), /coins/losers (losers), /exchanges/{slug}/assets (p_within).';
+'One page of a coin list as JSON {"total": n, "data": [rows of api.coin_rows]}: api.coin_list_page as one object, the same arguments.';
 
 -- why: trending needs a score computed from our own data (we record no page views): a coin trends
 -- when its volume surges above its usual level and its price moves

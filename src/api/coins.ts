@@ -3,7 +3,7 @@
 import { MARKET_CACHE } from '../http/cache.ts';
 import type postgres from 'postgres';
 import { z } from 'zod';
-import { JsonText, pageAnswer, pageText, paginationQuery } from '../http/envelope.ts';
+import { JsonRows, pageAnswer, paginationQuery } from '../http/envelope.ts';
 import { defineRoute, type HandlerInput } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { capCombined, query, slugParams } from '../http/validation.ts';
@@ -134,8 +134,8 @@ export async function coinListPage(
   within: postgres.PendingQuery<postgres.Row[]> | null = null,
 ) {
   const perPage = q.per_page ?? DEFAULT_PER_PAGE;
-  const [row] = await sql<{ page: string }[]>`
-    select api.coin_list(
+  const [row] = await sql<{ total: string; returned: number; data: string }[]>`
+    select total, returned, data::text from api.coin_list_page(
       p_list => ${list},
       p_type => ${q.type ?? null},
       p_status => ${q.status ?? null},
@@ -154,8 +154,8 @@ export async function coinListPage(
       p_page => ${q.page},
       p_per_page => ${perPage},
       p_within => ${within ?? sql`null`}
-    )::text as page`;
-  return pageAnswer(ctx, q.page, perPage, pageText(row!.page));
+    )`;
+  return pageAnswer(ctx, q.page, perPage, { total: Number(row!.total), data: new JsonRows(row!.data, row!.returned) });
 }
 
 const listHandler = (list: CoinList) => (input: HandlerInput<ListQuery, unknown, unknown>) => coinListPage(input, list);
@@ -224,7 +224,7 @@ export const coinRoutes = [
         select coalesce(json_agg(h order by h.time), '[]')::text as data, count(*)::int as count,
           (select i.retention from api.coin_history_intervals i where i.name = ${q.interval}) as retention
         from api.coin_history(${slug}, ${q.interval}, ${q.start ?? null}::text::timestamptz, ${q.end ?? null}::text::timestamptz, ${q.limit}) h`;
-      return { data: new JsonText(row!.data), meta: { coin: slug, interval: q.interval, count: row!.count, retention: row!.retention } };
+      return { data: new JsonRows(row!.data, row!.count), meta: { coin: slug, interval: q.interval, count: row!.count, retention: row!.retention } };
     },
   }),
   defineRoute({
@@ -237,7 +237,7 @@ export const coinRoutes = [
         select coalesce(json_agg(h order by h.time), '[]')::text as data, count(*)::int as count,
           (select i.retention from api.coin_history_intervals i where i.name = ${q.interval}) as retention
         from api.coin_marketcap_history(${slug}, ${q.interval}, ${q.start ?? null}::text::timestamptz, ${q.end ?? null}::text::timestamptz, ${q.limit}) h`;
-      return { data: new JsonText(row!.data), meta: { coin: slug, interval: q.interval, count: row!.count, retention: row!.retention } };
+      return { data: new JsonRows(row!.data, row!.count), meta: { coin: slug, interval: q.interval, count: row!.count, retention: row!.retention } };
     },
   }),
   defineRoute({

@@ -10,6 +10,7 @@ import type { McpPlanName, PlanName } from '../plans.ts';
 import type { AdmissionBatcher, AdmitRoute, AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
 import { keyDigest } from '../keys.ts';
+import { memoized } from '../memo.ts';
 
 /** What a handler and the HTTP core are given. */
 export interface Deps {
@@ -138,38 +139,20 @@ export function limitHeaders(row: AdmitRow): string[] {
     headers.push('X-RateLimit-Reset', String(row.rate_reset));
   }
   // A calendar month (UTC) has no fixed window: the policy states the quota, RateLimit the time left.
-  headers.push('RateLimit-Policy', ratePolicy(row.rate_limit, limit));
+  headers.push('RateLimit-Policy', ratePolicy(`${row.rate_limit} ${limit}`));
   headers.push('RateLimit', `${minute ? `"minute";r=${row.rate_remaining};t=${row.rate_reset}, ` : ''}"month";r=${remaining};t=${resetIn}`);
   return headers;
 }
 
-/** RateLimit-Policy of a plan's limits: a handful of plans, formatted once each. */
-function ratePolicy(rateLimit: number | null, quota: number): string {
-  const name = `${rateLimit} ${quota}`;
-  let policy = policies.get(name);
-  if (policy === undefined) {
-    if (policies.size >= 100) policies.clear();
-    policies.set(name, (policy = `${rateLimit !== null ? `"minute";q=${rateLimit};w=60, ` : ''}"month";q=${quota}`));
-  }
-  return policy;
-}
-const policies = new Map<string, string>();
+/** RateLimit-Policy of a plan's limits ("<per minute or null> <quota>"): a handful of plans, formatted once each. */
+const ratePolicy = memoized((limits: string) => {
+  const [rateLimit, quota] = limits.split(' ');
+  return `${rateLimit !== 'null' ? `"minute";q=${rateLimit};w=60, ` : ''}"month";q=${quota}`;
+}, { max: 100 });
 
 /** The key of an `Authorization: Bearer <key>` header, or null when absent or not a Bearer header. */
 export function bearerKey(header: string | undefined): string | null {
-  if (!header) return null;
-  // a client sends the same header on every request: read once while it keeps coming (a header
-  // far longer than a key's is read every time rather than kept)
-  let key = bearerKeys.get(header);
-  if (key === undefined) {
-    key = /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? null;
-    if (header.length <= MEMO_LENGTH) {
-      if (bearerKeys.size >= 10_000) bearerKeys.clear();
-      bearerKeys.set(header, key);
-    }
-  }
-  return key;
+  return header ? bearerKeyOf(header) || null : null;
 }
-const bearerKeys = new Map<string, string | null>();
-/** a key is 47 characters; its header a few more */
-const MEMO_LENGTH = 128;
+// a client sends the same header on every request: read once while it keeps coming ('' for none)
+const bearerKeyOf = memoized((header: string) => /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? '', { max: 10_000, maxKeyLength: 128 });

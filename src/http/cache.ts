@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { Context, Next } from 'koa';
 import { LRUCache } from 'lru-cache';
+import { memoized } from '../memo.ts';
 import type { Sql } from '../db/client.ts';
 import { admissionDecision, bearerKey, limitHeaders, type AdmitRoute, type AdmitRow } from './admission.ts';
 import type { Deps } from './admission.ts';
@@ -174,18 +175,10 @@ interface Entry {
 
 /** The caching headers of a cached answer, flat: private, since every request carries a key and a shared cache must not answer for its quota. */
 const cacheHeaders = (entry: Entry, changedAt: Date, maxAgeSeconds: number) =>
-  ['Cache-Control', `private, max-age=${maxAgeSeconds}`, 'ETag', entry.etag, 'Last-Modified', httpDate(changedAt)];
+  ['Cache-Control', `private, max-age=${maxAgeSeconds}`, 'ETag', entry.etag, 'Last-Modified', httpDate(changedAt.getTime())];
 
-/** HTTP-dates of the versions' change times, formatted once each (there are a handful at a time). */
-const httpDates = new Map<number, string>();
-function httpDate(time: Date): string {
-  let text = httpDates.get(time.getTime());
-  if (text === undefined) {
-    if (httpDates.size >= 100) httpDates.clear();
-    httpDates.set(time.getTime(), (text = time.toUTCString()));
-  }
-  return text;
-}
+/** HTTP-dates of the versions' change times (epoch ms), formatted once each: there are a handful at a time. */
+const httpDate = memoized((time: number) => new Date(time).toUTCString(), { max: 100 });
 
 /** The body in the encoding the request accepts, compressed once per entry; `encoding` null for identity. */
 async function encodedBody(ctx: Context, entry: Entry): Promise<{ body: Buffer; encoding: Encoding | null }> {

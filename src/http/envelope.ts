@@ -14,14 +14,17 @@ export interface Page {
 }
 
 /**
- * JSON text that PostgreSQL built, passed to the response as it is: a large list is neither parsed
- * into objects nor serialised again (serialiseBody, src/http/logos.ts, splices it in). Serialised
- * anywhere else (JSON.stringify), it is parsed first, so it is always a JSON value.
+ * Rows as PostgreSQL wrote them, a JSON array's text, and how many: passed to the response as they
+ * are, neither parsed into objects nor serialised again (serialiseBody, src/http/logos.ts, splices
+ * the text in). Serialised anywhere else (JSON.stringify) the text is parsed first, so it is always
+ * a JSON value.
  */
-export class JsonText {
+export class JsonRows {
   readonly text: string;
-  constructor(text: string) {
+  readonly length: number;
+  constructor(text: string, length: number) {
     this.text = text;
+    this.length = length;
   }
   toJSON(): unknown {
     if (!spliced) return JSON.parse(this.text);
@@ -31,10 +34,10 @@ export class JsonText {
 }
 
 /**
- * JSON.stringify, each JsonText written as its text: it stands in as a marker that PostgreSQL text
+ * JSON.stringify, each JsonRows written as its text: it stands in as a marker that PostgreSQL text
  * can never hold (a NUL, which JSON escapes) and is then replaced. Synchronous: one list per call.
  */
-export function stringifyWithJsonText(body: unknown): string {
+export function stringifyWithJsonRows(body: unknown): string {
   const texts: string[] = [];
   spliced = texts;
   let json: string;
@@ -46,36 +49,19 @@ export function stringifyWithJsonText(body: unknown): string {
   if (texts.length === 0) return json;
   return json.replace(/"\\u0000json:(\d+)\\u0000"/g, (_, index: string) => texts[Number(index)]!);
 }
-/** the texts of the serialisation under way (stringifyWithJsonText), or null */
+/** the texts of the serialisation under way (stringifyWithJsonRows), or null */
 let spliced: string[] | null = null;
-
-// `{"total" : n, "data" : [...]}` as json_build_object writes it; any other spacing is read alike
-const PAGE_HEAD = /^\{\s*"total"\s*:\s*(\d+)\s*,\s*"data"\s*:\s*(?=\[)/;
-const PAGE_TAIL = /\]\s*\}\s*$/;
-
-/**
- * A list function's page read from its JSON text without parsing the rows: its total, and the rows
- * as JsonText. Text of another shape (a list function that adds fields) is parsed as usual.
- */
-export function pageText(text: string): { total: number; data: JsonText | unknown[] } {
-  const head = PAGE_HEAD.exec(text);
-  const tail = head ? PAGE_TAIL.exec(text) : null;
-  if (!head || !tail) return JSON.parse(text) as { total: number; data: unknown[] };
-  return { total: Number(head[1]), data: new JsonText(text.slice(head[0].length, tail.index + 1)) };
-}
 
 /**
  * `url` is the request's absolute URL (ctx.href: its scheme and host are X-Forwarded-Proto/Host only
  * with TRUST_PROXY, Koa's app.proxy); the links keep its origin, as a reference client expects.
  */
 /** A list function's page (`{ total, data }`, the JSON the api.* list functions return) as this request's paginated answer. */
-export function pageAnswer<T>(ctx: { href: string }, page: number, perPage: number, rows: { total: number; data: T[] | JsonText }, meta: Record<string, unknown> = {}) {
+export function pageAnswer<T>(ctx: { href: string }, page: number, perPage: number, rows: { total: number; data: T[] | JsonRows }, meta: Record<string, unknown> = {}) {
   return paginated(new URL(ctx.href), { page, perPage }, rows.total, rows.data, meta);
 }
 
-/** `data`: the page's rows; as JsonText they are the rows a list function gives for this page of `total`. */
-export function paginated<T>(url: URL, page: Page, total: number, data: T[] | JsonText, meta: Record<string, unknown> = {}) {
-  const count = Array.isArray(data) ? data.length : Math.max(0, Math.min(page.perPage, total - (page.page - 1) * page.perPage));
+export function paginated<T>(url: URL, page: Page, total: number, data: T[] | JsonRows, meta: Record<string, unknown> = {}) {
   const lastPage = Math.max(1, Math.ceil(total / page.perPage));
   const link = (target: number) => {
     const next = new URL(url);
@@ -83,7 +69,7 @@ export function paginated<T>(url: URL, page: Page, total: number, data: T[] | Js
     next.searchParams.set('per_page', String(page.perPage));
     return next.href;
   };
-  const from = count ? (page.page - 1) * page.perPage + 1 : null;
+  const from = data.length ? (page.page - 1) * page.perPage + 1 : null;
   return {
     data,
     links: {
@@ -97,7 +83,7 @@ export function paginated<T>(url: URL, page: Page, total: number, data: T[] | Js
       from,
       last_page: lastPage,
       per_page: page.perPage,
-      to: from === null ? null : from + count - 1,
+      to: from === null ? null : from + data.length - 1,
       total,
       ...meta,
     },

@@ -7,7 +7,7 @@ import { strongEtag } from './cache.ts';
 import { ApiError } from './errors.ts';
 import { escapeHtml, publicBase } from './pages.ts';
 import type { Deps } from './admission.ts';
-import { JsonText, stringifyWithJsonText } from './envelope.ts';
+import { JsonRows, stringifyWithJsonRows } from './envelope.ts';
 
 const KINDS = new Set(['coins', 'exchanges', 'wallets']);
 const FILE = /^([a-z0-9]+(?:-[a-z0-9]+)*)\.svg$/;
@@ -53,7 +53,7 @@ export function logoRoute({ sql }: Pick<Deps, 'sql'>) {
 export function absoluteLogos<T>(body: T, base: string): T {
   const walk = (value: unknown): unknown => {
     if (Array.isArray(value)) return Array.from(value, walk);
-    if (value instanceof JsonText) return walk(JSON.parse(value.text));
+    if (value instanceof JsonRows) return walk(JSON.parse(value.text));
     // plain objects only: a Date or a Decimal in a handler's body is a value, not a record
     if (value === null || typeof value !== 'object' || ![Object.prototype, null].includes(Object.getPrototypeOf(value))) return value;
     const out: Record<string, unknown> = {};
@@ -66,14 +66,14 @@ export function absoluteLogos<T>(body: T, base: string): T {
 }
 
 /**
- * The JSON text of a response body, with the JsonText in it spliced in as it is and its generated
+ * The JSON text of a response body, with the JsonRows in it spliced in as it is and its generated
  * logos absolute: absoluteLogos on the text instead of the tree (one pass of a native replace
  * instead of a copy of every row). A `logo` key can only appear unescaped as a key: inside a string
  * value its quotes are escaped. PostgreSQL writes `"logo" : "…"` in json_build_object's text.
  */
 export function serialiseBody(body: unknown, base: string): string {
   const absolute = `${JSON.stringify(base).slice(0, -1)}${LOGO_PATH}`;
-  return stringifyWithJsonText(body).replace(LOGO_KEY, (_, separator: string) => `"logo"${separator}${absolute}`);
+  return stringifyWithJsonRows(body).replace(LOGO_KEY, (_, separator: string) => `"logo"${separator}${absolute}`);
 }
 const LOGO_KEY = new RegExp(`"logo"(\\s*:\\s*)"${LOGO_PATH}`, 'g');
 

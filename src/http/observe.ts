@@ -2,17 +2,15 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { memoized } from '../memo.ts';
 
 /** The declared path of the matched route (/api/v1/coins/{slug}); a fixed label for anything else keeps cardinality bounded. */
 export function routeLabel(ctx: Context): string {
   const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-  if (typeof matched !== 'string') return 'unmatched';
-  let label = labels.get(matched);
-  if (label === undefined) labels.set(matched, (label = matched.replace(/:(\w+)/g, '{$1}')));
-  return label;
+  return typeof matched === 'string' ? label(matched) : 'unmatched';
 }
-/** matched Koa paths and their labels: as many as there are routes */
-const labels = new Map<string, string>();
+/** a matched Koa path's label, formatted once: there are as many as routes */
+const label = memoized((matched: string) => matched.replace(/:(\w+)/g, '{$1}'), { max: 1_000 });
 
 /**
  * Outside the error middleware, so it sees the status the client gets. Logs the declared route,

@@ -290,10 +290,15 @@ test('an unknown slug is a 404 not_found envelope', async (t) => {
   }
 });
 
-test('an analyst gets the rows of the list from api.coin_rows and the page from api.coin_list', async (t) => {
+test('an analyst gets the rows of the list from api.coin_rows and the page from api.coin_list (and api.coin_list_page)', async (t) => {
   const http = await get('/api/v1/coins/gainers?per_page=2&sort=price');
   const [page] = await handles.db.sql`select api.coin_list(p_list => 'gainers', p_sort => '{price}', p_per_page => 2) as page`;
   t.deepEqual(page!.page, { total: http.body.meta.total, data: http.body.data });
+  // the same page in columns, as the API reads it (the rows' JSON text left unparsed)
+  const [columns] = await handles.db.sql`select total, returned, data::text from api.coin_list_page(p_list => 'gainers', p_sort => '{price}', p_per_page => 2)`;
+  t.is(Number(columns!.total), http.body.meta.total);
+  t.is(columns!.returned, http.body.data.length);
+  t.deepEqual(JSON.parse(columns!.data), http.body.data);
   const rows = await handles.db.sql`select * from api.coin_rows(p_list => 'gainers', p_sort => '{price}') limit 2`;
   t.deepEqual([...rows], http.body.data);
   t.is(iso(Date.parse(rows[0]!.last_updated)), rows[0]!.last_updated, 'instants are ISO 8601 UTC');

@@ -79,8 +79,8 @@ export function namespacedStatement(msg: Message, prefix: string): { bytes: Buff
 }
 
 /** Close (statement) messages for these names, and the Sync that runs them. */
-export const closeStatements = (names: Iterable<string>) =>
-  Buffer.concat([...[...names].map((name) => message('C', Buffer.concat([Buffer.from('S'), cstring(name)]))), sync()]);
+export const closeStatements = (names: string[]) =>
+  Buffer.concat([...names.map((name) => message('C', Buffer.concat([Buffer.from('S'), cstring(name)]))), sync()]);
 
 /** The SQL text of a Query or Parse message, for the lexical checks the multiplexer makes. */
 export function sqlText(msg: Message): string | null {
