@@ -31,20 +31,27 @@ interface Load {
   total: number;
   /** the main thread's busy time per request, µs: the servers' share alone (autocannon runs in a worker) */
   busyUs: number;
+  /** the main thread's CPU time per request, µs (busy time less the time the thread waited for a core) */
+  cpuUs: number;
 }
 
 /** One autocannon run against a path of `target` (any status counts: the caller checks `statuses`). */
 async function load(target: Listening, path: string, headers: Record<string, string> = {}): Promise<Load> {
   const url = `${target.url}${path}`;
   const before = performance.eventLoopUtilization();
+  const cpuBefore = process.threadCpuUsage();
   const result = await autocannon({ url, connections, duration: seconds, headers, workers: 1 });
   // the requests cut off at the end finish before the next figure starts
   await target.drained();
   const busy = performance.eventLoopUtilization(before);
+  const cpu = process.threadCpuUsage(cpuBefore);
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [code, stat.count ?? 0]));
   const total = Object.values(statuses).reduce((sum, count) => sum + count, 0);
   if (total === 0) throw new Error(`no answer from ${url} (${result.errors} errors, ${result.timeouts} timeouts)`);
-  return { rps: total / result.duration, p50: result.latency.p50, p99: result.latency.p99, statuses, total, busyUs: (busy.active * 1000) / total };
+  return {
+    rps: total / result.duration, p50: result.latency.p50, p99: result.latency.p99, statuses, total,
+    busyUs: (busy.active * 1000) / total, cpuUs: (cpu.user + cpu.system) / total,
+  };
 }
 
 /**
@@ -100,6 +107,9 @@ async function attempt<T>(what: string, run: () => Promise<T>): Promise<T | null
     return null;
   }
 }
+
+/** Rounds of the admission figures (each three loads of BENCH_HTTP_SECONDS). */
+const ADMISSION_ROUNDS = 5;
 
 const pct = (part: number, whole: number | undefined) => (whole ? `${((100 * part) / whole).toFixed(1)} %` : '—');
 const ms = (value: number) => value.toFixed(1);
@@ -243,34 +253,41 @@ export async function benchHttp(service: RunningService) {
       const probePublic = await probe(`${app.url}/api/v1/bench-public`, {});
       if (probeKeyed.status !== 200 || probePublic.status !== 200) throw new Error(`statuses ${probeKeyed.status} / ${probePublic.status}`);
       ceilingBody = jsonOfSize(probePublic.bytes);
-      // Three rounds of bare, public and keyed in turn: a difference of two figures that each drift
-      // by several per cent between runs is read as the median of three, with its range.
+      // Rounds of bare, public and keyed, public and keyed in alternating order (whichever runs second
+      // gains a few µs a request), a difference of two figures that each drift by several per cent
+      // between runs read as the median of the rounds, with its range.
       const rounds: { top: Load; open: Load; keyed: Load; overhead: number }[] = [];
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < ADMISSION_ROUNDS; round++) {
         const top = await load(ceiling, '/');
-        const open = await load(app, '/api/v1/bench-public');
-        const keyed = await load(app, '/api/v1/bench-keyed', auth);
+        const loadOpen = () => load(app, '/api/v1/bench-public');
+        const loadKeyed = () => load(app, '/api/v1/bench-keyed', auth);
+        let open: Load, keyed: Load;
+        if (round % 2 === 0) (open = await loadOpen()), (keyed = await loadKeyed());
+        else (keyed = await loadKeyed()), (open = await loadOpen());
         // cost = time per request at this concurrency: the keyed route's extra time over the public one's
         rounds.push({ top, open, keyed, overhead: 1 / keyed.rps - 1 / open.rps });
       }
-      const sorted = [...rounds].sort((a, b) => a.overhead - b.overhead);
-      const { top, open, keyed, overhead } = sorted[1]!;
-      const range = sorted.map((round) => `${(round.overhead * 1e6).toFixed(0)} µs (${pct(round.overhead, 1 / round.top.rps)})`).join(', ');
+      const median = <T>(items: T[], by: (item: T) => number) => [...items].sort((a, b) => by(a) - by(b))[Math.floor(items.length / 2)]!;
+      const { top, open, keyed, overhead } = median(rounds, (round) => round.overhead);
+      const range = (values: number[]) => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)} %`;
       console.log(
-        `\nadmission overhead (a no-op route, ${probePublic.bytes} B), the median of three rounds: bare Koa ${top.rps.toFixed(0)} req/s; ` +
+        `\nadmission overhead (a no-op route, ${probePublic.bytes} B), the median of ${ADMISSION_ROUNDS} rounds: bare Koa ${top.rps.toFixed(0)} req/s; ` +
           `public (no admission) ${open.rps.toFixed(0)} req/s, p99 ${ms(open.p99)} ms; keyed ${keyed.rps.toFixed(0)} req/s, p99 ${ms(keyed.p99)} ms; ` +
-          `admission adds ${(overhead * 1e6).toFixed(0)} µs a request = ${pct(overhead, 1 / open.rps)} of the public route's cost, ${pct(overhead, 1 / top.rps)} of the bare Koa route's` +
-          ` (the three rounds: ${range} of the bare route)`,
+          `admission adds ${(overhead * 1e6).toFixed(1)} µs a request = ${pct(overhead, 1 / open.rps)} of the public route's cost, ${pct(overhead, 1 / top.rps)} of the bare Koa route's` +
+          ` (rounds: ${range(rounds.map((round) => 100 * round.overhead * round.top.rps))} of the bare route)`,
       );
-      // The same rounds by the server thread's own busy time per request, which the load generator's
-      // and the database's use of the two cores does not move: the cost, not the throughput.
-      const busy = rounds.map((round) => ({ over: round.keyed.busyUs - round.open.busyUs, bare: round.top.busyUs })).sort((a, b) => a.over - b.over);
-      const mid = busy[1]!;
-      console.log(
-        `admission by the server thread's busy time per request (median of the same rounds): bare Koa ${mid.bare.toFixed(1)} µs; ` +
-          `admission adds ${mid.over.toFixed(1)} µs = ${pct(mid.over, mid.bare)} of the bare route's (the three rounds: ` +
-          `${busy.map((round) => `${round.over.toFixed(1)} µs (${pct(round.over, round.bare)})`).join(', ')})`,
-      );
+      // The same rounds by the server thread's own time per request, which the load generator's and
+      // the database's use of the two cores moves less: busy (event-loop utilisation: waiting for a
+      // core included) and CPU (the thread's own user and system time).
+      for (const [what, of] of [['busy time', (l: Load) => l.busyUs], ['CPU time', (l: Load) => l.cpuUs]] as const) {
+        const per = rounds.map((round) => ({ over: of(round.keyed) - of(round.open), bare: of(round.top) }));
+        const mid = median(per, (round) => round.over);
+        console.log(
+          `admission by the server thread's ${what} per request (median of the same rounds): bare Koa ${mid.bare.toFixed(1)} µs, ` +
+            `public ${median(rounds.map((round) => of(round.open)), (value) => value).toFixed(1)} µs; admission adds ${mid.over.toFixed(1)} µs = ${pct(mid.over, mid.bare)} of the bare route's ` +
+            `(rounds: ${range(per.map((round) => (100 * round.over) / round.bare))})`,
+        );
+      }
     } finally {
       await close(app);
     }

@@ -1,5 +1,5 @@
 // Small values the hot path derives again and again from the same few arguments (a presented key's
-// digest, the key in an Authorization header, an HTTP-date, a rate policy, a metrics label):
+// digest, the key in an Authorization header, an HTTP-date, a metrics label):
 // computed once per argument while it keeps being asked for. lru-cache bounds how many are kept
 // (a scan of made-up keys evicts the oldest) and keeps none for an argument longer than
 // `maxKeyLength` (a header may be 16 KiB).

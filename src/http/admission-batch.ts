@@ -53,8 +53,8 @@ interface Counts {
 }
 
 interface CachedKey {
-  /** the key's hash (hex) and scope: where it is cached */
-  cacheKey: string;
+  /** the key's hash (hex) and its scope: where it is cached */
+  hex: string;
   keyId: number;
   /** keyId and quotaLimit as the decision's row carries them (formatted once) */
   keyIdText: string;
@@ -128,7 +128,7 @@ function computePeriods(now: number) {
 }
 
 export class AdmissionBatcher {
-  private readonly keys = new Map<string, CachedKey>();
+  private readonly keys = new CachedKeys();
   /** lookups under way, shared by concurrent requests with the same uncached key */
   private readonly lookups = new Map<string, Promise<CachedKey | null>>();
   /** bumped whenever cached keys are dropped: a lookup that started before must not cache its answer */
@@ -170,9 +170,9 @@ export class AdmissionBatcher {
   /** Drops one cached key (its hash in hex) or, with `*`, every one. Counts not yet flushed are kept. */
   forget(payload: string) {
     this.generation++;
-    for (const [cacheKey, entry] of this.keys) {
-      if (payload !== '*' && !cacheKey.startsWith(`${payload}:`)) continue;
-      this.keys.delete(cacheKey);
+    for (const entry of this.keys.values()) {
+      if (payload !== '*' && entry.hex !== payload) continue;
+      this.keys.delete(entry);
       if (hasCounts(entry)) this.orphans.push(entry);
     }
   }
@@ -184,25 +184,23 @@ export class AdmissionBatcher {
    * Admits a request with a key: from the cache, or after looking the key up; an unknown or revoked
    * key (and so every failed attempt) is answered by `inDatabase`, today's app.admit.
    */
-  async admit({ hash: keyHash, hex }: KeyDigest, route: AdmitRoute, inDatabase: () => Promise<AdmitRow>): Promise<AdmitRow> {
+  admit({ hash: keyHash, hex }: KeyDigest, route: AdmitRoute, inDatabase: () => Promise<AdmitRow>): AdmitRow | Promise<AdmitRow> {
     // until LISTEN is in place a revocation could go unheard: app.admit, as with ADMISSION_FLUSH_MS=0
     if (!this.listening || this.closed) return inDatabase();
     const scope = route.scope ?? 'data-api';
+    const entry = this.keys.get(scope, hex);
+    // a cached key is decided at once, without a promise: this is every request but a key's first
+    if (entry) return this.decide(entry, route, Date.now());
     const cacheKey = `${hex}:${scope}`;
-    let entry = this.keys.get(cacheKey) ?? null;
-    if (!entry) {
-      let lookup = this.lookups.get(cacheKey);
-      if (!lookup) {
-        lookup = this.lookup(cacheKey, keyHash, scope).finally(() => this.lookups.delete(cacheKey));
-        this.lookups.set(cacheKey, lookup);
-      }
-      entry = await lookup;
-      if (!entry) return inDatabase();
+    let lookup = this.lookups.get(cacheKey);
+    if (!lookup) {
+      lookup = this.lookup(hex, keyHash, scope).finally(() => this.lookups.delete(cacheKey));
+      this.lookups.set(cacheKey, lookup);
     }
-    return this.decide(entry, route, Date.now());
+    return lookup.then((found) => (found ? this.decide(found, route, Date.now()) : inDatabase()));
   }
 
-  private async lookup(cacheKey: string, keyHash: Buffer, scope: string): Promise<CachedKey | null> {
+  private async lookup(hex: string, keyHash: Buffer, scope: string): Promise<CachedKey | null> {
     const generation = this.generation;
     const now = Date.now();
     const { window, month } = periods(now);
@@ -210,7 +208,7 @@ export class AdmissionBatcher {
       select * from app.admission_key(${keyHash}, ${scope}, ${new Date(window)}, ${month})`;
     if (!row) return null;
     const entry: CachedKey = {
-      cacheKey, keyId: Number(row.key_id), keyIdText: String(Number(row.key_id)), quotaLimitText: String(Number(row.quota_limit)),
+      hex, keyId: Number(row.key_id), keyIdText: String(Number(row.key_id)), quotaLimitText: String(Number(row.quota_limit)),
       owner: row.owner, plan: row.plan, scope, ranks: row.ranks,
       quotaLimit: Number(row.quota_limit), rateLimit: row.rate_limit, perPageCap: row.per_page_cap,
       shared: { window, requests: row.window_requests, month, used: Number(row.quota_used) },
@@ -218,7 +216,7 @@ export class AdmissionBatcher {
     };
     // Cached only if no change was announced meanwhile; either way the answer serves the requests
     // that waited for it.
-    if (generation === this.generation && !this.closed) this.keys.set(cacheKey, entry);
+    if (generation === this.generation && !this.closed) this.keys.set(entry);
     else this.orphans.push(entry); // its counts are still written by the next flush
     return entry;
   }
@@ -280,9 +278,9 @@ export class AdmissionBatcher {
     const rates = [], usage = [], endpoints = [], reads = [];
     const sent: CachedKey[] = [];
     for (const entry of entries) {
-      const cached = this.keys.get(entry.cacheKey) === entry;
+      const cached = this.keys.has(entry);
       if (cached && !hasCounts(entry) && now - entry.lastSeen > IDLE_MS) {
-        this.keys.delete(entry.cacheKey);
+        this.keys.delete(entry);
         continue;
       }
       const counts = entry.pending;
@@ -306,11 +304,11 @@ export class AdmissionBatcher {
         entry.inflight = emptyCounts();
         const row = byId.get(entry.keyId);
         // an entry dropped meanwhile (NOTIFY) is no longer used: only cached ones matter
-        if (!row || this.keys.get(entry.cacheKey) !== entry) continue;
+        if (!row || !this.keys.has(entry)) continue;
         const unchanged = row.key_valid && row.plan === entry.plan && Number(row.quota_limit) === entry.quotaLimit
           && row.rate_limit === entry.rateLimit && row.per_page_cap === entry.perPageCap;
         // a change whose NOTIFY did not reach this process: the next request looks the key up again
-        if (!unchanged) this.keys.delete(entry.cacheKey);
+        if (!unchanged) this.keys.delete(entry);
         else entry.shared = { window, requests: row.window_requests, month, used: Number(row.quota_used) };
       }
     } catch (error) {
@@ -318,7 +316,7 @@ export class AdmissionBatcher {
       for (const entry of sent) {
         merge(entry.pending, entry.inflight);
         entry.inflight = emptyCounts();
-        if (this.keys.get(entry.cacheKey) !== entry) this.orphans.push(entry);
+        if (!this.keys.has(entry)) this.orphans.push(entry);
       }
       if (!this.closed) this.logger?.warn(`admission: flushing counters failed (${(error as Error).message}); retrying`);
     }
@@ -330,6 +328,32 @@ export class AdmissionBatcher {
     if (this.timer) clearInterval(this.timer);
     await this.flush();
     await this.unlisten?.().catch(() => {});
+  }
+}
+
+/**
+ * The cached keys by scope, then by key hash (hex): looked up on every keyed request by the digest's
+ * own hex string, whose hash V8 keeps, rather than by a string built per request.
+ */
+class CachedKeys {
+  private readonly byScope = new Map<string, Map<string, CachedKey>>();
+  get(scope: string, hex: string) {
+    return this.byScope.get(scope)?.get(hex);
+  }
+  set(entry: CachedKey) {
+    let keys = this.byScope.get(entry.scope);
+    if (!keys) this.byScope.set(entry.scope, (keys = new Map()));
+    keys.set(entry.hex, entry);
+  }
+  /** whether this very entry is the one cached (not one dropped and looked up again since) */
+  has(entry: CachedKey) {
+    return this.get(entry.scope, entry.hex) === entry;
+  }
+  delete(entry: CachedKey) {
+    if (this.has(entry)) this.byScope.get(entry.scope)!.delete(entry.hex);
+  }
+  *values() {
+    for (const keys of this.byScope.values()) yield* [...keys.values()];
   }
 }
 

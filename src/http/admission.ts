@@ -9,8 +9,9 @@ import type { ReadReplicas } from '../db/replicas.ts';
 import type { McpPlanName, PlanName } from '../plans.ts';
 import type { AdmissionBatcher, AdmitRoute, AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
-import { keyDigest } from '../keys.ts';
+import { keyDigest, type KeyDigest } from '../keys.ts';
 import { memoized } from '../memo.ts';
+import { setHeaders } from './head.ts';
 
 /** What a handler and the HTTP core are given. */
 export interface Deps {
@@ -32,16 +33,25 @@ export interface Admitted {
   perPageCap: number;
 }
 
-export async function admission(
+/**
+ * Admits a keyed request: sets its quota headers and answers with the key, or throws the refusal.
+ * Synchronous for a key this process has cached (nearly every request): no promise on the hot path.
+ */
+export function admission(
   ctx: Context,
   deps: Deps,
   route: AdmitRoute & { key?: string | null },
-): Promise<Admitted> {
-  const key = route.key !== undefined ? route.key : bearerKey(ctx.get('authorization'));
+): Admitted | Promise<Admitted> {
+  const presented = route.key !== undefined ? presentedKey(route.key) : presentedBearer(ctx.get('authorization'));
   // a decision the cache's shortcut made for this request and left to the route to answer
   const decided = ctx.state.decided as AdmitRow | undefined;
   ctx.state.decided = undefined;
-  const row = decided ?? (await admissionDecision(ctx, deps, key, route));
+  const row = decided ?? admissionDecision(ctx, deps, presented, route);
+  const key = presented?.key ?? null;
+  return row instanceof Promise ? row.then((settled) => admitted(ctx, key, route, settled)) : admitted(ctx, key, route, row);
+}
+
+function admitted(ctx: Context, key: string | null, route: AdmitRoute, row: AdmitRow): Admitted {
   setLimitHeaders(ctx, row);
   if (row.outcome === 'ok') return { id: Number(row.key_id), owner: row.owner!, plan: row.plan!, perPageCap: row.per_page_cap! };
   const retryAfter = { 'Retry-After': String(row.retry_after ?? 60) };
@@ -64,11 +74,15 @@ export async function admission(
 
 /**
  * The admission decision for a request, counted, without touching the response (the cache's
- * shortcut writes its headers itself; admission() sets them and refuses).
+ * shortcut writes its headers itself; admission() sets them and refuses). Synchronous for a cached key.
  */
-export async function admissionDecision(ctx: Context, deps: Deps, key: string | null, route: AdmitRoute): Promise<AdmitRow> {
-  const row = await admit(ctx, deps, key, route);
-  // For the request log and metrics (src/http/observe.ts): the outcome, and which key (never the key itself).
+export function admissionDecision(ctx: Context, deps: Deps, presented: Presented | null, route: AdmitRoute): AdmitRow | Promise<AdmitRow> {
+  const row = admit(ctx, deps, presented, route);
+  return row instanceof Promise ? row.then((settled) => noted(ctx, settled)) : noted(ctx, row);
+}
+
+/** For the request log and metrics (src/http/observe.ts): the outcome, and which key (never the key itself). */
+function noted(ctx: Context, row: AdmitRow): AdmitRow {
   ctx.state.admission = row.outcome;
   if (row.key_id !== null) ctx.state.keyId = Number(row.key_id);
   return row;
@@ -80,18 +94,18 @@ export async function admissionDecision(ctx: Context, deps: Deps, key: string | 
  * unknown key adds no headers (and, like any wrong key, counts as a failed attempt).
  */
 export async function quotaHeaders(ctx: Context, deps: Deps): Promise<void> {
-  const key = bearerKey(ctx.get('authorization'));
-  if (!key) return;
+  const presented = presentedBearer(ctx.get('authorization'));
+  if (!presented) return;
   try {
-    setLimitHeaders(ctx, await admit(ctx, deps, key, { endpoint: 'unrouted', plan: 'free', consume: false }));
+    setLimitHeaders(ctx, await admit(ctx, deps, presented, { endpoint: 'unrouted', plan: 'free', consume: false }));
   } catch {
     // The response being answered is the error that matters; it leaves without quota headers.
   }
 }
 
 /** Through the process's batched counters when there are (ADMISSION_FLUSH_MS > 0), else app.admit per request. */
-async function admit(ctx: Context, deps: Deps, key: string | null, route: AdmitRoute): Promise<AdmitRow> {
-  const digest = key ? keyDigest(key) : null;
+function admit(ctx: Context, deps: Deps, presented: Presented | null, route: AdmitRoute): AdmitRow | Promise<AdmitRow> {
+  const digest = presented?.digest ?? null;
   if (digest && deps.admission) return deps.admission.admit(digest, route, () => admitInDatabase(ctx, deps, digest.hash, route));
   return admitInDatabase(ctx, deps, digest?.hash ?? null, route);
 }
@@ -113,46 +127,52 @@ async function admitInDatabase(ctx: Context, { sql, config }: Deps, hash: Buffer
  * counted against the minute (a request that is not counted does not read the minute's counter).
  */
 function setLimitHeaders(ctx: Context, row: AdmitRow) {
-  const pairs = limitHeaders(row);
-  // on the response itself: Koa's ctx.set adds three calls per header, on every keyed request
-  for (let i = 0; i < pairs.length; i += 2) ctx.res.setHeader(pairs[i]!, pairs[i + 1]!);
+  setHeaders(ctx, limitHeaders(row));
 }
 
-/** The quota and rate-limit headers of a decision, as a flat [name, value, …] list (none for an unknown key). */
+/**
+ * The quota and rate-limit headers of a decision, as a flat [name, value, …] list (none for an
+ * unknown key). Built on every keyed request: one array, no lookups.
+ */
 export function limitHeaders(row: AdmitRow): string[] {
-  const headers: string[] = [];
-  if (row.quota_limit === null) return headers;
+  if (row.quota_limit === null) return [];
   const limit = Number(row.quota_limit);
   const used = Number(row.quota_used ?? 0);
   const remaining = Math.max(0, limit - used);
   const resetEpoch = Math.floor(row.quota_reset.getTime() / 1000);
   const resetIn = Math.max(0, resetEpoch - Math.floor(Date.now() / 1000));
-  headers.push('X-Quota-Limit', String(limit));
-  headers.push('X-Quota-Used', String(used));
-  headers.push('X-Quota-Remaining', String(remaining));
-  // Unix epoch seconds, as the reference's official client parses it.
-  headers.push('X-Quota-Reset', String(resetEpoch));
-  const minute = row.rate_remaining !== null && row.rate_reset !== null;
-  if (minute) {
-    headers.push('X-RateLimit-Limit', String(row.rate_limit));
-    headers.push('X-RateLimit-Remaining', String(row.rate_remaining));
-    headers.push('X-RateLimit-Reset', String(row.rate_reset));
-  }
   // A calendar month (UTC) has no fixed window: the policy states the quota, RateLimit the time left.
-  headers.push('RateLimit-Policy', ratePolicy(`${row.rate_limit} ${limit}`));
-  headers.push('RateLimit', `${minute ? `"minute";r=${row.rate_remaining};t=${row.rate_reset}, ` : ''}"month";r=${remaining};t=${resetIn}`);
-  return headers;
+  const policy = `${row.rate_limit !== null ? `"minute";q=${row.rate_limit};w=60, ` : ''}"month";q=${limit}`;
+  const month = `"month";r=${remaining};t=${resetIn}`;
+  // Unix epoch seconds in X-Quota-Reset, as the reference's official client parses it.
+  if (row.rate_remaining === null || row.rate_reset === null) {
+    return [
+      'X-Quota-Limit', String(limit), 'X-Quota-Used', String(used), 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', String(resetEpoch),
+      'RateLimit-Policy', policy, 'RateLimit', month,
+    ];
+  }
+  // the per-minute figures only when this request was counted against the minute
+  return [
+    'X-Quota-Limit', String(limit), 'X-Quota-Used', String(used), 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', String(resetEpoch),
+    'X-RateLimit-Limit', String(row.rate_limit), 'X-RateLimit-Remaining', String(row.rate_remaining), 'X-RateLimit-Reset', String(row.rate_reset),
+    'RateLimit-Policy', policy, 'RateLimit', `"minute";r=${row.rate_remaining};t=${row.rate_reset}, ${month}`,
+  ];
 }
 
-/** RateLimit-Policy of a plan's limits ("<per minute or null> <quota>"): a handful of plans, formatted once each. */
-const ratePolicy = memoized((limits: string) => {
-  const [rateLimit, quota] = limits.split(' ');
-  return `${rateLimit !== 'null' ? `"minute";q=${rateLimit};w=60, ` : ''}"month";q=${quota}`;
-}, { max: 100 });
+/** A key as a request presented it, and its digest (what it is looked up by). */
+export interface Presented {
+  key: string;
+  digest: KeyDigest;
+}
+
+const presentedKey = (key: string | null): Presented | null => (key ? { key, digest: keyDigest(key) } : null);
+
+/** The key of an `Authorization: Bearer <key>` header and its digest, or null when absent or not a Bearer header. */
+export function presentedBearer(header: string | undefined): Presented | null {
+  return header ? bearerOf(header) || null : null;
+}
+// a client sends the same header on every request: read and digested once while it keeps coming (false for none)
+const bearerOf = memoized((header: string): Presented | false => presentedKey(/^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? null) ?? false, { max: 10_000, maxKeyLength: 128 });
 
 /** The key of an `Authorization: Bearer <key>` header, or null when absent or not a Bearer header. */
-export function bearerKey(header: string | undefined): string | null {
-  return header ? bearerKeyOf(header) || null : null;
-}
-// a client sends the same header on every request: read once while it keeps coming ('' for none)
-const bearerKeyOf = memoized((header: string) => /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] ?? '', { max: 10_000, maxKeyLength: 128 });
+export const bearerKey = (header: string | undefined): string | null => presentedBearer(header)?.key ?? null;

@@ -5,7 +5,6 @@ import type { Server } from 'node:http';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import Koa, { type Context, type Middleware } from 'koa';
-import compress from 'koa-compress';
 import helmet from 'koa-helmet';
 import { ApiError, errorMiddleware, toApiError } from './errors.ts';
 import type { Deps } from './admission.ts';
@@ -20,7 +19,8 @@ import { mountPublic } from './public.ts';
 import { quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
-import { COMPRESS_THRESHOLD_BYTES, responseCache } from './cache.ts';
+import { responseCache } from './cache.ts';
+import { compressUnlessKept, flushHead, getHeader, headOpen, openHead } from './head.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 /** Request headers allowed (Node's default); checked in the app, where the key can still be read. */
@@ -58,16 +58,23 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
     headers: (ctx) => ['X-Request-Id', requestId(ctx), ...security.api],
     ordinary: (ctx) => headerBytes(ctx) <= MAX_HEADER_BYTES && !ctx.get('content-length') && !ctx.get('transfer-encoding'),
   }));
+  // An API answer's headers are kept in a list and written with its body in one call (src/http/head.ts);
+  // whatever else answers gets them set on the response.
   app.use(async (ctx, next) => {
-    ctx.set('X-Request-Id', requestId(ctx));
-    await next();
+    if (isApiPath(ctx.path) && !isMcpPath(ctx.path)) openHead(ctx, ['X-Request-Id', requestId(ctx), ...security.api, 'Vary', 'Accept-Encoding']);
+    else ctx.set('X-Request-Id', requestId(ctx));
+    try {
+      await next();
+    } finally {
+      flushHead(ctx);
+    }
   });
   // A keyed /api/v1 request answered before admission ran (unknown route, bad JSON, oversized body
   // or headers) still carries the key's quota headers, as every keyed response does.
   app.use(async (ctx, next) => {
     // not when admission ran (ctx.state.admission): a refused key must not be looked up, and counted, twice
     const early = () =>
-      ctx.state.admission === undefined && !ctx.response.get('X-Quota-Limit') && (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`));
+      ctx.state.admission === undefined && !getHeader(ctx, 'X-Quota-Limit') && (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`));
     try {
       await next();
     } catch (error) {
@@ -77,14 +84,9 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
     if (ctx.status === 404 && ctx.body === undefined && early()) await quotaHeaders(ctx, deps);
   });
   app.use(security.middleware);
-  // gzip or brotli as Accept-Encoding asks, above a size worth it; a cached body arrives already
-  // encoded (src/http/cache.ts). Never an event stream (MCP): it must not wait for a buffer to fill.
-  app.use(compress({
-    threshold: COMPRESS_THRESHOLD_BYTES,
-    filter: (type) => !/event-stream/i.test(type) && /json|^text\/|javascript|xml|svg/i.test(type),
-    zstd: false,
-    deflate: false,
-  }));
+  // gzip or brotli as Accept-Encoding asks, above a size worth it (an API answer's in writeAnswer);
+  // a cached body arrives already encoded (src/http/cache.ts).
+  app.use(compressUnlessKept);
   app.use(async (ctx, next) => {
     if (headerBytes(ctx) > MAX_HEADER_BYTES) throw new ApiError(431, 'headers_too_large', 'Request headers are too large.');
     await next();
@@ -156,6 +158,8 @@ function securityHeaders(): { api: string[]; middleware: Middleware } {
   return {
     api: api.headers,
     middleware: async (ctx, next) => {
+      // an API answer's are in its kept headers already
+      if (headOpen(ctx)) return next();
       const { headers } = isApiPath(ctx.path) ? api : page;
       for (const name of removed) ctx.res.removeHeader(name);
       for (let i = 0; i < headers.length; i += 2) ctx.res.setHeader(headers[i]!, headers[i + 1]!);
@@ -177,7 +181,9 @@ function recordHelmet(options?: Parameters<typeof helmet>[0]) {
 
 /** JSON answers: the API and MCP, but not the HTML reference served under the API prefix. */
 const isApiPath = (path: string) =>
-  ((path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) && !(REFERENCE_PATHS as readonly string[]).includes(path)) || path === '/mcp' || path.startsWith('/mcp/');
+  ((path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) && !(REFERENCE_PATHS as readonly string[]).includes(path)) || isMcpPath(path);
+/** MCP's transport writes its own response head (and streams): its headers are set as they come. */
+const isMcpPath = (path: string) => path === '/mcp' || path.startsWith('/mcp/');
 
 /** The request's id: the client's X-Request-Id when it is a sane token, else a fresh UUID (once per request). */
 function requestId(ctx: Context): string {

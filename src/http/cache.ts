@@ -11,7 +11,8 @@ import type { Context, Next } from 'koa';
 import { LRUCache } from 'lru-cache';
 import { memoized } from '../memo.ts';
 import type { Sql } from '../db/client.ts';
-import { admissionDecision, bearerKey, limitHeaders, type AdmitRoute, type AdmitRow } from './admission.ts';
+import { admissionDecision, limitHeaders, presentedBearer, type AdmitRoute, type AdmitRow } from './admission.ts';
+import { COMPRESS_THRESHOLD_BYTES, setHeaders, writeAnswer } from './head.ts';
 import type { Deps } from './admission.ts';
 
 /** The groups of served data, one row each in app.data_versions. */
@@ -44,8 +45,6 @@ export const CONTENT_CACHE: RouteCache = { data: ['content'], maxAgeSeconds: 300
 // the raw feed, by ingest (every minute live); coin names and logos ride on the market version
 export const LIQUIDATIONS_CACHE: RouteCache = { data: ['liquidations', 'market'], maxAgeSeconds: 30 };
 
-/** Smaller bodies are sent as they are (by koa-compress too, app.ts). */
-export const COMPRESS_THRESHOLD_BYTES = 1024;
 /** Versions are re-read this often besides the notifications, should the listening connection be lost. */
 const POLL_MS = 5_000;
 /** Request URLs remembered with the cache key they parsed to (the warm-hit shortcut), at most. */
@@ -257,24 +256,17 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
   const origin = (ctx: Context) => deps.config.PUBLIC_URL ?? ctx.origin;
 
   async function answer(ctx: Context, entry: Entry, changedAt: Date, maxAgeSeconds: number, status: number) {
-    const headers = cacheHeaders(entry, changedAt, maxAgeSeconds);
-    for (let i = 0; i < headers.length; i += 2) ctx.set(headers[i]!, headers[i + 1]!);
+    setHeaders(ctx, cacheHeaders(entry, changedAt, maxAgeSeconds));
     if (notModified(ctx, entry.etag)) {
       ctx.status = 304;
       ctx.body = null;
       return;
     }
-    ctx.status = status;
-    ctx.type = 'application/json; charset=utf-8';
-    if (!store) {
-      // without a store there is nothing to keep the encoding in: koa-compress compresses it
-      ctx.body = entry.body;
-      return;
-    }
-    const { body, encoding } = await encodedBody(ctx, entry);
-    ctx.body = body;
+    // without a store there is nothing to keep the encoding in: koa-compress compresses it
+    if (!store) return writeAnswer(ctx, status, entry.body);
     // koa-compress leaves a body that has its Content-Encoding already
-    if (encoding) ctx.set('Content-Encoding', encoding);
+    const { body, encoding } = await encodedBody(ctx, entry);
+    await writeAnswer(ctx, status, body, encoding);
   }
 
   /** `matchedRoute`: the route's Koa path under the prefix, as the router would leave it for the request log */
@@ -285,13 +277,8 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
     const rawQuery = 'page' in ((route.query as unknown as { shape?: object } | undefined)?.shape ?? {});
     return async (ctx, input, produce, status, admission) => {
       const current = await currentFor(data);
-      if (!current) {
-        // versions not read yet: answer as without a cache
-        ctx.status = status;
-        ctx.type = 'application/json; charset=utf-8';
-        ctx.body = await produce();
-        return;
-      }
+      // versions not read yet: answer as without a cache
+      if (!current) return writeAnswer(ctx, status, await produce());
       const base = [
         route.method, route.path, origin(ctx), rawQuery ? ctx.querystring : '', canonical(input.query), canonical(input.params),
       ].join('\n');
@@ -323,7 +310,7 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
       (ctx as { _matchedRoute?: string })._matchedRoute = hit.matchedRoute;
       let row: AdmitRow;
       try {
-        row = await admissionDecision(ctx, deps, bearerKey(ctx.get('authorization')), hit.admission);
+        row = await admissionDecision(ctx, deps, presentedBearer(ctx.get('authorization')), hit.admission);
       } catch {
         return next();
       }

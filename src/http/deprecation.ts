@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import type { Config } from '../config.ts';
 import { changelogSection } from './changelog.ts';
 import { publicBase } from './pages.ts';
+import { appendHeader, setHeaders } from './head.ts';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -22,8 +23,7 @@ export function deprecationHeaders(deprecated: { sunset: string; changelog: stri
   const deprecation = `@${parseDate(since, 'since') / 1000}`;
   const sunset = new Date(parseDate(deprecated.sunset, 'sunset')).toUTCString();
   return (ctx: Context, config: Pick<Config, 'PUBLIC_URL'>) => {
-    ctx.set('Deprecation', deprecation);
-    ctx.set('Sunset', sunset);
-    ctx.append('Link', `<${publicBase(ctx, config)}/changelog#${encodeURIComponent(deprecated.changelog)}>; rel="deprecation"; type="text/html"`);
+    setHeaders(ctx, ['Deprecation', deprecation, 'Sunset', sunset]);
+    appendHeader(ctx, 'Link', `<${publicBase(ctx, config)}/changelog#${encodeURIComponent(deprecated.changelog)}>; rel="deprecation"; type="text/html"`);
   };
 }

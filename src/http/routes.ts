@@ -9,6 +9,7 @@ import { admission, type Admitted, type Deps } from './admission.ts';
 import type { PlanName } from '../plans.ts';
 import type { RouteCache, responseCache } from './cache.ts';
 import { deprecationHeaders } from './deprecation.ts';
+import { setHeaders, writeAnswer } from './head.ts';
 import { completeEnvelope } from './envelope.ts';
 import { serialiseBody } from './logos.ts';
 import { publicBase } from './pages.ts';
@@ -166,13 +167,15 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cac
     router[route.method](koaPath(route.path), async (ctx: Context) => {
       // on every answer, errors included: a client learns of the sunset whatever it sent
       if (deprecation) deprecation(ctx, deps.config);
-      if (route.noStore) ctx.set('Cache-Control', 'no-store');
+      if (route.noStore) setHeaders(ctx, ['Cache-Control', 'no-store']);
       const input = parseInputs(route, ctx);
       const valid = Object.keys(input.errors).length === 0;
       const plan = routePlan(route, input.query, valid);
       const perPage = valid ? (input.query as { per_page?: unknown }).per_page : undefined;
       const admitWith = { endpoint, plan, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined };
-      const key = route.public && !ctx.get('authorization') ? (null as unknown as Admitted) : await admission(ctx, deps, admitWith);
+      const admitted = route.public && !ctx.get('authorization') ? (null as unknown as Admitted) : admission(ctx, deps, admitWith);
+      // awaited only when it is a promise (a key's first request): a cached key's costs no turn of the microtask queue
+      const key = admitted instanceof Promise ? await admitted : admitted;
       if (!valid) throw ApiError.validation(input.errors);
       if (route.readsCounters) await deps.admission?.flush();
       const query = handlerQuery(route, deps, routes, ctx, input, key);
@@ -180,9 +183,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cac
       const produce = async () => serialiseBody(completeEnvelope(await query(), deps.config), publicBase(ctx, deps.config));
       // a later request of this URL is admitted alike by the cache's shortcut (not a deprecated route: its headers are the route's)
       if (cached) return cached(ctx, input, produce, route.status ?? 200, deprecation ? null : admitWith);
-      ctx.status = route.status ?? 200;
-      ctx.type = 'application/json; charset=utf-8';
-      ctx.body = await produce();
+      await writeAnswer(ctx, route.status ?? 200, await produce());
     });
   }
   return cache;

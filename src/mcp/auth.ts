@@ -37,6 +37,6 @@ export const mcpPlan = (plan: PlanName | PlanName[]): McpPlanName => ([plan].fla
  * Admits one MCP request for `endpoint`: `consume` only for a tool call (one request of the quota);
  * initialize, tools/list and the like authenticate and cost nothing.
  */
-export function admitMcp(ctx: Context, deps: Deps, endpoint: string, plan: McpPlanName, consume: boolean): Promise<Admitted> {
+export async function admitMcp(ctx: Context, deps: Deps, endpoint: string, plan: McpPlanName, consume: boolean): Promise<Admitted> {
   return admission(ctx, deps, { endpoint, plan, consume, scope: 'mcp', key: mcpKey(ctx) });
 }
