@@ -35,12 +35,26 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Admission outcomes since the counter was last read, counted per keyed request in a plain map
+   * (a labelled inc hashes and checks its labels on every call) and added to it when it is read.
+   */
+  private readonly admissionTally = new Map<string, number>();
+
   readonly admissions = new Counter({
     name: 'mdapi_admissions_total',
     help: 'Admission decisions on keyed requests: ok, unauthorized, auth_rate_limited, plan_required, per_page_exceeded, rate_limited, quota_exceeded.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const [outcome, count] of this.admissionTally) this.admissions.inc({ outcome }, count);
+      this.admissionTally.clear();
+    },
   });
+
+  countAdmission(outcome: string) {
+    this.admissionTally.set(outcome, (this.admissionTally.get(outcome) ?? 0) + 1);
+  }
 
   readonly jobRuns = new Counter({
     name: 'mdapi_job_runs_total',

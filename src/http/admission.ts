@@ -11,7 +11,7 @@ import type { AdmissionBatcher, AdmitRoute, AdmitRow } from './admission-batch.t
 import { ApiError } from './errors.ts';
 import { keyDigest, type KeyDigest } from '../keys.ts';
 import { memoized } from '../memo.ts';
-import { setHeaders } from './head.ts';
+import { addHeaders } from './head.ts';
 
 /** What a handler and the HTTP core are given. */
 export interface Deps {
@@ -45,7 +45,7 @@ export function admission(
   const presented = route.key !== undefined ? presentedKey(route.key) : presentedBearer(ctx.get('authorization'));
   // a decision the cache's shortcut made for this request and left to the route to answer
   const decided = ctx.state.decided as AdmitRow | undefined;
-  ctx.state.decided = undefined;
+  if (decided) ctx.state.decided = undefined;
   const row = decided ?? admissionDecision(ctx, deps, presented, route);
   const key = presented?.key ?? null;
   return row instanceof Promise ? row.then((settled) => admitted(ctx, key, route, settled)) : admitted(ctx, key, route, row);
@@ -125,39 +125,59 @@ async function admitInDatabase(ctx: Context, { sql, config }: Deps, hash: Buffer
 /**
  * Quota headers whenever the key is known; the per-minute figures only when this request was
  * counted against the minute (a request that is not counted does not read the minute's counter).
+ * Set once a response: by admission, or for an answer given before it ran (quotaHeaders).
  */
 function setLimitHeaders(ctx: Context, row: AdmitRow) {
-  setHeaders(ctx, limitHeaders(row));
+  addHeaders(ctx, limitHeaders(row));
 }
 
 /**
  * The quota and rate-limit headers of a decision, as a flat [name, value, …] list (none for an
- * unknown key). Built on every keyed request: one array, no lookups.
+ * unknown key). Built on every keyed request: one array; what is the same for a plan and month
+ * (the reset, the policy) is formatted when it changes.
  */
 export function limitHeaders(row: AdmitRow): string[] {
   if (row.quota_limit === null) return [];
   const limit = Number(row.quota_limit);
-  const used = Number(row.quota_used ?? 0);
-  const remaining = Math.max(0, limit - used);
-  const resetEpoch = Math.floor(row.quota_reset.getTime() / 1000);
-  const resetIn = Math.max(0, resetEpoch - Math.floor(Date.now() / 1000));
-  // A calendar month (UTC) has no fixed window: the policy states the quota, RateLimit the time left.
-  const policy = `${row.rate_limit !== null ? `"minute";q=${row.rate_limit};w=60, ` : ''}"month";q=${limit}`;
+  const used = row.quota_used ?? '0';
+  const remaining = Math.max(0, limit - Number(used));
+  const reset = resetOf(row.quota_reset);
+  const resetIn = Math.max(0, reset.epoch - Math.floor(Date.now() / 1000));
+  const policy = policyOf(row.rate_limit, row.quota_limit);
   const month = `"month";r=${remaining};t=${resetIn}`;
-  // Unix epoch seconds in X-Quota-Reset, as the reference's official client parses it.
   if (row.rate_remaining === null || row.rate_reset === null) {
     return [
-      'X-Quota-Limit', String(limit), 'X-Quota-Used', String(used), 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', String(resetEpoch),
+      'X-Quota-Limit', row.quota_limit, 'X-Quota-Used', used, 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', reset.text,
       'RateLimit-Policy', policy, 'RateLimit', month,
     ];
   }
-  // the per-minute figures only when this request was counted against the minute
   return [
-    'X-Quota-Limit', String(limit), 'X-Quota-Used', String(used), 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', String(resetEpoch),
+    'X-Quota-Limit', row.quota_limit, 'X-Quota-Used', used, 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', reset.text,
     'X-RateLimit-Limit', String(row.rate_limit), 'X-RateLimit-Remaining', String(row.rate_remaining), 'X-RateLimit-Reset', String(row.rate_reset),
     'RateLimit-Policy', policy, 'RateLimit', `"minute";r=${row.rate_remaining};t=${row.rate_reset}, ${month}`,
   ];
 }
+
+/** The month's reset in Unix epoch seconds (X-Quota-Reset, as the reference's official client parses it), formatted once a month. */
+function resetOf(date: Date) {
+  const time = date.getTime();
+  if (lastReset.time !== time) {
+    const epoch = Math.floor(time / 1000);
+    lastReset = { time, epoch, text: String(epoch) };
+  }
+  return lastReset;
+}
+let lastReset = { time: Number.NaN, epoch: 0, text: '' };
+
+/** RateLimit-Policy: a calendar month (UTC) has no fixed window, so it states the quota, and RateLimit the time left. */
+function policyOf(rateLimit: number | null, quotaLimit: string) {
+  if (lastPolicy.rateLimit !== rateLimit || lastPolicy.quotaLimit !== quotaLimit) {
+    const text = `${rateLimit !== null ? `"minute";q=${rateLimit};w=60, ` : ''}"month";q=${quotaLimit}`;
+    lastPolicy = { rateLimit, quotaLimit, text };
+  }
+  return lastPolicy.text;
+}
+let lastPolicy: { rateLimit: number | null; quotaLimit: string; text: string } = { rateLimit: null, quotaLimit: '', text: '' };
 
 /** A key as a request presented it, and its digest (what it is looked up by). */
 export interface Presented {

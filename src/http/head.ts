@@ -66,6 +66,13 @@ export function setHeaders(ctx: Context, pairs: readonly string[]) {
   }
 }
 
+/** Sets headers the response has none of yet (the caller knows): in the list without looking for them there. */
+export function addHeaders(ctx: Context, pairs: readonly string[]) {
+  const list = listOf(ctx);
+  if (!list) for (let i = 0; i < pairs.length; i += 2) ctx.res.setHeader(pairs[i]!, pairs[i + 1]!);
+  else for (let i = 0; i < pairs.length; i++) list.push(pairs[i]!);
+}
+
 /** Adds a header line beside any of the same name (e.g. a second Link). */
 export function appendHeader(ctx: Context, name: string, value: string) {
   const list = listOf(ctx);

@@ -28,7 +28,7 @@ export function observeRequests(logger: Logger, metrics: Metrics, logRequests: b
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, seconds);
       const admission = ctx.state.admission as string | undefined;
-      if (admission) metrics.admissions.inc({ outcome: admission });
+      if (admission) metrics.countAdmission(admission);
       if (logRequests) {
         logger.info(
           {
