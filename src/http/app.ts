@@ -50,18 +50,20 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
   app.proxy = deps.config.TRUST_PROXY;
 
   const security = securityHeaders();
+  /** What every API answer carries before its own headers: its id, the security headers and Vary (koa-compress's) */
+  const apiHead = (ctx: Context) => ['X-Request-Id', requestId(ctx), ...security.api, 'Vary', 'Accept-Encoding'];
   const cache = responseCache(deps, routes);
   app.use(observeRequests(logger, metrics, deps.config.LOG_REQUESTS));
   app.use(errorMiddleware(logger));
   // a URL answered from the response cache before is answered again here, before any other header is set
   app.use(cache.shortcut({
-    headers: (ctx) => ['X-Request-Id', requestId(ctx), ...security.api],
+    headers: apiHead,
     ordinary: (ctx) => headerBytes(ctx) <= MAX_HEADER_BYTES && !ctx.get('content-length') && !ctx.get('transfer-encoding'),
   }));
   // An API answer's headers are kept in a list and written with its body in one call (src/http/head.ts);
   // whatever else answers gets them set on the response.
   app.use(async (ctx, next) => {
-    if (isApiPath(ctx.path) && !isMcpPath(ctx.path)) openHead(ctx, ['X-Request-Id', requestId(ctx), ...security.api, 'Vary', 'Accept-Encoding']);
+    if (isApiPath(ctx.path) && !isMcpPath(ctx.path)) openHead(ctx, apiHead(ctx));
     else ctx.set('X-Request-Id', requestId(ctx));
     try {
       await next();

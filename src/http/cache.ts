@@ -226,7 +226,7 @@ interface Shortcut {
 
 /** What the shortcut needs of the app: the request's id and the headers every response carries. */
 export interface ShortcutHead {
-  /** the request id (as the app's request-id middleware assigns it) and the fixed headers, flat */
+  /** the headers every API answer starts with (request id, security headers, Vary), flat: a fresh list each call */
   headers(ctx: Context): string[];
   /** a request the app's own checks (header size, body) might refuse: left to the full chain */
   ordinary(ctx: Context): boolean;
@@ -319,7 +319,7 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
         return next();
       }
       const headers = head.headers(ctx);
-      headers.push(...limitHeaders(row), ...cacheHeaders(entry, current.changedAt, hit.maxAgeSeconds), 'Vary', 'Accept-Encoding');
+      headers.push(...limitHeaders(row), ...cacheHeaders(entry, current.changedAt, hit.maxAgeSeconds));
       ctx.respond = false;
       if (notModified(ctx, entry.etag)) {
         ctx.status = 304;
