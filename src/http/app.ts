@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
-import Koa, { type Context, type Middleware } from 'koa';
+import Koa, { type Context } from 'koa';
 import helmet from 'koa-helmet';
 import { ApiError, errorMiddleware, toApiError } from './errors.ts';
 import type { Deps } from './admission.ts';
@@ -20,7 +20,7 @@ import { quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache } from './cache.ts';
-import { compressUnlessKept, flushHead, getHeader, headOpen, openHead } from './head.ts';
+import { compressResponses, flushHead, getHeader, headOpen, openHead } from './head.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 /** Request headers allowed (Node's default); checked in the app, where the key can still be read. */
@@ -61,60 +61,49 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
     ordinary: (ctx) => headerBytes(ctx) <= MAX_HEADER_BYTES && !ctx.get('content-length') && !ctx.get('transfer-encoding'),
   }));
   // An API answer's headers are kept in a list and written with its body in one call (src/http/head.ts);
-  // whatever else answers gets them set on the response.
+  // whatever else answers gets them set on the response. A keyed /api/v1 request answered before
+  // admission ran (unknown route, bad JSON, oversized body or headers) still carries the key's quota
+  // headers, as every keyed response does.
   app.use(async (ctx, next) => {
     if (isApiPath(ctx.path) && !isMcpPath(ctx.path)) openHead(ctx, apiHead(ctx));
     else ctx.set('X-Request-Id', requestId(ctx));
     try {
       await next();
+      if (ctx.status === 404 && ctx.body === undefined && answeredBeforeAdmission(ctx)) await quotaHeaders(ctx, deps);
+    } catch (error) {
+      if (answeredBeforeAdmission(ctx) && toApiError(error).status < 500) await quotaHeaders(ctx, deps);
+      throw error;
     } finally {
       flushHead(ctx);
     }
   });
-  // A keyed /api/v1 request answered before admission ran (unknown route, bad JSON, oversized body
-  // or headers) still carries the key's quota headers, as every keyed response does.
-  app.use(async (ctx, next) => {
-    // not when admission ran (ctx.state.admission): a refused key must not be looked up, and counted, twice
-    const early = () =>
-      ctx.state.admission === undefined && !getHeader(ctx, 'X-Quota-Limit') && (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`));
-    try {
-      await next();
-    } catch (error) {
-      if (early() && toApiError(error).status < 500) await quotaHeaders(ctx, deps);
-      throw error;
-    }
-    if (ctx.status === 404 && ctx.body === undefined && early()) await quotaHeaders(ctx, deps);
+  // Responses whose headers are not kept (pages, MCP, operations): the security headers now, then
+  // gzip or brotli as Accept-Encoding asks above a size worth it (an API answer's in writeAnswer; a
+  // cached body arrives already encoded, src/http/cache.ts).
+  app.use((ctx, next) => {
+    if (headOpen(ctx)) return next();
+    security.set(ctx);
+    return compressResponses(ctx, next);
   });
-  app.use(security.middleware);
-  // gzip or brotli as Accept-Encoding asks, above a size worth it (an API answer's in writeAnswer);
-  // a cached body arrives already encoded (src/http/cache.ts).
-  app.use(compressUnlessKept);
-  app.use(async (ctx, next) => {
+  // The limits every request is held to, then the JSON body of a request that sends one.
+  const parseBody = bodyParser({
+    enableTypes: ['json'],
+    // Any JSON value parses; a route that takes a body says when it is not an object (routes.ts).
+    jsonStrict: false,
+    jsonLimit: deps.config.MAX_BODY_BYTES,
+    encoding: 'utf-8',
+    onError: (error) => {
+      if ((error as { status?: number }).status === 413) {
+        throw ApiError.payloadTooLarge(deps.config.MAX_BODY_BYTES);
+      }
+      throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+    },
+  });
+  app.use((ctx, next) => {
     if (headerBytes(ctx) > MAX_HEADER_BYTES) throw new ApiError(431, 'headers_too_large', 'Request headers are too large.');
-    await next();
+    if (Number(ctx.get('content-length') || 0) > deps.config.MAX_BODY_BYTES) throw ApiError.payloadTooLarge(deps.config.MAX_BODY_BYTES);
+    return parseBody(ctx, next);
   });
-  app.use(async (ctx, next) => {
-    const length = Number(ctx.get('content-length') || 0);
-    if (length > deps.config.MAX_BODY_BYTES) {
-      throw ApiError.payloadTooLarge(deps.config.MAX_BODY_BYTES);
-    }
-    await next();
-  });
-  app.use(
-    bodyParser({
-      enableTypes: ['json'],
-      // Any JSON value parses; a route that takes a body says when it is not an object (routes.ts).
-      jsonStrict: false,
-      jsonLimit: deps.config.MAX_BODY_BYTES,
-      encoding: 'utf-8',
-      onError: (error) => {
-        if ((error as { status?: number }).status === 413) {
-          throw ApiError.payloadTooLarge(deps.config.MAX_BODY_BYTES);
-        }
-        throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
-      },
-    }),
-  );
 
   // The API first: its requests, nearly all of them, never try the other routers' paths (which
   // cost a tenth of a small uncached answer); what it does not match goes on to them.
@@ -148,7 +137,7 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
  * matter to a browser rendering HTML, and on a small cached answer their bytes cost more than the
  * body. Pages (status, docs, changelog) keep helmet's defaults.
  */
-function securityHeaders(): { api: string[]; middleware: Middleware } {
+function securityHeaders(): { api: string[]; set: (ctx: Context) => void } {
   const api = recordHelmet({
     contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
     xFrameOptions: { action: 'deny' },
@@ -159,13 +148,10 @@ function securityHeaders(): { api: string[]; middleware: Middleware } {
   const removed = [...new Set([...api.removed, ...page.removed])];
   return {
     api: api.headers,
-    middleware: async (ctx, next) => {
-      // an API answer's are in its kept headers already
-      if (headOpen(ctx)) return next();
+    set: (ctx) => {
       const { headers } = isApiPath(ctx.path) ? api : page;
       for (const name of removed) ctx.res.removeHeader(name);
       for (let i = 0; i < headers.length; i += 2) ctx.res.setHeader(headers[i]!, headers[i + 1]!);
-      await next();
     },
   };
 }
@@ -186,6 +172,10 @@ const isApiPath = (path: string) =>
   ((path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) && !(REFERENCE_PATHS as readonly string[]).includes(path)) || isMcpPath(path);
 /** MCP's transport writes its own response head (and streams): its headers are set as they come. */
 const isMcpPath = (path: string) => path === '/mcp' || path.startsWith('/mcp/');
+
+/** An /api/v1 request answered before admission ran (admission leaves its outcome; a refused key must not be looked up, and counted, twice). */
+const answeredBeforeAdmission = (ctx: Context) =>
+  ctx.state.admission === undefined && !getHeader(ctx, 'X-Quota-Limit') && (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`));
 
 /** The request's id: the client's X-Request-Id when it is a sane token, else a fresh UUID (once per request). */
 function requestId(ctx: Context): string {

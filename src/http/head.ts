@@ -3,7 +3,7 @@
 // (setHeader) at about twice the cost of one in writeHead's list, and only when no header was set
 // before; an API answer carries some twenty. An answer not written by writeAnswer (an error, a 304)
 // gets the list set on the response, as every header was before.
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import compress from 'koa-compress';
 
 /** Bodies under this many bytes are sent as they are: compressing them saves less than it costs. */
@@ -122,6 +122,3 @@ export async function writeAnswer(ctx: Context, status: number, body: string | B
   ctx.res.writeHead(status, list);
   ctx.res.end(body);
 }
-
-/** The app's compression for responses whose headers are not kept (pages, MCP, operations). */
-export const compressUnlessKept = (ctx: Context, next: Next) => (headOpen(ctx) ? next() : compressResponses(ctx, next));
