@@ -133,51 +133,32 @@ function setLimitHeaders(ctx: Context, row: AdmitRow) {
 
 /**
  * The quota and rate-limit headers of a decision, as a flat [name, value, …] list (none for an
- * unknown key). Built on every keyed request: one array; what is the same for a plan and month
- * (the reset, the policy) is formatted when it changes.
+ * unknown key). Built on every keyed request: one array.
  */
 export function limitHeaders(row: AdmitRow): string[] {
   if (row.quota_limit === null) return [];
   const limit = Number(row.quota_limit);
   const used = row.quota_used ?? '0';
   const remaining = Math.max(0, limit - Number(used));
-  const reset = resetOf(row.quota_reset);
-  const resetIn = Math.max(0, reset.epoch - Math.floor(Date.now() / 1000));
-  const policy = policyOf(row.rate_limit, row.quota_limit);
+  // Unix epoch seconds, as the reference's official client parses it
+  const resetEpoch = Math.floor(row.quota_reset.getTime() / 1000);
+  const reset = String(resetEpoch);
+  const resetIn = Math.max(0, resetEpoch - Math.floor(Date.now() / 1000));
+  // A calendar month (UTC) has no fixed window: the policy states the quota, RateLimit the time left.
+  const policy = `${row.rate_limit !== null ? `"minute";q=${row.rate_limit};w=60, ` : ''}"month";q=${row.quota_limit}`;
   const month = `"month";r=${remaining};t=${resetIn}`;
   if (row.rate_remaining === null || row.rate_reset === null) {
     return [
-      'X-Quota-Limit', row.quota_limit, 'X-Quota-Used', used, 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', reset.text,
+      'X-Quota-Limit', row.quota_limit, 'X-Quota-Used', used, 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', reset,
       'RateLimit-Policy', policy, 'RateLimit', month,
     ];
   }
   return [
-    'X-Quota-Limit', row.quota_limit, 'X-Quota-Used', used, 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', reset.text,
+    'X-Quota-Limit', row.quota_limit, 'X-Quota-Used', used, 'X-Quota-Remaining', String(remaining), 'X-Quota-Reset', reset,
     'X-RateLimit-Limit', String(row.rate_limit), 'X-RateLimit-Remaining', String(row.rate_remaining), 'X-RateLimit-Reset', String(row.rate_reset),
     'RateLimit-Policy', policy, 'RateLimit', `"minute";r=${row.rate_remaining};t=${row.rate_reset}, ${month}`,
   ];
 }
-
-/** The month's reset in Unix epoch seconds (X-Quota-Reset, as the reference's official client parses it), formatted once a month. */
-function resetOf(date: Date) {
-  const time = date.getTime();
-  if (lastReset.time !== time) {
-    const epoch = Math.floor(time / 1000);
-    lastReset = { time, epoch, text: String(epoch) };
-  }
-  return lastReset;
-}
-let lastReset = { time: Number.NaN, epoch: 0, text: '' };
-
-/** RateLimit-Policy: a calendar month (UTC) has no fixed window, so it states the quota, and RateLimit the time left. */
-function policyOf(rateLimit: number | null, quotaLimit: string) {
-  if (lastPolicy.rateLimit !== rateLimit || lastPolicy.quotaLimit !== quotaLimit) {
-    const text = `${rateLimit !== null ? `"minute";q=${rateLimit};w=60, ` : ''}"month";q=${quotaLimit}`;
-    lastPolicy = { rateLimit, quotaLimit, text };
-  }
-  return lastPolicy.text;
-}
-let lastPolicy: { rateLimit: number | null; quotaLimit: string; text: string } = { rateLimit: null, quotaLimit: '', text: '' };
 
 /** A key as a request presented it, and its digest (what it is looked up by). */
 export interface Presented {

@@ -65,7 +65,7 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
   // admission ran (unknown route, bad JSON, oversized body or headers) still carries the key's quota
   // headers, as every keyed response does.
   app.use(async (ctx, next) => {
-    if (isApiPath(ctx.path) && !isMcpPath(ctx.path)) openHead(ctx, apiHead(ctx));
+    if (isDataApiPath(ctx.path)) openHead(ctx, apiHead(ctx));
     else ctx.set('X-Request-Id', requestId(ctx));
     try {
       await next();
@@ -167,11 +167,14 @@ function recordHelmet(options?: Parameters<typeof helmet>[0]) {
   return { headers, removed };
 }
 
-/** JSON answers: the API and MCP, but not the HTML reference served under the API prefix. */
-const isApiPath = (path: string) =>
-  ((path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) && !(REFERENCE_PATHS as readonly string[]).includes(path)) || isMcpPath(path);
-/** MCP's transport writes its own response head (and streams): its headers are set as they come. */
-const isMcpPath = (path: string) => path === '/mcp' || path.startsWith('/mcp/');
+/** The Data API's JSON answers: under the prefix, but not the HTML reference served there. */
+const isDataApiPath = (path: string) =>
+  (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) && !(REFERENCE_PATHS as readonly string[]).includes(path);
+/**
+ * JSON answers: the Data API and MCP. MCP's transport writes its own response head (and streams),
+ * so its headers are set as they come rather than kept (src/http/head.ts).
+ */
+const isApiPath = (path: string) => isDataApiPath(path) || path === '/mcp' || path.startsWith('/mcp/');
 
 /** An /api/v1 request answered before admission ran (admission leaves its outcome; a refused key must not be looked up, and counted, twice). */
 const answeredBeforeAdmission = (ctx: Context) =>

@@ -12,7 +12,7 @@ import { LRUCache } from 'lru-cache';
 import { memoized } from '../memo.ts';
 import type { Sql } from '../db/client.ts';
 import { admissionDecision, limitHeaders, presentedBearer, type AdmitRoute, type AdmitRow } from './admission.ts';
-import { COMPRESS_THRESHOLD_BYTES, setHeaders, writeAnswer } from './head.ts';
+import { COMPRESS_THRESHOLD_BYTES, openHead, setHeaders, writeAnswer, writeNotModified } from './head.ts';
 import type { Deps } from './admission.ts';
 
 /** The groups of served data, one row each in app.data_versions. */
@@ -257,11 +257,7 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
 
   async function answer(ctx: Context, entry: Entry, changedAt: Date, maxAgeSeconds: number, status: number) {
     setHeaders(ctx, cacheHeaders(entry, changedAt, maxAgeSeconds));
-    if (notModified(ctx, entry.etag)) {
-      ctx.status = 304;
-      ctx.body = null;
-      return;
-    }
+    if (notModified(ctx, entry.etag)) return writeNotModified(ctx);
     // without a store there is nothing to keep the encoding in: koa-compress compresses it
     if (!store) return writeAnswer(ctx, status, entry.body);
     // koa-compress leaves a body that has its Content-Encoding already
@@ -320,19 +316,10 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
       }
       const headers = head.headers(ctx);
       headers.push(...limitHeaders(row), ...cacheHeaders(entry, current.changedAt, hit.maxAgeSeconds));
-      ctx.respond = false;
-      if (notModified(ctx, entry.etag)) {
-        ctx.status = 304;
-        ctx.res.writeHead(304, headers);
-        ctx.res.end();
-        return;
-      }
+      openHead(ctx, headers);
+      if (notModified(ctx, entry.etag)) return writeNotModified(ctx);
       const { body, encoding } = await encodedBody(ctx, entry);
-      if (encoding) headers.push('Content-Encoding', encoding);
-      headers.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length));
-      ctx.status = hit.status;
-      ctx.res.writeHead(hit.status, headers);
-      ctx.res.end(body);
+      await writeAnswer(ctx, hit.status, body, encoding);
     };
   }
 

@@ -122,3 +122,14 @@ export async function writeAnswer(ctx: Context, status: number, body: string | B
   ctx.res.writeHead(status, list);
   ctx.res.end(body);
 }
+
+/** Answers 304 Not Modified: the kept headers in one writeHead, without a body (through Koa when none are kept). */
+export function writeNotModified(ctx: Context) {
+  ctx.status = 304;
+  const list = listOf(ctx);
+  if (!list) return void (ctx.body = null);
+  ctx.state.head = undefined;
+  ctx.respond = false;
+  ctx.res.writeHead(304, list);
+  ctx.res.end();
+}
