@@ -1,4 +1,5 @@
 // Every setting the service reads from the environment, validated in one place.
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
@@ -14,7 +15,10 @@ const schema = z.object({
   EMBEDDED_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(8),
+  // Twice the cores, 4 to 16: queries beyond what the cores can serve wait in the pool's pipelines
+  // instead of waking one more backend each (with the database on the same cores, every such
+  // wake-up takes a core from the API).
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(Math.min(16, Math.max(4, 2 * availableParallelism()))),
   // Streaming replicas for the read-only market-data queries: one or more URLs, comma-separated.
   DATABASE_READ_URL: z
     .string()

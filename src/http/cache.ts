@@ -173,8 +173,8 @@ interface Entry {
 }
 
 /** The caching headers of a cached answer, flat: private, since every request carries a key and a shared cache must not answer for its quota. */
-const cacheHeaders = (entry: Entry, changedAt: Date, maxAgeSeconds: number) =>
-  ['Cache-Control', `private, max-age=${maxAgeSeconds}`, 'ETag', entry.etag, 'Last-Modified', httpDate(changedAt.getTime())];
+const cacheHeaders = (etag: string, changedAt: Date, maxAgeSeconds: number) =>
+  ['Cache-Control', `private, max-age=${maxAgeSeconds}`, 'ETag', etag, 'Last-Modified', httpDate(changedAt.getTime())];
 
 /** HTTP-dates of the versions' change times (epoch ms), formatted once each: there are a handful at a time. */
 const httpDate = memoized((time: number) => new Date(time).toUTCString(), { max: 100 });
@@ -256,10 +256,8 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
   const origin = (ctx: Context) => deps.config.PUBLIC_URL ?? ctx.origin;
 
   async function answer(ctx: Context, entry: Entry, changedAt: Date, maxAgeSeconds: number, status: number) {
-    setHeaders(ctx, cacheHeaders(entry, changedAt, maxAgeSeconds));
+    setHeaders(ctx, cacheHeaders(entry.etag, changedAt, maxAgeSeconds));
     if (notModified(ctx, entry.etag)) return writeNotModified(ctx);
-    // without a store there is nothing to keep the encoding in: koa-compress compresses it
-    if (!store) return writeAnswer(ctx, status, entry.body);
     // koa-compress leaves a body that has its Content-Encoding already
     const { body, encoding } = await encodedBody(ctx, entry);
     await writeAnswer(ctx, status, body, encoding);
@@ -275,15 +273,23 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
       const current = await currentFor(data);
       // versions not read yet: answer as without a cache
       if (!current) return writeAnswer(ctx, status, await produce());
+      // without a store nothing is kept, so no key is built: the text goes out as it is (koa-compress
+      // compresses it), its ETag its digest
+      if (!store) {
+        const text = await produce();
+        const etag = strongEtag(text);
+        setHeaders(ctx, cacheHeaders(etag, current.changedAt, maxAgeSeconds));
+        return notModified(ctx, etag) ? writeNotModified(ctx) : writeAnswer(ctx, status, text);
+      }
       const base = [
         route.method, route.path, origin(ctx), rawQuery ? ctx.querystring : '', canonical(input.query), canonical(input.params),
       ].join('\n');
       const key = `${base}\n${current.tag}`;
-      let entry = store?.get(key);
+      let entry = store.get(key);
       if (!entry) {
         const body = Buffer.from(await produce());
         entry = { body, etag: strongEtag(body), encoded: {} };
-        store?.set(key, entry, { ttl: maxAgeSeconds * 1000 });
+        store.set(key, entry, { ttl: maxAgeSeconds * 1000 });
       }
       if (admission) shortcuts?.set(`${origin(ctx)}\n${ctx.url}`, { base, data, maxAgeSeconds, status, admission, matchedRoute });
       await answer(ctx, entry, current.changedAt, maxAgeSeconds, status);
@@ -315,7 +321,7 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
         return next();
       }
       const headers = head.headers(ctx);
-      headers.push(...limitHeaders(row), ...cacheHeaders(entry, current.changedAt, hit.maxAgeSeconds));
+      headers.push(...limitHeaders(row), ...cacheHeaders(entry.etag, current.changedAt, hit.maxAgeSeconds));
       openHead(ctx, headers);
       if (notModified(ctx, entry.etag)) return writeNotModified(ctx);
       const { body, encoding } = await encodedBody(ctx, entry);

@@ -171,6 +171,14 @@ test.serial('ETag and If-None-Match: 304 without a body, the request still count
   t.is(Number(last.headers.get('x-quota-used')), used + 5, 'each 304 counted');
   // the other process computes the same ETag for the same body
   t.is((await extra.second!.get('/api/v1/coins/alpha', k, { 'if-none-match': etag })).status, 304);
+  // and so does a process without a cache, which runs the query for the revalidation too
+  const off = await extra.off!.get('/api/v1/coins/alpha', k, { 'if-none-match': etag });
+  t.is(off.status, 304, 'the digest of the same body, computed afresh');
+  t.is(off.headers.get('etag'), etag);
+  t.is(off.headers.get('cache-control'), 'private, max-age=30');
+  const changed = await extra.off!.get('/api/v1/coins/alpha', k, { 'if-none-match': '"stale"' });
+  t.is(changed.status, 200);
+  t.is(changed.headers.get('etag'), etag, 'a 200 carries the same ETag');
   await handles.db.sql`select app.bump_data_version('market')`;
   t.is((await handles.api.get('/api/v1/coins/alpha', k, { 'if-none-match': etag })).status, 304, 'a new version with the same body keeps its ETag');
 });
