@@ -156,7 +156,8 @@ export async function benchHttp(service: RunningService) {
 
   console.log(
     `\nHTTP path (autocannon, ${connections} connections, ${seconds} s per figure; ceiling: a bare Koa app returning a fixed JSON body of the route's size; ` +
-      `cold: RESPONSE_CACHE_MB=0, warm: RESPONSE_CACHE_MB=${warmMb} with CACHE_FRESHNESS=${warmConfig.CACHE_FRESHNESS}, then ${otherFreshness})\n`,
+      `cold: RESPONSE_CACHE_MB=0, warm: RESPONSE_CACHE_MB=${warmMb} with CACHE_FRESHNESS=${warmConfig.CACHE_FRESHNESS}, then ${otherFreshness}; ` +
+      `DATABASE_POOL_SIZE=${service.config.DATABASE_POOL_SIZE}, shared by the apps and the SQL column)\n`,
   );
   const table: string[][] = [];
   const notes: string[] = [];
