@@ -3,6 +3,8 @@
 import test from 'ava';
 import { createKey } from '../src/keys.ts';
 import { silentLogger } from '../src/log.ts';
+import { availableParallelism } from 'node:os';
+import { loadConfig } from '../src/config.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
 import { schedule } from '../jobs/index.ts';
@@ -25,6 +27,16 @@ test.serial('the service answers ping with a key and 401 without one', async (t)
   t.is((await ok.json()).data.status, 'ok');
   const refused = await fetch(`${service.url}/api/v1/ping`);
   t.is(refused.status, 401);
+});
+
+test.serial('the API pool is twice the cores, 4 to 16, unless DATABASE_POOL_SIZE says otherwise', (t) => {
+  const cores = availableParallelism();
+  const expected = cores <= 2 ? 4 : cores >= 8 ? 16 : 2 * cores;
+  t.is(service.config.DATABASE_POOL_SIZE, expected);
+  // the setting reaches the pool the handlers query on
+  t.is((service.sql as unknown as { options: { max: number } }).options.max, expected);
+  t.is(loadConfig({ DATABASE_POOL_SIZE: '8' }).DATABASE_POOL_SIZE, 8);
+  t.throws(() => loadConfig({ DATABASE_POOL_SIZE: '0' }), { message: /DATABASE_POOL_SIZE/ });
 });
 
 test.serial('the worker runs in the service process with the crontab registered', async (t) => {

@@ -352,8 +352,9 @@ class CachedKeys {
   delete(entry: CachedKey) {
     if (this.has(entry)) this.byScope.get(entry.scope)!.delete(entry.hex);
   }
+  /** every cached entry (one may be deleted while they are walked: a Map's iterator allows it) */
   *values() {
-    for (const keys of this.byScope.values()) yield* [...keys.values()];
+    for (const keys of this.byScope.values()) yield* keys.values();
   }
 }
 

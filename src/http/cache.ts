@@ -255,12 +255,16 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
   // links in the bodies are absolute: the origin is part of every key unless PUBLIC_URL fixes it
   const origin = (ctx: Context) => deps.config.PUBLIC_URL ?? ctx.origin;
 
-  async function answer(ctx: Context, entry: Entry, changedAt: Date, maxAgeSeconds: number, status: number) {
-    setHeaders(ctx, cacheHeaders(entry.etag, changedAt, maxAgeSeconds));
-    if (notModified(ctx, entry.etag)) return writeNotModified(ctx);
-    // koa-compress leaves a body that has its Content-Encoding already
-    const { body, encoding } = await encodedBody(ctx, entry);
-    await writeAnswer(ctx, status, body, encoding);
+  /**
+   * 304 when the request holds the ETag, else the body: a kept entry's in the encoding the client
+   * accepts (compressed once; koa-compress leaves a body that has its Content-Encoding already), a
+   * text as it is (koa-compress compresses it: there is nothing to keep the encoding in).
+   */
+  async function send(ctx: Context, status: number, etag: string, body: Entry | string) {
+    if (notModified(ctx, etag)) return writeNotModified(ctx);
+    if (typeof body === 'string') return writeAnswer(ctx, status, body);
+    const encoded = await encodedBody(ctx, body);
+    await writeAnswer(ctx, status, encoded.body, encoded.encoding);
   }
 
   /** `matchedRoute`: the route's Koa path under the prefix, as the router would leave it for the request log */
@@ -273,13 +277,12 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
       const current = await currentFor(data);
       // versions not read yet: answer as without a cache
       if (!current) return writeAnswer(ctx, status, await produce());
-      // without a store nothing is kept, so no key is built: the text goes out as it is (koa-compress
-      // compresses it), its ETag its digest
+      // without a store nothing is kept, so no key is built: the text's ETag is its digest
       if (!store) {
         const text = await produce();
         const etag = strongEtag(text);
         setHeaders(ctx, cacheHeaders(etag, current.changedAt, maxAgeSeconds));
-        return notModified(ctx, etag) ? writeNotModified(ctx) : writeAnswer(ctx, status, text);
+        return send(ctx, status, etag, text);
       }
       const base = [
         route.method, route.path, origin(ctx), rawQuery ? ctx.querystring : '', canonical(input.query), canonical(input.params),
@@ -292,7 +295,8 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
         store.set(key, entry, { ttl: maxAgeSeconds * 1000 });
       }
       if (admission) shortcuts?.set(`${origin(ctx)}\n${ctx.url}`, { base, data, maxAgeSeconds, status, admission, matchedRoute });
-      await answer(ctx, entry, current.changedAt, maxAgeSeconds, status);
+      setHeaders(ctx, cacheHeaders(entry.etag, current.changedAt, maxAgeSeconds));
+      await send(ctx, status, entry.etag, entry);
     };
   }
 
@@ -323,9 +327,7 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
       const headers = head.headers(ctx);
       headers.push(...limitHeaders(row), ...cacheHeaders(entry.etag, current.changedAt, hit.maxAgeSeconds));
       openHead(ctx, headers);
-      if (notModified(ctx, entry.etag)) return writeNotModified(ctx);
-      const { body, encoding } = await encodedBody(ctx, entry);
-      await writeAnswer(ctx, hit.status, body, encoding);
+      await send(ctx, hit.status, entry.etag, entry);
     };
   }
 
