@@ -4,7 +4,8 @@
 // (first during the demo backfill, then during ticks) and started again, while API requests keep
 // coming and alarms wait for the market to cross them. Once the market has settled it checks: no
 // missing minute in the 1-minute bars, every aggregate equal to a recomputation from the bars, every
-// crossed alarm triggered exactly once and no other, every webhook event delivered with one event id.
+// crossed alarm triggered exactly once and no other, every webhook event delivered with one event id,
+// every alarm e-mail accepted by a loopback SMTP server under one Message-ID.
 // Prints the figures; exits 1 when a check fails or a request got a 5xx other than 503.
 //   CHAOS_ROUNDS (6)  CHAOS_SEED (random, printed)  CHAOS_HISTORY ('6 days')  CHAOS_KEEP=1 keeps the logs
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -15,13 +16,14 @@ import { embeddedUrl } from '../src/config.ts';
 import { createSql } from '../src/db/client.ts';
 import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { createKey } from '../src/keys.ts';
+import { createKey, setOwnerEmail } from '../src/keys.ts';
 import { refreshCoinAggregates } from '../src/sources/aggregates.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
 import { seededRandom } from '../test/helpers/random.ts';
 import { startReceiver } from '../test/webhooks/receiver.ts';
+import { startMailbox } from '../test/mail/mailbox.ts';
 import { createAlarms } from './chaos/alarms.ts';
-import { aggregateFigures, alarmRows, barFigures, eventRows, settled } from './chaos/checks.ts';
+import { aggregateFigures, alarmRows, barFigures, emailRows, eventRows, settled } from './chaos/checks.ts';
 import { freePort, isAlive, Managed, parentOf, sleep, tail, until, cleanUpOnSignal } from './chaos/processes.ts';
 
 const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? 6);
@@ -73,8 +75,13 @@ const statuses = new Map<string, number>();
 const roundLog: string[] = [];
 const say = (line: string) => process.stdout.write(`[chaos ${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
 
+// the alarms' e-mails go to a real SMTP server on loopback (the one the tests use)
+const mailbox = await startMailbox();
 const { DATABASE_URL: _url, DATABASE_POOLED: _pooled, ...inherited } = process.env;
-const common = { ...inherited, LOG_LEVEL: 'info', LOG_REQUESTS: 'false', LOG_FORMAT: 'json', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+const common = {
+  ...inherited, LOG_LEVEL: 'info', LOG_REQUESTS: 'false', LOG_FORMAT: 'json', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  SMTP_URL: mailbox.url, MAIL_FROM: 'Chaos <chaos@example.com>',
+};
 const client = { ...common, DATABASE_URL: dbUrl, DATABASE_POOLED: 'true' };
 const registry = new Set<Managed>();
 const db = new Managed('db', ['bin/cli.ts', 'db'], { ...common, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(dbPort) }, logDir, registry);
@@ -82,7 +89,7 @@ const api = new Managed('api', ['bin/main.ts'], { ...client, HOST: '127.0.0.1', 
 const worker = new Managed(
   'worker',
   ['bin/cli.ts', 'worker'],
-  { ...client, MARKET_SOURCE: 'simulated', WORKER_HEARTBEAT_MS: String(HEARTBEAT_MS), WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_TIMEOUT_MS: '5000' },
+  { ...client, MARKET_SOURCE: 'simulated', WORKER_HEARTBEAT_MS: String(HEARTBEAT_MS), WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_TIMEOUT_MS: '5000', EMAIL_RETRY_BASE_MS: '200' },
   logDir,
   registry,
 );
@@ -117,6 +124,7 @@ function cleanup(): Promise<void> {
     await Promise.all([...registry].map((managed) => managed.exited()));
     await until('the database processes to end', () => ![...serverPids].some(isServer), 10_000).catch(() => {});
     await receiver.close().catch(() => {});
+    await mailbox.stop().catch(() => {});
     await sql.end({ timeout: 1 }).catch(() => {});
     if (KEEP || failures.length > 0 || findings.length > 0) process.stdout.write(`logs and data kept in ${root}\n`);
     else rmSync(root, { recursive: true, force: true });
@@ -421,6 +429,7 @@ try {
   await withReservedQuery(sql, (query) => ensureCatalogue(query));
   await sql`update market.data_sources set settings = settings || jsonb_build_object('history', ${HISTORY}::text) where name = 'simulated'`;
   ({ key: apiKey } = await createKey(sql, { plan: 'pro', owner: OWNER, scope: 'data-api' }));
+  await setOwnerEmail(sql, OWNER, 'chaos@example.com', true);
   await sql`insert into app.alarm_inventory (owner, balance) values (${OWNER}, 1000)
             on conflict (owner) do update set balance = 1000`;
   say('migrated, catalogue loaded, key created');
@@ -566,6 +575,27 @@ try {
   for (const id of unknown) failures.push(`the receiver got event ${id}, which app.webhook_events does not have`);
   if (headerMismatches > 0) failures.push(`${headerMismatches} receipts whose X-Service-Event-Id differs from the body id`);
   for (const [alarmId, ids] of splitEvents) failures.push(`alarm ${alarmId} arrived under ${ids.size} event ids: ${[...ids].join(', ')}`);
+
+  // 5. E-mails: one message per triggered e-mail alarm, delivered; a send the worker died in may
+  // reach the mailbox twice, under the same Message-ID.
+  const emails = await emailRows(sql, OWNER);
+  const byMessageId = new Map<string, number>();
+  for (const mail of mailbox.accepted) {
+    const id = /^<([^@>]+)@/.exec(mail.headers['message-id'] ?? '')?.[1] ?? '';
+    byMessageId.set(id, (byMessageId.get(id) ?? 0) + 1);
+  }
+  const emailAlarms = triggered.filter((alarm) => alarm.notification === 'email');
+  const mailsByAlarm = new Map<number, number>();
+  for (const email of emails) mailsByAlarm.set(email.alarm_id, (mailsByAlarm.get(email.alarm_id) ?? 0) + 1);
+  const wrongMails = alarms.filter((alarm) => (mailsByAlarm.get(alarm.id) ?? 0) !== (alarm.status === 'triggered' && alarm.notification === 'email' ? 1 : 0));
+  const unsent = emails.filter((email) => email.status !== 'delivered' || !byMessageId.has(email.id));
+  const strangers = [...byMessageId.keys()].filter((id) => !emails.some((email) => email.id === id));
+  figure('e-mail alarms triggered / messages / received (twice)', `${emailAlarms.length} / ${emails.length} / ${byMessageId.size} (${[...byMessageId.values()].filter((n) => n > 1).length})`);
+  figure('alarms with a wrong number of e-mails / e-mails not delivered / unknown', `${wrongMails.length} / ${unsent.length} / ${strangers.length}`,
+    wrongMails.length === 0 && unsent.length === 0 && strangers.length === 0);
+  for (const alarm of wrongMails) failures.push(`alarm ${alarm.id} (${alarm.status}, ${alarm.notification}) has ${mailsByAlarm.get(alarm.id) ?? 0} e-mails`);
+  for (const email of unsent) failures.push(`e-mail ${email.id} (alarm ${email.alarm_id}) is ${email.status}, received ${byMessageId.get(email.id) ?? 0} times`);
+  for (const id of strangers) failures.push(`the mailbox got Message-ID ${id}, which app.email_messages does not have`);
 } catch (error) {
   failures.push(`the run stopped: ${(error as Error).stack ?? error}`);
 } finally {

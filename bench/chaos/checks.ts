@@ -146,7 +146,22 @@ export async function eventRows(sql: Sql, owner: string): Promise<EventRow[]> {
     order by e.created_at`;
 }
 
-/** Whether the market and the webhooks are at rest: caught up to `through`, evaluated, nothing left to deliver. */
+export interface EmailRow {
+  id: string;
+  alarm_id: number;
+  status: string;
+}
+
+/** The owner's alarm.triggered e-mails (app.email_messages) and how each ended. */
+export async function emailRows(sql: Sql, owner: string): Promise<EmailRow[]> {
+  return sql<EmailRow[]>`
+    select m.id::text, (m.data -> 'alarm' ->> 'id')::int as alarm_id, m.status
+    from app.email_messages m
+    where m.owner = ${owner} and m.kind = 'alarm.triggered'
+    order by m.created_at`;
+}
+
+/** Whether the market, the webhooks and the e-mails are at rest: caught up to `through`, evaluated, nothing left to deliver or send. */
 export async function settled(sql: Sql, through: Date): Promise<{ caughtUp: boolean; evaluated: boolean; pendingDeliveries: number }> {
   const [row] = await sql<{ caught_up: boolean; evaluated: boolean; pending: number }[]>`
     select
@@ -155,6 +170,7 @@ export async function settled(sql: Sql, through: Date): Promise<{ caughtUp: bool
         select 1 from market.coin_state s
         where s.last_updated < (select max(b.time) from market.coin_bars_1m b where b.coin_id = s.coin_id)
       ) as evaluated,
-      (select count(*) from app.webhook_deliveries where status = 'pending')::int as pending`;
+      (select count(*) from app.webhook_deliveries where status = 'pending')::int
+        + (select count(*) from app.email_messages where status = 'pending')::int as pending`;
   return { caughtUp: row!.caught_up, evaluated: row!.evaluated, pendingDeliveries: row!.pending };
 }
