@@ -38,14 +38,19 @@ interface Load {
 /** Seconds of load before each figure, not counted: the JIT's optimised code, as the SQL column's warm-up calls give it. */
 const WARMUP_SECONDS = 1;
 
-/** One autocannon run against a path of `target` (any status counts: the caller checks `statuses`). */
-async function load(target: Listening, path: string, headers: Record<string, string> = {}): Promise<Load> {
+/**
+ * One autocannon run of `duration` seconds against a path of `target`, after WARMUP_SECONDS of the
+ * same load unless `warmUp` is false (any status counts: the caller checks `statuses`).
+ */
+async function load(target: Listening, path: string, headers: Record<string, string> = {}, { duration = seconds, warmUp = true } = {}): Promise<Load> {
   const url = `${target.url}${path}`;
-  await autocannon({ url, connections, duration: WARMUP_SECONDS, headers, workers: 1 });
-  await target.drained();
+  if (warmUp) {
+    await autocannon({ url, connections, duration: WARMUP_SECONDS, headers, workers: 1 });
+    await target.drained();
+  }
   const before = performance.eventLoopUtilization();
   const cpuBefore = process.threadCpuUsage();
-  const result = await autocannon({ url, connections, duration: seconds, headers, workers: 1 });
+  const result = await autocannon({ url, connections, duration, headers, workers: 1 });
   // the requests cut off at the end finish before the next figure starts
   await target.drained();
   const busy = performance.eventLoopUtilization(before);
@@ -113,8 +118,21 @@ async function attempt<T>(what: string, run: () => Promise<T>): Promise<T | null
   }
 }
 
-/** Rounds of the admission figures (each three loads of BENCH_HTTP_SECONDS). */
-const ADMISSION_ROUNDS = 5;
+/**
+ * The admission figures: rounds of three one-second loads (bare, public, keyed), each round's
+ * difference read on its own. Admission is a few µs a request, and on a shared machine the figures
+ * it is the difference of drift by more than that within a minute: adjacent seconds drift least.
+ */
+const ADMISSION_ROUNDS = Number(process.env.BENCH_ADMISSION_ROUNDS ?? 30);
+const ADMISSION_SECONDS = 1;
+
+/** The q-quantile of some figures (linear between the two nearest). */
+function quantile(values: number[], q: number) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * q;
+  const below = Math.floor(at);
+  return sorted[below]! + (sorted[Math.min(below + 1, sorted.length - 1)]! - sorted[below]!) * (at - below);
+}
 
 const pct = (part: number, whole: number | undefined) => (whole ? `${((100 * part) / whole).toFixed(1)} %` : '—');
 const ms = (value: number) => value.toFixed(1);
@@ -259,39 +277,44 @@ export async function benchHttp(service: RunningService) {
       const probePublic = await probe(`${app.url}/api/v1/bench-public`, {});
       if (probeKeyed.status !== 200 || probePublic.status !== 200) throw new Error(`statuses ${probeKeyed.status} / ${probePublic.status}`);
       ceilingBody = jsonOfSize(probePublic.bytes);
-      // Rounds of bare, public and keyed, public and keyed in alternating order (whichever runs second
-      // gains a few µs a request), a difference of two figures that each drift by several per cent
-      // between runs read as the median of the rounds, with its range.
-      const rounds: { top: Load; open: Load; keyed: Load; overhead: number }[] = [];
+      // Warmed up once (the JIT), then rounds of bare, public and keyed, public and keyed in
+      // alternating order (whichever runs second gains a few µs a request); each figure below is the
+      // median over the rounds of that round's own difference, with the middle half of the rounds.
+      const short = { duration: ADMISSION_SECONDS, warmUp: false };
+      const loadOpen = () => load(app, '/api/v1/bench-public', {}, short);
+      const loadKeyed = () => load(app, '/api/v1/bench-keyed', auth, short);
+      await load(ceiling, '/');
+      await loadOpen();
+      await loadKeyed();
+      const rounds: { top: Load; open: Load; keyed: Load }[] = [];
       for (let round = 0; round < ADMISSION_ROUNDS; round++) {
-        const top = await load(ceiling, '/');
-        const loadOpen = () => load(app, '/api/v1/bench-public');
-        const loadKeyed = () => load(app, '/api/v1/bench-keyed', auth);
+        const top = await load(ceiling, '/', {}, short);
         let open: Load, keyed: Load;
         if (round % 2 === 0) (open = await loadOpen()), (keyed = await loadKeyed());
         else (keyed = await loadKeyed()), (open = await loadOpen());
-        // cost = time per request at this concurrency: the keyed route's extra time over the public one's
-        rounds.push({ top, open, keyed, overhead: 1 / keyed.rps - 1 / open.rps });
+        rounds.push({ top, open, keyed });
       }
-      const median = <T>(items: T[], by: (item: T) => number) => [...items].sort((a, b) => by(a) - by(b))[Math.floor(items.length / 2)]!;
-      const { top, open, keyed, overhead } = median(rounds, (round) => round.overhead);
-      const range = (values: number[]) => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)} %`;
+      const median = (values: number[]) => quantile(values, 0.5);
+      const middle = (values: number[]) => `${quantile(values, 0.25).toFixed(1)}–${quantile(values, 0.75).toFixed(1)}`;
+      const rps = (pick: (round: (typeof rounds)[number]) => Load) => median(rounds.map((round) => pick(round).rps)).toFixed(0);
       console.log(
-        `\nadmission overhead (a no-op route, ${probePublic.bytes} B), the median of ${ADMISSION_ROUNDS} rounds: bare Koa ${top.rps.toFixed(0)} req/s; ` +
-          `public (no admission) ${open.rps.toFixed(0)} req/s, p99 ${ms(open.p99)} ms; keyed ${keyed.rps.toFixed(0)} req/s, p99 ${ms(keyed.p99)} ms; ` +
-          `admission adds ${(overhead * 1e6).toFixed(1)} µs a request = ${pct(overhead, 1 / open.rps)} of the public route's cost, ${pct(overhead, 1 / top.rps)} of the bare Koa route's` +
-          ` (rounds: ${range(rounds.map((round) => 100 * round.overhead * round.top.rps))} of the bare route)`,
+        `\nadmission overhead (a no-op route, ${probePublic.bytes} B; ${rounds.length} rounds of ${ADMISSION_SECONDS} s loads, medians): ` +
+          `bare Koa ${rps((round) => round.top)} req/s, public (no admission) ${rps((round) => round.open)} req/s, keyed ${rps((round) => round.keyed)} req/s`,
       );
-      // The same rounds by the server thread's own time per request, which the load generator's and
-      // the database's use of the two cores moves less: busy (event-loop utilisation: waiting for a
-      // core included) and CPU (the thread's own user and system time).
-      for (const [what, of] of [['busy time', (l: Load) => l.busyUs], ['CPU time', (l: Load) => l.cpuUs]] as const) {
-        const per = rounds.map((round) => ({ over: of(round.keyed) - of(round.open), bare: of(round.top) }));
-        const mid = median(per, (round) => round.over);
+      // By throughput (time per request at this concurrency), and by the server thread's own time per
+      // request, which the load generator's and the database's use of the two cores moves less: busy
+      // (event-loop utilisation: waiting for a core included) and CPU (its own user and system time).
+      const measures = [
+        ['throughput', (l: Load) => 1e6 / l.rps],
+        ['busy time', (l: Load) => l.busyUs],
+        ['CPU time', (l: Load) => l.cpuUs],
+      ] as const;
+      for (const [what, of] of measures) {
+        const added = rounds.map((round) => of(round.keyed) - of(round.open));
+        const share = rounds.map((round) => (100 * (of(round.keyed) - of(round.open))) / of(round.top));
         console.log(
-          `admission by the server thread's ${what} per request (median of the same rounds): bare Koa ${mid.bare.toFixed(1)} µs, ` +
-            `public ${median(rounds.map((round) => of(round.open)), (value) => value).toFixed(1)} µs; admission adds ${mid.over.toFixed(1)} µs = ${pct(mid.over, mid.bare)} of the bare route's ` +
-            `(rounds: ${range(per.map((round) => (100 * round.over) / round.bare))})`,
+          `admission by ${what}: bare Koa ${median(rounds.map((round) => of(round.top))).toFixed(1)} µs, public ${median(rounds.map((round) => of(round.open))).toFixed(1)} µs a request; ` +
+            `admission adds ${median(added).toFixed(1)} µs (middle half ${middle(added)}) = ${median(share).toFixed(1)} % of the bare route's (middle half ${middle(share)} %)`,
         );
       }
     } finally {
