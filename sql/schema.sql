@@ -2413,8 +2413,9 @@ function api.pair_list(p_search text, p_coin text, p_min_volume numeric, p_max_v
   |   if v_sort not in ('volume_usd', '-volume_usd', 'updated', '-updated') then
   |     raise exception 'sort must be one of volume_usd, -volume_usd, updated, -updated.' using errcode = 'MD422', column = 'sort';
   |   end if;
+  |   -- ranked on ids, the page's rows alone built, as in api.ticker_list
   |   with matched as materialized (
-  |     select p, row_number() over (order by
+  |     select p.id, row_number() over (order by
   |         case v_sort when 'volume_usd' then p.volume_usd_exact when '-volume_usd' then -p.volume_usd_exact end,
   |         case v_sort when 'updated' then p.updated_at end,
   |         case v_sort when '-updated' then p.updated_at end desc,
@@ -2429,11 +2430,14 @@ function api.pair_list(p_search text, p_coin text, p_min_volume numeric, p_max_v
   |     'total', (select count(*) from matched),
   |     'data', coalesce((
   |       select json_agg(json_build_object(
-  |           'id', (m.p).id, 'symbol', (m.p).symbol, 'base', (m.p).base, 'base_slug', (m.p).base_slug,
-  |           'quote', (m.p).quote, 'quote_slug', (m.p).quote_slug, 'exchanges', (m.p).exchanges, 'tickers', (m.p).tickers,
-  |           'price', (m.p).price, 'price_usd', (m.p).price_usd, 'volume_usd', (m.p).volume_usd, 'spread', (m.p).spread,
-  |           'updated', (m.p).updated) order by m.n)
+  |           'id', r.id, 'symbol', r.symbol, 'base', r.base, 'base_slug', r.base_slug,
+  |           'quote', r.quote, 'quote_slug', r.quote_slug, 'exchanges', r.exchanges, 'tickers', r.tickers,
+  |           'price', r.price, 'price_usd', r.price_usd, 'volume_usd', r.volume_usd, 'spread', r.spread,
+  |           'updated', r.updated) order by m.n)
   |       from matched m
+  |       -- lateral, and offset 0 keeps it from being flattened into a join: the id reaches the view's
+  |       -- grouping, so only the page's pairs are aggregated a second time, not every pair
+  |       cross join lateral (select * from api.pair_rows p where p.id = m.id offset 0) r
   |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
   |     ), '[]'::json))
   |   into v_result;
@@ -2550,10 +2554,15 @@ function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange te
   |       raise exception 'Unknown sort field "%". Sortable: volume_usd, change_24h, price_usd, updated.', v_field using errcode = 'MD422';
   |     end if;
   |   end loop;
+  |   -- Ranked on the few columns the filters and the sort read: the page's rows alone are then built
+  |   -- (text prices, ISO times, names), where building every matched row first cost most of the call.
   |   with matched as materialized (
-  |     select t, row_number() over (order by
-  |         array(select market.ticker_sort_key(f, t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at)
-  |               from unnest(v_sort) with ordinality u (f, n) order by u.n),
+  |     select t.id, row_number() over (order by
+  |         -- up to 4 sort fields: the missing ones are null in every row, so they never decide
+  |         array[market.ticker_sort_key(v_sort[1], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
+  |               market.ticker_sort_key(v_sort[2], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
+  |               market.ticker_sort_key(v_sort[3], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
+  |               market.ticker_sort_key(v_sort[4], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at)],
   |         t.volume_usd_exact desc, t.id) as n
   |     from api.ticker_rows t
   |     where (v_exchange is null or t.exchange_id = v_exchange)
@@ -2571,13 +2580,14 @@ function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange te
   |     'total', (select count(*) from matched),
   |     'data', coalesce((
   |       select json_agg(json_build_object(
-  |           'id', (m.t).id, 'exchange_id', (m.t).exchange_id, 'exchange', (m.t).exchange, 'exchange_name', (m.t).exchange_name,
-  |           'pair_id', (m.t).pair_id, 'symbol', (m.t).symbol, 'exchange_symbol', (m.t).exchange_symbol,
-  |           'base', (m.t).base, 'base_slug', (m.t).base_slug, 'quote', (m.t).quote, 'quote_slug', (m.t).quote_slug,
-  |           'instrument', (m.t).instrument, 'price', (m.t).price, 'price_usd', (m.t).price_usd, 'bid', (m.t).bid, 'ask', (m.t).ask,
-  |           'spread', (m.t).spread, 'volume', (m.t).volume, 'volume_usd', (m.t).volume_usd, 'change_24h', (m.t).change_24h,
-  |           'last_trade_at', (m.t).last_trade_at, 'updated', (m.t).updated) order by m.n)
+  |           'id', r.id, 'exchange_id', r.exchange_id, 'exchange', r.exchange, 'exchange_name', r.exchange_name,
+  |           'pair_id', r.pair_id, 'symbol', r.symbol, 'exchange_symbol', r.exchange_symbol,
+  |           'base', r.base, 'base_slug', r.base_slug, 'quote', r.quote, 'quote_slug', r.quote_slug,
+  |           'instrument', r.instrument, 'price', r.price, 'price_usd', r.price_usd, 'bid', r.bid, 'ask', r.ask,
+  |           'spread', r.spread, 'volume', r.volume, 'volume_usd', r.volume_usd, 'change_24h', r.change_24h,
+  |           'last_trade_at', r.last_trade_at, 'updated', r.updated) order by m.n)
   |       from matched m
+  |       join api.ticker_rows r on r.id = m.id
   |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
   |     ), '[]'::json))
   |   into v_result;
@@ -4638,6 +4648,14 @@ function market.conversion_legs() returns TABLE(slug text, symbol text, name tex
   |   join market.coin_state s on s.coin_id = c.id
   |   where c.status = 'active' and s.price > 0
 
+function market.decimal_exponent(p_value numeric) returns integer language sql immutable
+  -- floor(log10(|p_value|)), exactly: 2 for 123.4, -3 for 0.00999, 0 for 1; null for null. 0 has none and is refused, as are values beyond a double precision's range (about 1e308 and 1e-308).
+  |   -- every call in it immutable (text || int would be anytextcat, stable), so that it is inlined
+  |   select floor(log(abs(p_value)::double precision))::int
+  |     + case when abs(p_value) >= ('1e' || (floor(log(abs(p_value)::double precision))::int + 1)::text)::numeric then 1
+  |            when abs(p_value) < ('1e' || (floor(log(abs(p_value)::double precision))::int)::text)::numeric then -1
+  |            else 0 end
+
 function market.ema_final(p_state numeric[]) returns numeric language sql immutable
   |  select case when p_state[1] >= p_state[3] and p_state[3] > 0 then p_state[2] end
 
@@ -6469,7 +6487,7 @@ function market.resolve_coin_selectors(p_ids integer[], p_slugs text[], p_symbol
 function market.round_significant(p_value numeric, p_digits integer) returns numeric language sql immutable
   -- p_value rounded to p_digits significant digits (at most 40 decimals), trailing zeros dropped; 0 and null unchanged.
   |   select case when p_value is null or p_value = 0 then p_value
-  |     else trim_scale(round(p_value, greatest(0, least(40, p_digits - 1 - floor(log(abs(p_value)))::int)))) end
+  |     else trim_scale(round(p_value, greatest(0, least(40, p_digits - 1 - market.decimal_exponent(p_value))))) end
 
 function market.rsi_series(p_coin_id integer, p_period integer) returns TABLE(i integer, date date, value double precision) language sql stable
   -- RSI(period) of a coin over its whole daily history (TA-Lib RSI): 100 * avg_gain / (avg_gain + avg_loss) with Wilder-smoothed close-to-close gains and losses, seeded with their plain mean over the first `period` changes; 0 when both averages are (TA-Lib's) zero. Null for the first `period` rows.
@@ -7058,7 +7076,7 @@ function market.tally_state(p_score integer) returns text language sql immutable
   -- State of a tally category from its score: bullish at +20 or more, bearish at -20 or less, else neutral.
   |  select case when p_score >= 20 then 'bullish' when p_score <= -20 then 'bearish' else 'neutral' end
 
-function market.ticker_sort_key(p_field text, p_volume numeric, p_change double precision, p_price numeric, p_updated timestamp with time zone) returns numeric language sql immutable
+function market.ticker_sort_key(p_field text, p_volume numeric, p_change double precision, p_price numeric, p_updated timestamp with time zone) returns numeric language sql stable
   -- The sort value of a ticker for volume_usd, change_24h, price_usd or updated (a leading - negates it).
   |   select case ltrim(p_field, '-')
   |       when 'volume_usd' then p_volume
@@ -7193,7 +7211,7 @@ function market.wallet_json(p_id integer) returns json language sql stable
   |   join market.wallets m on m.id = w.id
   |   where w.id = p_id
 
-function market.wallet_sort_key(p_field text, p_row api.wallets) returns numeric language sql immutable
+function market.wallet_sort_key(p_field text, p_row api.wallets) returns numeric language sql stable
   -- The sort value of a wallet for one sort field of the Wallets lists (score, released_at, assets, pros, cons; a leading - negates it for descending). Null for no field or a null value.
   |   select case ltrim(p_field, '-')
   |       when 'score' then p_row.score::numeric

@@ -14,6 +14,19 @@ language sql stable parallel safe
 as $$ select to_char(p_date, 'YYYY-MM-DD') $$;
 comment on function market.iso_date(date) is 'A date as the API writes it: YYYY-MM-DD. Null stays null.';
 
+-- why: numeric log() runs at arbitrary precision (about 30 µs a call); the digits a value is rounded
+-- to need only its decimal exponent, which a float's log10 gives to within one, put right in numeric
+create or replace function market.decimal_exponent(p_value numeric) returns int
+language sql immutable parallel safe
+as $$
+  -- every call in it immutable (text || int would be anytextcat, stable), so that it is inlined
+  select floor(log(abs(p_value)::double precision))::int
+    + case when abs(p_value) >= ('1e' || (floor(log(abs(p_value)::double precision))::int + 1)::text)::numeric then 1
+           when abs(p_value) < ('1e' || (floor(log(abs(p_value)::double precision))::int)::text)::numeric then -1
+           else 0 end
+$$;
+comment on function market.decimal_exponent(numeric) is 'floor(log10(|p_value|)), exactly: 2 for 123.4, -3 for 0.00999, 0 for 1; null for null. 0 has none and is refused, as are values beyond a double precision''s range (about 1e308 and 1e-308).';
+
 -- why: a coin slug resolves in one place, with the error the endpoints document
 create or replace function market.coin_id(p_slug text) returns int
 language plpgsql stable

@@ -21,7 +21,9 @@ comment on view api.ticker_rows is 'Every ticker as the API shows it: venue (id,
 -- why: the sort key of one ticker for one field of the ticker lists (nulls last either way)
 create or replace function market.ticker_sort_key(p_field text, p_volume numeric, p_change double precision, p_price numeric, p_updated timestamptz)
 returns numeric
-language sql immutable parallel safe
+-- stable, as extract(epoch from timestamptz) is: an immutable SQL function around a stable call is
+-- never inlined, and then runs as a function call per ticker (most of a ticker list's time)
+language sql stable parallel safe
 as $$
   select case ltrim(p_field, '-')
       when 'volume_usd' then p_volume
@@ -68,10 +70,15 @@ begin
       raise exception 'Unknown sort field "%". Sortable: volume_usd, change_24h, price_usd, updated.', v_field using errcode = 'MD422';
     end if;
   end loop;
+  -- Ranked on the few columns the filters and the sort read: the page's rows alone are then built
+  -- (text prices, ISO times, names), where building every matched row first cost most of the call.
   with matched as materialized (
-    select t, row_number() over (order by
-        array(select market.ticker_sort_key(f, t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at)
-              from unnest(v_sort) with ordinality u (f, n) order by u.n),
+    select t.id, row_number() over (order by
+        -- up to 4 sort fields: the missing ones are null in every row, so they never decide
+        array[market.ticker_sort_key(v_sort[1], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
+              market.ticker_sort_key(v_sort[2], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
+              market.ticker_sort_key(v_sort[3], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
+              market.ticker_sort_key(v_sort[4], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at)],
         t.volume_usd_exact desc, t.id) as n
     from api.ticker_rows t
     where (v_exchange is null or t.exchange_id = v_exchange)
@@ -89,13 +96,14 @@ begin
     'total', (select count(*) from matched),
     'data', coalesce((
       select json_agg(json_build_object(
-          'id', (m.t).id, 'exchange_id', (m.t).exchange_id, 'exchange', (m.t).exchange, 'exchange_name', (m.t).exchange_name,
-          'pair_id', (m.t).pair_id, 'symbol', (m.t).symbol, 'exchange_symbol', (m.t).exchange_symbol,
-          'base', (m.t).base, 'base_slug', (m.t).base_slug, 'quote', (m.t).quote, 'quote_slug', (m.t).quote_slug,
-          'instrument', (m.t).instrument, 'price', (m.t).price, 'price_usd', (m.t).price_usd, 'bid', (m.t).bid, 'ask', (m.t).ask,
-          'spread', (m.t).spread, 'volume', (m.t).volume, 'volume_usd', (m.t).volume_usd, 'change_24h', (m.t).change_24h,
-          'last_trade_at', (m.t).last_trade_at, 'updated', (m.t).updated) order by m.n)
+          'id', r.id, 'exchange_id', r.exchange_id, 'exchange', r.exchange, 'exchange_name', r.exchange_name,
+          'pair_id', r.pair_id, 'symbol', r.symbol, 'exchange_symbol', r.exchange_symbol,
+          'base', r.base, 'base_slug', r.base_slug, 'quote', r.quote, 'quote_slug', r.quote_slug,
+          'instrument', r.instrument, 'price', r.price, 'price_usd', r.price_usd, 'bid', r.bid, 'ask', r.ask,
+          'spread', r.spread, 'volume', r.volume, 'volume_usd', r.volume_usd, 'change_24h', r.change_24h,
+          'last_trade_at', r.last_trade_at, 'updated', r.updated) order by m.n)
       from matched m
+      join api.ticker_rows r on r.id = m.id
       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
     ), '[]'::json))
   into v_result;
@@ -111,8 +119,8 @@ create or replace view api.pair_rows as
 select p.id, p.symbol, p.base_symbol as base, p.base_slug, p.quote_symbol as quote, p.quote_slug,
   p.exchanges, p.tickers,
   -- a volume-weighted mean carries twenty decimals: about eight significant digits are shown
-  round(p.price, greatest(2, least(16, 7 - floor(log(nullif(p.price, 0)))::int)))::text as price,
-  round(p.price_usd, greatest(2, least(16, 7 - floor(log(nullif(p.price_usd, 0)))::int)))::text as price_usd,
+  round(p.price, greatest(2, least(16, 7 - market.decimal_exponent(nullif(p.price, 0)))))::text as price,
+  round(p.price_usd, greatest(2, least(16, 7 - market.decimal_exponent(nullif(p.price_usd, 0)))))::text as price_usd,
   p.volume_usd::double precision as volume_usd, round(p.spread::numeric, 4)::double precision as spread,
   market.iso_time(p.updated_at) as updated,
   p.base_coin_id, p.quote_coin_id, p.volume_usd as volume_usd_exact, p.updated_at
@@ -138,8 +146,9 @@ begin
   if v_sort not in ('volume_usd', '-volume_usd', 'updated', '-updated') then
     raise exception 'sort must be one of volume_usd, -volume_usd, updated, -updated.' using errcode = 'MD422', column = 'sort';
   end if;
+  -- ranked on ids, the page's rows alone built, as in api.ticker_list
   with matched as materialized (
-    select p, row_number() over (order by
+    select p.id, row_number() over (order by
         case v_sort when 'volume_usd' then p.volume_usd_exact when '-volume_usd' then -p.volume_usd_exact end,
         case v_sort when 'updated' then p.updated_at end,
         case v_sort when '-updated' then p.updated_at end desc,
@@ -154,11 +163,14 @@ begin
     'total', (select count(*) from matched),
     'data', coalesce((
       select json_agg(json_build_object(
-          'id', (m.p).id, 'symbol', (m.p).symbol, 'base', (m.p).base, 'base_slug', (m.p).base_slug,
-          'quote', (m.p).quote, 'quote_slug', (m.p).quote_slug, 'exchanges', (m.p).exchanges, 'tickers', (m.p).tickers,
-          'price', (m.p).price, 'price_usd', (m.p).price_usd, 'volume_usd', (m.p).volume_usd, 'spread', (m.p).spread,
-          'updated', (m.p).updated) order by m.n)
+          'id', r.id, 'symbol', r.symbol, 'base', r.base, 'base_slug', r.base_slug,
+          'quote', r.quote, 'quote_slug', r.quote_slug, 'exchanges', r.exchanges, 'tickers', r.tickers,
+          'price', r.price, 'price_usd', r.price_usd, 'volume_usd', r.volume_usd, 'spread', r.spread,
+          'updated', r.updated) order by m.n)
       from matched m
+      -- lateral, and offset 0 keeps it from being flattened into a join: the id reaches the view's
+      -- grouping, so only the page's pairs are aggregated a second time, not every pair
+      cross join lateral (select * from api.pair_rows p where p.id = m.id offset 0) r
       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
     ), '[]'::json))
   into v_result;

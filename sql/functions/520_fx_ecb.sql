@@ -7,7 +7,7 @@ create or replace function market.round_significant(p_value numeric, p_digits in
 language sql immutable parallel safe
 as $$
   select case when p_value is null or p_value = 0 then p_value
-    else trim_scale(round(p_value, greatest(0, least(40, p_digits - 1 - floor(log(abs(p_value)))::int)))) end
+    else trim_scale(round(p_value, greatest(0, least(40, p_digits - 1 - market.decimal_exponent(p_value))))) end
 $$;
 comment on function market.round_significant(numeric, int) is 'p_value rounded to p_digits significant digits (at most 40 decimals), trailing zeros dropped; 0 and null unchanged.';
 

@@ -24,7 +24,8 @@ comment on function api.wallet_top_score() is 'The highest score of all publishe
 
 -- why: a multi-field sort as one array per row (nulls last either way), as for the coin lists
 create or replace function market.wallet_sort_key(p_field text, p_row api.wallets) returns numeric
-language sql immutable parallel safe
+-- stable, as text::date is: declared immutable around it, it was never inlined (market.ticker_sort_key)
+language sql stable parallel safe
 as $$
   select case ltrim(p_field, '-')
       when 'score' then p_row.score::numeric
