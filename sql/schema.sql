@@ -4656,8 +4656,8 @@ function market.decimal_exponent(p_value numeric) returns integer language sql i
   |            when abs(p_value) < ('1e' || (floor(log(abs(p_value)::double precision))::int)::text)::numeric then -1
   |            else 0 end
 
-function market.ema_final(p_state numeric[]) returns numeric language sql immutable
-  |  select case when p_state[1] >= p_state[3] and p_state[3] > 0 then p_state[2] end
+function market.ema_final(p_state numeric[]) returns numeric language plpgsql immutable
+  |  begin return case when p_state[1] >= p_state[3] and p_state[3] > 0 then p_state[2] end; end
 
 function market.ema_step(p_state numeric[], p_value numeric, p_period integer, p_skip integer) returns numeric[] language plpgsql immutable
   | declare
@@ -7234,8 +7234,8 @@ function market.wanted_content_entities(p_items jsonb, p_key text) returns TABLE
   |     select 'wallet', 3, v.slug, v.n from jsonb_array_elements_text(coalesce(i.value -> 'wallets', '[]')) with ordinality v (slug, n)
   |   ) e
 
-function market.wilder_final(p_state double precision[]) returns double precision language sql immutable
-  |  select case when p_state[1] >= p_state[3] and p_state[3] > 0 then p_state[2] end
+function market.wilder_final(p_state double precision[]) returns double precision language plpgsql immutable
+  |  begin return case when p_state[1] >= p_state[3] and p_state[3] > 0 then p_state[2] end; end
 
 function market.wilder_mean_step(p_state double precision[], p_value double precision, p_period integer) returns double precision[] language plpgsql immutable
   | declare
