@@ -4,6 +4,7 @@
 // whole tick: its bars, the coin state with alarm evaluation (market.refresh_coin_state), and the
 // 30-minute aggregate's refresh that its policy makes. Runs on the benchmark's own database.
 import type { Sql } from '../src/db/client.ts';
+import { measure, printTable } from './harness.ts';
 
 const minuteOf = (date: Date) => new Date(Math.floor(date.getTime() / 60_000) * 60_000);
 
@@ -67,4 +68,13 @@ export async function benchIngest(sql: Sql) {
   console.log(`\ningest through the live path, ${coins.toLocaleString('en')} coins`);
   console.log(`  ${minutes} minutes of bars, one statement a minute: ${(coins * minutes).toLocaleString('en')} bars in ${bulkSeconds.toFixed(1)} s = ${Math.round((coins * minutes) / bulkSeconds).toLocaleString('en')} bars/s`);
   console.log(`  one minute's tick: ${(barsMs + stateMs + aggregateMs).toFixed(0)} ms = bars ${barsMs.toFixed(0)} ms + coin state and alarms (${state!.coins} coins) ${stateMs.toFixed(0)} ms + 30-minute aggregate ${aggregateMs.toFixed(0)} ms`);
+
+  // The coin list's cold path at this size: every matching coin ranked, one page formatted.
+  const lists = [
+    await measure('  api.coin_list_page, 100 by rank', () => sql`select * from api.coin_list_page(p_per_page => 100)`, { requests: 20, concurrency: 1, warmup: 3 }),
+    await measure('  api.coin_list_page, page 50 by -change_24h', () => sql`select * from api.coin_list_page(p_sort => ${['-change_24h']}::text[], p_page => 50, p_per_page => 100)`, { requests: 20, concurrency: 1, warmup: 3 }),
+    await measure('  api.coin_list_page, gainers', () => sql`select * from api.coin_list_page(p_list => 'gainers', p_per_page => 100)`, { requests: 20, concurrency: 1, warmup: 3 }),
+  ];
+  console.log(`\nthe coin list with ${(state!.coins as number).toLocaleString('en')} coins (one call at a time)`);
+  printTable(lists);
 }

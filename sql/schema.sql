@@ -8,6 +8,28 @@ view api.coin_history_intervals
   kept interval
   retention text
 
+view api.coin_list_rows
+  -- Every coin as the coin lists show it: id, slug, name, symbol, type, status, rank, price and circulating_supply (decimal strings), marketcap (number or null), volume_24h (number, 0 without a coin_state row), change_24h, change_7d and their ranks, dominance, logo (URL), listed_at (status_updated_at for active coins, else null), last_updated (ISO 8601 UTC). Every status, public or not: the lists choose.
+  id integer
+  slug text
+  name text
+  symbol text
+  type text
+  status text
+  rank integer
+  price text
+  marketcap double precision
+  volume_24h double precision
+  change_24h double precision
+  change_7d double precision
+  change_rank_24h integer
+  change_rank_7d integer
+  dominance double precision
+  circulating_supply text
+  logo text
+  listed_at text
+  last_updated text
+
 view api.exchange_history_intervals
   -- The intervals of /exchanges/{slug}/history: the table or aggregate each reads and how long it is kept.
   name text
@@ -1650,15 +1672,15 @@ function api.coin_list_page(p_list text, p_type text, p_status text, p_search te
   |   end if;
   |   return query
   |   with matched as materialized (
-  |     select r, row_number() over () as n
-  |     from api.coin_rows(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
-  |       p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval) r
-  |     where p_within is null or r.id = any (p_within)
+  |     select o.id, o.n
+  |     from market.coin_list_order(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
+  |       p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval, p_within) o
   |   )
   |   select a.n_total, p.n_page, p.page_rows
   |   from (select count(*) as n_total from matched) a,
-  |     (select count(*)::int as n_page, coalesce(json_agg(m.r order by m.n), '[]'::json) as page_rows
+  |     (select count(*)::int as n_page, coalesce(json_agg(v order by m.n), '[]'::json) as page_rows
   |      from matched m
+  |      join api.coin_list_rows v on v.id = m.id
   |      where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page) p;
   | end;
 
@@ -1675,88 +1697,13 @@ function api.coin_price(p_slug text, p_convert text) returns TABLE(id integer, s
   |   return query select * from api.prices(null, array[p_slug], null, p_convert);
   | end;
 
-function api.coin_rows(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text) returns TABLE(id integer, slug text, name text, symbol text, type text, status text, rank integer, price text, marketcap double precision, volume_24h double precision, change_24h double precision, change_7d double precision, change_rank_24h integer, change_rank_7d integer, dominance double precision, circulating_supply text, logo text, listed_at text, last_updated text) language plpgsql stable
+function api.coin_rows(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text) returns TABLE(id integer, slug text, name text, symbol text, type text, status text, rank integer, price text, marketcap double precision, volume_24h double precision, change_24h double precision, change_7d double precision, change_rank_24h integer, change_rank_7d integer, dominance double precision, circulating_supply text, logo text, listed_at text, last_updated text) language sql stable
   -- Every coin matching a coin-list request, in the list's order, typed as the API returns it (price and circulating_supply decimal strings, marketcap a number or null, volume_24h a number, 0 without a coin_state row; listed_at is status_updated_at for active coins, null for others). p_list: all (GET /coins: by rank), recent (GET /coins/recently-added: active coins by status_updated_at, their listing time, newest first, then other statuses by their last status change; p_sort replaces that order), gainers / losers (change over p_interval 24h or 7d above / below 0 when rounded to 2 decimals, so a 0.00 % move is in neither; ordered by that change; p_sort only breaks ties). Filters: p_type coin|token; p_status one listing status (null: the public statuses of market.public_coin_statuses()); p_search a case-insensitive substring of name or symbol; inclusive USD bounds on price, marketcap and 24h volume (a null figure never passes a bound); selectors p_ids, p_slugs, p_symbols (case-insensitive; an ambiguous symbol picks the best-ranked active coin among the matches). p_sort: fields marketcap, rank, price, volume_24h, change_24h, change_7d, a leading - for descending; nulls last either way. Ties: rank, marketcap, id. Paginated as the endpoints return it: api.coin_list.
-  | #variable_conflict use_column
-  | begin
-  |   if p_list is null or p_list not in ('all', 'recent', 'gainers', 'losers') then
-  |     raise exception 'list must be all, recent, gainers or losers.' using errcode = 'MD422';
-  |   end if;
-  |   if p_interval is null or p_interval not in ('24h', '7d') then
-  |     raise exception 'interval must be 24h or 7d.' using errcode = 'MD422', column = 'interval';
-  |   end if;
-  |   if p_status is not null and p_status not in ('active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing') then
-  |     raise exception 'status must be one of active, delisted, untracked, progressing, awaiting, preparing.' using errcode = 'MD422', column = 'status';
-  |   end if;
-  |   perform market.check_coin_sort(p_sort);
-  |
-  |   return query
-  |   with filtered as (
-  |     select c.id, c.slug, c.name, c.symbol, c.type, c.status, market.logo_url('coins', c.slug, c.logo) as logo, c.circulating_supply, c.status_updated_at,
-  |       s.price, s.marketcap, s.volume_24h, s.change_24h, s.change_7d, s.change_rank_24h, s.change_rank_7d,
-  |       s.rank, s.dominance, s.last_updated,
-  |       case p_interval when '7d' then s.change_7d else s.change_24h end as change
-  |     from market.coins c
-  |     left join market.coin_state s on s.coin_id = c.id
-  |     where c.status = any (case when p_status is null then market.public_coin_statuses() else array[p_status] end)
-  |       and (p_type is null or c.type = p_type)
-  |       and (p_search is null or strpos(lower(c.name), lower(p_search)) > 0 or strpos(lower(c.symbol), lower(p_search)) > 0)
-  |       and (p_min_price is null or s.price >= p_min_price)
-  |       and (p_max_price is null or s.price <= p_max_price)
-  |       and (p_min_marketcap is null or s.marketcap >= p_min_marketcap)
-  |       and (p_max_marketcap is null or s.marketcap <= p_max_marketcap)
-  |       and (p_min_volume is null or s.volume_24h >= p_min_volume)
-  |       and (p_max_volume is null or s.volume_24h <= p_max_volume)
-  |   ),
-  |   movers as (
-  |     -- a move that shows as 0.00 % is no move: such coins are neither gainers nor losers
-  |     select f.* from filtered f
-  |     where p_list not in ('gainers', 'losers')
-  |        or (p_list = 'gainers' and round(f.change::numeric, 2) > 0)
-  |        or (p_list = 'losers' and round(f.change::numeric, 2) < 0)
-  |   ),
-  |   selected as (
-  |     -- ids and slugs select exactly; a symbol selects, among the coins that pass every other
-  |     -- filter, the best-ranked one (active first), since two coins may share a symbol
-  |     select m.*,
-  |       row_number() over (
-  |         partition by upper(m.symbol)
-  |         order by m.status = 'active' desc, m.rank nulls last, m.marketcap desc nulls last, m.id
-  |       ) as symbol_pick
-  |     from movers m
-  |     where (p_ids is null and p_slugs is null and p_symbols is null)
-  |        or m.id = any (p_ids) or m.slug = any (p_slugs)
-  |        or upper(m.symbol) = any (select upper(x) from unnest(p_symbols) x)
-  |   )
-  |   select s.id, s.slug, s.name, s.symbol, s.type, s.status, s.rank,
-  |     -- 0 without a coin_state row, as in the detail: the spec types volume_24h as a number
-  |     s.price::text, s.marketcap::double precision, coalesce(s.volume_24h, 0)::double precision,
-  |     s.change_24h, s.change_7d, s.change_rank_24h, s.change_rank_7d,
-  |     s.dominance, s.circulating_supply::text, s.logo,
-  |     case when s.status = 'active' then market.iso_time(s.status_updated_at) end,
-  |     market.iso_time(s.last_updated)
-  |   from selected s
-  |   where (p_ids is null and p_slugs is null and p_symbols is null)
-  |      or s.id = any (p_ids) or s.slug = any (p_slugs)
-  |      or s.symbol_pick = 1
-  |   order by
-  |     -- movers are ordered by the change itself: largest gain, or largest loss, first
-  |     case p_list when 'gainers' then -s.change when 'losers' then s.change end,
-  |     array[
-  |       market.coin_sort_key(p_sort[1], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d),
-  |       market.coin_sort_key(p_sort[2], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d),
-  |       market.coin_sort_key(p_sort[3], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d),
-  |       market.coin_sort_key(p_sort[4], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d),
-  |       market.coin_sort_key(p_sort[5], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d),
-  |       market.coin_sort_key(p_sort[6], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d)
-  |     ],
-  |     -- recently added: newest listing first, unless a sort was given. status_updated_at is the
-  |     -- listing time of an active coin only (a delisted coin's is its delisting): active coins come
-  |     -- first, the others (only there by a status filter or the public default) by their last change
-  |     case when p_list = 'recent' and p_sort is null then s.status = 'active' end desc nulls last,
-  |     case when p_list = 'recent' and p_sort is null then s.status_updated_at end desc nulls last,
-  |     s.rank nulls last, s.marketcap desc nulls last, s.id;
-  | end;
+  |   select v.*
+  |   from market.coin_list_order(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
+  |     p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval) o
+  |   join api.coin_list_rows v on v.id = o.id
+  |   order by o.n
 
 function api.coin_sparkline(p_slug text, p_period text) returns json language plpgsql stable
   -- A compact price series of the coin with this slug over p_period (24h, 7d, 30d, 60d, 90d, 180d, 365d) as JSON {points: [{time, price}], low, high, change}: points are the last close of each step (24h: 5 minutes from the minutely bars; 7d: 30 minutes; 30d/60d/90d/180d: 2/4/6/12 hours from the hourly bars; 365d: 1 day), stamped with the step's start, oldest first, at most 366; low and high are the extremes of every bar of the period; change is the percent move from the first bar's open to the last close. Prices are decimal strings. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/sparkline.
@@ -2558,11 +2505,11 @@ function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange te
   |   -- (text prices, ISO times, names), where building every matched row first cost most of the call.
   |   with matched as materialized (
   |     select t.id, row_number() over (order by
-  |         -- up to 4 sort fields: the missing ones are null in every row, so they never decide
-  |         array[market.ticker_sort_key(v_sort[1], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
-  |               market.ticker_sort_key(v_sort[2], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
-  |               market.ticker_sort_key(v_sort[3], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
-  |               market.ticker_sort_key(v_sort[4], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at)],
+  |         -- up to 4 sort fields, nulls last: the missing ones are null in every row, so they never decide
+  |         market.ticker_sort_key(v_sort[1], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at) nulls last,
+  |         market.ticker_sort_key(v_sort[2], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at) nulls last,
+  |         market.ticker_sort_key(v_sort[3], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at) nulls last,
+  |         market.ticker_sort_key(v_sort[4], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at) nulls last,
   |         t.volume_usd_exact desc, t.id) as n
   |     from api.ticker_rows t
   |     where (v_exchange is null or t.exchange_id = v_exchange)
@@ -4534,6 +4481,83 @@ function market.coin_id(p_slug text) returns integer language plpgsql stable
   |     raise exception 'Coin not found.' using errcode = 'MD404';
   |   end if;
   |   return v_id;
+  | end;
+
+function market.coin_list_order(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text, p_within integer[]) returns TABLE(id integer, n bigint) language plpgsql stable
+  -- The coins a coin-list request matches, as (id, n): n their 1-based place in the list's order. The arguments, filters, selectors and order of api.coin_rows, which formats these rows, and p_within of api.coin_list_page (only these ids, kept after a symbol's pick).
+  | #variable_conflict use_column
+  | begin
+  |   if p_list is null or p_list not in ('all', 'recent', 'gainers', 'losers') then
+  |     raise exception 'list must be all, recent, gainers or losers.' using errcode = 'MD422';
+  |   end if;
+  |   if p_interval is null or p_interval not in ('24h', '7d') then
+  |     raise exception 'interval must be 24h or 7d.' using errcode = 'MD422', column = 'interval';
+  |   end if;
+  |   if p_status is not null and p_status not in ('active', 'delisted', 'untracked', 'progressing', 'awaiting', 'preparing') then
+  |     raise exception 'status must be one of active, delisted, untracked, progressing, awaiting, preparing.' using errcode = 'MD422', column = 'status';
+  |   end if;
+  |   perform market.check_coin_sort(p_sort);
+  |
+  |   return query
+  |   with filtered as (
+  |     select c.id, c.slug, c.symbol, c.status, c.status_updated_at,
+  |       s.price, s.marketcap, s.volume_24h, s.change_24h, s.change_7d, s.rank,
+  |       case p_interval when '7d' then s.change_7d else s.change_24h end as change
+  |     from market.coins c
+  |     left join market.coin_state s on s.coin_id = c.id
+  |     where c.status = any (case when p_status is null then market.public_coin_statuses() else array[p_status] end)
+  |       and (p_type is null or c.type = p_type)
+  |       and (p_search is null or strpos(lower(c.name), lower(p_search)) > 0 or strpos(lower(c.symbol), lower(p_search)) > 0)
+  |       and (p_min_price is null or s.price >= p_min_price)
+  |       and (p_max_price is null or s.price <= p_max_price)
+  |       and (p_min_marketcap is null or s.marketcap >= p_min_marketcap)
+  |       and (p_max_marketcap is null or s.marketcap <= p_max_marketcap)
+  |       and (p_min_volume is null or s.volume_24h >= p_min_volume)
+  |       and (p_max_volume is null or s.volume_24h <= p_max_volume)
+  |   ),
+  |   movers as (
+  |     -- a move that shows as 0.00 % is no move: such coins are neither gainers nor losers
+  |     select f.* from filtered f
+  |     where p_list not in ('gainers', 'losers')
+  |        or (p_list = 'gainers' and round(f.change::numeric, 2) > 0)
+  |        or (p_list = 'losers' and round(f.change::numeric, 2) < 0)
+  |   ),
+  |   selected as (
+  |     -- ids and slugs select exactly; a symbol selects, among the coins that pass every other
+  |     -- filter, the best-ranked one (active first), since two coins may share a symbol
+  |     select m.*,
+  |       row_number() over (
+  |         partition by upper(m.symbol)
+  |         order by m.status = 'active' desc, m.rank nulls last, m.marketcap desc nulls last, m.id
+  |       ) as symbol_pick
+  |     from movers m
+  |     where (p_ids is null and p_slugs is null and p_symbols is null)
+  |        or m.id = any (p_ids) or m.slug = any (p_slugs)
+  |        or upper(m.symbol) = any (select upper(x) from unnest(p_symbols) x)
+  |   )
+  |   select s.id, row_number() over (order by
+  |     -- movers are ordered by the change itself: largest gain, or largest loss, first
+  |     case p_list when 'gainers' then -s.change when 'losers' then s.change end,
+  |     -- one sort key per requested field, nulls last: an unused one is null in every row, and planned
+  |     -- with the request's values (force_custom_plan) it is no sort key at all
+  |     market.coin_sort_key(p_sort[1], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d) nulls last,
+  |     market.coin_sort_key(p_sort[2], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d) nulls last,
+  |     market.coin_sort_key(p_sort[3], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d) nulls last,
+  |     market.coin_sort_key(p_sort[4], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d) nulls last,
+  |     market.coin_sort_key(p_sort[5], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d) nulls last,
+  |     market.coin_sort_key(p_sort[6], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d) nulls last,
+  |     -- recently added: newest listing first, unless a sort was given. status_updated_at is the
+  |     -- listing time of an active coin only (a delisted coin's is its delisting): active coins come
+  |     -- first, the others (only there by a status filter or the public default) by their last change
+  |     case when p_list = 'recent' and p_sort is null then s.status = 'active' end desc nulls last,
+  |     case when p_list = 'recent' and p_sort is null then s.status_updated_at end desc nulls last,
+  |     s.rank nulls last, s.marketcap desc nulls last, s.id)
+  |   from selected s
+  |   where ((p_ids is null and p_slugs is null and p_symbols is null)
+  |      or s.id = any (p_ids) or s.slug = any (p_slugs)
+  |      or s.symbol_pick = 1)
+  |     -- after the symbol's pick, as the lists of an exchange's or a wallet's assets number their rows
+  |     and (p_within is null or s.id = any (p_within));
   | end;
 
 function market.coin_sort_key(p_field text, p_marketcap numeric, p_rank integer, p_price numeric, p_volume_24h numeric, p_change_24h double precision, p_change_7d double precision) returns numeric language sql immutable

@@ -74,11 +74,11 @@ begin
   -- (text prices, ISO times, names), where building every matched row first cost most of the call.
   with matched as materialized (
     select t.id, row_number() over (order by
-        -- up to 4 sort fields: the missing ones are null in every row, so they never decide
-        array[market.ticker_sort_key(v_sort[1], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
-              market.ticker_sort_key(v_sort[2], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
-              market.ticker_sort_key(v_sort[3], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at),
-              market.ticker_sort_key(v_sort[4], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at)],
+        -- up to 4 sort fields, nulls last: the missing ones are null in every row, so they never decide
+        market.ticker_sort_key(v_sort[1], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at) nulls last,
+        market.ticker_sort_key(v_sort[2], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at) nulls last,
+        market.ticker_sort_key(v_sort[3], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at) nulls last,
+        market.ticker_sort_key(v_sort[4], t.volume_usd_exact, t.change_24h, t.price_usd_exact, t.updated_at) nulls last,
         t.volume_usd_exact desc, t.id) as n
     from api.ticker_rows t
     where (v_exchange is null or t.exchange_id = v_exchange)
