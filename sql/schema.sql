@@ -2481,14 +2481,20 @@ function api.stoch_rsi(p_slug text, p_period integer, p_start date, p_end date, 
   |   ) w order by w.date;
   | end;
 
-function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange text, p_pair integer, p_instrument text, p_search text, p_min_volume numeric, p_max_volume numeric, p_min_change double precision, p_max_change double precision, p_sort text[], p_page integer, p_per_page integer) returns json language plpgsql stable
-  -- One page of tickers (rows of api.ticker_rows) as JSON {"total", "data"}. Scope: p_scope_exchange (GET /exchanges/{slug}/tickers) or p_scope_coin (GET /coins/{slug}/markets: the coin as base or quote), each MD404 when unknown; neither: GET /tickers. Filters: p_exchange (venue slug), p_pair (pair id), p_instrument (spot, margin, swap, future, option), p_search (substring of the symbol or the raw symbol, case-insensitive), inclusive bounds on 24h USD volume and 24h change. p_sort: volume_usd, change_24h, price_usd, updated, a leading - for descending (default -volume_usd), nulls last; ties by volume, id.
+function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange text, p_pair integer, p_instrument text, p_search text, p_min_volume numeric, p_max_volume numeric, p_min_change double precision, p_max_change double precision, p_sort text[], p_page integer, p_per_page integer) returns json language sql stable
+  -- One page of tickers as JSON {"total", "data"}: api.ticker_list_page as one object, the same arguments. Endpoints: GET /api/v1/tickers, /exchanges/{slug}/tickers, /coins/{slug}/markets.
+  |   select json_build_object('total', p.total, 'data', p.data)
+  |   from api.ticker_list_page(p_scope_exchange, p_scope_coin, p_exchange, p_pair, p_instrument, p_search,
+  |     p_min_volume, p_max_volume, p_min_change, p_max_change, p_sort, p_page, p_per_page) p
+
+function api.ticker_list_page(p_scope_exchange text, p_scope_coin text, p_exchange text, p_pair integer, p_instrument text, p_search text, p_min_volume numeric, p_max_volume numeric, p_min_change double precision, p_max_change double precision, p_sort text[], p_page integer, p_per_page integer) returns TABLE(total bigint, returned integer, data json) language plpgsql stable
+  -- One page of tickers: total (matching rows), returned (rows on this page) and data (a JSON array of the shown columns of api.ticker_rows). As one JSON object: api.ticker_list. Scope: p_scope_exchange (GET /exchanges/{slug}/tickers) or p_scope_coin (GET /coins/{slug}/markets: the coin as base or quote), each MD404 when unknown; neither: GET /tickers. Filters: p_exchange (venue slug), p_pair (pair id), p_instrument (spot, margin, swap, future, option), p_search (substring of the symbol or the raw symbol, case-insensitive), inclusive bounds on 24h USD volume and 24h change. p_sort: volume_usd, change_24h, price_usd, updated, a leading - for descending (default -volume_usd), nulls last; ties by volume, id.
+  | #variable_conflict use_column
   | declare
   |   v_exchange int := case when p_scope_exchange is not null then market.exchange_id(p_scope_exchange) end;
   |   v_coin int := case when p_scope_coin is not null then market.coin_id(p_scope_coin) end;
   |   v_sort text[] := coalesce(p_sort, array['-volume_usd']);
   |   v_field text;
-  |   v_result json;
   | begin
   |   if p_instrument is not null and p_instrument not in ('spot', 'margin', 'swap', 'future', 'option') then
   |     raise exception 'instrument must be one of future, option, swap, spot, margin.' using errcode = 'MD422';
@@ -2503,6 +2509,7 @@ function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange te
   |   end loop;
   |   -- Ranked on the few columns the filters and the sort read: the page's rows alone are then built
   |   -- (text prices, ISO times, names), where building every matched row first cost most of the call.
+  |   return query
   |   with matched as materialized (
   |     select t.id, row_number() over (order by
   |         -- up to 4 sort fields, nulls last: the missing ones are null in every row, so they never decide
@@ -2523,22 +2530,16 @@ function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange te
   |       and (p_min_change is null or t.change_24h >= p_min_change)
   |       and (p_max_change is null or t.change_24h <= p_max_change)
   |   )
-  |   select json_build_object(
-  |     'total', (select count(*) from matched),
-  |     'data', coalesce((
-  |       select json_agg(json_build_object(
-  |           'id', r.id, 'exchange_id', r.exchange_id, 'exchange', r.exchange, 'exchange_name', r.exchange_name,
-  |           'pair_id', r.pair_id, 'symbol', r.symbol, 'exchange_symbol', r.exchange_symbol,
-  |           'base', r.base, 'base_slug', r.base_slug, 'quote', r.quote, 'quote_slug', r.quote_slug,
-  |           'instrument', r.instrument, 'price', r.price, 'price_usd', r.price_usd, 'bid', r.bid, 'ask', r.ask,
-  |           'spread', r.spread, 'volume', r.volume, 'volume_usd', r.volume_usd, 'change_24h', r.change_24h,
-  |           'last_trade_at', r.last_trade_at, 'updated', r.updated) order by m.n)
-  |       from matched m
-  |       join api.ticker_rows r on r.id = m.id
-  |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
-  |     ), '[]'::json))
-  |   into v_result;
-  |   return v_result;
+  |   select a.n_total, p.n_page, p.page_rows
+  |   from (select count(*) as n_total from matched) a,
+  |     (select count(*)::int as n_page, coalesce(json_agg(r order by m.n), '[]'::json) as page_rows
+  |      from matched m
+  |      cross join lateral (
+  |        select t.id, t.exchange_id, t.exchange, t.exchange_name, t.pair_id, t.symbol, t.exchange_symbol,
+  |          t.base, t.base_slug, t.quote, t.quote_slug, t.instrument, t.price, t.price_usd, t.bid, t.ask,
+  |          t.spread, t.volume, t.volume_usd, t.change_24h, t.last_trade_at, t.updated
+  |        from api.ticker_rows t where t.id = m.id) r
+  |      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page) p;
   | end;
 
 function api.top_liquidated_coins(p_hours integer, p_limit integer) returns TABLE(symbol text, name text, slug text, logo text, long double precision, short double precision, total double precision) language plpgsql stable

@@ -34,8 +34,9 @@ as $$
 $$;
 comment on function market.ticker_sort_key(text, numeric, double precision, numeric, timestamptz) is 'The sort value of a ticker for volume_usd, change_24h, price_usd or updated (a leading - negates it).';
 
--- why: the three ticker lists share filters, row shape and order; one page as JSON {total, data}
-create or replace function api.ticker_list(
+-- why: the three ticker lists share filters, row shape and order; one page as columns, its rows'
+-- JSON text compact (a row's JSON, not json_build_object's spacing), so the API sends it as it is
+create or replace function api.ticker_list_page(
   p_scope_exchange text default null,
   p_scope_coin text default null,
   p_exchange text default null,
@@ -49,15 +50,15 @@ create or replace function api.ticker_list(
   p_sort text[] default null,
   p_page int default 1,
   p_per_page int default 100
-) returns json
+) returns table (total bigint, returned int, data json)
 language plpgsql stable
 as $$
+#variable_conflict use_column
 declare
   v_exchange int := case when p_scope_exchange is not null then market.exchange_id(p_scope_exchange) end;
   v_coin int := case when p_scope_coin is not null then market.coin_id(p_scope_coin) end;
   v_sort text[] := coalesce(p_sort, array['-volume_usd']);
   v_field text;
-  v_result json;
 begin
   if p_instrument is not null and p_instrument not in ('spot', 'margin', 'swap', 'future', 'option') then
     raise exception 'instrument must be one of future, option, swap, spot, margin.' using errcode = 'MD422';
@@ -72,6 +73,7 @@ begin
   end loop;
   -- Ranked on the few columns the filters and the sort read: the page's rows alone are then built
   -- (text prices, ISO times, names), where building every matched row first cost most of the call.
+  return query
   with matched as materialized (
     select t.id, row_number() over (order by
         -- up to 4 sort fields, nulls last: the missing ones are null in every row, so they never decide
@@ -92,28 +94,47 @@ begin
       and (p_min_change is null or t.change_24h >= p_min_change)
       and (p_max_change is null or t.change_24h <= p_max_change)
   )
-  select json_build_object(
-    'total', (select count(*) from matched),
-    'data', coalesce((
-      select json_agg(json_build_object(
-          'id', r.id, 'exchange_id', r.exchange_id, 'exchange', r.exchange, 'exchange_name', r.exchange_name,
-          'pair_id', r.pair_id, 'symbol', r.symbol, 'exchange_symbol', r.exchange_symbol,
-          'base', r.base, 'base_slug', r.base_slug, 'quote', r.quote, 'quote_slug', r.quote_slug,
-          'instrument', r.instrument, 'price', r.price, 'price_usd', r.price_usd, 'bid', r.bid, 'ask', r.ask,
-          'spread', r.spread, 'volume', r.volume, 'volume_usd', r.volume_usd, 'change_24h', r.change_24h,
-          'last_trade_at', r.last_trade_at, 'updated', r.updated) order by m.n)
-      from matched m
-      join api.ticker_rows r on r.id = m.id
-      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
-    ), '[]'::json))
-  into v_result;
-  return v_result;
+  select a.n_total, p.n_page, p.page_rows
+  from (select count(*) as n_total from matched) a,
+    (select count(*)::int as n_page, coalesce(json_agg(r order by m.n), '[]'::json) as page_rows
+     from matched m
+     cross join lateral (
+       select t.id, t.exchange_id, t.exchange, t.exchange_name, t.pair_id, t.symbol, t.exchange_symbol,
+         t.base, t.base_slug, t.quote, t.quote_slug, t.instrument, t.price, t.price_usd, t.bid, t.ask,
+         t.spread, t.volume, t.volume_usd, t.change_24h, t.last_trade_at, t.updated
+       from api.ticker_rows t where t.id = m.id) r
+     where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page) p;
 end;
 $$;
-comment on function api.ticker_list(text, text, text, int, text, text, numeric, numeric, double precision, double precision, text[], int, int) is
-'One page of tickers (rows of api.ticker_rows) as JSON {"total", "data"}. Scope: p_scope_exchange (GET /exchanges/{slug}/tickers) or p_scope_coin (GET /coins/{slug}/markets: the coin as base or quote), each MD404 when unknown; neither: GET /tickers. '
+comment on function api.ticker_list_page(text, text, text, int, text, text, numeric, numeric, double precision, double precision, text[], int, int) is
+'One page of tickers: total (matching rows), returned (rows on this page) and data (a JSON array of the shown columns of api.ticker_rows). As one JSON object: api.ticker_list. Scope: p_scope_exchange (GET /exchanges/{slug}/tickers) or p_scope_coin (GET /coins/{slug}/markets: the coin as base or quote), each MD404 when unknown; neither: GET /tickers. '
 'Filters: p_exchange (venue slug), p_pair (pair id), p_instrument (spot, margin, swap, future, option), p_search (substring of the symbol or the raw symbol, case-insensitive), inclusive bounds on 24h USD volume and 24h change. '
 'p_sort: volume_usd, change_24h, price_usd, updated, a leading - for descending (default -volume_usd), nulls last; ties by volume, id.';
+
+-- why: the page as the endpoints' JSON answers it, for analysts
+create or replace function api.ticker_list(
+  p_scope_exchange text default null,
+  p_scope_coin text default null,
+  p_exchange text default null,
+  p_pair int default null,
+  p_instrument text default null,
+  p_search text default null,
+  p_min_volume numeric default null,
+  p_max_volume numeric default null,
+  p_min_change double precision default null,
+  p_max_change double precision default null,
+  p_sort text[] default null,
+  p_page int default 1,
+  p_per_page int default 100
+) returns json
+language sql stable
+as $$
+  select json_build_object('total', p.total, 'data', p.data)
+  from api.ticker_list_page(p_scope_exchange, p_scope_coin, p_exchange, p_pair, p_instrument, p_search,
+    p_min_volume, p_max_volume, p_min_change, p_max_change, p_sort, p_page, p_per_page) p
+$$;
+comment on function api.ticker_list(text, text, text, int, text, text, numeric, numeric, double precision, double precision, text[], int, int) is
+'One page of tickers as JSON {"total", "data"}: api.ticker_list_page as one object, the same arguments. Endpoints: GET /api/v1/tickers, /exchanges/{slug}/tickers, /coins/{slug}/markets.';
 
 create or replace view api.pair_rows as
 select p.id, p.symbol, p.base_symbol as base, p.base_slug, p.quote_symbol as quote, p.quote_slug,
