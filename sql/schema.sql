@@ -1417,7 +1417,7 @@ function api.article_list(p_locale text, p_tag text, p_coin text, p_exchange tex
   |     'total', (select count(*) from matched),
   |     'data', coalesce((
   |       select json_agg(market.article_json(m.a, m.texts, false) order by m.n) from matched m
-  |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+  |       where market.on_page(m.n, p_page, p_per_page)
   |     ), '[]'::json))
 
 function api.bull_bear(p_coin text) returns json language sql stable
@@ -1681,7 +1681,7 @@ function api.coin_list_page(p_list text, p_type text, p_status text, p_search te
   |     (select count(*)::int as n_page, coalesce(json_agg(v order by m.n), '[]'::json) as page_rows
   |      from matched m
   |      join api.coin_list_rows v on v.id = m.id
-  |      where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page) p;
+  |      where market.on_page(m.n, p_page, p_per_page)) p;
   | end;
 
 function api.coin_marketcap_history(p_slug text, p_interval text, p_start timestamp with time zone, p_end timestamp with time zone, p_limit integer) returns TABLE("time" text, marketcap double precision) language sql stable
@@ -1785,7 +1785,7 @@ function api.coin_videos(p_slug text, p_type text, p_search text, p_page integer
   |     'total', (select count(*) from matched),
   |     'data', coalesce((
   |       select json_agg(market.video_json(m.v, false) order by m.n) from matched m
-  |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+  |       where market.on_page(m.n, p_page, p_per_page)
   |     ), '[]'::json)) into v_result;
   |   return v_result;
   | end;
@@ -1914,7 +1914,7 @@ function api.exchange_list(p_type text, p_search text, p_min_pairs integer, p_ma
   |     'total', (select count(*) from matched),
   |     'data', coalesce((
   |       select json_agg(m.r order by m.n) from matched m
-  |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+  |       where market.on_page(m.n, p_page, p_per_page)
   |     ), '[]'::json))
 
 function api.exchange_rows(p_type text, p_search text, p_min_pairs integer, p_max_pairs integer, p_min_assets integer, p_max_assets integer, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_sort text[]) returns TABLE(id integer, slug text, name text, type text, rank integer, volume_24h double precision, volume_dominance double precision, change_24h double precision, change_7d double precision, change_rank_24h integer, change_rank_7d integer, pairs integer, assets integer, logo text, last_updated text) language plpgsql stable
@@ -2113,7 +2113,7 @@ function api.insight_list(p_locale text, p_type text, p_coin text, p_search text
   |     'total', (select count(*) from matched),
   |     'data', coalesce((
   |       select json_agg(m.insight order by m.n) from matched m
-  |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+  |       where market.on_page(m.n, p_page, p_per_page)
   |     ), '[]'::json))
 
 function api.insight_rows(p_locale text, p_type text, p_coin text, p_search text, p_sort text) returns TABLE(n bigint, insight json) language plpgsql stable
@@ -2158,7 +2158,7 @@ function api.liquidation_feed(p_exchange text, p_instrument text, p_position tex
   |     'total', (select count(*) from matched),
   |     'data', coalesce((
   |       select json_agg(m.r order by m.n) from matched m
-  |       where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page), '[]'::json))
+  |       where market.on_page(m.n, p_page, p_per_page)), '[]'::json))
   |   into v_result;
   |   return v_result;
   | end;
@@ -2385,7 +2385,7 @@ function api.pair_list(p_search text, p_coin text, p_min_volume numeric, p_max_v
   |       -- lateral, and offset 0 keeps it from being flattened into a join: the id reaches the view's
   |       -- grouping, so only the page's pairs are aggregated a second time, not every pair
   |       cross join lateral (select * from api.pair_rows p where p.id = m.id offset 0) r
-  |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+  |       where market.on_page(m.n, p_page, p_per_page)
   |     ), '[]'::json))
   |   into v_result;
   |   return v_result;
@@ -2539,7 +2539,7 @@ function api.ticker_list_page(p_scope_exchange text, p_scope_coin text, p_exchan
   |          t.base, t.base_slug, t.quote, t.quote_slug, t.instrument, t.price, t.price_usd, t.bid, t.ask,
   |          t.spread, t.volume, t.volume_usd, t.change_24h, t.last_trade_at, t.updated
   |        from api.ticker_rows t where t.id = m.id) r
-  |      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page) p;
+  |      where market.on_page(m.n, p_page, p_per_page)) p;
   | end;
 
 function api.top_liquidated_coins(p_hours integer, p_limit integer) returns TABLE(symbol text, name text, slug text, logo text, long double precision, short double precision, total double precision) language plpgsql stable
@@ -2670,7 +2670,7 @@ function api.wallet_list(p_list text, p_search text, p_min_score numeric, p_max_
   |     'top_score', api.wallet_top_score(),
   |     'data', coalesce((
   |       select json_agg(m.r order by m.n) from matched m
-  |       where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+  |       where market.on_page(m.n, p_page, p_per_page)
   |     ), '[]'::json))
 
 function api.wallet_rows(p_list text, p_search text, p_min_score numeric, p_max_score numeric, p_tags text[], p_ids integer[], p_slugs text[], p_sort text[]) returns SETOF api.wallets language plpgsql stable
@@ -6087,6 +6087,10 @@ function market.obv_series(p_coin_id integer) returns TABLE(i integer, date date
   |     from market.indicator_bars(p_coin_id) b
   |   ) s
   |   order by s.i
+
+function market.on_page(p_n bigint, p_page integer, p_per_page integer) returns boolean language sql immutable
+  -- True when the row numbered p_n (1-based, in the list's order) is on page p_page (1-based; below 1 counts as 1) of p_per_page rows.
+  |   select p_n > (greatest(p_page, 1) - 1)::bigint * p_per_page and p_n <= greatest(p_page, 1)::bigint * p_per_page
 
 function market.parse_import_time(p_time text, p_zoned boolean) returns timestamp with time zone language plpgsql stable
   -- An import row's time: with an offset (p_zoned) as given, else as UTC; null when it is not a valid date-time.

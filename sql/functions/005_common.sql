@@ -27,6 +27,14 @@ as $$
 $$;
 comment on function market.decimal_exponent(numeric) is 'floor(log10(|p_value|)), exactly: 2 for 123.4, -3 for 0.00999, 0 for 1; null for null. 0 has none and is refused, as are values beyond a double precision''s range (about 1e308 and 1e-308).';
 
+-- why: every paginated list cuts its numbered rows to one page the same way
+create or replace function market.on_page(p_n bigint, p_page int, p_per_page int) returns boolean
+language sql immutable parallel safe
+as $$
+  select p_n > (greatest(p_page, 1) - 1)::bigint * p_per_page and p_n <= greatest(p_page, 1)::bigint * p_per_page
+$$;
+comment on function market.on_page(bigint, int, int) is 'True when the row numbered p_n (1-based, in the list''s order) is on page p_page (1-based; below 1 counts as 1) of p_per_page rows.';
+
 -- why: a coin slug resolves in one place, with the error the endpoints document
 create or replace function market.coin_id(p_slug text) returns int
 language plpgsql stable

@@ -246,7 +246,7 @@ begin
     (select count(*)::int as n_page, coalesce(json_agg(v order by m.n), '[]'::json) as page_rows
      from matched m
      join api.coin_list_rows v on v.id = m.id
-     where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page) p;
+     where market.on_page(m.n, p_page, p_per_page)) p;
 end;
 $$;
 comment on function api.coin_list_page(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text, int, int, int[]) is

@@ -112,7 +112,7 @@ as $$
     'total', (select count(*) from matched),
     'data', coalesce((
       select json_agg(m.r order by m.n) from matched m
-      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+      where market.on_page(m.n, p_page, p_per_page)
     ), '[]'::json))
 $$;
 comment on function api.exchange_list(text, text, int, int, int, int, numeric, numeric, int[], text[], text[], int, int) is

@@ -103,7 +103,7 @@ begin
          t.base, t.base_slug, t.quote, t.quote_slug, t.instrument, t.price, t.price_usd, t.bid, t.ask,
          t.spread, t.volume, t.volume_usd, t.change_24h, t.last_trade_at, t.updated
        from api.ticker_rows t where t.id = m.id) r
-     where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page) p;
+     where market.on_page(m.n, p_page, p_per_page)) p;
 end;
 $$;
 comment on function api.ticker_list_page(text, text, text, int, text, text, numeric, numeric, double precision, double precision, text[], int, int) is
@@ -192,7 +192,7 @@ begin
       -- lateral, and offset 0 keeps it from being flattened into a join: the id reaches the view's
       -- grouping, so only the page's pairs are aggregated a second time, not every pair
       cross join lateral (select * from api.pair_rows p where p.id = m.id offset 0) r
-      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+      where market.on_page(m.n, p_page, p_per_page)
     ), '[]'::json))
   into v_result;
   return v_result;

@@ -78,7 +78,7 @@ begin
     'total', (select count(*) from matched),
     'data', coalesce((
       select json_agg(m.r order by m.n) from matched m
-      where m.n > (p_page - 1)::bigint * p_per_page and m.n <= p_page::bigint * p_per_page), '[]'::json))
+      where market.on_page(m.n, p_page, p_per_page)), '[]'::json))
   into v_result;
   return v_result;
 end;

@@ -110,7 +110,7 @@ as $$
     'top_score', api.wallet_top_score(),
     'data', coalesce((
       select json_agg(m.r order by m.n) from matched m
-      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+      where market.on_page(m.n, p_page, p_per_page)
     ), '[]'::json))
 $$;
 comment on function api.wallet_list(text, text, numeric, numeric, text[], int[], text[], text[], int, int) is

@@ -77,7 +77,7 @@ as $$
     'total', (select count(*) from matched),
     'data', coalesce((
       select json_agg(market.article_json(m.a, m.texts, false) order by m.n) from matched m
-      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+      where market.on_page(m.n, p_page, p_per_page)
     ), '[]'::json))
 $$;
 comment on function api.article_list(text, text, text, text, text, text, int, int) is
@@ -168,7 +168,7 @@ begin
     'total', (select count(*) from matched),
     'data', coalesce((
       select json_agg(market.video_json(m.v, false) order by m.n) from matched m
-      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+      where market.on_page(m.n, p_page, p_per_page)
     ), '[]'::json)) into v_result;
   return v_result;
 end;
@@ -268,7 +268,7 @@ as $$
     'total', (select count(*) from matched),
     'data', coalesce((
       select json_agg(m.insight order by m.n) from matched m
-      where m.n > (greatest(p_page, 1) - 1)::bigint * p_per_page and m.n <= greatest(p_page, 1)::bigint * p_per_page
+      where market.on_page(m.n, p_page, p_per_page)
     ), '[]'::json))
 $$;
 comment on function api.insight_list(text, text, text, text, text, int, int) is 'One page of api.insight_rows as JSON {"total": n, "data": [...]}. Endpoint: GET /api/v1/insights.';

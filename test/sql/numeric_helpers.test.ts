@@ -1,4 +1,5 @@
-// The small SQL helpers that list endpoints call once per row: exact, and inlined by the planner
+// The small SQL helpers that list endpoints call once per row (sort keys, significant digits, the
+// page cut): exact, and inlined by the planner
 // (a SQL function that is not inlined runs as a function call per row, which made the ticker list
 // two to three times slower than it is).
 import test from 'ava';
@@ -52,6 +53,7 @@ test('the per-row helpers of the lists are inlined: no function call left in the
     ['market.wallet_sort_key', "'released_at', null::api.wallets"],
     ['market.iso_time', 'x.ts'],
     ['market.indicator_window', 'x.d, x.d, null'],
+    ['market.on_page', 'x.i::bigint, x.i, 100'],
   ];
   for (const [name, args] of calls) {
     const plan = await db.sql.unsafe(`
@@ -59,4 +61,19 @@ test('the per-row helpers of the lists are inlined: no function call left in the
     const text = plan.map((line) => Object.values(line)[0]).join('\n');
     t.false(text.includes(`${name}(`), `${name} is called, not inlined:\n${text}`);
   }
+});
+
+test('market.on_page cuts numbered rows to one page; a page below 1 is the first', async (t) => {
+  const pages = await db.sql<{ page: number; first: number | null; last: number | null; rows: number }[]>`
+    select p.page, min(n)::int as first, max(n)::int as last, count(n)::int as rows
+    from unnest(array[0, 1, 2, 3, 4]) p (page)
+    left join generate_series(1, 250) n on market.on_page(n, p.page, 100)
+    group by p.page order by p.page`;
+  t.deepEqual(pages.map((row) => ({ ...row })), [
+    { page: 0, first: 1, last: 100, rows: 100 },
+    { page: 1, first: 1, last: 100, rows: 100 },
+    { page: 2, first: 101, last: 200, rows: 100 },
+    { page: 3, first: 201, last: 250, rows: 50 },
+    { page: 4, first: null, last: null, rows: 0 },
+  ]);
 });
