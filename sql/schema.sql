@@ -460,7 +460,12 @@ table market.article_translations
   locale text not null
   title text
   subtitle text
-  body text  -- The article as HTML; reading_time_minutes is derived from its word count (200 words a minute).
+  body text  -- The article as HTML (reading_time_minutes is computed from it).
+  reading_time_minutes integer default 
+CASE
+    WHEN (body IS NOT NULL) THEN (GREATEST((1)::numeric, ceil(((COALESCE(array_length(regexp_split_to_array(btrim(regexp_replace(regexp_replace(body, '<[^>]*>'::text, ' '::text, 'g'::text), '\s+'::text, ' '::text, 'g'::text)), ' '::text), 1), 0))::numeric / 200.0))))::integer
+    ELSE NULL::integer
+END  -- Minutes to read body at 200 words a minute (HTML tags stripped), at least 1; null without a body. Computed by PostgreSQL whenever body is written.
   constraint article_translations_article_id_fkey FOREIGN KEY (article_id) REFERENCES market.articles(id) ON DELETE CASCADE
   constraint article_translations_check CHECK (((locale <> 'en'::text) OR ((title IS NOT NULL) AND (body IS NOT NULL))))
   constraint article_translations_locale_check CHECK ((locale ~ '^[a-z]{2}(-[A-Z]{2})?$'::text))
@@ -1952,8 +1957,14 @@ function api.exchange_rows(p_type text, p_search text, p_min_pairs integer, p_ma
   |     and (p_max_volume is null or coalesce(s.volume_24h, 0) <= p_max_volume)
   |     and ((p_ids is null and p_slugs is null) or e.id = any (p_ids) or e.slug = any (p_slugs))
   |   order by
-  |     array(select market.exchange_sort_key(f, s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets)
-  |           from unnest(coalesce(p_sort, '{}')) with ordinality u (f, n) order by u.n),
+  |     -- an unused field's key is null in every row
+  |     market.exchange_sort_key(p_sort[1], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+  |     market.exchange_sort_key(p_sort[2], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+  |     market.exchange_sort_key(p_sort[3], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+  |     market.exchange_sort_key(p_sort[4], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+  |     market.exchange_sort_key(p_sort[5], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+  |     market.exchange_sort_key(p_sort[6], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+  |     market.exchange_sort_key(p_sort[7], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
   |     s.rank nulls last, s.volume_24h desc nulls last, e.id;
   | end;
 
@@ -2701,7 +2712,12 @@ function api.wallet_rows(p_list text, p_search text, p_min_score numeric, p_max_
   |                             where t.wallet_id = w.id and t.tag = any (p_tags)) = cardinality(array(select distinct unnest(p_tags))))
   |     and ((p_ids is null and p_slugs is null) or w.id = any (p_ids) or w.slug = any (p_slugs))
   |   order by
-  |     array(select market.wallet_sort_key(f, w) from unnest(coalesce(p_sort, '{}')) with ordinality u (f, n) order by u.n),
+  |     -- an unused field's key is null in every row
+  |     market.wallet_sort_key(p_sort[1], w) nulls last,
+  |     market.wallet_sort_key(p_sort[2], w) nulls last,
+  |     market.wallet_sort_key(p_sort[3], w) nulls last,
+  |     market.wallet_sort_key(p_sort[4], w) nulls last,
+  |     market.wallet_sort_key(p_sort[5], w) nulls last,
   |     -- defaults: the list by score, the timeline newest release first (unknown dates last)
   |     case when p_list = 'timeline' then w.released_at end desc nulls last,
   |     w.score desc, w.name, w.id;
@@ -4123,20 +4139,23 @@ function market.article_json(p_article market.articles, p_texts jsonb, p_full bo
   |       'locale', p_texts -> 'locale',
   |       'fallback_fields', p_texts -> 'fallback_fields',
   |       'tags', to_json(p_article.tags),
-  |       'reading_time_minutes', market.reading_time_minutes(p_texts ->> 'body'),
+  |       'reading_time_minutes', p_texts -> 'body' -> 'minutes',
   |       'hero_image', p_article.hero_image,
   |       'entities', market.content_entities_json('article', p_article.id),
   |       'published_at', market.iso_time(p_article.published_at),
   |       'updated_at', market.iso_time(p_article.updated_at)),
   |     case when p_full then json_build_object(
-  |       'body', p_texts -> 'body',
+  |       'body', p_texts -> 'body' -> 'html',
   |       'views', p_article.views,
   |       'helpful_yes', p_article.helpful_yes,
   |       'helpful_no', p_article.helpful_no) end)
 
 function market.article_texts(p_article_id integer, p_locale text) returns jsonb language sql stable
-  -- The article's title, subtitle and body in p_locale with per-field fallback (market.localize), with locale and fallback_fields.
-  |   select market.localize(jsonb_object_agg(t.locale, to_jsonb(t) - 'article_id' - 'locale'), p_locale)
+  -- The article's title, subtitle and body in p_locale with per-field fallback (market.localize), with locale and fallback_fields; body is {"html": the HTML, "minutes": its reading time}.
+  |   select market.localize(jsonb_object_agg(t.locale, jsonb_build_object(
+  |       'title', t.title,
+  |       'subtitle', t.subtitle,
+  |       'body', case when t.body is not null then jsonb_build_object('html', t.body, 'minutes', t.reading_time_minutes) end)), p_locale)
   |   from market.article_translations t where t.article_id = p_article_id
 
 function market.build_index_bars(p_from timestamp with time zone, p_to timestamp with time zone, p_coins integer[], p_max_deviation numeric, p_min_volume_usd numeric) returns TABLE(bars integer, coins integer, excluded integer) language plpgsql volatile
@@ -6196,11 +6215,6 @@ function market.plan_venue_backfill(p_exchange text, p_timeframes text[], p_coin
 function market.public_coin_statuses() returns text[] language sql immutable
   -- Listing statuses shown by default (no status filter): every status of a coin that has been listed, i.e. active, delisted and untracked. Coins still on their way to a listing (progressing, awaiting, preparing) are not public; a list shows them only when asked for by status.
   |  select array['active', 'delisted', 'untracked']
-
-function market.reading_time_minutes(p_html text) returns integer language sql immutable
-  -- Minutes to read an HTML text at 200 words a minute (tags stripped), at least 1.
-  |   select greatest(1, ceil(coalesce(array_length(regexp_split_to_array(
-  |     btrim(regexp_replace(regexp_replace(coalesce(p_html, ''), '<[^>]*>', ' ', 'g'), '\s+', ' ', 'g')), ' '), 1), 0) / 200.0))::int
 
 function market.record_content_import(p_kind text, p_file jsonb, p_items integer, p_source text) returns void language sql volatile
   -- Records the content file last imported for p_kind in market.content_imports (SHA-256 of its canonical jsonb text); leaves the row alone when the same file is imported again.

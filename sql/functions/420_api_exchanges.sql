@@ -4,7 +4,8 @@
 -- figures come from market.exchange_state (market.refresh_exchange_state), history from
 -- market.exchange_volumes and its aggregates.
 
--- why: a multi-field sort as one array per row (nulls sort last either way), as for the coin lists
+-- why: one sort key per requested field, sorted nulls last, so that nulls come last in both
+-- directions (as for the coin lists, market.coin_sort_key)
 create or replace function market.exchange_sort_key(
   p_field text, p_volume numeric, p_rank int, p_dominance double precision, p_change_24h double precision,
   p_change_7d double precision, p_pairs int, p_assets int
@@ -76,8 +77,14 @@ begin
     and (p_max_volume is null or coalesce(s.volume_24h, 0) <= p_max_volume)
     and ((p_ids is null and p_slugs is null) or e.id = any (p_ids) or e.slug = any (p_slugs))
   order by
-    array(select market.exchange_sort_key(f, s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets)
-          from unnest(coalesce(p_sort, '{}')) with ordinality u (f, n) order by u.n),
+    -- an unused field's key is null in every row
+    market.exchange_sort_key(p_sort[1], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+    market.exchange_sort_key(p_sort[2], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+    market.exchange_sort_key(p_sort[3], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+    market.exchange_sort_key(p_sort[4], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+    market.exchange_sort_key(p_sort[5], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+    market.exchange_sort_key(p_sort[6], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
+    market.exchange_sort_key(p_sort[7], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
     s.rank nulls last, s.volume_24h desc nulls last, e.id;
 end;
 $$;

@@ -18,15 +18,6 @@ as $$
 $$;
 comment on function market.json_extend(json, json) is 'The keys of p_object followed by those of p_more (null: p_object alone), in order.';
 
--- why: a reading time that follows the text actually served, whatever the locale
-create or replace function market.reading_time_minutes(p_html text) returns int
-language sql immutable parallel safe
-as $$
-  select greatest(1, ceil(coalesce(array_length(regexp_split_to_array(
-    btrim(regexp_replace(regexp_replace(coalesce(p_html, ''), '<[^>]*>', ' ', 'g'), '\s+', ' ', 'g')), ' '), 1), 0) / 200.0))::int
-$$;
-comment on function market.reading_time_minutes(text) is 'Minutes to read an HTML text at 200 words a minute (tags stripped), at least 1.';
-
 -- why: the related coins, exchanges and wallets of one piece of content, in one shape for every kind
 create or replace function market.content_entities_json(p_kind text, p_id int) returns json
 language sql stable

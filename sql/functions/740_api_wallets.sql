@@ -22,7 +22,8 @@ language sql stable
 as $$ select max(score) from api.wallets $$;
 comment on function api.wallet_top_score() is 'The highest score of all published wallets (null when there are none): meta.top_score of the Wallets endpoints, to normalise scores to 0-1.';
 
--- why: a multi-field sort as one array per row (nulls last either way), as for the coin lists
+-- why: one sort key per requested field, sorted nulls last, so that nulls come last in both
+-- directions (as for the coin lists, market.coin_sort_key)
 create or replace function market.wallet_sort_key(p_field text, p_row api.wallets) returns numeric
 -- stable, as text::date is: declared immutable around it, it was never inlined (market.ticker_sort_key)
 language sql stable parallel safe
@@ -76,7 +77,12 @@ begin
                             where t.wallet_id = w.id and t.tag = any (p_tags)) = cardinality(array(select distinct unnest(p_tags))))
     and ((p_ids is null and p_slugs is null) or w.id = any (p_ids) or w.slug = any (p_slugs))
   order by
-    array(select market.wallet_sort_key(f, w) from unnest(coalesce(p_sort, '{}')) with ordinality u (f, n) order by u.n),
+    -- an unused field's key is null in every row
+    market.wallet_sort_key(p_sort[1], w) nulls last,
+    market.wallet_sort_key(p_sort[2], w) nulls last,
+    market.wallet_sort_key(p_sort[3], w) nulls last,
+    market.wallet_sort_key(p_sort[4], w) nulls last,
+    market.wallet_sort_key(p_sort[5], w) nulls last,
     -- defaults: the list by score, the timeline newest release first (unknown dates last)
     case when p_list = 'timeline' then w.released_at end desc nulls last,
     w.score desc, w.name, w.id;

@@ -10,14 +10,18 @@ language sql stable parallel safe
 as $$ select p_status = 'ACTIVE' and p_published_at <= now() $$;
 comment on function market.is_published(text, timestamptz) is 'True for content the API serves: status ACTIVE and published (or first reported) at or before now.';
 
--- why: an article's texts in the locale asked for, field by field
+-- why: an article's texts in the locale asked for, field by field; the body travels with its
+-- reading time, so that the time is that of the body served, whichever locale it came from
 create or replace function market.article_texts(p_article_id int, p_locale text) returns jsonb
 language sql stable
 as $$
-  select market.localize(jsonb_object_agg(t.locale, to_jsonb(t) - 'article_id' - 'locale'), p_locale)
+  select market.localize(jsonb_object_agg(t.locale, jsonb_build_object(
+      'title', t.title,
+      'subtitle', t.subtitle,
+      'body', case when t.body is not null then jsonb_build_object('html', t.body, 'minutes', t.reading_time_minutes) end)), p_locale)
   from market.article_translations t where t.article_id = p_article_id
 $$;
-comment on function market.article_texts(int, text) is 'The article''s title, subtitle and body in p_locale with per-field fallback (market.localize), with locale and fallback_fields.';
+comment on function market.article_texts(int, text) is 'The article''s title, subtitle and body in p_locale with per-field fallback (market.localize), with locale and fallback_fields; body is {"html": the HTML, "minutes": its reading time}.';
 
 -- why: one article object for the list (p_full false) and the detail (p_full true)
 create or replace function market.article_json(p_article market.articles, p_texts jsonb, p_full boolean) returns json
@@ -31,13 +35,13 @@ as $$
       'locale', p_texts -> 'locale',
       'fallback_fields', p_texts -> 'fallback_fields',
       'tags', to_json(p_article.tags),
-      'reading_time_minutes', market.reading_time_minutes(p_texts ->> 'body'),
+      'reading_time_minutes', p_texts -> 'body' -> 'minutes',
       'hero_image', p_article.hero_image,
       'entities', market.content_entities_json('article', p_article.id),
       'published_at', market.iso_time(p_article.published_at),
       'updated_at', market.iso_time(p_article.updated_at)),
     case when p_full then json_build_object(
-      'body', p_texts -> 'body',
+      'body', p_texts -> 'body' -> 'html',
       'views', p_article.views,
       'helpful_yes', p_article.helpful_yes,
       'helpful_no', p_article.helpful_no) end)

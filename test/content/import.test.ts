@@ -87,6 +87,25 @@ test.serial('a changed file updates what changed and keeps counters; items it dr
   t.is((await db.sql`select 1 from market.articles where slug = 'beta-news'`).length, 1);
 });
 
+test.serial('a translation\'s reading time is stored with its body and follows it when the body changes, by import or by hand', async (t) => {
+  await clear();
+  await importContent(db.sql, writeContentDir());
+  const minutes = async () => Object.fromEntries((await db.sql<{ locale: string; minutes: number | null }[]>`
+    select t.locale, t.reading_time_minutes as minutes from market.article_translations t
+    join market.articles a on a.id = t.article_id where a.slug = 'wallet-roundup'`).map((row) => [row.locale, row.minutes]));
+  // 252 words in English (the heading's two and 250) at 200 a minute; no body in pt or pt-BR
+  t.deepEqual(await minutes(), { en: 2, pt: null, 'pt-BR': null });
+  await db.sql`
+    update market.article_translations set body = ${`<p>${'palavra '.repeat(601)}</p>`}
+    where locale = 'pt' and article_id = (select id from market.articles where slug = 'wallet-roundup')`;
+  t.deepEqual(await minutes(), { en: 2, pt: 4, 'pt-BR': null });
+  // the pt-BR reader now gets the body of its language, and its reading time
+  const [detail] = await db.sql<{ article: { body: string; reading_time_minutes: number; fallback_fields: string[] } }[]>`
+    select api.article_detail('wallet-roundup', 'pt-BR') as article`;
+  t.like(detail!.article, { reading_time_minutes: 4, fallback_fields: ['body', 'title'] });
+  t.regex(detail!.article.body, /palavra/);
+});
+
 test.serial('a bad file imports nothing, not even the good files beside it, and names file, item and field', async (t) => {
   await clear();
   const files = fixtureFiles();
