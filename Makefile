@@ -13,7 +13,8 @@ FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
-node_modules/.installed: package.json package-lock.json
+# patches/: fixes to dependencies, applied by npm's postinstall (patch-package)
+node_modules/.installed: package.json package-lock.json $(wildcard patches/*.patch)
 	npm ci --no-audit --no-fund
 	@touch $@
 
