@@ -8,7 +8,7 @@ import Koa, { type Context } from 'koa';
 import helmet from 'koa-helmet';
 import { ApiError, errorMiddleware, toApiError } from './errors.ts';
 import type { Deps } from './admission.ts';
-import { API_PREFIX, mountRoutes, type RouteSpec } from './routes.ts';
+import { API_PREFIX, apiRouter, type RouteSpec } from './routes.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics.ts';
 import { healthz, readyz } from './health.ts';
@@ -107,9 +107,7 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
 
   // The API first: its requests, nearly all of them, never try the other routers' paths (which
   // cost a tenth of a small uncached answer); what it does not match goes on to them.
-  const router = new Router({ prefix: API_PREFIX });
-  mountRoutes(router, routes, deps, cache);
-  app.use(router.routes());
+  app.use(apiRouter(routes, deps, cache));
 
   // Operations endpoints beside /api/v1, without an API key (see each for its own access rule).
   const operations = new Router();

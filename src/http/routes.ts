@@ -1,7 +1,7 @@
 // A route is declared once — method, path, plan, zod schemas, handler — and that declaration
 // drives the router, the admission check and the OpenAPI document alike.
-import type Router from '@koa/router';
-import type { Context } from 'koa';
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Sql } from '../db/client.ts';
 import { ApiError, isDatabaseUnavailable } from './errors.ts';
@@ -158,7 +158,39 @@ export function routePlan(route: RouteSpec, query: unknown, valid: boolean): Pla
   return typeof route.plan === 'function' ? (valid ? route.plan(query as never) : 'free') : route.plan;
 }
 
-export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cache: ReturnType<typeof responseCache>) {
+/**
+ * The API's routes as one middleware: a router per first path segment (coins, exchanges, ...), picked
+ * by the request's segment. @koa/router tests a request against every route of its router, and
+ * with the ninety routes in one router that was about a fifth of what a small uncached answer costs
+ * over TCP; a segment has at most thirty. Matching stays @koa/router's (case-insensitive, an optional
+ * trailing slash): the segment is looked up in lower case. What no router answers goes on down the chain.
+ */
+export function apiRouter(routes: RouteSpec[], deps: Deps, cache: ReturnType<typeof responseCache>): Middleware {
+  const bySegment = new Map<string, RouteSpec[]>();
+  for (const route of routes) {
+    const segment = route.path.split('/')[1] ?? '';
+    if (!/^[\w.-]+$/.test(segment)) throw new Error(`${route.path}: a route's first path segment must be literal (routers are picked by it)`);
+    const key = segment.toLowerCase();
+    bySegment.set(key, [...(bySegment.get(key) ?? []), route]);
+  }
+  const routers = new Map<string, Middleware>();
+  for (const [segment, group] of bySegment) {
+    const router = new Router({ prefix: API_PREFIX });
+    mountRoutes(router, group, routes, deps, cache);
+    routers.set(segment, router.routes() as Middleware);
+  }
+  const start = API_PREFIX.length + 1;
+  return (ctx, next) => {
+    const path = ctx.path;
+    if (path.length <= start || path[start - 1] !== '/' || path.slice(0, start - 1).toLowerCase() !== API_PREFIX) return next();
+    const end = path.indexOf('/', start);
+    const router = routers.get(path.slice(start, end === -1 ? undefined : end).toLowerCase());
+    return router ? router(ctx, next) : next();
+  };
+}
+
+/** `routes` on `router`; `all`: every route of the API, as a handler is given them (the OpenAPI document) */
+function mountRoutes(router: Router, routes: RouteSpec[], all: RouteSpec[], deps: Deps, cache: ReturnType<typeof responseCache>) {
   for (const route of routes) {
     const cached = cache.serve(route, `${API_PREFIX}${koaPath(route.path)}`);
     const endpoint = `${route.method.toUpperCase()} ${API_PREFIX}${route.path}`;
@@ -178,7 +210,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cac
       const key = admitted instanceof Promise ? await admitted : admitted;
       if (!valid) throw ApiError.validation(input.errors);
       if (route.readsCounters) await deps.admission?.flush();
-      const query = handlerQuery(route, deps, routes, ctx, input, key);
+      const query = handlerQuery(route, deps, all, ctx, input, key);
       // serialised once, here: the cache keeps these bytes, an uncached answer sends them
       const produce = async () => serialiseBody(completeEnvelope(await query(), deps.config), publicBase(ctx, deps.config));
       // a later request of this URL is admitted alike by the cache's shortcut (not a deprecated route: its headers are the route's)
@@ -186,7 +218,6 @@ export function mountRoutes(router: Router, routes: RouteSpec[], deps: Deps, cac
       await writeAnswer(ctx, route.status ?? 200, await produce());
     });
   }
-  return cache;
 }
 
 /** Runs a route's handler, on a read replica when it may (readsFromReplica), else on the primary. */
