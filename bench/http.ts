@@ -2,7 +2,8 @@
 // measured in this run: each route over the real app beside a bare Koa app returning a fixed body of
 // the same size (the stack's ceiling), beside its SQL called directly on the same pool at the same
 // concurrency and beside that call behind node:http alone; cold (response cache off) and warm;
-// conditional requests; compressed bytes; and the cost of admission. autocannon fires from a worker thread, so the server keeps the main thread.
+// conditional requests; compressed bytes; and the cost of admission. autocannon fires from a worker
+// thread, so the server keeps the main thread.
 import { request, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
