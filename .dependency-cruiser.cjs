@@ -1,13 +1,19 @@
-// The layers, checked by test/imports.test.ts (and `npm run lint:imports`): entry points (bin/) compose jobs/ and src/; jobs/
-// only schedule what src/ does; src/ never reaches up into jobs/ or bin/; no module is part of an import circle.
+// The layers, checked by test/imports.test.ts (and `npm run lint:imports`): entry points (bin/) compose jobs/ and src/;
+// jobs/ only schedule what src/ does; src/ never reaches up into jobs/ or bin/, nor into the code around the service
+// (dev/, test/, bench/). `reachable` rules hold at any depth: a module may not get there through another one either.
 module.exports = {
   forbidden: [
-    { name: 'src-not-to-jobs', severity: 'error', comment: 'src/ does the work; jobs/ only schedule it: the entry points hand the schedule to the worker', from: { path: '^src/' }, to: { path: '^jobs/' } },
-    { name: 'src-not-to-bin', severity: 'error', comment: 'bin/ holds the entry points; nothing imports them', from: { path: '^(src|jobs)/' }, to: { path: '^bin/' } },
-    { name: 'runtime-not-to-tests', severity: 'error', comment: 'the service never loads test or bench code', from: { path: '^(src|jobs|bin)/' }, to: { path: '^(test|bench)/' } },
+    { name: 'src-not-to-jobs', severity: 'error', comment: 'src/ does the work; jobs/ only schedule it: the entry points hand the schedule to the worker', from: { path: '^src/' }, to: { path: '^jobs/', reachable: true } },
+    { name: 'src-not-to-bin', severity: 'error', comment: 'bin/ holds the entry points; nothing imports them', from: { path: '^(src|jobs)/' }, to: { path: '^bin/', reachable: true } },
+    { name: 'src-not-to-service', severity: 'error', comment: 'src/service.ts is the composition root: it imports the modules, none of them imports it', from: { path: '^src/', pathNot: '^src/service\\.ts$' }, to: { path: '^src/service\\.ts$', reachable: true } },
+    { name: 'runtime-not-to-tests', severity: 'error', comment: 'the service never loads test, bench or dev code', from: { path: '^(src|jobs|bin)/' }, to: { path: '^(test|bench|dev)/', reachable: true } },
     { name: 'no-circular', severity: 'error', comment: 'modules import in one direction: a circle (type imports included) means a declaration lives in the wrong module', from: {}, to: { circular: true } },
-    { name: 'http-core-not-to-groups', severity: 'error', comment: 'the HTTP core (src/http) is handed the routes of the API groups (src/service.ts); it never imports them', from: { path: '^src/http/' }, to: { path: '^src/api/' } },
-    { name: 'no-circular-sources', severity: 'error', comment: 'a source module never imports the HTTP layer', from: { path: '^src/sources/' }, to: { path: '^src/(http|api)/' } },
+    { name: 'http-core-not-to-groups', severity: 'error', comment: 'the HTTP core (src/http) is handed the routes of the API groups (src/service.ts); it never imports them, nor anything that does', from: { path: '^src/http/' }, to: { path: '^src/api/', reachable: true } },
+    { name: 'http-core-not-to-mcp-or-mail', severity: 'error', comment: 'the MCP server is handed to the HTTP core like the routes (src/service.ts); whether e-mail is on is configuration (emailConfigured), not the mail module', from: { path: '^src/http/' }, to: { path: '^src/(mcp|mail)/', reachable: true } },
+    { name: 'sources-not-to-http', severity: 'error', comment: 'a source module never reaches the HTTP layer', from: { path: '^src/sources/' }, to: { path: '^src/(http|api|mcp)/', reachable: true } },
+    { name: 'bench-not-to-test', severity: 'error', comment: 'benches share the loopback stand-ins with the tests through dev/, never the tests themselves', from: { path: '^bench/' }, to: { path: '^test/', reachable: true } },
+    { name: 'dev-not-to-test', severity: 'error', comment: 'dev/ serves the tests and the benches; it needs neither', from: { path: '^dev/' }, to: { path: '^(test|bench)/', reachable: true } },
+    { name: 'test-not-to-bench', severity: 'error', comment: 'the tests never load a bench (benches are not part of npm test)', from: { path: '^test/' }, to: { path: '^bench/', reachable: true } },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -79,7 +79,7 @@ topology: deps ## several API processes and workers on one database act as one s
 	node bench/topology.ts
 
 venues-replay: deps ## serve the six venues, ECB rates and CoinPaprika offline on loopback (PORT=8780 COINS=300); prints the env for make start
-	node test/venues/serve.ts --port $(or $(PORT),8780) --coins $(or $(COINS),300)
+	node dev/venues/serve.ts --port $(or $(PORT),8780) --coins $(or $(COINS),300)
 
 backup: deps ## back the database up into FILE (default backup-<time>.tar.gz)
 	$(MDAPI) backup $(FILE)

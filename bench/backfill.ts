@@ -1,4 +1,4 @@
-// Backfill throughput from the loopback replay of the six venues (test/venues/replay.ts): coins ×
+// Backfill throughput from the loopback replay of the six venues (dev/venues/replay.ts): coins ×
 // venues of history read through ccxt (its rate limiters on) and written through the live path
 // (venue candles → price index → aggregates), as `mdapi backfill` does. BENCH_BACKFILL_COINS coins (default 10)
 // (default 50) listed on all six venues, BENCH_BACKFILL_INTERVALS (default hourly,minutely) from
@@ -12,7 +12,7 @@ import type { Sql } from '../src/db/client.ts';
 import { BACKFILL_INTERVALS, backfill, type BackfillInterval } from '../src/sources/exchanges/backfill.ts';
 import { ExchangesSource } from '../src/sources/exchanges/index.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
-import { DAY, REPLAY_VENUES, startVenueReplay } from '../test/venues/replay.ts';
+import { DAY, REPLAY_VENUES, startVenueReplay } from '../dev/venues/replay.ts';
 
 export async function benchBackfill(sql: Sql) {
   const coins = Number(process.env.BENCH_BACKFILL_COINS ?? 10);

@@ -18,7 +18,7 @@ import { completeEnvelope } from '../src/http/envelope.ts';
 import { serialiseBody } from '../src/http/logos.ts';
 import { API_PREFIX, defineRoute, type Deps, type RouteSpec } from '../src/http/routes.ts';
 import type { Context } from 'koa';
-import type { RunningService } from '../src/service.ts';
+import { served, type RunningService } from '../src/service.ts';
 import { measure, printColumns } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
@@ -167,11 +167,11 @@ export async function benchHttp(service: RunningService) {
   const coldConfig = appConfig(0);
   const warmConfig = appConfig(warmMb);
 
-  const cold = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }, apiRoutes).callback());
-  const warm = await listen(createApp({ sql, config: warmConfig }, { logger: silentLogger }, apiRoutes).callback());
+  const cold = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }, served).callback());
+  const warm = await listen(createApp({ sql, config: warmConfig }, { logger: silentLogger }, served).callback());
   // the other freshness mode beside the configured one (strict by default: a read of the versions per batch of requests)
   const otherFreshness = warmConfig.CACHE_FRESHNESS === 'strict' ? 'notify' : 'strict';
-  const warmOther = await listen(createApp({ sql, config: { ...warmConfig, CACHE_FRESHNESS: otherFreshness } }, { logger: silentLogger }, apiRoutes).callback());
+  const warmOther = await listen(createApp({ sql, config: { ...warmConfig, CACHE_FRESHNESS: otherFreshness } }, { logger: silentLogger }, served).callback());
   let ceilingBody = '';
   const bare = new Koa();
   bare.use((ctx) => {
@@ -285,7 +285,7 @@ export async function benchHttp(service: RunningService) {
     const noop = async () => ({ data: { status: 'ok' } });
     const spec = (path: string, isPublic: boolean) =>
       defineRoute({ method: 'get', path, operationId: path.slice(1), tag: 'Meta', summary: 'bench', plan: 'free', query: z.object({}), public: isPublic, handler: noop });
-    const app = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }, [spec('/bench-keyed', false), spec('/bench-public', true)] as RouteSpec[]).callback());
+    const app = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }, { routes: [spec('/bench-keyed', false), spec('/bench-public', true)] as RouteSpec[] }).callback());
     try {
       const probeKeyed = await probe(`${app.url}/api/v1/bench-keyed`, auth);
       const probePublic = await probe(`${app.url}/api/v1/bench-public`, {});

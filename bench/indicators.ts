@@ -2,7 +2,7 @@
 // (the whole series, as TA-Lib computes it), beside the same computation in TA-Lib's C code (the
 // `talib` addon, timed inside its Node 20 child process), as a ratio.
 import type { Sql } from '../src/db/client.ts';
-import { generateSeries, insertCoin, readDailyBars, refreshAggregates, talib, type TalibCall } from '../test/helpers/indicators.ts';
+import { generateSeries, insertCoin, readDailyBars, refreshAggregates, talib, type TalibCall } from '../dev/indicators.ts';
 import { measure, printTable, type Figures } from './harness.ts';
 
 const COIN = { id: 990001, slug: 'bench-indicator-coin' };

@@ -22,7 +22,7 @@ import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
-import { startReceiver } from '../test/webhooks/receiver.ts';
+import { startReceiver } from '../dev/webhook-receiver.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { alarmRows, barFigures, settled } from './chaos/checks.ts';
 import { freePort, Managed, sleep, tail, until, cleanUpOnSignal } from './chaos/processes.ts';

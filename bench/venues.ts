@@ -1,6 +1,6 @@
 // One live minute of the exchange source (MARKET_SOURCE=exchanges) for the catalogue's top
 // BENCH_VENUES_COINS coins (default 300) on the six venues of the loopback replay
-// (test/venues/replay.ts), ccxt's real rate limits on (kraken: one request a second): the first run
+// (dev/venues/replay.ts), ccxt's real rate limits on (kraken: one request a second): the first run
 // (markets, tickers, candles; cold) and the next minute (steady state: tickers and the new candles),
 // on a virtual clock as the worker's cron would run them a minute apart. Per venue: requests,
 // candles, and how many of its coin markets got candles within the budget (BENCH_VENUES_BUDGET_MS,
@@ -13,8 +13,8 @@ import { pathToFileURL } from 'node:url';
 import type { Sql } from '../src/db/client.ts';
 import { ExchangesSource, type ExchangesTickResult } from '../src/sources/exchanges/index.ts';
 import { runSource, withReservedQuery } from '../src/sources/source.ts';
-import { startOfflineReplay } from '../test/venues/offline.ts';
-import { MINUTE, REPLAY_VENUES } from '../test/venues/replay.ts';
+import { startOfflineReplay } from '../dev/venues/offline.ts';
+import { MINUTE, REPLAY_VENUES } from '../dev/venues/replay.ts';
 
 export async function benchVenues(sql: Sql) {
   const coins = Number(process.env.BENCH_VENUES_COINS ?? 300);

@@ -2,7 +2,7 @@
 // one, starts it for the length of the command when there is none, and uses DATABASE_URL when set.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { embeddedUrl, loadConfig } from '../src/config.ts';
+import { emailConfigured, embeddedUrl, loadConfig } from '../src/config.ts';
 import { createSql } from '../src/db/client.ts';
 import { backup, restore } from '../src/db/backup.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -14,7 +14,6 @@ import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins,
 import { CandleImportError, importCandles } from '../src/sources/files/candles.ts';
 import { createKey, InvalidEmailError, listKeys, revokeKey, setOwnerEmail } from '../src/keys.ts';
 import { notifyDeprecations } from '../src/mail/deprecation.ts';
-import { emailEnabled } from '../src/mail/smtp.ts';
 import { PLANS_BY_SCOPE } from '../src/http/routes.ts';
 import { openDatabase } from '../src/service.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
@@ -152,7 +151,7 @@ switch (command) {
   }
   case 'notify-deprecation': {
     const config = loadConfig();
-    if (!emailEnabled(config)) fail('e-mail is not configured: set SMTP_URL and MAIL_FROM (see README, "E-mail")');
+    if (!emailConfigured(config)) fail('e-mail is not configured: set SMTP_URL and MAIL_FROM (see README, "E-mail")');
     const { apiRoutes } = await import('../src/api/index.ts');
     const runs = await withDatabase(async (sql) => {
       await migrate(sql);

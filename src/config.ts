@@ -139,3 +139,9 @@ export const embeddedUrl = (port: number, user = 'postgres') => `postgres://${us
 /** A worker pool whose last beat is this many beats old is dead: its job locks are released. */
 export const STALE_AFTER_BEATS = 3;
 export const workerStaleAfterMs = (config: Pick<Config, 'WORKER_HEARTBEAT_MS'>) => STALE_AFTER_BEATS * config.WORKER_HEARTBEAT_MS;
+
+/**
+ * Whether this service sends e-mail (SMTP_URL set; loadConfig insists on MAIL_FROM with it): the
+ * mailer, the alarm routes, the status page and the CLI all ask here.
+ */
+export const emailConfigured = <C extends Pick<Config, 'SMTP_URL'>>(config: C): config is C & { SMTP_URL: string } => Boolean(config.SMTP_URL);

@@ -8,11 +8,15 @@ import { ensureEmbedded, type EmbeddedHandle } from './db/embedded/launcher.ts';
 import { migrate } from './db/migrate.ts';
 import { describeImport } from './content/import.ts';
 import { loadDemoContentIfEmpty } from './content/demo.ts';
-import { createApp, guardServer } from './http/app.ts';
+import { createApp, guardServer, type Served } from './http/app.ts';
 import { apiRoutes } from './api/index.ts';
+import { mcpRouter } from './mcp/server.ts';
 import { startWorker, type JobSchedule, type Worker } from './worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
+
+/** What the HTTP app serves: the API groups' routes and, beside them, the MCP tool server. */
+export const served: Served = { routes: apiRoutes, routers: [mcpRouter] };
 
 export interface RunningService {
   url: string;
@@ -64,7 +68,7 @@ export async function startService(initial: Config, logger: Logger = createLogge
     })
     : null;
   replicas?.start();
-  const app = createApp({ sql, config, replicas }, { logger, metrics }, apiRoutes);
+  const app = createApp({ sql, config, replicas }, { logger, metrics }, served);
   const server = createServer(app.callback());
   guardServer(server);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));

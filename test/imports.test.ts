@@ -1,8 +1,9 @@
-// The import rules of .dependency-cruiser.cjs: the tree passes them, and they do catch what they
-// forbid — a circle (type imports included) and src/ reaching into jobs/ — on a small tree made here.
+// The import rules of .dependency-cruiser.cjs: the tree passes them (as `npm run lint:imports` cruises
+// it), and every rule does catch what it forbids, at any depth, on a small tree made here.
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +12,7 @@ const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
 const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
 const DEPCRUISE = join(ROOT, 'node_modules', '.bin', 'depcruise');
+const RULES = (createRequire(import.meta.url)(CONFIG) as { forbidden: { name: string }[] }).forbidden.map((rule) => rule.name);
 
 async function cruise(cwd: string, paths: string[]) {
   try {
@@ -22,30 +24,129 @@ async function cruise(cwd: string, paths: string[]) {
   }
 }
 
-test('the tree has no import circle and src/ never imports jobs/', async (t) => {
-  const result = await cruise(ROOT, ['src', 'jobs', 'bin']);
+test('the tree breaks no import rule, over every folder `npm run lint:imports` names', async (t) => {
+  const script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['lint:imports']!;
+  const folders = script.split(/\s+/).slice(3);
+  t.deepEqual([...folders].sort(), ['bench', 'bin', 'dev', 'jobs', 'src', 'test'], script);
+  const result = await cruise(ROOT, folders);
   t.is(result.code, 0, result.output);
   t.regex(result.output, /no dependency violations found/);
 });
 
-test('a circle, even of types only, and an import of jobs/ from src/ are refused', async (t) => {
+// Each tree breaks one rule, all but the circle only through a module in between: `line` is the
+// head of the report the rule must give (the importing module → the module it must not reach).
+// The trees share one folder, so a module may break a second rule as well: that one is reported too.
+const BROKEN: Record<string, { files: Record<string, string>; line: string }> = {
+  'no-circular': {
+    files: {
+      'src/circle/a.ts': "import type { B } from './b.ts';\nexport type A = { b?: B };\n",
+      'src/circle/b.ts': "import type { A } from './a.ts';\nexport type B = { a?: A };\n",
+    },
+    line: 'no-circular: src/circle/a.ts →',
+  },
+  'src-not-to-jobs': {
+    files: {
+      'src/schedule.ts': "import { step } from './steps/step.ts';\nexport const schedule = step;\n",
+      'src/steps/step.ts': "import { task } from '../../jobs/task.ts';\nexport const step = task;\n",
+      'jobs/task.ts': 'export const task = 1;\n',
+    },
+    line: 'src-not-to-jobs: src/schedule.ts → jobs/task.ts',
+  },
+  'src-not-to-bin': {
+    files: {
+      'jobs/launch.ts': "import { helper } from './helper.ts';\nexport const launch = helper;\n",
+      'jobs/helper.ts': "import { entry } from '../bin/entry.ts';\nexport const helper = entry;\n",
+      'bin/entry.ts': 'export const entry = 1;\n',
+    },
+    line: 'src-not-to-bin: jobs/launch.ts → bin/entry.ts',
+  },
+  'src-not-to-service': {
+    files: {
+      'src/worker.ts': "import { served } from './served.ts';\nexport const worker = served;\n",
+      'src/served.ts': "import { service } from './service.ts';\nexport const served = service;\n",
+      'src/service.ts': 'export const service = 1;\n',
+    },
+    line: 'src-not-to-service: src/worker.ts → src/service.ts',
+  },
+  'runtime-not-to-tests': {
+    files: {
+      'bin/main.ts': "import { start } from '../src/start.ts';\nexport const main = start;\n",
+      'src/start.ts': "import { mailbox } from '../dev/mailbox.ts';\nexport const start = mailbox;\n",
+      'dev/mailbox.ts': 'export const mailbox = 1;\n',
+    },
+    line: 'runtime-not-to-tests: bin/main.ts → dev/mailbox.ts',
+  },
+  'http-core-not-to-groups': {
+    files: {
+      'src/http/app.ts': "import { tools } from '../mcp/server.ts';\nexport const app = tools;\n",
+      'src/mcp/server.ts': "import { coins } from '../api/coins.ts';\nexport const tools = coins;\n",
+      'src/api/coins.ts': 'export const coins = 1;\n',
+    },
+    line: 'http-core-not-to-groups: src/http/app.ts → src/api/coins.ts',
+  },
+  'http-core-not-to-mcp-or-mail': {
+    files: {
+      'src/http/public.ts': "import { status } from './status.ts';\nexport const pages = status;\n",
+      'src/http/status.ts': "import { smtp } from '../mail/smtp.ts';\nexport const status = smtp;\n",
+      'src/mail/smtp.ts': 'export const smtp = 1;\n',
+    },
+    line: 'http-core-not-to-mcp-or-mail: src/http/public.ts → src/mail/smtp.ts',
+  },
+  'sources-not-to-http': {
+    files: {
+      'src/sources/feed.ts': "import { shared } from './shared.ts';\nexport const feed = shared;\n",
+      'src/sources/shared.ts': "import { envelope } from '../http/envelope.ts';\nexport const shared = envelope;\n",
+      'src/http/envelope.ts': 'export const envelope = 1;\n',
+    },
+    line: 'sources-not-to-http: src/sources/feed.ts → src/http/envelope.ts',
+  },
+  'bench-not-to-test': {
+    files: {
+      'bench/run.ts': "import { receiver } from '../dev/receiver.ts';\nexport const bench = receiver;\n",
+      'dev/receiver.ts': "import { wait } from '../test/helpers/wait.ts';\nexport const receiver = wait;\n",
+      'test/helpers/wait.ts': 'export const wait = 1;\n',
+    },
+    line: 'bench-not-to-test: bench/run.ts → test/helpers/wait.ts',
+  },
+  'dev-not-to-test': {
+    files: {
+      'dev/replay.ts': "import { scenario } from './scenario.ts';\nexport const replay = scenario;\n",
+      'dev/scenario.ts': "import { recorded } from '../test/fixtures/recorded.ts';\nexport const scenario = recorded;\n",
+      'test/fixtures/recorded.ts': 'export const recorded = 1;\n',
+    },
+    line: 'dev-not-to-test: dev/replay.ts → test/fixtures/recorded.ts',
+  },
+  'test-not-to-bench': {
+    files: {
+      'test/a.test.ts': "import { measure } from './helpers/measure.ts';\nexport const a = measure;\n",
+      'test/helpers/measure.ts': "import { harness } from '../../bench/harness.ts';\nexport const measure = harness;\n",
+      'bench/harness.ts': 'export const harness = 1;\n',
+    },
+    line: 'test-not-to-bench: test/a.test.ts → bench/harness.ts',
+  },
+};
+
+test('every rule has a tree that breaks it', (t) => {
+  t.deepEqual(Object.keys(BROKEN).sort(), [...RULES].sort());
+});
+
+test('every rule is reported on the tree that breaks it, also through a module in between', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'mdapi-imports-'));
   try {
     const files: Record<string, string> = {
       'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', allowImportingTsExtensions: true, noEmit: true } }),
-      'src/a.ts': "import type { B } from './b.ts';\nexport type A = { b?: B };\n",
-      'src/b.ts': "import type { A } from './a.ts';\nexport type B = { a?: A };\n",
-      'src/c.ts': "import { job } from '../jobs/d.ts';\nexport const c = job;\n",
-      'jobs/d.ts': 'export const job = 1;\n',
     };
+    for (const broken of Object.values(BROKEN)) Object.assign(files, broken.files);
     for (const [name, text] of Object.entries(files)) {
       mkdirSync(dirname(join(dir, name)), { recursive: true });
       writeFileSync(join(dir, name), text);
     }
-    const result = await cruise(dir, ['src', 'jobs']);
+    const result = await cruise(dir, ['src', 'jobs', 'bin', 'dev', 'bench', 'test']);
     t.not(result.code, 0, result.output);
-    t.regex(result.output, /no-circular: src\/a\.ts/);
-    t.regex(result.output, /src-not-to-jobs: src\/c\.ts/);
+    const reported = result.output.split('\n').map((line) => line.trim());
+    for (const [rule, { line }] of Object.entries(BROKEN)) {
+      t.true(reported.includes(`error ${line}`), `${rule}: expected "${line}" in\n${result.output}`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

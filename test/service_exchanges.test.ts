@@ -12,8 +12,8 @@ import { backfill } from '../src/sources/exchanges/backfill.ts';
 import { ExchangesSource } from '../src/sources/exchanges/index.ts';
 import { parseExchangeUrls } from '../src/sources/exchanges/venues.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
-import { DAY, MINUTE, REPLAY_VENUES, type VenueReplay } from './venues/replay.ts';
-import { replayEnvironment, startOfflineReplay } from './venues/offline.ts';
+import { DAY, MINUTE, REPLAY_VENUES, type VenueReplay } from '../dev/venues/replay.ts';
+import { replayEnvironment, startOfflineReplay } from '../dev/venues/offline.ts';
 import { schedule } from '../jobs/index.ts';
 
 let db: TestDatabase;

@@ -1,5 +1,6 @@
-// The Koa application: request id, security headers, the error envelope, body limits and the
-// /api/v1 router built from the route declarations it is given (src/service.ts gives src/api's).
+// The Koa application: request id, security headers, the error envelope, body limits, the /api/v1
+// router built from the route declarations it is given and the routers given to mount beside it
+// (src/service.ts gives src/api's routes and the MCP server: the HTTP core imports neither).
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import Router from '@koa/router';
@@ -14,7 +15,6 @@ import { Metrics } from '../metrics.ts';
 import { healthz, readyz } from './health.ts';
 import { metricsHandler } from './metrics.ts';
 import { observeRequests } from './observe.ts';
-import { mcpRouter } from '../mcp/server.ts';
 import { mountPublic } from './public.ts';
 import { quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
@@ -28,6 +28,14 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** Above this Node refuses the request before it is parsed (guardServer answers, without quota headers). */
 const HARD_HEADER_BYTES = 4 * MAX_HEADER_BYTES;
 
+/** What the app serves, handed in by the composition root (src/service.ts). */
+export interface Served {
+  /** the API groups' route declarations, mounted under /api/v1 */
+  routes: RouteSpec[];
+  /** routers built from the app's dependencies and mounted beside /api/v1, after the operations endpoints (MCP) */
+  routers?: ((deps: Deps) => Router)[];
+}
+
 export interface Observability {
   /** default: a logger configured by LOG_FORMAT / LOG_LEVEL */
   logger?: Logger;
@@ -39,7 +47,8 @@ export interface Observability {
  * The Koa app; `close()` writes the admission counts still pending and stops listening for key and
  * data-version changes (call it before ending the pool).
  */
-export function createApp(given: Deps, observability: Observability, routes: RouteSpec[]) {
+export function createApp(given: Deps, observability: Observability, served: Served) {
+  const { routes } = served;
   const logger = observability.logger ?? createLogger(given.config);
   const flushMs = given.config.ADMISSION_FLUSH_MS;
   const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, flushMs, logger) : null;
@@ -116,7 +125,7 @@ export function createApp(given: Deps, observability: Observability, routes: Rou
   operations.get('/metrics', metricsHandler(deps, metrics));
   mountPublic(operations, deps);
   app.use(operations.routes());
-  app.use(mcpRouter(deps).routes());
+  for (const router of served.routers ?? []) app.use(router(deps).routes());
 
   return Object.assign(app, {
     admission: deps.admission ?? null,

@@ -2,7 +2,8 @@
 // parsed once, served as /changelog (HTML) and /changelog.json, and the anchors deprecations link to.
 import { readFileSync } from 'node:fs';
 import type { Context } from 'koa';
-import { escapeHtml, htmlPage, inline, slug } from './pages.ts';
+import { escapeHtml } from '../html.ts';
+import { htmlPage, inline, slug } from './pages.ts';
 
 export interface ChangelogVersion {
   version: string;

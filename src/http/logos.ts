@@ -5,7 +5,8 @@
 import type { Context } from 'koa';
 import { strongEtag } from './cache.ts';
 import { ApiError } from './errors.ts';
-import { escapeHtml, publicBase } from './pages.ts';
+import { escapeHtml } from '../html.ts';
+import { publicBase } from './pages.ts';
 import type { Deps } from './admission.ts';
 import { JsonRows, stringifyWithJsonRows } from './envelope.ts';
 

@@ -2,9 +2,7 @@
 // shell and a small Markdown subset for the repository's own documents — no client framework.
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
-
-export const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+import { escapeHtml } from '../html.ts';
 
 /**
  * The service's absolute base URL: PUBLIC_URL, else the request's scheme and host (behind a proxy

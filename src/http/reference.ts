@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Context } from 'koa';
 import { strongEtag } from './cache.ts';
-import { escapeHtml } from './pages.ts';
+import { escapeHtml } from '../html.ts';
 import { API_PREFIX } from './routes.ts';
 
 /** Where the page is served; the first is the one the discovery documents link. */

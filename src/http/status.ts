@@ -3,12 +3,12 @@
 // docs/status.md). No key. A database that cannot answer is itself the report: outage, not a 5xx.
 import type { Context } from 'koa';
 import { VERSION } from '../version.ts';
-import { workerStaleAfterMs } from '../config.ts';
+import { emailConfigured, workerStaleAfterMs } from '../config.ts';
 import { withTimeout } from '../db/client.ts';
 import { migrationFiles } from '../db/migrate.ts';
-import { emailEnabled } from '../mail/smtp.ts';
 import { CHECK_TIMEOUT_MS } from './health.ts';
-import { escapeHtml, htmlPage } from './pages.ts';
+import { escapeHtml } from '../html.ts';
+import { htmlPage } from './pages.ts';
 import type { Deps } from './admission.ts';
 
 export type ComponentState = 'operational' | 'degraded' | 'outage';
@@ -37,7 +37,7 @@ export async function statusReport({ sql, config }: Deps): Promise<StatusReport>
     components = row!.report.map((component) =>
       component.id === 'database' ? { ...component, figures: { ...database, ...component.figures } }
         // on or off is this process's setting (SMTP_URL): off says why e-mail alarms are refused
-        : component.id === 'email' ? { ...component, figures: { sending: emailEnabled(config) ? 'on' : 'off', ...component.figures } }
+        : component.id === 'email' ? { ...component, figures: { sending: emailConfigured(config) ? 'on' : 'off', ...component.figures } }
         : component);
   } catch (error) {
     // An error from the database itself means it answered (but is not migrated for this version).

@@ -3,16 +3,13 @@
 // the SMTP result sorted into the outbox's outcomes: delivered (accepted), bounced (a permanent
 // 5xx rejection, never retried) or deferred (connection failure, time-out, 4xx: retried).
 import nodemailer from 'nodemailer';
-import type { Config } from '../config.ts';
+import { emailConfigured, type Config } from '../config.ts';
 import { alarmTriggeredEmail, deprecationNoticeEmail, type AlarmTriggeredData, type DeprecationNoticeData, type MailLinks } from './templates.ts';
 
 export type MailConfig = Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'SMTP_TIMEOUT_MS' | 'EMAIL_RETRY_BASE_MS' | 'PUBLIC_URL' | 'HOST' | 'PORT'>;
 
-/** Whether this service sends e-mail: the status page and the alarm routes ask. */
-export const emailEnabled = (config: Pick<Config, 'SMTP_URL'>) => Boolean(config.SMTP_URL);
-
 /** The notification channels an alarm may use on this service (app.check_alarm_notification). */
-export const notificationChannels = (config: Pick<Config, 'SMTP_URL'>) => (emailEnabled(config) ? ['webhook', 'email'] : ['webhook']);
+export const notificationChannels = (config: Pick<Config, 'SMTP_URL'>) => (emailConfigured(config) ? ['webhook', 'email'] : ['webhook']);
 
 /** The links in e-mails: PUBLIC_URL, else where this service listens. */
 export const mailLinks = (config: Pick<Config, 'PUBLIC_URL' | 'HOST' | 'PORT'>): MailLinks => ({
@@ -89,7 +86,7 @@ export interface Mailer {
 
 /** A mailer over SMTP_URL; without one, every send is deferred (and so retried, then failed). */
 export function createMailer(config: MailConfig): Mailer {
-  if (!config.SMTP_URL) {
+  if (!emailConfigured(config)) {
     return {
       send: async () => ({ outcome: 'deferred', smtpCode: null, response: 'e-mail is not configured on this worker (SMTP_URL unset)', durationMs: 0 }),
       close: () => {},

@@ -1,7 +1,7 @@
 // The e-mails' words: a subject, a plain-text body and an HTML body per kind, from the data the
 // outbox recorded (app.email_messages.data). Every value is the database's text (decimals as
 // decimal strings, never a float) and is HTML-escaped in the HTML body.
-import { escapeHtml } from '../http/pages.ts';
+import { escapeHtml } from '../html.ts';
 
 export interface RenderedEmail {
   subject: string;

@@ -3,7 +3,7 @@
 import test from 'ava';
 import { Decimal } from 'decimal.js';
 import { useApi } from '../helpers/http.ts';
-import { insertCoin, refreshAggregates, type DailyBar } from '../helpers/indicators.ts';
+import { insertCoin, refreshAggregates, type DailyBar } from '../../dev/indicators.ts';
 
 const COIN = { id: 7001, slug: 'calc-coin' };
 // 2024-01-28 .. 2024-04-02 closing at 50, except the days the tests buy or sell on; no bar on 2024-02-29

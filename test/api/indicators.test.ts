@@ -4,7 +4,7 @@
 import test from 'ava';
 import { apiRoutes } from '../../src/api/index.ts';
 import { useApi } from '../helpers/http.ts';
-import { generateSeries, insertCoin, refreshAggregates } from '../helpers/indicators.ts';
+import { generateSeries, insertCoin, refreshAggregates } from '../../dev/indicators.ts';
 
 const COIN = { id: 4201, slug: 'http-coin' };
 const YOUNG = { id: 4202, slug: 'http-young-coin' };

@@ -1,4 +1,4 @@
-// The ECB source on recorded eurofxref-daily.xml responses (test/fixtures/ecb): the parser, storing
+// The ECB source on recorded eurofxref-daily.xml responses (dev/venues/recorded/ecb, which the venue replay serves): the parser, storing
 // a day as units per USD, and malformed or failed downloads, which must leave the previous rates.
 import test from 'ava';
 import { Decimal } from 'decimal.js';
@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { EcbFormatError, parseEcbDaily, refreshEcbRates, type Fetch } from '../../src/sources/ecb.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
-const recorded = (name: string) => readFileSync(new URL(`../fixtures/ecb/${name}`, import.meta.url), 'utf8');
+const recorded = (name: string) => readFileSync(new URL(`../../dev/venues/recorded/ecb/${name}`, import.meta.url), 'utf8');
 const replay = (body: string, status = 200): Fetch => async () => ({ ok: status >= 200 && status < 300, status, text: async () => body });
 
 /** The rates of a recorded day, read off the XML independently of the parser. */

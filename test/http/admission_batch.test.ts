@@ -32,7 +32,7 @@ async function keyOn(quota: number, perMinute: number) {
 /** One API process: an app on a pool of its own, listening on an ephemeral port. */
 async function apiProcess(env: Record<string, string>) {
   const sql = createSql({ url: db.url, pooled: db.embeddedPort !== null, embedded: db.embeddedPort !== null }, { max: 4 });
-  const app = createApp({ sql, config: db.config(env) }, { logger: silentLogger }, fixtureRoutes);
+  const app = createApp({ sql, config: db.config(env) }, { logger: silentLogger }, { routes: fixtureRoutes });
   const server = createServer(app.callback());
   guardServer(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -2,7 +2,7 @@
 import test from 'ava';
 import { createServer } from 'node:http';
 import { createApp } from '../../src/http/app.ts';
-import { apiRoutes } from '../../src/api/index.ts';
+import { served } from '../../src/service.ts';
 import { metricsAccess } from '../../src/http/metrics.ts';
 import { createSql } from '../../src/db/client.ts';
 import { silentLogger } from '../../src/log.ts';
@@ -46,7 +46,7 @@ async function scrape(api: TestApi, headers: Record<string, string> = {}) {
 /** An app over a database nobody listens on: what the probes say when the database is gone. */
 async function withDeadDatabase<T>(work: (base: string) => Promise<T>): Promise<T> {
   const dead = createSql({ url: 'postgres://postgres@127.0.0.1:1/postgres', pooled: true, embedded: false }, { max: 1 });
-  const app = createApp({ sql: dead, config: handles.db.config() }, { logger: silentLogger }, apiRoutes);
+  const app = createApp({ sql: dead, config: handles.db.config() }, { logger: silentLogger }, served);
   const server = createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {

@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
 import { authenticationOk, errorResponse, readyForQuery } from '../../src/db/embedded/protocol.ts';
 import { createApp } from '../../src/http/app.ts';
-import { apiRoutes } from '../../src/api/index.ts';
+import { served } from '../../src/service.ts';
 import { toApiError } from '../../src/http/errors.ts';
 import { captureLog } from '../helpers/log.ts';
 
@@ -132,7 +132,7 @@ test('the API answers 503 in the envelope with Retry-After and a request id whil
   const sql = postgres({ host: '127.0.0.1', port: await closedPort(), max: 1, onnotice: () => {} });
   const config = loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', MARKET_SOURCE: 'none' });
   const log = captureLog();
-  const server = createHttpServer(createApp({ sql, config }, { logger: log.logger }, apiRoutes).callback());
+  const server = createHttpServer(createApp({ sql, config }, { logger: log.logger }, served).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const { port } = server.address() as { port: number };

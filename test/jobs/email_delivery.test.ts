@@ -12,7 +12,7 @@ import { notifyDeprecations } from '../../src/mail/deprecation.ts';
 import type { MailConfig } from '../../src/mail/smtp.ts';
 import { defineRoute } from '../../src/http/routes.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { startMailbox, type Mailbox } from '../mail/mailbox.ts';
+import { startMailbox, type Mailbox } from '../../dev/mailbox.ts';
 
 // Retries wait 50, 250 and 1250 ms here (1, 5 and 25 minutes in production).
 const RETRY_BASE_MS = 50;

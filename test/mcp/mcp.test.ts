@@ -9,7 +9,7 @@ import { TOOLS } from '../../src/mcp/tools.ts';
 import { createKey } from '../../src/keys.ts';
 import { loadVenueFixture } from '../api/exchange_fixtures.ts';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
-import { generateSeries, insertCoin, refreshAggregates } from '../helpers/indicators.ts';
+import { generateSeries, insertCoin, refreshAggregates } from '../../dev/indicators.ts';
 
 const TECH = { id: 4301, slug: 'mcp-coin' };
 const keys = { free: '', pro: '', dataApi: '' };

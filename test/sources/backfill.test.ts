@@ -5,7 +5,7 @@
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { DAY, MINUTE, startVenueReplay, type VenueReplay } from '../venues/replay.ts';
+import { DAY, MINUTE, startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
 import { backfill, type BackfillEvent } from '../../src/sources/exchanges/backfill.ts';
 import { ExchangesSource } from '../../src/sources/exchanges/index.ts';
 import { withReservedQuery } from '../../src/sources/source.ts';

@@ -1,4 +1,4 @@
-// The CoinPaprika metadata source on a recorded /v1/tickers response (test/fixtures/coinpaprika,
+// The CoinPaprika metadata source on a recorded /v1/tickers response (dev/venues/recorded/coinpaprika,
 // CoinPaprika's documented format) served from a loopback HTTP server: supplies applied to the
 // catalogue's coins, unknown ids ignored, nonsense skipped; a 500, malformed, truncated or
 // too slow response fails the run, is recorded in market.source_health and changes nothing.
@@ -10,7 +10,7 @@ import { coinpaprikaSupplies, CoinPaprikaError } from '../../src/sources/coinpap
 import { runSource } from '../../src/sources/source.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
-const recorded = readFileSync(new URL('../fixtures/coinpaprika/tickers.json', import.meta.url), 'utf8');
+const recorded = readFileSync(new URL('../../dev/venues/recorded/coinpaprika/tickers.json', import.meta.url), 'utf8');
 
 /** What the loopback server answers next: a status and a body, or silence. */
 let reply: { status: number; body: string } | 'hang' = { status: 200, body: recorded };

@@ -6,7 +6,7 @@ import { ExchangesSource } from '../../src/sources/exchanges/index.ts';
 import { runSource } from '../../src/sources/source.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
-import { makeScenario, startVenueReplay, MINUTE, REPLAY_VENUES, type VenueReplay } from '../venues/replay.ts';
+import { makeScenario, startVenueReplay, MINUTE, REPLAY_VENUES, type VenueReplay } from '../../dev/venues/replay.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;

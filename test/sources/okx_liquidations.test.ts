@@ -8,7 +8,7 @@ import { OkxLiquidations } from '../../src/sources/exchanges/liquidations.ts';
 import { runSource } from '../../src/sources/source.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
-import { startVenueReplay, DAY, HOUR, type VenueReplay } from '../venues/replay.ts';
+import { startVenueReplay, DAY, HOUR, type VenueReplay } from '../../dev/venues/replay.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;

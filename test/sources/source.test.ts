@@ -7,7 +7,7 @@ import { runSource, type Source } from '../../src/sources/source.ts';
 import { useApi } from '../helpers/http.ts';
 
 const handles = useApi(test);
-const recorded = readFileSync(new URL('../fixtures/ecb/eurofxref-daily-2025-07-01.xml', import.meta.url), 'utf8');
+const recorded = readFileSync(new URL('../../dev/venues/recorded/ecb/eurofxref-daily-2025-07-01.xml', import.meta.url), 'utf8');
 const replay = (body: string, status = 200): Fetch => async () => ({ ok: status >= 200 && status < 300, status, text: async () => body });
 const query = (text: string, values?: unknown[]) => handles.db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const health = async (name: string) => (await handles.db.sql`select * from market.source_health where name = ${name}`)[0]!;

@@ -1,9 +1,9 @@
 // The api.* indicator functions against TA-Lib's C code (the `talib` addon, run under Node 20 by
-// test/helpers/talib-reference.cjs) on a fixed 400-day OHLCV series: every indicator, every period
+// dev/talib-reference.cjs) on a fixed 400-day OHLCV series: every indicator, every period
 // the API allows, agreement to 1e-8 relative after the warm-up and an identical warm-up length.
 import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { agreement, aligned, generateSeries, insertCoin, readDailyBars, refreshAggregates, talib, type Ohlcv, type TalibCall } from '../helpers/indicators.ts';
+import { agreement, aligned, generateSeries, insertCoin, readDailyBars, refreshAggregates, talib, type Ohlcv, type TalibCall } from '../../dev/indicators.ts';
 
 const COIN = { id: 4001, slug: 'ta-coin' };
 let db: TestDatabase;

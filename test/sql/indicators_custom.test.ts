@@ -4,7 +4,7 @@
 // Serial: two tests rewrite bars and refresh the aggregates, which must not interleave with reads.
 import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { agreement, aligned, generateSeries, insertCoin, readDailyBars, refreshAggregates, talib, type Ohlcv } from '../helpers/indicators.ts';
+import { agreement, aligned, generateSeries, insertCoin, readDailyBars, refreshAggregates, talib, type Ohlcv } from '../../dev/indicators.ts';
 
 const COIN = { id: 4101, slug: 'custom-coin' };
 const YOUNG = { id: 4102, slug: 'young-coin' };

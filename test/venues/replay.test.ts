@@ -4,7 +4,7 @@
 import test from 'ava';
 import ccxt from 'ccxt';
 import { createVenue, parseExchangeUrls, parseExchanges, rebaseUrl, VENUE_IDS, type VenueId } from '../../src/sources/exchanges/venues.ts';
-import { MINUTE, HOUR, makeScenario, startVenueReplay, type ReplayScenario, type VenueReplay } from './replay.ts';
+import { MINUTE, HOUR, makeScenario, startVenueReplay, type ReplayScenario, type VenueReplay } from '../../dev/venues/replay.ts';
 
 const now = Date.now();
 const FIRST = Math.floor((now - 600 * MINUTE) / MINUTE) * MINUTE;

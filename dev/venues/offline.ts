@@ -1,11 +1,11 @@
 // Everything MARKET_SOURCE=exchanges reaches over the network, served from one loopback replay:
-// the six venues (replay.ts), the ECB's daily rates and CoinPaprika's /v1/tickers from the
-// recorded fixtures. Used by `make venues-replay`, the service test and the live-minute bench.
+// the six venues (replay.ts), the ECB's daily rates and CoinPaprika's /v1/tickers as recorded
+// (recorded/). Used by `make venues-replay`, the service test and the live-minute bench.
 import { readFileSync } from 'node:fs';
 import { parseEcbDaily } from '../../src/sources/ecb.ts';
 import { makeScenario, REPLAY_VENUES, startVenueReplay, type ReplayFile, type ReplayScenario, type VenueReplay } from './replay.ts';
 
-const fixture = (path: string) => readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8');
+const fixture = (path: string) => readFileSync(new URL(`./recorded/${path}`, import.meta.url), 'utf8');
 
 /** where the recorded answers are served: ECB_URL is the document's URL, COINPAPRIKA_URL the API base */
 export const ECB_PATH = '/ecb/stats/eurofxref/eurofxref-daily.xml';

@@ -10,7 +10,7 @@ const { values } = parseArgs({ options: { port: { type: 'string', default: '8780
 const port = Number(values.port);
 const coins = Number(values.coins);
 if (!Number.isInteger(port) || port < 0 || !Number.isInteger(coins) || coins < 1) {
-  console.error('usage: node test/venues/serve.ts [--port N] [--coins N]');
+  console.error('usage: node dev/venues/serve.ts [--port N] [--coins N]');
   process.exit(2);
 }
 const { replay, scenario } = await startOfflineReplay({ coins, port });

@@ -2,7 +2,7 @@
 // daily bars into market.coin_bars_1m and rolled up into market.coin_bars_1d; the bars read back
 // as numbers; and TA-Lib's C code as the reference, run in a Node 20 child (talib-reference.cjs).
 import { spawn } from 'node:child_process';
-import type { Sql } from '../../src/db/client.ts';
+import type { Sql } from '../src/db/client.ts';
 import { seededRandom } from './random.ts';
 
 export interface DailyBar {

@@ -1,4 +1,4 @@
-// A real webhook receiver on 127.0.0.1 for tests: answers each request with the next scripted
+// A real webhook receiver on 127.0.0.1 for the tests and benches: answers each request with the next scripted
 // reply (the last one repeats) and records what arrived, raw body included.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 

@@ -1,4 +1,4 @@
-// A real SMTP server on 127.0.0.1 for tests (smtp-server, no TLS, no auth): records every message
+// A real SMTP server on 127.0.0.1 for the tests and benches (smtp-server, no TLS, no auth): records every message
 // it accepted, parsed enough to assert on. Scripted recipients: `bounce…@` is refused with 550 (a
 // permanent rejection), `greylist…@` with 451 the first time (temporary) and accepted after. With
 // hold(), the next message's DATA is read but never answered: the sender dies or times out waiting.
