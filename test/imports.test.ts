@@ -92,6 +92,14 @@ const BROKEN: Record<string, { files: Record<string, string>; line: string }> = 
     },
     line: 'http-core-not-to-mcp-or-mail: src/http/public.ts → src/mail/smtp.ts',
   },
+  'groups-not-to-mcp': {
+    files: {
+      'src/api/prices.ts': "import { convert } from '../calculators/convert.ts';\nexport const prices = convert;\n",
+      'src/calculators/convert.ts': "import { tools } from '../mcp/tools.ts';\nexport const convert = tools;\n",
+      'src/mcp/tools.ts': 'export const tools = 1;\n',
+    },
+    line: 'groups-not-to-mcp: src/api/prices.ts → src/mcp/tools.ts',
+  },
   'sources-not-to-http': {
     files: {
       'src/sources/feed.ts': "import { shared } from './shared.ts';\nexport const feed = shared;\n",
