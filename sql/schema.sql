@@ -7141,7 +7141,8 @@ function market.venue_candle_markets(p_exchange text) returns TABLE(symbol text,
   |   from market.venue_markets m
   |   left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
   |   left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
-  |   where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i) and m.active and m.instrument = 'spot' and m.base_coin_id is not null
+  |   where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
+  |     and m.active and m.instrument = 'spot' and m.base_coin_id is not null
   |   order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol
 
 function market.venue_coins(p_exchange text, p_symbols text[]) returns TABLE(symbol text, coin_id integer) language sql stable
