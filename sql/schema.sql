@@ -1323,7 +1323,7 @@ policy policy_retention on market.venue_bars_1m every 1 day {"drop_after": "8 da
 function api.adx(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, adx double precision, plus_di double precision, minus_di double precision) language plpgsql stable
   -- Daily Average Directional Index with the directional indicators (TA-Lib ADX, PLUS_DI, MINUS_DI; the endpoint uses 14 days) of the coin with this slug: rows (date, adx, plus_di, minus_di), all 0..100, oldest first. Computed from the first daily bar (Wilder smoothing depends on it), then cut to [p_start, p_end] and the most recent p_limit rows. Warm-up: plus_di and minus_di are null for the first p_period rows, adx for the first 2 * p_period - 1. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/adx.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 2, p_limit);
   |   return query
@@ -1438,7 +1438,7 @@ function api.calculator_current_price(p_slug text) returns json language plpgsql
 function api.cci(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value double precision) language plpgsql stable
   -- Daily Commodity Channel Index (TA-Lib CCI, mean absolute deviation, constant 0.015) of the coin with this slug: rows (date, value), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Readings beyond +/-100 mark strong trends. Warm-up: the first p_period - 1 rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/cci.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 2, p_limit);
   |   return query
@@ -1452,7 +1452,7 @@ function api.cci(p_slug text, p_period integer, p_start date, p_end date, p_limi
 function api.cmf(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value double precision) language plpgsql stable
   -- Daily Chaikin Money Flow of the coin with this slug (the endpoint uses 20 days): sum over the last p_period days of ((close - low) - (high - close)) / (high - low) * volume (0 when high = low), divided by the sum of volume (USD). Between -1 and 1; positive = buying pressure. Rows (date, value), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Warm-up: the first p_period - 1 rows are null; null too when the window has no volume. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/cmf.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 1, p_limit);
   |   return query
@@ -1470,10 +1470,7 @@ function api.coin_detail(p_slug text, p_locale text) returns json language plpgs
   |   v_state market.coin_state;
   |   v_description record;
   | begin
-  |   select * into v_coin from market.coins where slug = p_slug;
-  |   if not found then
-  |     raise exception 'Coin not found.' using errcode = 'MD404';
-  |   end if;
+  |   select * into v_coin from market.coins where id = market.coin_id(p_slug);
   |   select * into v_state from market.coin_state where coin_id = v_coin.id;
   |   select d.locale, d.html into v_description from market.coin_description(v_coin.id, coalesce(p_locale, 'en')) d;
   |
@@ -1545,10 +1542,7 @@ function api.coin_history(p_slug text, p_interval text, p_start timestamp with t
   |   v_to timestamptz := coalesce(p_end, 'infinity');
   |   v_lookback interval;
   | begin
-  |   select c.id into v_coin from market.coins c where c.slug = p_slug;
-  |   if v_coin is null then
-  |     raise exception 'Coin not found.' using errcode = 'MD404';
-  |   end if;
+  |   v_coin := market.coin_id(p_slug);
   |   select * into v_interval from api.coin_history_intervals i where i.name = p_interval;
   |   if v_interval.name is null then
   |     raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422', column = 'interval';
@@ -1581,7 +1575,7 @@ function api.coin_history(p_slug text, p_interval text, p_start timestamp with t
 function api.coin_indicators(p_slug text) returns TABLE(indicator text, state text, score integer, data jsonb, date date) language plpgsql stable
   -- Multi-indicator snapshot of the coin with this slug at its latest daily bar (today's, provisional until the day closes): one row per indicator (rsi, stoch-rsi, mfi, williams-r, cci, macd, sma, vwap, obv, cmf, adx, price-volatility, volume-volatility) with state (bullish, bearish, neutral, overbought, oversold), score (+1 bullish or oversold, -1 bearish or overbought, 0 neutral), the raw reading in data (price-scale values as decimal strings) and the date. Rules in docs/indicators.md; an indicator still in warm-up is neutral. Unknown slug, or a coin without daily bars: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   |   v_last int;
   |   v_date date;
   |   v_close numeric;
@@ -1696,10 +1690,7 @@ function api.coin_marketcap_history(p_slug text, p_interval text, p_start timest
 function api.coin_price(p_slug text, p_convert text) returns TABLE(id integer, slug text, symbol text, name text, rank integer, price text, marketcap text, volume_24h double precision, change_24h double precision, change_7d double precision, change_rank_24h integer, change_rank_7d integer, last_updated text) language plpgsql stable
   -- The api.prices row of the coin with this slug, in p_convert (default USD). Unknown slug: MD404. Endpoint: GET /api/v1/prices/{slug}.
   | begin
-  |   if not exists (select from market.coins c where c.slug = p_slug) then
-  |     raise exception 'Coin not found.' using errcode = 'MD404';
-  |   end if;
-  |   return query select * from api.prices(null, array[p_slug], null, p_convert);
+  |   return query select * from api.prices(array[market.coin_id(p_slug)], null, null, p_convert);
   | end;
 
 function api.coin_rows(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text) returns TABLE(id integer, slug text, name text, symbol text, type text, status text, rank integer, price text, marketcap double precision, volume_24h double precision, change_24h double precision, change_7d double precision, change_rank_24h integer, change_rank_7d integer, dominance double precision, circulating_supply text, logo text, listed_at text, last_updated text) language sql stable
@@ -1719,10 +1710,7 @@ function api.coin_sparkline(p_slug text, p_period text) returns json language pl
   |   v_step interval;
   |   v_result json;
   | begin
-  |   select c.id into v_coin from market.coins c where c.slug = p_slug;
-  |   if v_coin is null then
-  |     raise exception 'Coin not found.' using errcode = 'MD404';
-  |   end if;
+  |   v_coin := market.coin_id(p_slug);
   |   select p.span, p.level, p.step into v_span, v_level, v_step
   |   from (values
   |     ('24h', interval '24 hours', 'minutely', interval '5 minutes'),
@@ -1800,7 +1788,7 @@ function api.coin_votes(p_slug text) returns json language plpgsql stable securi
   | declare
   |   v_coin int := market.coin_id(p_slug);
   | begin
-  |   return app.coin_vote_tally(v_coin, p_slug);
+  |   return app.coin_vote_tally(v_coin);
   | end;
 
 function api.conversion_rates(p_coins integer) returns TABLE(slug text, symbol text, name text, type text, usd_value text, updated_at text) language sql stable
@@ -1955,7 +1943,7 @@ function api.exchange_rows(p_type text, p_search text, p_min_pairs integer, p_ma
   |     and (p_max_assets is null or coalesce(s.assets, 0) <= p_max_assets)
   |     and (p_min_volume is null or coalesce(s.volume_24h, 0) >= p_min_volume)
   |     and (p_max_volume is null or coalesce(s.volume_24h, 0) <= p_max_volume)
-  |     and ((p_ids is null and p_slugs is null) or e.id = any (p_ids) or e.slug = any (p_slugs))
+  |     and ((p_ids is null and p_slugs is null) or e.id = any (p_ids) or e.id in (select i from market.exchange_ids(p_slugs) i))
   |   order by
   |     -- an unused field's key is null in every row
   |     market.exchange_sort_key(p_sort[1], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,
@@ -2089,10 +2077,7 @@ function api.historical_price(p_slug text, p_date date) returns TABLE(slug text,
   |   if p_date is null or p_date <= date '2008-12-31' or p_date > (now() at time zone 'UTC')::date then
   |     raise exception 'date must be after 2008-12-31 and not in the future.' using errcode = 'MD422';
   |   end if;
-  |   select * into v_coin from market.coins c where c.slug = p_slug;
-  |   if v_coin.id is null then
-  |     raise exception 'Coin not found.' using errcode = 'MD404';
-  |   end if;
+  |   select * into v_coin from market.coins c where c.id = market.coin_id(p_slug);
   |   return query
   |   select v_coin.slug, v_coin.symbol, market.iso_date(p_date), b.close::text, 'USD'::text,
   |     market.iso_date((b.time at time zone 'UTC')::date)
@@ -2266,23 +2251,23 @@ function api.liquidations_hourly(p_hours integer) returns TABLE(hour text, liqui
 function api.logo_monogram(p_kind text, p_slug text) returns TABLE(letters text, title text, hue integer) language sql stable
   -- What the generated logo of a coin, exchange or published wallet shows (p_kind coins, exchanges or wallets; no row for an unknown slug): letters (a coin: the first two characters of its symbol, upper case; an exchange or wallet: the initials of the first two words of its name), title (the name) and hue (0-359, from the md5 of the slug: the catalogue has no colour). Endpoint: GET /logos/{kind}/{slug}.svg.
   |   with subject as (
-  |     select upper(left(c.symbol, 2)) as letters, c.name as title
-  |     from market.coins c where p_kind = 'coins' and c.slug = p_slug
+  |     select c.slug, upper(left(c.symbol, 2)) as letters, c.name as title
+  |     from market.coins c where p_kind = 'coins' and c.id in (select i from market.coin_ids(array[p_slug]) i)
   |     union all
-  |     select market.name_initials(e.name), e.name
-  |     from market.exchanges e where p_kind = 'exchanges' and e.slug = p_slug
+  |     select e.slug, market.name_initials(e.name), e.name
+  |     from market.exchanges e where p_kind = 'exchanges' and e.id in (select i from market.exchange_ids(array[p_slug]) i)
   |     union all
-  |     select market.name_initials(w.name), w.name
-  |     from market.wallets w where p_kind = 'wallets' and w.slug = p_slug and w.status <> 'DRAFT'
+  |     select w.slug, market.name_initials(w.name), w.name
+  |     from market.wallets w where p_kind = 'wallets' and w.id in (select i from market.wallet_ids(array[p_slug]) i)
   |   )
-  |   -- 24 bits of the slug's md5 as a hue: stable across restarts, versions and machines
-  |   select s.letters, s.title, (('x' || left(md5(p_slug), 6))::bit(24)::int % 360)
+  |   -- 24 bits of the stored slug's md5 as a hue: stable across restarts, versions and machines
+  |   select s.letters, s.title, (('x' || left(md5(s.slug), 6))::bit(24)::int % 360)
   |   from subject s
 
 function api.macd(p_slug text, p_start date, p_end date, p_limit integer) returns TABLE(date date, macd numeric, signal numeric, histogram numeric) language plpgsql stable
   -- Daily MACD 12/26/9 (TA-Lib MACD with its EMA seeding) of the coin with this slug: rows (date, macd, signal, histogram) in numeric USD, oldest first. Computed from the first daily bar (EMAs depend on it), then cut to [p_start, p_end] and the most recent p_limit rows. Warm-up: the first 33 rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/macd.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(2, 2, p_limit);
   |   return query
@@ -2319,7 +2304,7 @@ function api.market_indicator_tally() returns json language sql stable
 function api.mfi(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value double precision) language plpgsql stable
   -- Daily Money Flow Index (TA-Lib MFI; volume = the day's USD volume) of the coin with this slug: rows (date, value 0..100), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Above 80 overbought, below 20 oversold. Warm-up: the first p_period rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/mfi.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 2, p_limit);
   |   return query
@@ -2333,7 +2318,7 @@ function api.mfi(p_slug text, p_period integer, p_start date, p_end date, p_limi
 function api.obv(p_slug text, p_start date, p_end date, p_limit integer) returns TABLE(date date, value numeric) language plpgsql stable
   -- Daily on-balance volume (TA-Lib OBV; volume in USD) of the coin with this slug: rows (date, value numeric), oldest first. Cumulative from the coin's first daily bar (starting at that day's volume), then cut to [p_start, p_end] and the most recent p_limit rows. No warm-up. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/obv.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(2, 2, p_limit);
   |   return query
@@ -2366,6 +2351,8 @@ function api.pair_list(p_search text, p_coin text, p_min_volume numeric, p_max_v
   -- One page of venue-aggregated pairs (rows of api.pair_rows) as JSON {"total", "data"}. Filters: p_search (substring of BASE/QUOTE, case-insensitive), p_coin (a coin slug as base or quote), inclusive bounds on 24h USD volume. p_sort: volume_usd, -volume_usd (default), updated, -updated; ties by volume, id. Endpoint: GET /api/v1/pairs.
   | declare
   |   v_sort text := coalesce(p_sort, '-volume_usd');
+  |   -- a filter: an unknown coin matches no pair (null equals nothing) instead of a 404
+  |   v_coin int := (select i from market.coin_ids(array[p_coin]) i);
   |   v_result json;
   | begin
   |   if v_sort not in ('volume_usd', '-volume_usd', 'updated', '-updated') then
@@ -2380,7 +2367,7 @@ function api.pair_list(p_search text, p_coin text, p_min_volume numeric, p_max_v
   |         p.volume_usd_exact desc, p.id) as n
   |     from api.pair_rows p
   |     where (p_search is null or strpos(upper(p.symbol), upper(p_search)) > 0)
-  |       and (p_coin is null or p.base_slug = lower(p_coin) or p.quote_slug = lower(p_coin))
+  |       and (p_coin is null or p.base_coin_id = v_coin or p.quote_coin_id = v_coin)
   |       and (p_min_volume is null or p.volume_usd_exact >= p_min_volume)
   |       and (p_max_volume is null or p.volume_usd_exact <= p_max_volume)
   |   )
@@ -2405,7 +2392,7 @@ function api.pair_list(p_search text, p_coin text, p_min_volume numeric, p_max_v
 function api.price_volatility(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value double precision) language plpgsql stable
   -- Daily price volatility of the coin with this slug: 100 * sample standard deviation (n - 1) of the last p_period daily log returns ln(close_t / close_t-1), in percent per day, not annualized (multiply by sqrt(365) for an annual figure). Rows (date, value), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Warm-up: the first p_period rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/price-volatility.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 2, p_limit);
   |   return query
@@ -2453,7 +2440,7 @@ function api.profit_loss_prices(p_slug text, p_buy_date date, p_sell_date date) 
 function api.rsi(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value double precision) language plpgsql stable
   -- Daily RSI (TA-Lib RSI, Wilder smoothing) of the coin with this slug: rows (date, value 0..100), oldest first. Computed from the coin's first daily bar, then cut to [p_start, p_end] (inclusive dates, null = open) and to the most recent p_limit rows of that window (null = all). The first p_period days of history are warm-up rows with a null value. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/rsi.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 2, p_limit);
   |   return query
@@ -2467,7 +2454,7 @@ function api.rsi(p_slug text, p_period integer, p_start date, p_end date, p_limi
 function api.sma(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value numeric) language plpgsql stable
   -- Daily simple moving average of the close (TA-Lib SMA) of the coin with this slug: rows (date, value numeric USD, 18 decimals at most), oldest first, cut to [p_start, p_end] (inclusive, null = open) and the most recent p_limit rows (null = all). Warm-up: the first p_period - 1 rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/sma.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 1, p_limit);
   |   return query
@@ -2481,7 +2468,7 @@ function api.sma(p_slug text, p_period integer, p_start date, p_end date, p_limi
 function api.stoch_rsi(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, k double precision, d double precision) language plpgsql stable
   -- Daily Stochastic RSI (TA-Lib STOCHRSI with fastK period = p_period, fastD = 3-day SMA) of the coin with this slug: rows (date, k, d), both 0..100, oldest first. Computed from the first daily bar (RSI depends on it), then cut to [p_start, p_end] and the most recent p_limit rows. Warm-up: the first 2 * p_period + 1 rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/stoch-rsi.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 2, p_limit);
   |   return query
@@ -2504,6 +2491,8 @@ function api.ticker_list_page(p_scope_exchange text, p_scope_coin text, p_exchan
   | declare
   |   v_exchange int := case when p_scope_exchange is not null then market.exchange_id(p_scope_exchange) end;
   |   v_coin int := case when p_scope_coin is not null then market.coin_id(p_scope_coin) end;
+  |   -- a filter, not a scope: an unknown venue matches no ticker (null equals nothing) instead of a 404
+  |   v_filter_exchange int := (select i from market.exchange_ids(array[p_exchange]) i);
   |   v_sort text[] := coalesce(p_sort, array['-volume_usd']);
   |   v_field text;
   | begin
@@ -2532,7 +2521,7 @@ function api.ticker_list_page(p_scope_exchange text, p_scope_coin text, p_exchan
   |     from api.ticker_rows t
   |     where (v_exchange is null or t.exchange_id = v_exchange)
   |       and (v_coin is null or t.base_coin_id = v_coin or t.quote_coin_id = v_coin)
-  |       and (p_exchange is null or t.exchange = lower(p_exchange))
+  |       and (p_exchange is null or t.exchange_id = v_filter_exchange)
   |       and (p_pair is null or t.pair_id = p_pair)
   |       and (p_instrument is null or t.instrument = p_instrument)
   |       and (p_search is null or strpos(upper(t.symbol), upper(p_search)) > 0 or strpos(upper(t.exchange_symbol), upper(p_search)) > 0)
@@ -2621,7 +2610,7 @@ function api.video_detail(p_id integer) returns json language plpgsql stable
 function api.volume_volatility(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value double precision) language plpgsql stable
   -- Daily volume volatility of the coin with this slug: 100 * sample standard deviation (n - 1) of the last p_period daily log changes of USD volume ln(volume_t / volume_t-1), in percent, not annualized; null while the window holds a day without volume. Rows (date, value), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Warm-up: the first p_period rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/volume-volatility.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 2, p_limit);
   |   return query
@@ -2635,7 +2624,7 @@ function api.volume_volatility(p_slug text, p_period integer, p_start date, p_en
 function api.vwap(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value numeric) language plpgsql stable
   -- Daily rolling volume-weighted average price of the coin with this slug (the endpoint uses 20 days): sum of typical price (high + low + close) / 3 times USD volume over the last p_period days divided by their volume; numeric USD, 18 decimals at most. Rows (date, value), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Warm-up: the first p_period - 1 rows are null; null too when the window has no volume. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/vwap.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 1, p_limit);
   |   return query
@@ -2710,7 +2699,7 @@ function api.wallet_rows(p_list text, p_search text, p_min_score numeric, p_max_
   |     -- every tag asked for: tags narrow the list
   |     and (p_tags is null or (select count(distinct t.tag) from market.wallet_taggings t
   |                             where t.wallet_id = w.id and t.tag = any (p_tags)) = cardinality(array(select distinct unnest(p_tags))))
-  |     and ((p_ids is null and p_slugs is null) or w.id = any (p_ids) or w.slug = any (p_slugs))
+  |     and ((p_ids is null and p_slugs is null) or w.id = any (p_ids) or w.id in (select i from market.wallet_ids(p_slugs) i))
   |   order by
   |     -- an unused field's key is null in every row
   |     market.wallet_sort_key(p_sort[1], w) nulls last,
@@ -2730,7 +2719,7 @@ function api.wallet_top_score() returns double precision language sql stable
 function api.williams_r(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value double precision) language plpgsql stable
   -- Daily Williams %R (TA-Lib WILLR) of the coin with this slug: rows (date, value -100..0), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Above -20 overbought, below -80 oversold. Warm-up: the first p_period - 1 rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/williams-r.
   | declare
-  |   v_coin int := market.indicator_coin_id(p_slug);
+  |   v_coin int := market.coin_id(p_slug);
   | begin
   |   perform market.check_indicator_args(p_period, 2, p_limit);
   |   return query
@@ -3090,7 +3079,7 @@ function app.cast_coin_vote(p_owner text, p_slug text, p_vote text) returns json
   |   else
   |     update app.coin_votes set vote = p_vote, updated_at = now() where id = v_id;
   |   end if;
-  |   return (app.coin_vote_tally(v_coin, p_slug)::jsonb || jsonb_build_object('your_vote', p_vote))::json;
+  |   return (app.coin_vote_tally(v_coin)::jsonb || jsonb_build_object('your_vote', p_vote))::json;
   | end;
 
 function app.check_alarm_guard(p_coin_id integer, p_metric text, p_direction text, p_target numeric) returns void language plpgsql stable
@@ -3164,10 +3153,10 @@ function app.coin_aggregate_refresh_plan(p_start timestamp with time zone, p_end
   |   from pieces
   |   order by level, window_start;
 
-function app.coin_vote_tally(p_coin_id integer, p_slug text) returns json language sql stable
-  -- Bullish, bearish and total votes on a coin over the rolling 24 hours, as {coin, bullish, bearish, total}.
+function app.coin_vote_tally(p_coin_id integer) returns json language sql stable
+  -- Bullish, bearish and total votes on a coin over the rolling 24 hours, as {coin (its slug), bullish, bearish, total}.
   |   select json_build_object(
-  |     'coin', p_slug,
+  |     'coin', (select c.slug from market.coins c where c.id = p_coin_id),
   |     'bullish', count(*) filter (where v.vote = 'bullish')::int,
   |     'bearish', count(*) filter (where v.vote = 'bearish')::int,
   |     'total', count(*)::int)
@@ -4484,24 +4473,28 @@ function market.coin_bars(p_coin_id integer, p_interval text, p_from timestamp w
   | end;
 
 function market.coin_description(p_coin_id integer, p_locale text) returns TABLE(locale text, html text) language sql stable
-  -- The coin's HTML description in the locale (e.g. de or pt-BR), else in its language (pt), else in English; with the locale that won. No row when the coin has none.
+  -- The coin's HTML description in the first locale of market.locale_chain(p_locale) that has one (the locale e.g. de or pt-BR, else its language pt, else English); with the locale that won. No row when the coin has none.
   |   select d.locale, d.html
-  |   from market.coin_descriptions d
-  |   where d.coin_id = p_coin_id and d.locale in (p_locale, split_part(p_locale, '-', 1), 'en')
-  |   order by d.locale = p_locale desc, d.locale = split_part(p_locale, '-', 1) desc
+  |   from unnest(market.locale_chain(p_locale)) with ordinality as c (locale, n)
+  |   join market.coin_descriptions d on d.coin_id = p_coin_id and d.locale = c.locale
+  |   order by c.n
   |   limit 1;
 
 function market.coin_id(p_slug text) returns integer language plpgsql stable
-  -- The id of the coin with this slug; raises MD404 (HTTP 404) "Coin not found." for an unknown slug.
+  -- The id of the coin with this slug (case-insensitive, as market.coin_ids); raises MD404 (HTTP 404) "Coin not found." for an unknown slug.
   | declare
   |   v_id int;
   | begin
-  |   select c.id into v_id from market.coins c where c.slug = lower(p_slug);
+  |   select i into v_id from market.coin_ids(array[p_slug]) i;
   |   if v_id is null then
   |     raise exception 'Coin not found.' using errcode = 'MD404';
   |   end if;
   |   return v_id;
   | end;
+
+function market.coin_ids(p_slugs text[]) returns SETOF integer language sql stable
+  -- The ids of the coins with these slugs, each once; unknown slugs name nothing, null names nothing. Case rule of every coin and venue slug lookup: slugs are stored lowercase and the given slug is lowercased, so bitcoin, Bitcoin and BITCOIN name the same coin.
+  |  select c.id from market.coins c where c.slug = any (array(select lower(s) from unnest(p_slugs) s))
 
 function market.coin_list_order(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text, p_within integer[]) returns TABLE(id integer, n bigint) language plpgsql stable
   -- The coins a coin-list request matches, as (id, n): n their 1-based place in the list's order. The arguments, filters, selectors and order of api.coin_rows, which formats these rows, and p_within of api.coin_list_page (only these ids, kept after a symbol's pick).
@@ -4556,7 +4549,7 @@ function market.coin_list_order(p_list text, p_type text, p_status text, p_searc
   |     -- ids and slugs select exactly
   |     select m.* from movers m
   |     where (p_ids is null and p_slugs is null and p_symbols is null)
-  |        or m.id = any (p_ids) or m.slug = any (p_slugs)
+  |        or m.id = any (p_ids) or m.id in (select i from market.coin_ids(p_slugs) i)
   |        or m.id in (select p.id from picked p)
   |   )
   |   select s.id, row_number() over (order by
@@ -4732,16 +4725,20 @@ function market.exchange_coin_ids(p_slug text) returns integer[] language plpgsq
   | end;
 
 function market.exchange_id(p_slug text) returns integer language plpgsql stable
-  -- The id of the venue with this slug; raises MD404 (HTTP 404) "Exchange not found." for an unknown slug.
+  -- The id of the venue with this slug (case-insensitive, as market.exchange_ids); raises MD404 (HTTP 404) "Exchange not found." for an unknown slug.
   | declare
   |   v_id int;
   | begin
-  |   select e.id into v_id from market.exchanges e where e.slug = lower(p_slug);
+  |   select i into v_id from market.exchange_ids(array[p_slug]) i;
   |   if v_id is null then
   |     raise exception 'Exchange not found.' using errcode = 'MD404';
   |   end if;
   |   return v_id;
   | end;
+
+function market.exchange_ids(p_slugs text[]) returns SETOF integer language sql stable
+  -- The ids of the venues (exchanges) with these slugs, each once; unknown slugs name nothing, null names nothing. Case rule of every coin and venue slug lookup: slugs are stored lowercase and the given slug is lowercased, so binance and Binance name the same venue.
+  |  select e.id from market.exchanges e where e.slug = any (array(select lower(s) from unnest(p_slugs) s))
 
 function market.exchange_sort_key(p_field text, p_volume numeric, p_rank integer, p_dominance double precision, p_change_24h double precision, p_change_7d double precision, p_pairs integer, p_assets integer) returns numeric language sql immutable
   -- The sort value of one venue for one sort field of /exchanges (volume, rank, volume_dominance, change_24h, change_7d, pairs, assets; a leading - negates it). Null for no field or a null value.
@@ -5063,7 +5060,8 @@ function market.import_candles(p_slug text, p_symbol text, p_name text, p_lines 
   |   end if;
   |
   |   coin_created := false;
-  |   select c.id, c.circulating_supply into coin_id, v_supply from market.coins c where c.slug = p_slug;
+  |   select c.id, c.circulating_supply into coin_id, v_supply from market.coins c
+  |   where c.id in (select i from market.coin_ids(array[p_slug]) i);
   |   if not found then
   |     if p_symbol is null or p_name is null then
   |       raise exception 'coin % does not exist: give its symbol and name to create it', p_slug using errcode = '22023';
@@ -5462,18 +5460,6 @@ function market.indicator_bars(p_coin_id integer) returns TABLE(i integer, date 
   |   from market.coin_bars_1d b
   |   where b.coin_id = p_coin_id
   |   order by b.time;
-  | end;
-
-function market.indicator_coin_id(p_slug text) returns integer language plpgsql stable
-  -- The id of the coin with this slug; raises MD404 (HTTP 404) when there is none.
-  | declare
-  |   v_id int;
-  | begin
-  |   select id into v_id from market.coins where slug = p_slug;
-  |   if v_id is null then
-  |     raise exception 'No coin with the slug "%".', p_slug using errcode = 'MD404';
-  |   end if;
-  |   return v_id;
   | end;
 
 function market.indicator_direction(p_sign numeric) returns text language sql immutable
@@ -5970,14 +5956,21 @@ function market.load_simulated_market(p_catalogue jsonb, p_now timestamp with ti
   |   return v_count;
   | end;
 
+function market.locale_chain(p_locale text) returns text[] language sql immutable
+  -- The locales a text in p_locale falls back through, most specific first, each once: the locale, its language, English (pt-BR: {pt-BR,pt,en}; de: {de,en}; en-GB: {en-GB,en}; null: {en}).
+  |   -- no FROM and no subquery, so the planner inlines it
+  |   select array_remove(array[
+  |     p_locale,
+  |     nullif(split_part(p_locale, '-', 1), p_locale),
+  |     case when 'en' in (p_locale, split_part(p_locale, '-', 1)) then null else 'en' end], null)
+
 function market.localize(p_translations jsonb, p_locale text) returns jsonb language sql immutable
-  -- Per-field language fallback. p_translations: {"<locale>": {"<field>": value, ...}, ...}. Returns every field in the first locale of (p_locale, its language e.g. pt for pt-BR, en) whose value is not null, plus "locale": the most specific of those locales that has a translation at all (the one that won), and "fallback_fields": the fields that came from another locale (sorted). Locale null when there is no translation.
+  -- Per-field language fallback. p_translations: {"<locale>": {"<field>": value, ...}, ...}. Returns every field in the first locale of market.locale_chain(p_locale) (the locale, its language e.g. pt for pt-BR, English) whose value is not null, plus "locale": the most specific of those locales that has a translation at all (the one that won), and "fallback_fields": the fields that came from another locale (sorted). Locale null when there is no translation.
   |   with chain as (
-  |     -- the requested locale, its language (pt for pt-BR), English: the first that has a translation wins
-  |     select distinct on (c.locale) c.locale, c.n
-  |     from unnest(array[p_locale, split_part(p_locale, '-', 1), 'en']) with ordinality as c (locale, n)
+  |     -- the locales of the chain that have a translation: the first of them wins
+  |     select c.locale, c.n
+  |     from unnest(market.locale_chain(p_locale)) with ordinality as c (locale, n)
   |     where p_translations ? c.locale
-  |     order by c.locale, c.n
   |   ),
   |   winner as (select locale from chain order by n limit 1),
   |   fields as (
@@ -6140,16 +6133,13 @@ function market.plan_venue_backfill(p_exchange text, p_timeframes text[], p_coin
   |   -- the coins asked for and the coins they are quoted in (USDT …): the index prices a quote from its own candles
   |   if p_coins is not null then
   |     select array_agg(distinct x.id) into v_coins from (
-  |       select c.id from market.coins c where c.slug = any (p_coins)
+  |       select i from market.coin_ids(p_coins) i
   |       union
-  |       select m.quote_coin_id from market.venue_markets m join market.coins c on c.id = m.base_coin_id
-  |       where c.slug = any (p_coins) and m.active and m.instrument = 'spot' and m.quote_coin_id is not null
+  |       select m.quote_coin_id from market.venue_markets m
+  |       where m.base_coin_id in (select i from market.coin_ids(p_coins) i) and m.active and m.instrument = 'spot' and m.quote_coin_id is not null
   |     ) x;
   |   end if;
-  |   select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
-  |   if v_exchange is null then
-  |     raise exception 'unknown venue %', p_exchange using errcode = '22023';
-  |   end if;
+  |   v_exchange := market.venue_id(p_exchange);
   |   if exists (select from unnest(p_timeframes) t where t not in ('1d', '1h', '1m')) then
   |     raise exception 'timeframes are 1d, 1h or 1m, not %', p_timeframes using errcode = '22023';
   |   end if;
@@ -6243,8 +6233,7 @@ function market.record_venue_backfill(p_exchange text, p_symbol text, p_timefram
   |     requests = b.requests + greatest(p_requests, 0),
   |     updated_at = now(),
   |     finished_at = case when p_done_until >= b.range_to then now() end
-  |   from market.exchanges e
-  |   where e.slug = p_exchange and b.exchange_id = e.id and b.symbol = p_symbol and b.timeframe = p_timeframe
+  |   where b.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i) and b.symbol = p_symbol and b.timeframe = p_timeframe
   |     and b.range_from = p_range_from
   |   returning b.finished_at is not null;
 
@@ -6259,8 +6248,7 @@ function market.record_venue_run(p_exchange text, p_requests integer, p_error te
   |     last_success_at = case when p_error is null then now() else s.last_success_at end,
   |     last_error = coalesce(left(p_error, 500), s.last_error),
   |     last_error_at = case when p_error is null then s.last_error_at else now() end
-  |   from market.exchanges e
-  |   where e.id = s.exchange_id and e.slug = p_exchange
+  |   where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
   |   returning s.backoff_until;
 
 function market.refresh_coin_state(p_now timestamp with time zone, p_full boolean) returns integer language plpgsql volatile
@@ -6520,7 +6508,7 @@ function market.resolve_coin_selectors(p_ids integer[], p_slugs text[], p_symbol
   -- The coins named by ids, slugs and symbols (case-insensitive), each once. A symbol shared by several coins resolves to the best-ranked active coin (else the best-ranked, then largest marketcap, then oldest id). Unknown selectors name nothing.
   |   select c.id from market.coins c where c.id = any (p_ids)
   |   union
-  |   select c.id from market.coins c where c.slug = any (p_slugs)
+  |   select i from market.coin_ids(p_slugs) i
   |   union
   |   (select distinct on (upper(c.symbol)) c.id
   |    from market.coins c
@@ -6572,10 +6560,7 @@ function market.sentiment_snapshot(p_kind text, p_coin text) returns json langua
   |   v_reading json;
   | begin
   |   if p_coin is not null then
-  |     select id into v_coin from market.coins where slug = p_coin;
-  |     if v_coin is null then
-  |       raise exception 'No coin with the slug "%".', p_coin using errcode = 'MD404';
-  |     end if;
+  |     v_coin := market.coin_id(p_coin);
   |   end if;
   |   select s.reading into v_reading from market.sentiment_snapshots s
   |   where s.kind = p_kind and s.coin_id is not distinct from v_coin;
@@ -7154,10 +7139,10 @@ function market.venue_candle_markets(p_exchange text) returns TABLE(symbol text,
   -- The spot market of each coin on a venue whose candles feed the price index: the coin's most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.
   |   select distinct on (m.base_coin_id) m.symbol, m.base_coin_id, m.candles_until
   |   from market.venue_markets m
-  |   join market.exchanges e on e.id = m.exchange_id
   |   left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
   |   left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
-  |   where e.slug = p_exchange and m.active and m.instrument = 'spot' and m.base_coin_id is not null
+  |   where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
+  |     and m.active and m.instrument = 'spot' and m.base_coin_id is not null
   |   order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol
 
 function market.venue_coins(p_exchange text, p_symbols text[]) returns TABLE(symbol text, coin_id integer) language sql stable
@@ -7182,7 +7167,7 @@ function market.venue_id(p_exchange text) returns integer language plpgsql stabl
   | declare
   |   v_id int;
   | begin
-  |   select e.id into v_id from market.exchanges e where e.slug = p_exchange;
+  |   select i into v_id from market.exchange_ids(array[p_exchange]) i;
   |   if v_id is null then
   |     raise exception 'unknown venue %', p_exchange using errcode = '22023';
   |   end if;
@@ -7219,16 +7204,21 @@ function market.wallet_coin_ids(p_slug text) returns integer[] language sql stab
   |   where a.wallet_id = market.wallet_id(p_slug)
 
 function market.wallet_id(p_slug text) returns integer language plpgsql stable
-  -- The id of the published (not DRAFT) wallet with this slug; raises MD404 (HTTP 404) "Wallet not found." otherwise.
+  -- The id of the published (not DRAFT) wallet with this slug (case-insensitive, as market.wallet_ids); raises MD404 (HTTP 404) "Wallet not found." otherwise.
   | declare
   |   v_id int;
   | begin
-  |   select w.id into v_id from market.wallets w where w.slug = lower(p_slug) and w.status <> 'DRAFT';
+  |   select i into v_id from market.wallet_ids(array[p_slug]) i;
   |   if v_id is null then
   |     raise exception 'Wallet not found.' using errcode = 'MD404';
   |   end if;
   |   return v_id;
   | end;
+
+function market.wallet_ids(p_slugs text[]) returns SETOF integer language sql stable
+  -- The ids of the published (not DRAFT) wallets with these slugs, each once; unknown slugs name nothing. Case-insensitive, by the rule of market.coin_ids.
+  |   select w.id from market.wallets w
+  |   where w.slug = any (array(select lower(s) from unnest(p_slugs) s)) and w.status <> 'DRAFT'
 
 function market.wallet_json(p_id integer) returns json language sql stable
   -- A published wallet as the detail endpoint returns it: the list fields plus website, description, highlights {pros: [text], cons: [text]} and categories [{group (category slug), name, tags: [{slug, name, value (always null here)}]}] (only categories the wallet has tags in, in taxonomy order).

@@ -35,6 +35,19 @@ as $$
 $$;
 comment on function market.on_page(bigint, int, int) is 'True when the row numbered p_n (1-based, in the list''s order) is on page p_page (1-based; below 1 counts as 1) of p_per_page rows.';
 
+-- The case rule of every slug lookup: slugs are stored lowercase (each table's check constraint) and
+-- a given slug is lowercased, so a lookup is case-insensitive and still an equality on the unique
+-- slug index. market.coin_ids, market.exchange_ids and market.wallet_ids are the only places a coin,
+-- venue or wallet slug is looked up; one slug with a 404 (market.coin_id …) and the filters that must
+-- not 404 go through them.
+
+-- why: the one lookup of coin slugs, for a list filter (slugs=) as for one slug
+create or replace function market.coin_ids(p_slugs text[]) returns setof int
+language sql stable parallel safe
+as $$ select c.id from market.coins c where c.slug = any (array(select lower(s) from unnest(p_slugs) s)) $$;
+comment on function market.coin_ids(text[]) is 'The ids of the coins with these slugs, each once; unknown slugs name nothing, null names nothing. '
+'Case rule of every coin and venue slug lookup: slugs are stored lowercase and the given slug is lowercased, so bitcoin, Bitcoin and BITCOIN name the same coin.';
+
 -- why: a coin slug resolves in one place, with the error the endpoints document
 create or replace function market.coin_id(p_slug text) returns int
 language plpgsql stable
@@ -42,14 +55,21 @@ as $$
 declare
   v_id int;
 begin
-  select c.id into v_id from market.coins c where c.slug = lower(p_slug);
+  select i into v_id from market.coin_ids(array[p_slug]) i;
   if v_id is null then
     raise exception 'Coin not found.' using errcode = 'MD404';
   end if;
   return v_id;
 end;
 $$;
-comment on function market.coin_id(text) is 'The id of the coin with this slug; raises MD404 (HTTP 404) "Coin not found." for an unknown slug.';
+comment on function market.coin_id(text) is 'The id of the coin with this slug (case-insensitive, as market.coin_ids); raises MD404 (HTTP 404) "Coin not found." for an unknown slug.';
+
+-- why: the one lookup of venue slugs, for a list filter (slugs=) as for one slug
+create or replace function market.exchange_ids(p_slugs text[]) returns setof int
+language sql stable parallel safe
+as $$ select e.id from market.exchanges e where e.slug = any (array(select lower(s) from unnest(p_slugs) s)) $$;
+comment on function market.exchange_ids(text[]) is 'The ids of the venues (exchanges) with these slugs, each once; unknown slugs name nothing, null names nothing. '
+'Case rule of every coin and venue slug lookup: slugs are stored lowercase and the given slug is lowercased, so binance and Binance name the same venue.';
 
 -- why: a venue slug resolves in one place, with the error the endpoints document
 create or replace function market.exchange_id(p_slug text) returns int
@@ -58,25 +78,61 @@ as $$
 declare
   v_id int;
 begin
-  select e.id into v_id from market.exchanges e where e.slug = lower(p_slug);
+  select i into v_id from market.exchange_ids(array[p_slug]) i;
   if v_id is null then
     raise exception 'Exchange not found.' using errcode = 'MD404';
   end if;
   return v_id;
 end;
 $$;
-comment on function market.exchange_id(text) is 'The id of the venue with this slug; raises MD404 (HTTP 404) "Exchange not found." for an unknown slug.';
+comment on function market.exchange_id(text) is 'The id of the venue with this slug (case-insensitive, as market.exchange_ids); raises MD404 (HTTP 404) "Exchange not found." for an unknown slug.';
+
+-- why: the one lookup of wallet slugs (a DRAFT is not there yet), for a list filter as for one slug
+create or replace function market.wallet_ids(p_slugs text[]) returns setof int
+language sql stable parallel safe
+as $$
+  select w.id from market.wallets w
+  where w.slug = any (array(select lower(s) from unnest(p_slugs) s)) and w.status <> 'DRAFT'
+$$;
+comment on function market.wallet_ids(text[]) is 'The ids of the published (not DRAFT) wallets with these slugs, each once; unknown slugs name nothing. Case-insensitive, by the rule of market.coin_ids.';
+
+-- why: a wallet slug resolves in one place, with the error the endpoints document
+create or replace function market.wallet_id(p_slug text) returns int
+language plpgsql stable
+as $$
+declare
+  v_id int;
+begin
+  select i into v_id from market.wallet_ids(array[p_slug]) i;
+  if v_id is null then
+    raise exception 'Wallet not found.' using errcode = 'MD404';
+  end if;
+  return v_id;
+end;
+$$;
+comment on function market.wallet_id(text) is 'The id of the published (not DRAFT) wallet with this slug (case-insensitive, as market.wallet_ids); raises MD404 (HTTP 404) "Wallet not found." otherwise.';
+
+-- why: the one fallback order of every translated text (content fields, coin descriptions)
+create or replace function market.locale_chain(p_locale text) returns text[]
+language sql immutable parallel safe
+as $$
+  -- no FROM and no subquery, so the planner inlines it
+  select array_remove(array[
+    p_locale,
+    nullif(split_part(p_locale, '-', 1), p_locale),
+    case when 'en' in (p_locale, split_part(p_locale, '-', 1)) then null else 'en' end], null)
+$$;
+comment on function market.locale_chain(text) is 'The locales a text in p_locale falls back through, most specific first, each once: the locale, its language, English (pt-BR: {pt-BR,pt,en}; de: {de,en}; en-GB: {en-GB,en}; null: {en}).';
 
 -- why: one rule for per-field language fallback, for every translated content kind
 create or replace function market.localize(p_translations jsonb, p_locale text) returns jsonb
 language sql immutable parallel safe
 as $$
   with chain as (
-    -- the requested locale, its language (pt for pt-BR), English: the first that has a translation wins
-    select distinct on (c.locale) c.locale, c.n
-    from unnest(array[p_locale, split_part(p_locale, '-', 1), 'en']) with ordinality as c (locale, n)
+    -- the locales of the chain that have a translation: the first of them wins
+    select c.locale, c.n
+    from unnest(market.locale_chain(p_locale)) with ordinality as c (locale, n)
     where p_translations ? c.locale
-    order by c.locale, c.n
   ),
   winner as (select locale from chain order by n limit 1),
   fields as (
@@ -101,7 +157,7 @@ as $$
       ), '[]'::jsonb))
 $$;
 comment on function market.localize(jsonb, text) is
-'Per-field language fallback. p_translations: {"<locale>": {"<field>": value, ...}, ...}. Returns every field in the first locale of (p_locale, its language e.g. pt for pt-BR, en) whose value is not null, '
+'Per-field language fallback. p_translations: {"<locale>": {"<field>": value, ...}, ...}. Returns every field in the first locale of market.locale_chain(p_locale) (the locale, its language e.g. pt for pt-BR, English) whose value is not null, '
 'plus "locale": the most specific of those locales that has a translation at all (the one that won), and "fallback_fields": the fields that came from another locale (sorted). Locale null when there is no translation.';
 
 -- why: the detail endpoint's description falls back to English when the locale has none
@@ -110,9 +166,9 @@ returns table (locale text, html text)
 language sql stable
 as $$
   select d.locale, d.html
-  from market.coin_descriptions d
-  where d.coin_id = p_coin_id and d.locale in (p_locale, split_part(p_locale, '-', 1), 'en')
-  order by d.locale = p_locale desc, d.locale = split_part(p_locale, '-', 1) desc
+  from unnest(market.locale_chain(p_locale)) with ordinality as c (locale, n)
+  join market.coin_descriptions d on d.coin_id = p_coin_id and d.locale = c.locale
+  order by c.n
   limit 1;
 $$;
-comment on function market.coin_description(int, text) is 'The coin''s HTML description in the locale (e.g. de or pt-BR), else in its language (pt), else in English; with the locale that won. No row when the coin has none.';
+comment on function market.coin_description(int, text) is 'The coin''s HTML description in the first locale of market.locale_chain(p_locale) that has one (the locale e.g. de or pt-BR, else its language pt, else English); with the locale that won. No row when the coin has none.';

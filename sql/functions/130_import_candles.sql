@@ -96,7 +96,8 @@ begin
   end if;
 
   coin_created := false;
-  select c.id, c.circulating_supply into coin_id, v_supply from market.coins c where c.slug = p_slug;
+  select c.id, c.circulating_supply into coin_id, v_supply from market.coins c
+  where c.id in (select i from market.coin_ids(array[p_slug]) i);
   if not found then
     if p_symbol is null or p_name is null then
       raise exception 'coin % does not exist: give its symbol and name to create it', p_slug using errcode = '22023';

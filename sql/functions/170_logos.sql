@@ -30,17 +30,17 @@ returns table (letters text, title text, hue int)
 language sql stable
 as $$
   with subject as (
-    select upper(left(c.symbol, 2)) as letters, c.name as title
-    from market.coins c where p_kind = 'coins' and c.slug = p_slug
+    select c.slug, upper(left(c.symbol, 2)) as letters, c.name as title
+    from market.coins c where p_kind = 'coins' and c.id in (select i from market.coin_ids(array[p_slug]) i)
     union all
-    select market.name_initials(e.name), e.name
-    from market.exchanges e where p_kind = 'exchanges' and e.slug = p_slug
+    select e.slug, market.name_initials(e.name), e.name
+    from market.exchanges e where p_kind = 'exchanges' and e.id in (select i from market.exchange_ids(array[p_slug]) i)
     union all
-    select market.name_initials(w.name), w.name
-    from market.wallets w where p_kind = 'wallets' and w.slug = p_slug and w.status <> 'DRAFT'
+    select w.slug, market.name_initials(w.name), w.name
+    from market.wallets w where p_kind = 'wallets' and w.id in (select i from market.wallet_ids(array[p_slug]) i)
   )
-  -- 24 bits of the slug's md5 as a hue: stable across restarts, versions and machines
-  select s.letters, s.title, (('x' || left(md5(p_slug), 6))::bit(24)::int % 360)
+  -- 24 bits of the stored slug's md5 as a hue: stable across restarts, versions and machines
+  select s.letters, s.title, (('x' || left(md5(s.slug), 6))::bit(24)::int % 360)
   from subject s
 $$;
 comment on function api.logo_monogram(text, text) is 'What the generated logo of a coin, exchange or published wallet shows (p_kind coins, exchanges or wallets; no row for an unknown slug): letters (a coin: the first two characters of its symbol, upper case; an exchange or wallet: the initials of the first two words of its name), title (the name) and hue (0-359, from the md5 of the slug: the catalogue has no colour). Endpoint: GET /logos/{kind}/{slug}.svg.';

@@ -128,7 +128,7 @@ begin
     -- ids and slugs select exactly
     select m.* from movers m
     where (p_ids is null and p_slugs is null and p_symbols is null)
-       or m.id = any (p_ids) or m.slug = any (p_slugs)
+       or m.id = any (p_ids) or m.id in (select i from market.coin_ids(p_slugs) i)
        or m.id in (select p.id from picked p)
   )
   select s.id, row_number() over (order by
@@ -340,10 +340,7 @@ declare
   v_state market.coin_state;
   v_description record;
 begin
-  select * into v_coin from market.coins where slug = p_slug;
-  if not found then
-    raise exception 'Coin not found.' using errcode = 'MD404';
-  end if;
+  select * into v_coin from market.coins where id = market.coin_id(p_slug);
   select * into v_state from market.coin_state where coin_id = v_coin.id;
   select d.locale, d.html into v_description from market.coin_description(v_coin.id, coalesce(p_locale, 'en')) d;
 

@@ -65,10 +65,7 @@ declare
   v_to timestamptz := coalesce(p_end, 'infinity');
   v_lookback interval;
 begin
-  select c.id into v_coin from market.coins c where c.slug = p_slug;
-  if v_coin is null then
-    raise exception 'Coin not found.' using errcode = 'MD404';
-  end if;
+  v_coin := market.coin_id(p_slug);
   select * into v_interval from api.coin_history_intervals i where i.name = p_interval;
   if v_interval.name is null then
     raise exception 'interval must be minutely, half-hourly, hourly or daily.' using errcode = 'MD422', column = 'interval';
@@ -130,10 +127,7 @@ declare
   v_step interval;
   v_result json;
 begin
-  select c.id into v_coin from market.coins c where c.slug = p_slug;
-  if v_coin is null then
-    raise exception 'Coin not found.' using errcode = 'MD404';
-  end if;
+  v_coin := market.coin_id(p_slug);
   select p.span, p.level, p.step into v_span, v_level, v_step
   from (values
     ('24h', interval '24 hours', 'minutely', interval '5 minutes'),

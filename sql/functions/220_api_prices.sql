@@ -9,7 +9,7 @@ language sql stable
 as $$
   select c.id from market.coins c where c.id = any (p_ids)
   union
-  select c.id from market.coins c where c.slug = any (p_slugs)
+  select i from market.coin_ids(p_slugs) i
   union
   (select distinct on (upper(c.symbol)) c.id
    from market.coins c
@@ -86,10 +86,7 @@ returns table (
 language plpgsql stable
 as $$
 begin
-  if not exists (select from market.coins c where c.slug = p_slug) then
-    raise exception 'Coin not found.' using errcode = 'MD404';
-  end if;
-  return query select * from api.prices(null, array[p_slug], null, p_convert);
+  return query select * from api.prices(array[market.coin_id(p_slug)], null, null, p_convert);
 end;
 $$;
 comment on function api.coin_price(text, text) is 'The api.prices row of the coin with this slug, in p_convert (default USD). Unknown slug: MD404. Endpoint: GET /api/v1/prices/{slug}.';
@@ -106,10 +103,7 @@ begin
   if p_date is null or p_date <= date '2008-12-31' or p_date > (now() at time zone 'UTC')::date then
     raise exception 'date must be after 2008-12-31 and not in the future.' using errcode = 'MD422';
   end if;
-  select * into v_coin from market.coins c where c.slug = p_slug;
-  if v_coin.id is null then
-    raise exception 'Coin not found.' using errcode = 'MD404';
-  end if;
+  select * into v_coin from market.coins c where c.id = market.coin_id(p_slug);
   return query
   select v_coin.slug, v_coin.symbol, market.iso_date(p_date), b.close::text, 'USD'::text,
     market.iso_date((b.time at time zone 'UTC')::date)

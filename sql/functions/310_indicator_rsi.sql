@@ -30,7 +30,7 @@ create or replace function api.rsi(
 language plpgsql stable
 as $$
 declare
-  v_coin int := market.indicator_coin_id(p_slug);
+  v_coin int := market.coin_id(p_slug);
 begin
   perform market.check_indicator_args(p_period, 2, p_limit);
   return query
@@ -76,7 +76,7 @@ create or replace function api.stoch_rsi(
 language plpgsql stable
 as $$
 declare
-  v_coin int := market.indicator_coin_id(p_slug);
+  v_coin int := market.coin_id(p_slug);
 begin
   perform market.check_indicator_args(p_period, 2, p_limit);
   return query

@@ -20,7 +20,7 @@ create or replace function api.sma(
 language plpgsql stable
 as $$
 declare
-  v_coin int := market.indicator_coin_id(p_slug);
+  v_coin int := market.coin_id(p_slug);
 begin
   perform market.check_indicator_args(p_period, 1, p_limit);
   return query

@@ -21,7 +21,7 @@ returns table (date date, value numeric)
 language plpgsql stable
 as $$
 declare
-  v_coin int := market.indicator_coin_id(p_slug);
+  v_coin int := market.coin_id(p_slug);
 begin
   perform market.check_indicator_args(2, 2, p_limit);
   return query

@@ -40,7 +40,7 @@ returns table (indicator text, state text, score int, data jsonb, date date)
 language plpgsql stable
 as $$
 declare
-  v_coin int := market.indicator_coin_id(p_slug);
+  v_coin int := market.coin_id(p_slug);
   v_last int;
   v_date date;
   v_close numeric;

@@ -47,7 +47,7 @@ as $$
 declare
   v_id int;
 begin
-  select e.id into v_id from market.exchanges e where e.slug = p_exchange;
+  select i into v_id from market.exchange_ids(array[p_exchange]) i;
   if v_id is null then
     raise exception 'unknown venue %', p_exchange using errcode = '22023';
   end if;
@@ -278,8 +278,7 @@ as $$
     last_success_at = case when p_error is null then now() else s.last_success_at end,
     last_error = coalesce(left(p_error, 500), s.last_error),
     last_error_at = case when p_error is null then s.last_error_at else now() end
-  from market.exchanges e
-  where e.id = s.exchange_id and e.slug = p_exchange
+  where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
   returning s.backoff_until;
 $$;
 comment on function market.record_venue_run(text, int, text, int) is 'Records one fetch run of a real venue: the requests it made and success (failures reset) or its error, after which the venue is skipped until backoff_until: 30 s doubling per consecutive failure up to 30 minutes, or the venue''s Retry-After when longer. Returns backoff_until.';
@@ -302,10 +301,10 @@ language sql stable
 as $$
   select distinct on (m.base_coin_id) m.symbol, m.base_coin_id, m.candles_until
   from market.venue_markets m
-  join market.exchanges e on e.id = m.exchange_id
   left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
   left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
-  where e.slug = p_exchange and m.active and m.instrument = 'spot' and m.base_coin_id is not null
+  where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
+    and m.active and m.instrument = 'spot' and m.base_coin_id is not null
   order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol
 $$;
 comment on function market.venue_candle_markets(text) is 'The spot market of each coin on a venue whose candles feed the price index: the coin''s most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.';

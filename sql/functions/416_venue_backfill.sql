@@ -27,16 +27,13 @@ begin
   -- the coins asked for and the coins they are quoted in (USDT …): the index prices a quote from its own candles
   if p_coins is not null then
     select array_agg(distinct x.id) into v_coins from (
-      select c.id from market.coins c where c.slug = any (p_coins)
+      select i from market.coin_ids(p_coins) i
       union
-      select m.quote_coin_id from market.venue_markets m join market.coins c on c.id = m.base_coin_id
-      where c.slug = any (p_coins) and m.active and m.instrument = 'spot' and m.quote_coin_id is not null
+      select m.quote_coin_id from market.venue_markets m
+      where m.base_coin_id in (select i from market.coin_ids(p_coins) i) and m.active and m.instrument = 'spot' and m.quote_coin_id is not null
     ) x;
   end if;
-  select e.id into v_exchange from market.exchanges e where e.slug = p_exchange;
-  if v_exchange is null then
-    raise exception 'unknown venue %', p_exchange using errcode = '22023';
-  end if;
+  v_exchange := market.venue_id(p_exchange);
   if exists (select from unnest(p_timeframes) t where t not in ('1d', '1h', '1m')) then
     raise exception 'timeframes are 1d, 1h or 1m, not %', p_timeframes using errcode = '22023';
   end if;
@@ -116,8 +113,7 @@ as $$
     requests = b.requests + greatest(p_requests, 0),
     updated_at = now(),
     finished_at = case when p_done_until >= b.range_to then now() end
-  from market.exchanges e
-  where e.slug = p_exchange and b.exchange_id = e.id and b.symbol = p_symbol and b.timeframe = p_timeframe
+  where b.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i) and b.symbol = p_symbol and b.timeframe = p_timeframe
     and b.range_from = p_range_from
   returning b.finished_at is not null;
 $$;

@@ -75,7 +75,7 @@ begin
     and (p_max_assets is null or coalesce(s.assets, 0) <= p_max_assets)
     and (p_min_volume is null or coalesce(s.volume_24h, 0) >= p_min_volume)
     and (p_max_volume is null or coalesce(s.volume_24h, 0) <= p_max_volume)
-    and ((p_ids is null and p_slugs is null) or e.id = any (p_ids) or e.slug = any (p_slugs))
+    and ((p_ids is null and p_slugs is null) or e.id = any (p_ids) or e.id in (select i from market.exchange_ids(p_slugs) i))
   order by
     -- an unused field's key is null in every row
     market.exchange_sort_key(p_sort[1], s.volume_24h, s.rank, s.volume_dominance, s.change_24h, s.change_7d, s.pairs, s.assets) nulls last,

@@ -57,6 +57,8 @@ as $$
 declare
   v_exchange int := case when p_scope_exchange is not null then market.exchange_id(p_scope_exchange) end;
   v_coin int := case when p_scope_coin is not null then market.coin_id(p_scope_coin) end;
+  -- a filter, not a scope: an unknown venue matches no ticker (null equals nothing) instead of a 404
+  v_filter_exchange int := (select i from market.exchange_ids(array[p_exchange]) i);
   v_sort text[] := coalesce(p_sort, array['-volume_usd']);
   v_field text;
 begin
@@ -85,7 +87,7 @@ begin
     from api.ticker_rows t
     where (v_exchange is null or t.exchange_id = v_exchange)
       and (v_coin is null or t.base_coin_id = v_coin or t.quote_coin_id = v_coin)
-      and (p_exchange is null or t.exchange = lower(p_exchange))
+      and (p_exchange is null or t.exchange_id = v_filter_exchange)
       and (p_pair is null or t.pair_id = p_pair)
       and (p_instrument is null or t.instrument = p_instrument)
       and (p_search is null or strpos(upper(t.symbol), upper(p_search)) > 0 or strpos(upper(t.exchange_symbol), upper(p_search)) > 0)
@@ -162,6 +164,8 @@ language plpgsql stable
 as $$
 declare
   v_sort text := coalesce(p_sort, '-volume_usd');
+  -- a filter: an unknown coin matches no pair (null equals nothing) instead of a 404
+  v_coin int := (select i from market.coin_ids(array[p_coin]) i);
   v_result json;
 begin
   if v_sort not in ('volume_usd', '-volume_usd', 'updated', '-updated') then
@@ -176,7 +180,7 @@ begin
         p.volume_usd_exact desc, p.id) as n
     from api.pair_rows p
     where (p_search is null or strpos(upper(p.symbol), upper(p_search)) > 0)
-      and (p_coin is null or p.base_slug = lower(p_coin) or p.quote_slug = lower(p_coin))
+      and (p_coin is null or p.base_coin_id = v_coin or p.quote_coin_id = v_coin)
       and (p_min_volume is null or p.volume_usd_exact >= p_min_volume)
       and (p_max_volume is null or p.volume_usd_exact <= p_max_volume)
   )

@@ -10,10 +10,7 @@ declare
   v_reading json;
 begin
   if p_coin is not null then
-    select id into v_coin from market.coins where slug = p_coin;
-    if v_coin is null then
-      raise exception 'No coin with the slug "%".', p_coin using errcode = 'MD404';
-    end if;
+    v_coin := market.coin_id(p_coin);
   end if;
   select s.reading into v_reading from market.sentiment_snapshots s
   where s.kind = p_kind and s.coin_id is not distinct from v_coin;

@@ -47,22 +47,6 @@ as $$
 $$;
 comment on function market.content_relates_to(text, int, text, text) is 'True when the article, video or insight (p_kind, p_id) relates to the coin, exchange or wallet (p_type) with slug p_slug, or when p_slug is null (no filter).';
 
--- why: a wallet slug resolves in one place, with the error the endpoints document
-create or replace function market.wallet_id(p_slug text) returns int
-language plpgsql stable
-as $$
-declare
-  v_id int;
-begin
-  select w.id into v_id from market.wallets w where w.slug = lower(p_slug) and w.status <> 'DRAFT';
-  if v_id is null then
-    raise exception 'Wallet not found.' using errcode = 'MD404';
-  end if;
-  return v_id;
-end;
-$$;
-comment on function market.wallet_id(text) is 'The id of the published (not DRAFT) wallet with this slug; raises MD404 (HTTP 404) "Wallet not found." otherwise.';
-
 -- why: the supported coins of a wallet as the coin list's p_within, so /wallets/{slug}/assets is the coin list
 create or replace function market.wallet_coin_ids(p_slug text) returns int[]
 language sql stable

@@ -75,7 +75,7 @@ begin
     -- every tag asked for: tags narrow the list
     and (p_tags is null or (select count(distinct t.tag) from market.wallet_taggings t
                             where t.wallet_id = w.id and t.tag = any (p_tags)) = cardinality(array(select distinct unnest(p_tags))))
-    and ((p_ids is null and p_slugs is null) or w.id = any (p_ids) or w.slug = any (p_slugs))
+    and ((p_ids is null and p_slugs is null) or w.id = any (p_ids) or w.id in (select i from market.wallet_ids(p_slugs) i))
   order by
     -- an unused field's key is null in every row
     market.wallet_sort_key(p_sort[1], w) nulls last,

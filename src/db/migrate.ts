@@ -18,15 +18,40 @@ export interface MigrationResult {
   functions: string[];
 }
 
-const sqlFiles = (dir: string) =>
-  readdirSync(join(SQL_DIR, dir))
+const sqlFiles = (dir: string, root = SQL_DIR) =>
+  readdirSync(join(root, dir))
     .filter((name) => name.endsWith('.sql'))
     .sort();
 
 /** The numbered migration files this code knows (readiness compares them with app.migrations). */
 export const migrationFiles = () => sqlFiles('migrations');
 
-export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLogger): Promise<MigrationResult> {
+/**
+ * Committed after a higher-numbered migration, so a database may have applied them after it; each
+ * is independent of the files it was overtaken by (sql/migrations/README.md). No other file may be.
+ */
+export const LATE_MIGRATIONS: readonly string[] = ['000057_alarm_crossings.sql', '000082_venue_backfills.sql'];
+
+const migrationNumber = (name: string) => Number(/^(\d+)_/.exec(name)?.[1] ?? NaN);
+
+/**
+ * Refuses pending migrations numbered at or below the newest one applied: a database that already
+ * ran the higher one would run them out of order, a fresh one in order, and the two could differ.
+ */
+export function checkMigrationOrder(pending: readonly string[], applied: readonly string[]) {
+  const newest = applied.toSorted((a, b) => migrationNumber(a) - migrationNumber(b) || a.localeCompare(b)).at(-1);
+  if (newest === undefined) return;
+  const late = pending.filter((name) => migrationNumber(name) <= migrationNumber(newest) && !LATE_MIGRATIONS.includes(name));
+  if (late.length > 0) {
+    throw new Error(
+      `Migration ${late.join(', ')} is not numbered above ${newest}, which this database has already applied: ` +
+        `applied now, it would run out of order. Give it a number above the highest in sql/migrations (sql/migrations/README.md); nothing was applied.`,
+    );
+  }
+}
+
+export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLogger, options: { sqlDir?: string } = {}): Promise<MigrationResult> {
+  const root = options.sqlDir ?? SQL_DIR;
   const server = await checkServer(sql);
   logger.info({ postgres: server.postgres, timescaledb: server.timescaledb, embedded: server.embedded }, 'database server supported');
   // Before the function files: SQL functions queue jobs with graphile_worker.add_job in the
@@ -44,13 +69,18 @@ export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLog
     `).simple();
   });
 
+  // before any file runs, so that a refused set leaves the database as it was
+  const files = sqlFiles('migrations', root);
+  const done = new Set((await sql<{ name: string }[]>`select name from app.migrations`).map((row) => row.name));
+  checkMigrationOrder(files.filter((name) => !done.has(name)), [...done]);
+
   const applied: string[] = [];
-  for (const name of sqlFiles('migrations')) {
+  for (const name of files) {
     const done = await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(${LOCK_KEY})`;
       const [seen] = await tx`select 1 from app.migrations where name = ${name}`;
       if (seen) return false;
-      await tx.unsafe(readFileSync(join(SQL_DIR, 'migrations', name), 'utf8')).simple();
+      await tx.unsafe(readFileSync(join(root, 'migrations', name), 'utf8')).simple();
       await tx`insert into app.migrations (name) values (${name})`;
       return true;
     });
@@ -60,10 +90,10 @@ export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLog
     }
   }
 
-  const functions = sqlFiles('functions');
+  const functions = sqlFiles('functions', root);
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${LOCK_KEY})`;
-    for (const name of functions) await tx.unsafe(readFileSync(join(SQL_DIR, 'functions', name), 'utf8')).simple();
+    for (const name of functions) await tx.unsafe(readFileSync(join(root, 'functions', name), 'utf8')).simple();
     // Functions created after the default privileges were set still need the grant when replaced.
     // Only where the analyst lacks it: a GRANT rewrites the catalog row of every table it names
     // (and TimescaleDB's of every chunk), which collides ('tuple concurrently updated') with a

@@ -1,7 +1,11 @@
-// Migrations: recorded once, re-runs apply nothing, concurrent migrators do not collide.
-import { readdirSync } from 'node:fs';
+// Migrations: recorded once, re-runs apply nothing, concurrent migrators do not collide; numbered in
+// the order they were committed, and a file numbered below one already applied is refused.
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
-import { migrate } from '../../src/db/migrate.ts';
+import { LATE_MIGRATIONS, checkMigrationOrder, migrate } from '../../src/db/migrate.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;
@@ -56,4 +60,67 @@ test.serial('the schemas of the design exist with the timescaledb extension', as
   t.deepEqual(schemas.map((row) => row.nspname), ['api', 'app', 'market']);
   const [extension] = await db.sql`select extversion from pg_extension where extname = 'timescaledb'`;
   t.truthy(extension);
+});
+
+test.serial('a pending migration numbered below the newest applied is refused by name, and nothing is applied', async (t) => {
+  // a copy of sql/ with probe migrations around the real ones, all applied in the test database
+  const sqlDir = mkdtempSync(join(tmpdir(), 'mdapi-migrations-'));
+  const probes = ['000900_high_probe.sql', '000850_low_probe.sql', '000950_later_probe.sql'];
+  t.teardown(async () => {
+    rmSync(sqlDir, { recursive: true, force: true });
+    await db.sql`delete from app.migrations where name in ${db.sql(probes)}`;
+    await db.sql.unsafe('drop table if exists app.high_probe, app.low_probe, app.later_probe');
+  });
+  cpSync(new URL('../../sql/', import.meta.url).pathname, sqlDir, { recursive: true });
+  const probe = (name: string) => writeFileSync(join(sqlDir, 'migrations', name), `create table app.${name.slice(7, -4)} (id int);`);
+  probe('000900_high_probe.sql');
+  t.deepEqual((await migrate(db.sql, undefined, { sqlDir })).applied, ['000900_high_probe.sql']);
+
+  // a lower-numbered file committed after the higher one was applied, and a higher one after it
+  probe('000850_low_probe.sql');
+  probe('000950_later_probe.sql');
+  const before = await db.sql`select name from app.migrations order by name`;
+  const error = await t.throwsAsync(migrate(db.sql, undefined, { sqlDir }));
+  t.regex(error!.message, /000850_low_probe\.sql is not numbered above 000900_high_probe\.sql/);
+  t.deepEqual([...(await db.sql`select name from app.migrations order by name`)], [...before]);
+  const [tables] = await db.sql<{ low: string | null; later: string | null }[]>`
+    select to_regclass('app.low_probe')::text as low, to_regclass('app.later_probe')::text as later`;
+  t.deepEqual({ ...tables }, { low: null, later: null });
+});
+
+test('only the migrations committed late may be applied after a higher-numbered one', (t) => {
+  const applied = ['000056_alarms.sql', '000067_content_entities.sql', '000085_coin_catalogue.sql'];
+  t.notThrows(() => checkMigrationOrder([...LATE_MIGRATIONS], applied));
+  t.notThrows(() => checkMigrationOrder(['000086_next.sql'], applied));
+  t.throws(() => checkMigrationOrder(['000058_other.sql', '000086_next.sql'], applied), {
+    message: /^Migration 000058_other\.sql is not numbered above 000085_coin_catalogue\.sql/,
+  });
+  // the same number twice is out of order too
+  t.throws(() => checkMigrationOrder(['000085_twin.sql'], applied), { message: /000085_twin\.sql/ });
+});
+
+// Every migration numbered above all committed before it (sql/migrations/README.md), read from git:
+// a file not yet committed counts as the newest.
+const REPO = new URL('../../', import.meta.url).pathname;
+const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO, encoding: 'utf8' }).trim();
+const history = !existsSync(join(REPO, '.git'))
+  ? 'not a git checkout'
+  : git('rev-parse', '--is-shallow-repository') === 'true'
+    ? 'a shallow clone (git fetch --unshallow)'
+    : null;
+(history ? test.skip : test)(`migration numbers increase in the order the files were committed${history ? ` (needs the history: ${history})` : ''}`, (t) => {
+  const added = git('log', '--no-renames', '--reverse', '--diff-filter=A', '--name-only', '--format=', '--', 'sql/migrations')
+    .split('\n')
+    .map((path) => path.replace(/^sql\/migrations\//, ''))
+    .filter((name) => migrationFiles.includes(name));
+  const order = [...new Set([...added, ...migrationFiles])];
+  t.is(order.length, migrationFiles.length);
+  let newest = 0;
+  const late: string[] = [];
+  for (const name of order) {
+    const number = Number(name.slice(0, 6));
+    if (number <= newest) late.push(name);
+    newest = Math.max(newest, number);
+  }
+  t.deepEqual(late, [...LATE_MIGRATIONS]);
 });

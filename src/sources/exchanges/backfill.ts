@@ -146,7 +146,7 @@ async function backfillVenue(
     // the markets the plan is made of: loaded again when the database's copy is an hour old
     const [loaded] = await query(
       `select coalesce(s.markets_loaded_at > now() - interval '1 hour', false) as fresh
-       from market.venue_status s join market.exchanges e on e.id = s.exchange_id where e.slug = $1`,
+       from market.venue_status s where s.exchange_id in (select i from market.exchange_ids(array[$1]) i)`,
       [venue.id],
     );
     if (!loaded?.fresh) await loadVenueMarkets(query, venue);
@@ -155,7 +155,7 @@ async function backfillVenue(
          coalesce(m.quote_coin_id is null and exists (select from market.venue_markets q
            where q.quote_coin_id = m.base_coin_id and q.active and q.instrument = 'spot'), false) as prices_quotes
        from market.plan_venue_backfill($1, $2::text[], $3::text[], $4::timestamptz, $5::timestamptz) p
-       left join market.venue_markets m on m.exchange_id = (select e.id from market.exchanges e where e.slug = $1) and m.symbol = p.symbol`,
+       left join market.venue_markets m on m.exchange_id in (select i from market.exchange_ids(array[$1]) i) and m.symbol = p.symbol`,
       // never past the present: a range ending in the future would be closed before its candles exist
       [venue.id, timeframes, options.coins ?? null, options.since ?? null, new Date(Math.min(options.now?.getTime() ?? Infinity, Date.now()))],
     )) as unknown as PlanRow[];
