@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-coins backfill import-content worker db bench chaos topology backup restore venues-replay openapi-examples schema-dump
+.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-coins backfill import-content worker db bench chaos topology backup restore venues-replay openapi-examples schema-dump config-doc
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ test-server: deps ## the suite on a TimescaleDB server: make test-server TEST_DA
 
 schema-dump: deps ## regenerate sql/schema.sql, the market, api and app schemas as the migrations build them (checked by the tests)
 	UPDATE_SCHEMA_DUMP=1 node test/run.ts test/db/schema_dump.test.ts
+
+config-doc: deps ## regenerate docs/configuration.md from the configuration schema in src/config.ts (checked by the tests)
+	node --input-type=module -e "import { writeConfigurationDocument } from './src/config-doc.ts'; writeConfigurationDocument()"
 
 openapi-examples: deps ## record every operation's answer over the demo data as its OpenAPI example (src/http/openapi-examples.json)
 	UPDATE_OPENAPI_EXAMPLES=1 node test/run.ts test/http/contract.test.ts

@@ -1,99 +1,130 @@
-// Every setting the service reads from the environment, validated in one place.
+// Every setting the service reads from the environment, validated in one place. Each variable's
+// description (and, where the default is computed, the default as people should read it) lives
+// here too: docs/configuration.md is generated from these groups (`make config-doc`).
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
-const schema = z.object({
-  DATABASE_URL: z.string().url().optional(),
-  DATABASE_POOLED: flag.optional(),
-  DATA_DIR: z.string().default('./data'),
-  EMBEDDED_DB_PORT: z.coerce.number().int().min(0).max(65535).default(54329),
-  // A client of the embedded database idle inside a transaction blocks every other client.
-  EMBEDDED_IDLE_TX_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
-  // Longest batch of an outside client (psql, the analyst) on the embedded database; 0: none.
-  EMBEDDED_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
-  HOST: z.string().default('127.0.0.1'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+/** A variable's description, and its default in words where the schema's value is computed or absent. */
+const doc = (description: string, documentedDefault?: string) => ({ description, ...(documentedDefault ? { documentedDefault } : {}) });
+
+const database = {
+  DATABASE_URL: z.string().url().optional().meta(doc('PostgreSQL/TimescaleDB URL (`postgres://user:password@host:5432/db`); unset: the embedded database.', 'unset (embedded)')),
+  DATABASE_POOLED: flag.optional().meta(doc('A transaction-level pooler that cannot keep prepared statements apart (PgBouncer without `max_prepared_statements`) sits in front: none are used.', '`false`')),
   // Twice the cores, 4 to 16: queries beyond what the cores can serve wait in the pool's pipelines
   // instead of waking one more backend each (with the database on the same cores, every such
   // wake-up takes a core from the API).
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(Math.min(16, Math.max(4, 2 * availableParallelism()))),
-  // Streaming replicas for the read-only market-data queries: one or more URLs, comma-separated.
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(Math.min(16, Math.max(4, 2 * availableParallelism())))
+    .meta(doc('Connections of the API process; queries beyond them are pipelined on the open ones (bench/README.md says why not more on a database sharing the API\'s cores).', 'twice the cores, 4 to 16')),
   DATABASE_READ_URL: z
     .string()
     .transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))
     .pipe(z.array(z.string().url()).min(1))
-    .optional(),
-  // A replica further behind the primary than this is skipped until it catches up.
-  DATABASE_READ_MAX_LAG_MS: z.coerce.number().int().min(100).default(10_000),
-  // How often each replica's state and lag are checked.
-  DATABASE_READ_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
-  WORKER: z.enum(['inline', 'off']).default('inline'),
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2),
-  // a worker whose beat is three of these old is dead and its job locks are released
-  WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
-  TIMESCALEDB_JOB_RUNNER: z.enum(['auto', 'on', 'off']).default('auto'),
-  MARKET_SOURCE: z.enum(['simulated', 'exchanges', 'none']).default('simulated'),
-  // MARKET_SOURCE=exchanges: the venues (ccxt ids, comma-separated; default the six of src/sources/exchanges/venues.ts)
-  EXCHANGES: z.string().regex(/^[a-z0-9, ]*$/, 'comma-separated ccxt ids such as binance,okx').optional(),
-  // base URL per venue standing in for its hosts (a proxy, a mirror, the replay server): binance=http://…,okx=http://…
-  EXCHANGE_URLS: z.string().optional(),
-  EXCHANGE_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
-  // how long one venue may spend fetching candles in a minute's run
-  EXCHANGE_BUDGET_MS: z.coerce.number().int().min(1_000).max(55_000).default(40_000),
-  // default: the ECB's rates with real market data, the offline placeholders with the demo
-  FX_SOURCE: z.enum(['seed', 'ecb']).optional(),
-  ECB_URL: z.string().url().default('https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml'),
-  // Coin supplies refreshed hourly from a keyless metadata source; none keeps the catalogue's.
-  // Default: coinpaprika with real market data, none with the demo.
-  METADATA_SOURCE: z.enum(['none', 'coinpaprika']).optional(),
-  COINPAPRIKA_URL: z.string().url().default('https://api.coinpaprika.com'),
+    .optional()
+    .meta(doc('Streaming replicas (one or more URLs, comma-separated) that serve the read-only market-data queries; a database server only, refused with the embedded database.')),
+  DATABASE_READ_MAX_LAG_MS: z.coerce.number().int().min(100).default(10_000).meta(doc('A replica further behind the primary than this is skipped until it catches up.')),
+  DATABASE_READ_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(2_000).meta(doc('How often each replica\'s state and lag are checked.')),
+};
+
+const embedded = {
+  DATA_DIR: z.string().default('./data').meta(doc('Where the embedded database keeps its files.')),
+  EMBEDDED_DB_PORT: z.coerce.number().int().min(0).max(65535).default(54329).meta(doc('Loopback port of the embedded database.')),
+  // A client of the embedded database idle inside a transaction blocks every other client.
+  EMBEDDED_IDLE_TX_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000).meta(doc('Drop a connection idle inside a transaction this long; `0`: never.')),
+  EMBEDDED_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000)
+    .meta(doc('Cancel an outside client\'s statement batch (psql, the analyst) after this long; `0`: never. The service\'s own connections are exempt.')),
+};
+
+const http = {
+  HOST: z.string().default('127.0.0.1').meta(doc('Address the HTTP API listens on.')),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000).meta(doc('Port the HTTP API listens on.')),
+  PUBLIC_URL: z.string().url().transform((url) => url.replace(/\/+$/, '')).optional()
+    .meta(doc('The service\'s public base URL (`https://api.example.com`): base of every absolute link (pagination, logos, discovery documents, e-mails). Set it behind a proxy.', 'the request\'s scheme and host')),
+  TRUST_PROXY: flag.default(false).meta(doc('Take the client address from `X-Forwarded-For`, and the scheme and host of absolute links from `X-Forwarded-Proto`/`X-Forwarded-Host` (behind a reverse proxy).')),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536).meta(doc('Largest accepted request body.')),
+  MCP_ALLOWED_ORIGINS: z.string().default('').transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean))
+    .meta(doc('Browser origins allowed on `/mcp` besides loopback (comma-separated, e.g. `https://app.example.com`).', 'none')),
+  SECURITY_CONTACT: z.string().regex(/^(mailto|https|tel):\S+$/, 'a mailto:, https: or tel: URI').optional()
+    .meta(doc('`Contact` of `/.well-known/security.txt` (RFC 9116): a `mailto:`, `https:` or `tel:` URI.', '`mailto:security@<host>`')),
+  SECURITY_TXT_EXPIRES: z.string().datetime({ offset: true }).optional().meta(doc('`Expires` of security.txt (ISO 8601 with offset).', '360 days after start-up')),
+};
+
+const admission = {
   // How often each API process writes its admission counts to the shared counters (ms); 0 admits every
   // request with its own database transaction (exact across processes, slower).
-  ADMISSION_FLUSH_MS: z.coerce.number().int().min(0).max(60_000).default(200),
-  AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
-  AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
-  TRUST_PROXY: flag.default(false),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536),
-  // In-process cache of market-data responses (src/http/cache.ts), in MiB; 0 turns it off.
-  RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65_536).default(64),
+  ADMISSION_FLUSH_MS: z.coerce.number().int().min(0).max(60_000).default(200)
+    .meta(doc('How often each API process writes its quota and rate-limit counts to the shared counters (ms); `0`: every request admitted by its own database transaction (exact across processes, slower).')),
+  AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10).meta(doc('Failed authentications per presented key per minute before 429.')),
+  AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100).meta(doc('Failed authentications per client address per minute before 429.')),
+  RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65_536).default(64)
+    .meta(doc('The in-process response cache of market-data answers (MiB); `0` turns the store off (ETags, 304s and compression still work; the query runs every time).')),
   // strict: each cached answer waits for a read of the data versions begun after the request came
   // (shared by concurrent requests), so no refresh committed before it is missed; notify: trusts
   // the NOTIFY already received, which can trail a commit by the delivery time.
-  CACHE_FRESHNESS: z.enum(['strict', 'notify']).default('strict'),
-  // /mcp refuses a browser Origin other than loopback and these (comma-separated, e.g. https://app.example.com).
-  MCP_ALLOWED_ORIGINS: z.string().default('').transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean)),
-  // One JSON line per request (info level); false keeps job, start-up and error lines only.
-  LOG_REQUESTS: flag.default(true),
-  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  // GET /metrics answers loopback clients without it, anyone with `Authorization: Bearer <METRICS_TOKEN>`.
-  METRICS_TOKEN: z.string().min(16).optional(),
-  // GET /readyz fails without a fresh worker heartbeat; defaults to true with WORKER=inline, false with WORKER=off.
-  READY_REQUIRES_WORKER: flag.optional(),
-  // The service's public base URL (https://api.example.com) for absolute links in the discovery
-  // documents; default: the scheme and host of each request.
-  PUBLIC_URL: z.string().url().transform((url) => url.replace(/\/+$/, '')).optional(),
-  // security.txt (RFC 9116): where to report vulnerabilities (mailto:, https: or tel: URI) and
-  // when the file expires (ISO 8601); default contact mailto:security@<host>, expiry computed.
-  SECURITY_CONTACT: z.string().regex(/^(mailto|https|tel):\S+$/, 'a mailto:, https: or tel: URI').optional(),
-  SECURITY_TXT_EXPIRES: z.string().datetime({ offset: true }).optional(),
-  // Webhooks: loopback/private-range targets are refused unless allowed (tests use 127.0.0.1 receivers).
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: flag.default(false),
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
-  // retries wait 1, 5 and 25 times this
-  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000),
-  // E-mail (alarm notifications, deprecation notices): the SMTP server, e.g. smtp://user:pass@mail.example.com:587
-  // (STARTTLS when offered) or smtps://…:465; unset: e-mail is off and e-mail alarms are refused.
-  SMTP_URL: z.string().url().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional(),
-  // the From of every e-mail, e.g. "Market Data API <alerts@example.com>"; required with SMTP_URL
-  MAIL_FROM: z.string().min(3).optional(),
-  // connect, greeting and each reply of an SMTP attempt
-  SMTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
-  // a deferred e-mail is retried after 1, 5 and 25 times this
-  EMAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000),
-});
+  CACHE_FRESHNESS: z.enum(['strict', 'notify']).default('strict')
+    .meta(doc('`strict`: a cached answer waits for a (shared) read of the data versions begun after the request arrived, so no committed refresh is missed; `notify`: trusts the NOTIFY already received (can trail a commit by milliseconds; for the embedded database, where the read costs more than the answer).')),
+};
+
+const worker = {
+  WORKER: z.enum(['inline', 'off']).default('inline').meta(doc('`inline`: the job worker runs in the API process; `off`: run `make worker` (`mdapi worker`) separately.')),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2).meta(doc('Jobs a worker runs at once.')),
+  WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000)
+    .meta(doc('Worker heartbeat; a worker pool whose beat is three beats old is dead and its job locks are released.')),
+  READY_REQUIRES_WORKER: flag.optional().meta(doc('`/readyz` fails without a fresh worker heartbeat.', '`true` with `WORKER=inline`, else `false`')),
+  TIMESCALEDB_JOB_RUNNER: z.enum(['auto', 'on', 'off']).default('auto')
+    .meta(doc('Who runs TimescaleDB\'s policy jobs: `auto` (the service where no scheduler runs, or for a job the scheduler neglects), `on` (the service, always), `off` (never the service).')),
+};
+
+const marketData = {
+  MARKET_SOURCE: z.enum(['simulated', 'exchanges', 'none']).default('simulated')
+    .meta(doc('`simulated`: the demo market; `exchanges`: real venues through ccxt; `none`: no built-in source (import your own history).')),
+  EXCHANGES: z.string().regex(/^[a-z0-9, ]*$/, 'comma-separated ccxt ids such as binance,okx').optional()
+    .meta(doc('Venues read with `MARKET_SOURCE=exchanges` (ccxt ids, comma-separated).', 'all six: `binance,coinbase,kraken,okx,bybit,kucoin`')),
+  EXCHANGE_URLS: z.string().optional()
+    .meta(doc('`venue=url,…`: a base URL standing in for a venue\'s hosts (a mirror, proxy, testnet, the replay of `make venues-replay`); scheme and host of every API URL are replaced, paths kept.')),
+  EXCHANGE_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000).meta(doc('A venue request fails after this long.')),
+  EXCHANGE_BUDGET_MS: z.coerce.number().int().min(1_000).max(55_000).default(40_000).meta(doc('How long one venue may spend fetching candles in a minute\'s run.')),
+  FX_SOURCE: z.enum(['seed', 'ecb']).optional()
+    .meta(doc('`seed`: fixed placeholder fiat rates (offline); `ecb`: the European Central Bank\'s daily reference rates, fetched at start and twice a day.', '`seed`; `ecb` with `MARKET_SOURCE=exchanges`')),
+  ECB_URL: z.string().url().default('https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml').meta(doc('Where the ECB rates are fetched.')),
+  METADATA_SOURCE: z.enum(['none', 'coinpaprika']).optional()
+    .meta(doc('`coinpaprika`: circulating, total and max supplies hourly from CoinPaprika\'s keyless API; `none` keeps the catalogue\'s.', '`none`; `coinpaprika` with `MARKET_SOURCE=exchanges`')),
+  COINPAPRIKA_URL: z.string().url().default('https://api.coinpaprika.com').meta(doc('Where CoinPaprika is reached.')),
+};
+
+const notifications = {
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: flag.default(false).meta(doc('Allow webhook URLs on loopback and private ranges (local setups, tests).')),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).meta(doc('A webhook attempt fails after this long (connect to end of response).')),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000).meta(doc('First retry delay of a webhook delivery; the next ones are ×5 (1, 5, 25 minutes).')),
+  SMTP_URL: z.string().url().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional()
+    .meta(doc('The SMTP server for alarm e-mails and deprecation notices: `smtp://user:pass@host:587` (STARTTLS when offered) or `smtps://…:465`; unset: e-mail is off and e-mail alarms are refused.')),
+  MAIL_FROM: z.string().min(3).optional().meta(doc('The From of every e-mail, e.g. `Market Data API <alerts@example.com>`; required with `SMTP_URL`.')),
+  SMTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000).meta(doc('Connect, greeting and each reply of an SMTP attempt.')),
+  EMAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000).meta(doc('First retry of a deferred e-mail; the next ones are ×5 (1, 5, 25 minutes).')),
+};
+
+const observability = {
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json').meta(doc('`json`: one JSON object per line on stderr; `pretty`: readable lines for a terminal.')),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').meta(doc('The lowest level logged.')),
+  LOG_REQUESTS: flag.default(true).meta(doc('One log line per HTTP request (info level); `false` keeps job, start-up and error lines only.')),
+  METRICS_TOKEN: z.string().min(16).optional()
+    .meta(doc('16+ characters: lets clients other than loopback read `/metrics` with `Authorization: Bearer <token>`.')),
+};
+
+/** The variables by topic, in the order docs/configuration.md lists them. */
+export const CONFIG_GROUPS = {
+  'Database': database,
+  'The embedded database': embedded,
+  'HTTP': http,
+  'Admission and caching': admission,
+  'Jobs and workers': worker,
+  'Market data sources': marketData,
+  'Webhooks and e-mail': notifications,
+  'Logs and metrics': observability,
+};
+
+const schema = z.object({ ...database, ...embedded, ...http, ...admission, ...worker, ...marketData, ...notifications, ...observability });
 
 export type Config = Omit<z.infer<typeof schema>, 'FX_SOURCE' | 'METADATA_SOURCE'> & {
   FX_SOURCE: 'seed' | 'ecb';

@@ -93,7 +93,31 @@ const alarmTriggeredDelivery = (operationId: string) => ({
   responses: { '2XX': { description: 'Received; any other answer, or none within the timeout, is retried with back-off.' } },
 });
 
+/**
+ * Text as CommonMark shows it: descriptions in OpenAPI are Markdown, where `<t>` is an HTML tag
+ * (Redoc drops it), so angle brackets outside code spans are escaped and render as written.
+ */
+export const markdownText = (text: string) =>
+  text.split(/(`[^`]*`)/).map((part, index) => (index % 2 ? part : part.replace(/[<>]/g, '\\$&'))).join('');
+
+// Values that are data, not document text: a recorded example may well hold a `description` field.
+const DATA_KEYWORDS = new Set(['example', 'examples', 'default', 'const', 'enum']);
+
+/** Every `description` of the document through markdownText, one place for all of them. */
+function markdownDescriptions<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(markdownDescriptions) as T;
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [
+    key,
+    DATA_KEYWORDS.has(key) ? value : key === 'description' && typeof value === 'string' ? markdownText(value) : markdownDescriptions(value),
+  ])) as T;
+}
+
 export function openApiDocument(routes: RouteSpec[], version: string, base = '') {
+  return markdownDescriptions(openApiSource(routes, version, base));
+}
+
+function openApiSource(routes: RouteSpec[], version: string, base: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const plan = typeof route.plan === 'string' ? route.plan : 'depends on parameters';

@@ -14,9 +14,9 @@ import type { Deps } from './admission.ts';
 import { statusJson, statusPage } from './status.ts';
 
 const ROOT = new URL('../../', import.meta.url);
-// the documents served, by path: read once, they ship with the code
-const DOCUMENTS: Record<string, { file: string; title: string }> = {
-  '/docs': { file: 'README.md', title: 'Documentation' },
+/** The documents served, by path (read once: they ship with the code); /docs is the API user's. */
+export const DOCUMENTS: Record<string, { file: string; title: string }> = {
+  '/docs': { file: 'docs/api.md', title: 'Using the API' },
   '/versioning': { file: 'docs/versioning.md', title: 'Versioning and deprecation policy' },
   '/docs/status': { file: 'docs/status.md', title: 'Status page' },
   '/docs/indicators': { file: 'docs/indicators.md', title: 'Technical indicators' },
@@ -24,10 +24,26 @@ const DOCUMENTS: Record<string, { file: string; title: string }> = {
   '/terms': { file: 'docs/terms.md', title: 'Terms of use' },
 };
 
+const PATH_OF_FILE = new Map(Object.entries(DOCUMENTS).map(([path, { file }]) => [file, path]));
+
+/**
+ * Where a link of a served document leads once served: a link to another served document by its
+ * file (`indicators.md`, as it works in the repository) becomes that document's path; any other
+ * link is kept as written (the renderer makes links only of absolute URLs, paths and anchors).
+ */
+export function servedHref(file: string, href: string): string {
+  if (/^([a-z]+:|\/|#)/.test(href)) return href;
+  const [target, anchor] = href.split('#') as [string, string | undefined];
+  const resolved = new URL(target, new URL(file, 'file:///')).pathname.slice(1);
+  const path = PATH_OF_FILE.get(resolved);
+  return path ? `${path}${anchor ? `#${anchor}` : ''}` : href;
+}
+
 function documentPage(file: string, title: string) {
   let html: string | undefined;
   return async (ctx: Context) => {
-    html ??= markdownToHtml(readFileSync(new URL(file, ROOT), 'utf8'));
+    html ??= markdownToHtml(readFileSync(new URL(file, ROOT), 'utf8')
+      .replace(/\]\(([^)\s]+)\)/g, (_, href: string) => `](${servedHref(file, href)})`));
     htmlPage(ctx, title, html);
   };
 }

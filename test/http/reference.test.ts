@@ -96,3 +96,37 @@ browserTest('the page in Chromium: Redoc renders the operations, and no request 
     await browser.close();
   }
 });
+
+// OpenAPI descriptions are Markdown: text like `t=<unix seconds>` must reach the reader as written,
+// not be taken for an HTML tag and dropped.
+const SIGNATURE_RULE = 'Verify X-Service-Signature (t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint secret>)';
+
+test('the document escapes every angle bracket of its descriptions outside code spans', async (t) => {
+  const document = (await handles.api.get('/api/v1/openapi.json', null)).body;
+  const descriptions: string[] = [];
+  const walk = (node: unknown, key = ''): void => {
+    if (key === 'example' || key === 'examples') return;
+    if (key === 'description' && typeof node === 'string') descriptions.push(node);
+    else if (node && typeof node === 'object') for (const [name, value] of Object.entries(node)) walk(value, name);
+  };
+  walk(document);
+  t.true(descriptions.length > 500, `${descriptions.length} descriptions`);
+  const bare = descriptions.filter((text) => text.split(/`[^`]*`/).some((part) => /(^|[^\\])[<>]/.test(part)));
+  t.deepEqual(bare, [], 'no bare < or > outside a code span');
+  t.true(descriptions.some((text) => text.startsWith(SIGNATURE_RULE.replace(/[<>]/g, '\\$&'))));
+});
+
+browserTest('the page in Chromium: descriptions with angle brackets read as written (the webhook signature rule)', async (t) => {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${handles.api.base}/docs/api`);
+    const rule = page.locator('p', { hasText: 'Verify X-Service-Signature' }).first();
+    await rule.waitFor({ state: 'attached', timeout: 120_000 });
+    t.true((await rule.textContent())!.startsWith(SIGNATURE_RULE), (await rule.textContent())!);
+    // a parameter's description: the delivery's signature header
+    t.true(await page.getByText('t=<unix seconds>,v1=<hex>.', { exact: true }).first().isVisible());
+  } finally {
+    await browser.close();
+  }
+});
