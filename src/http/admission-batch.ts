@@ -5,7 +5,7 @@
 // flush, in the manner of Kong's rate-limiting plugin with a sync_rate. A process judges a request
 // on the shared count read at its last flush plus its own counts not yet in it, so with N
 // processes a key gets at most (N − 1) × R requests over a limit, R being the most requests one
-// process admits for the key between two of its flushes (README, "Limits").
+// process admits for the key between two of its flushes (docs/operations.md, "Admission across processes").
 // Unknown keys, requests without a key and everything about failed attempts go to app.admit as
 // before: only valid keys are ever cached. Each flush also re-reads every cached key's validity and
 // limits, so a NOTIFY missed (LISTEN through a transaction pooler) costs at most one flush interval.
