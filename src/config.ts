@@ -1,12 +1,12 @@
 // Every setting the service reads from the environment, validated in one place.
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { booleanFlag } from './validators.ts';
 
-const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
-  DATABASE_POOLED: flag.optional(),
+  DATABASE_POOLED: booleanFlag.optional(),
   DATA_DIR: z.string().default('./data'),
   EMBEDDED_DB_PORT: z.coerce.number().int().min(0).max(65535).default(54329),
   // A client of the embedded database idle inside a transaction blocks every other client.
@@ -54,7 +54,7 @@ const schema = z.object({
   ADMISSION_FLUSH_MS: z.coerce.number().int().min(0).max(60_000).default(200),
   AUTH_FAILURES_PER_KEY: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100),
-  TRUST_PROXY: flag.default(false),
+  TRUST_PROXY: booleanFlag.default(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536),
   // In-process cache of market-data responses (src/http/cache.ts), in MiB; 0 turns it off.
   RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65_536).default(64),
@@ -65,13 +65,13 @@ const schema = z.object({
   // /mcp refuses a browser Origin other than loopback and these (comma-separated, e.g. https://app.example.com).
   MCP_ALLOWED_ORIGINS: z.string().default('').transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean)),
   // One JSON line per request (info level); false keeps job, start-up and error lines only.
-  LOG_REQUESTS: flag.default(true),
+  LOG_REQUESTS: booleanFlag.default(true),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // GET /metrics answers loopback clients without it, anyone with `Authorization: Bearer <METRICS_TOKEN>`.
   METRICS_TOKEN: z.string().min(16).optional(),
   // GET /readyz fails without a fresh worker heartbeat; defaults to true with WORKER=inline, false with WORKER=off.
-  READY_REQUIRES_WORKER: flag.optional(),
+  READY_REQUIRES_WORKER: booleanFlag.optional(),
   // The service's public base URL (https://api.example.com) for absolute links in the discovery
   // documents; default: the scheme and host of each request.
   PUBLIC_URL: z.string().url().transform((url) => url.replace(/\/+$/, '')).optional(),
@@ -80,7 +80,7 @@ const schema = z.object({
   SECURITY_CONTACT: z.string().regex(/^(mailto|https|tel):\S+$/, 'a mailto:, https: or tel: URI').optional(),
   SECURITY_TXT_EXPIRES: z.string().datetime({ offset: true }).optional(),
   // Webhooks: loopback/private-range targets are refused unless allowed (tests use 127.0.0.1 receivers).
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: flag.default(false),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   // retries wait 1, 5 and 25 times this
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000),
