@@ -2,33 +2,20 @@
 // one, starts it for the length of the command when there is none, and uses DATABASE_URL when set.
 // Each command is an entry of COMMANDS: its usage, its options (one node:util parseArgs for all) and
 // what it runs; `mdapi <command> --help` prints the usage, a malformed command line exits 2 with it.
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { embeddedUrl, loadConfig } from '../src/config.ts';
-import { createSql } from '../src/db/client.ts';
-import { backup, restore } from '../src/db/backup.ts';
-import { migrate } from '../src/db/migrate.ts';
+import type { Sql } from '../src/db/client.ts';
 import { UnsupportedServerError } from '../src/db/server-check.ts';
-import { createLogger } from '../src/log.ts';
-import { ContentImportError, describeImport, importContent } from '../src/content/import.ts';
-import { readKlineZip } from '../src/sources/files/binance-klines.ts';
-import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from '../src/sources/catalogue/index.ts';
-import { CandleImportError, importCandles } from '../src/sources/files/candles.ts';
-import { createKey, InvalidEmailError, listKeys, revokeKey, setOwnerEmail } from '../src/keys.ts';
-import { notifyDeprecations } from '../src/mail/deprecation.ts';
-import { emailEnabled } from '../src/mail/smtp.ts';
 import { PLANS_BY_SCOPE } from '../src/plans.ts';
-import { openDatabase } from '../src/service.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
 import { date, slug, slugList } from '../src/validators.ts';
-import { startWorker } from '../src/worker.ts';
-import { schedule } from '../jobs/index.ts';
 
+// Each command imports what it needs when it runs: --help and a refused line answer at once.
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | string[] | undefined>;
 
-interface Command {
+export interface Command {
   /** the command line after `mdapi`, e.g. `backup FILE` */
   synopsis: string;
   /** what it does and what its options mean, indented lines */
@@ -47,9 +34,9 @@ function fail(message: string): never {
 const usage = (command: Command) =>
   `usage: mdapi ${command.synopsis}\n\n${command.description}\n\n  -h, --help          print this help\n`;
 
-/** A malformed command line: the message, then the usage of the command given, exit 2. */
+/** A malformed command line: the message, then the usage of the command given (argv[2]), exit 2. */
 function usageError(message: string): never {
-  process.stderr.write(`mdapi: ${message}\n\n${usage(command)}`);
+  process.stderr.write(`mdapi: ${message}\n\n${usage(COMMANDS[process.argv[2]!]!)}`);
   process.exit(2);
 }
 
@@ -64,7 +51,8 @@ function valid<T>(flag: string, schema: z.ZodType<T>, value: string): T {
   fail(`${flag} ${message[0]!.toLowerCase()}${message.slice(1)}, not ${JSON.stringify(value)}`);
 }
 
-async function withDatabase<T>(work: (sql: ReturnType<typeof createSql>) => Promise<T>): Promise<T> {
+async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+  const [{ openDatabase }, { createSql }] = await Promise.all([import('../src/service.ts'), import('../src/db/client.ts')]);
   const { config, embedded } = await openDatabase(loadConfig());
   const sql = createSql(config.database, { max: 2 });
   try {
@@ -77,11 +65,12 @@ async function withDatabase<T>(work: (sql: ReturnType<typeof createSql>) => Prom
 
 const untilSignal = () => new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
 
-const COMMANDS: Record<string, Command> = {
+export const COMMANDS: Record<string, Command> = {
   migrate: {
     synopsis: 'migrate',
     description: '  apply sql/migrations and re-apply sql/functions',
     run: async () => {
+      const [{ migrate }, { createLogger }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/log.ts')]);
       await withDatabase((sql) => migrate(sql, createLogger(loadConfig())));
     },
   },
@@ -102,6 +91,7 @@ const COMMANDS: Record<string, Command> = {
       verified: { type: 'boolean', default: false },
     },
     run: async (values) => {
+      const [{ migrate }, { createKey, InvalidEmailError, setOwnerEmail }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/keys.ts')]);
       const scope = values.scope;
       if (scope !== 'data-api' && scope !== 'mcp') fail('--scope must be data-api or mcp');
       // A plan belongs to one scope (app.plans.scope): an MCP key never carries a Data API plan, nor the reverse.
@@ -132,6 +122,7 @@ const COMMANDS: Record<string, Command> = {
     options: { verified: { type: 'boolean', default: false } },
     operands: 2,
     run: async (values, [owner, email]) => {
+      const [{ migrate }, { InvalidEmailError, setOwnerEmail }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/keys.ts')]);
       if (!owner || !email) usageError('set-email needs an owner and an address: mdapi set-email OWNER ADDR');
       const verified = values.verified as boolean;
       const keys = await withDatabase(async (sql) => {
@@ -152,6 +143,9 @@ const COMMANDS: Record<string, Command> = {
       '  called it in the last 90 days, once per holder, operation and sunset; the worker sends',
     ].join('\n'),
     run: async () => {
+      const [{ migrate }, { notifyDeprecations }, { emailEnabled }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/mail/deprecation.ts'), import('../src/mail/smtp.ts'),
+      ]);
       const config = loadConfig();
       if (!emailEnabled(config)) fail('e-mail is not configured: set SMTP_URL and MAIL_FROM (see README, "E-mail")');
       const { apiRoutes } = await import('../src/api/index.ts');
@@ -176,6 +170,7 @@ const COMMANDS: Record<string, Command> = {
     description: '  revoke a key by id or by its printed prefix',
     operands: 1,
     run: async (_values, [target]) => {
+      const { revokeKey } = await import('../src/keys.ts');
       if (!target) usageError('revoke-key needs a key id or prefix');
       const count = await withDatabase((sql) => revokeKey(sql, target));
       if (count === 0) fail(`no active key matches ${target}`);
@@ -186,6 +181,7 @@ const COMMANDS: Record<string, Command> = {
     synopsis: 'list-keys',
     description: '  list keys, one a line: id, prefix, owner, plan, scope, created, state (never the keys themselves)',
     run: async () => {
+      const { listKeys } = await import('../src/keys.ts');
       const keys = await withDatabase(listKeys);
       for (const key of keys) {
         process.stdout.write(
@@ -207,6 +203,7 @@ const COMMANDS: Record<string, Command> = {
     synopsis: 'db',
     description: '  run the embedded database alone, in the foreground',
     run: async () => {
+      const { openDatabase } = await import('../src/service.ts');
       const { embedded } = await openDatabase(loadConfig());
       if (!embedded) fail('DATABASE_URL is set: there is no embedded database to run');
       if (!embedded.started) fail(`the embedded database already runs on port ${embedded.port}`);
@@ -219,6 +216,7 @@ const COMMANDS: Record<string, Command> = {
     synopsis: 'worker',
     description: '  run the job worker alone, in the foreground',
     run: async () => {
+      const [{ openDatabase }, { startWorker }, { schedule }] = await Promise.all([import('../src/service.ts'), import('../src/worker.ts'), import('../jobs/index.ts')]);
       const { config, embedded } = await openDatabase(loadConfig());
       const worker = await startWorker(config, schedule);
       process.stderr.write('worker running\n');
@@ -234,6 +232,7 @@ const COMMANDS: Record<string, Command> = {
     description: '  back the database up (embedded: a .tar.gz of DATA_DIR/pgdata)',
     operands: 1,
     run: async (_values, [file]) => {
+      const { backup } = await import('../src/db/backup.ts');
       if (!file) usageError('backup needs a file name');
       await backup(loadConfig(), file);
       process.stderr.write(`backed up to ${file}\n`);
@@ -244,6 +243,7 @@ const COMMANDS: Record<string, Command> = {
     description: '  restore a backup (embedded: the service must be stopped)',
     operands: 1,
     run: async (_values, [file]) => {
+      const { restore } = await import('../src/db/backup.ts');
       if (!file) usageError('restore needs a file name');
       const kept = await restore(loadConfig(), file).catch((error: Error) => fail(error.message));
       process.stderr.write(`restored ${file}${kept ? `; the previous database is kept in ${kept}` : ''}\n`);
@@ -264,6 +264,9 @@ const COMMANDS: Record<string, Command> = {
       if (!file) usageError('import-candles needs a CSV file');
       const format = values.format;
       if (format !== 'csv' && format !== 'binance-kline') fail(`--format must be csv or binance-kline, not ${JSON.stringify(format)}`);
+      const [{ migrate }, { readKlineZip }, { CandleImportError, importCandles }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/sources/files/binance-klines.ts'), import('../src/sources/files/candles.ts'),
+      ]);
       let raw: Buffer;
       try {
         raw = readFileSync(file);
@@ -294,6 +297,9 @@ const COMMANDS: Record<string, Command> = {
     ].join('\n'),
     operands: 1,
     run: async (_values, [given]) => {
+      const [{ migrate }, { CATALOGUE_PATH, CatalogueImportError, importCoins, parseCatalogue }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/sources/catalogue/index.ts'),
+      ]);
       const file = given ?? CATALOGUE_PATH.pathname;
       let text: string;
       try {
@@ -329,7 +335,16 @@ const COMMANDS: Record<string, Command> = {
     ].join('\n'),
     options: { coins: { type: 'string' }, since: { type: 'string' }, interval: { type: 'string', multiple: true } },
     run: async (values) => {
-      const [{ backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
+      const coins = values.coins === undefined ? undefined : valid('--coins', slugList('coin', 10_000).refine((list) => list.length > 0, 'Must name at least one coin.'), values.coins as string);
+      let since: Date | undefined;
+      if (values.since !== undefined) {
+        since = new Date(`${valid('--since', date(), values.since as string)}T00:00:00Z`);
+        if (since.getTime() > Date.now()) fail('--since is in the future');
+      }
+      const [{ migrate }, { ensureCoinCatalogue }, { withReservedQuery }, { backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
+        import('../src/db/migrate.ts'),
+        import('../src/sources/catalogue/index.ts'),
+        import('../src/sources/source.ts'),
         import('../src/sources/exchanges/backfill.ts'),
         import('../src/sources/exchanges/backfill-report.ts'),
         import('../src/sources/exchanges/index.ts'),
@@ -338,12 +353,6 @@ const COMMANDS: Record<string, Command> = {
       const intervals = ((values.interval as string[] | undefined) ?? ['daily,hourly,minutely']).flatMap((value) => value.split(',')).map((value) => value.trim());
       for (const interval of intervals) {
         if (!(BACKFILL_INTERVALS as readonly string[]).includes(interval)) fail(`--interval must be daily, hourly or minutely, not ${JSON.stringify(interval)}`);
-      }
-      const coins = values.coins === undefined ? undefined : valid('--coins', slugList('coin', 10_000).refine((list) => list.length > 0, 'Must name at least one coin.'), values.coins as string);
-      let since: Date | undefined;
-      if (values.since !== undefined) {
-        since = new Date(`${valid('--since', date(), values.since as string)}T00:00:00Z`);
-        if (since.getTime() > Date.now()) fail('--since is in the future');
       }
       const config = loadConfig();
       let source: InstanceType<typeof ExchangesSource>;
@@ -385,6 +394,7 @@ const COMMANDS: Record<string, Command> = {
     ].join('\n'),
     operands: 1,
     run: async (_values, [dir]) => {
+      const [{ migrate }, { ContentImportError, describeImport, importContent }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/content/import.ts')]);
       if (!dir) usageError('import-content needs a directory');
       try {
         const results = await withDatabase(async (sql) => {
@@ -407,46 +417,50 @@ ${Object.values(COMMANDS)
   .join('\n')}
 `;
 
-// A server the service cannot run on is an operator's problem to fix, not a crash to read.
-process.on('uncaughtException', (error) => {
-  if (error instanceof UnsupportedServerError) fail(error.message);
-  process.stderr.write(`${error.stack ?? error}\n`);
-  process.exit(1);
-});
+/** Runs the command line; only when this file is the program (a test imports COMMANDS). */
+async function main() {
+  // A server the service cannot run on is an operator's problem to fix, not a crash to read.
+  process.on('uncaughtException', (error) => {
+    if (error instanceof UnsupportedServerError) fail(error.message);
+    process.stderr.write(`${error.stack ?? error}\n`);
+    process.exit(1);
+  });
 
-const [name, ...rest] = process.argv.slice(2);
-if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-  const topic = name === 'help' ? rest[0] : undefined;
-  if (topic !== undefined && !Object.hasOwn(COMMANDS, topic)) {
-    process.stderr.write(`mdapi: no command ${JSON.stringify(topic)}\n\n${HELP}`);
+  const [name, ...rest] = process.argv.slice(2);
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    const topic = name === 'help' ? rest[0] : undefined;
+    if (topic !== undefined && !Object.hasOwn(COMMANDS, topic)) {
+      process.stderr.write(`mdapi: no command ${JSON.stringify(topic)}\n\n${HELP}`);
+      process.exit(2);
+    }
+    process.stdout.write(topic === undefined ? HELP : usage(COMMANDS[topic]!));
+    process.exit(0);
+  }
+  if (!Object.hasOwn(COMMANDS, name)) {
+    process.stderr.write(`mdapi: no command ${JSON.stringify(name)}\n\n${HELP}`);
     process.exit(2);
   }
-  process.stdout.write(topic === undefined ? HELP : usage(COMMANDS[topic]!));
-  process.exit(0);
-}
-if (!Object.hasOwn(COMMANDS, name)) {
-  process.stderr.write(`mdapi: no command ${JSON.stringify(name)}\n\n${HELP}`);
-  process.exit(2);
-}
-const command = COMMANDS[name]!;
-const wantsHelp = (args: string[]) => args.some((arg) => arg === '--help' || arg === '-h');
-let parsed: { values: Values; positionals: string[] };
-try {
-  parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { ...command.options, help: { type: 'boolean', short: 'h' } } });
-} catch (error) {
-  // --help wins over a malformed line: the usage is what its author is looking for
-  if (wantsHelp(rest)) {
+  const command = COMMANDS[name]!;
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { ...command.options, help: { type: 'boolean', short: 'h' } } });
+  } catch (error) {
+    // --help wins over a malformed line: the usage is what its author is looking for
+    if (rest.some((arg) => arg === '--help' || arg === '-h')) {
+      process.stdout.write(usage(command));
+      process.exit(0);
+    }
+    usageError((error as Error).message);
+  }
+  if (parsed.values.help) {
     process.stdout.write(usage(command));
     process.exit(0);
   }
-  usageError((error as Error).message);
+  const { help: _help, ...values } = parsed.values;
+  if (parsed.positionals.length > (command.operands ?? 0)) {
+    usageError(`unexpected argument${parsed.positionals.length - (command.operands ?? 0) > 1 ? 's' : ''}: ${parsed.positionals.slice(command.operands ?? 0).join(' ')}`);
+  }
+  await command.run(values, parsed.positionals);
 }
-if (parsed.values.help) {
-  process.stdout.write(usage(command));
-  process.exit(0);
-}
-const { help: _help, ...values } = parsed.values;
-if (parsed.positionals.length > (command.operands ?? 0)) {
-  usageError(`unexpected argument${parsed.positionals.length - (command.operands ?? 0) > 1 ? 's' : ''}: ${parsed.positionals.slice(command.operands ?? 0).join(' ')}`);
-}
-await command.run(values, parsed.positionals);
+
+if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) await main();
