@@ -11,7 +11,6 @@ import { UnsupportedServerError } from '../src/db/server-check.ts';
 import { PLANS_BY_SCOPE } from '../src/plans.ts';
 import { date, slug, slugList } from '../src/validators.ts';
 
-// Each command imports what it needs when it runs: --help and a refused line answer at once.
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -65,6 +64,7 @@ async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
 
 const untilSignal = () => new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
 
+// Each command imports what it needs when it runs: --help and a refused line answer at once.
 export const COMMANDS: Record<string, Command> = {
   migrate: {
     synopsis: 'migrate',
