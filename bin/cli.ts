@@ -1,64 +1,57 @@
 // mdapi: the operator's command line. It talks to the running embedded database when there is
 // one, starts it for the length of the command when there is none, and uses DATABASE_URL when set.
-import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+// Each command is an entry of COMMANDS: its usage, its options (one node:util parseArgs for all) and
+// what it runs; `mdapi <command> --help` prints the usage, a malformed command line exits 2 with it.
+import { readFileSync, realpathSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { z } from 'zod';
 import { emailConfigured, embeddedUrl, loadConfig } from '../src/config.ts';
-import { createSql } from '../src/db/client.ts';
-import { backup, restore } from '../src/db/backup.ts';
-import { migrate } from '../src/db/migrate.ts';
+import type { Sql } from '../src/db/client.ts';
 import { UnsupportedServerError } from '../src/db/server-check.ts';
-import { createLogger } from '../src/log.ts';
-import { ContentImportError, describeImport, importContent } from '../src/content/import.ts';
-import { readKlineZip } from '../src/sources/files/binance-klines.ts';
-import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from '../src/sources/catalogue/index.ts';
-import { CandleImportError, importCandles } from '../src/sources/files/candles.ts';
-import { createKey, InvalidEmailError, listKeys, revokeKey, setOwnerEmail } from '../src/keys.ts';
-import { notifyDeprecations } from '../src/mail/deprecation.ts';
-import { PLANS_BY_SCOPE } from '../src/http/routes.ts';
-import { openDatabase } from '../src/service.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
-import { startWorker } from '../src/worker.ts';
-import { schedule } from '../jobs/index.ts';
+import { PLANS_BY_SCOPE } from '../src/plans.ts';
+import { date, slug, slugList } from '../src/validators.ts';
 
-const USAGE = `usage: mdapi <command> [options]
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | string[] | undefined>;
 
-  migrate                                   apply sql/migrations and re-apply sql/functions
-  create-key --plan free|starter|pro [--owner NAME] [--scope data-api|mcp] [--email ADDR [--verified]]
-                                            create an API key; prints only the key; an MCP key
-                                            (--scope mcp) takes an MCP plan: --plan mcp-free|mcp-pro;
-                                            --email sets the owner's e-mail address (as set-email)
-  set-email OWNER ADDR [--verified]         set a key owner's e-mail address (alarm e-mails, deprecation
-                                            notices); unverified unless --verified
-  notify-deprecation                        e-mail a notice of each deprecated operation (sunset date in
-                                            src/api/) to every key holder who called it in the last 90
-                                            days, once per holder, operation and sunset; the worker sends
-  revoke-key ID|PREFIX                      revoke a key by id or by its printed prefix
-  list-keys                                 list keys (never the keys themselves)
-  db-url [--analyst]                        print the psql connection URL
-  db                                        run the embedded database alone, in the foreground
-  worker                                    run the job worker alone, in the foreground
-  backup FILE                               back the database up (embedded: a .tar.gz of DATA_DIR/pgdata)
-  restore FILE                              restore a backup (embedded: the service must be stopped)
-  import-candles --slug S [--symbol X --name N] [--format csv|binance-kline] FILE
-                                            import OHLCV history for coin S, creating it when --symbol
-                                            and --name are given: csv (time,open,high,low,close,volume)
-                                            or a Binance kline dump (.csv or .zip; quote volume as USD)
-  import-coins [FILE]                       import or update the coin catalogue (default: the shipped
-                                            src/sources/catalogue/coins.json): validated, all or nothing
-  backfill [--coins a,b] [--since YYYY-MM-DD] [--interval daily|hourly|minutely]
-                                            history from the venues of EXCHANGES through ccxt: daily to
-                                            6 months ago, hourly to 8 days ago, 1-minute since (--interval
-                                            picks some, repeatable or comma-separated); resumable
-  import-content DIR                        import curated content (wallets.json, articles.json, videos.json,
-                                            insights.json in DIR): validated, all or nothing, idempotent
-`;
+export interface Command {
+  /** the command line after `mdapi`, e.g. `backup FILE` */
+  synopsis: string;
+  /** what it does and what its options mean, indented lines */
+  description: string;
+  options?: Options;
+  /** how many operands it takes at most (FILE, OWNER ADDR, …) */
+  operands?: number;
+  run: (values: Values, operands: string[]) => Promise<void>;
+}
 
 function fail(message: string): never {
   process.stderr.write(`mdapi: ${message}\n`);
   process.exit(2);
 }
 
-async function withDatabase<T>(work: (sql: ReturnType<typeof createSql>) => Promise<T>): Promise<T> {
+const usage = (command: Command) =>
+  `usage: mdapi ${command.synopsis}\n\n${command.description}\n\n  -h, --help          print this help\n`;
+
+/** A malformed command line: the message, then the usage of the command given (argv[2]), exit 2. */
+function usageError(message: string): never {
+  process.stderr.write(`mdapi: ${message}\n\n${usage(COMMANDS[process.argv[2]!]!)}`);
+  process.exit(2);
+}
+
+/**
+ * An option's value checked by the shared validator (src/validators.ts): its parsed value, or
+ * exit 2 with "--since must be a date (YYYY-MM-DD), not "…"".
+ */
+function valid<T>(flag: string, schema: z.ZodType<T>, value: string): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const message = result.error.issues[0]!.message.replace(/\.$/, '');
+  fail(`${flag} ${message[0]!.toLowerCase()}${message.slice(1)}, not ${JSON.stringify(value)}`);
+}
+
+async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+  const [{ openDatabase }, { createSql }] = await Promise.all([import('../src/service.ts'), import('../src/db/client.ts')]);
   const { config, embedded } = await openDatabase(loadConfig());
   const sql = createSql(config.database, { max: 2 });
   try {
@@ -69,278 +62,403 @@ async function withDatabase<T>(work: (sql: ReturnType<typeof createSql>) => Prom
   }
 }
 
-// A server the service cannot run on is an operator's problem to fix, not a crash to read.
-process.on('uncaughtException', (error) => {
-  if (error instanceof UnsupportedServerError) fail(error.message);
-  process.stderr.write(`${error.stack ?? error}\n`);
-  process.exit(1);
-});
+const untilSignal = () => new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
 
-const [command, ...rest] = process.argv.slice(2);
-const { values, positionals } = parseOptions();
-
-function parseOptions() {
-  try {
-    return parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: {
-    plan: { type: 'string' },
-    owner: { type: 'string', default: 'default' },
-    scope: { type: 'string', default: 'data-api' },
-    analyst: { type: 'boolean', default: false },
-    slug: { type: 'string' },
-    symbol: { type: 'string' },
-    name: { type: 'string' },
-    format: { type: 'string', default: 'csv' },
-    coins: { type: 'string' },
-    since: { type: 'string' },
-    interval: { type: 'string', multiple: true },
-    email: { type: 'string' },
-    verified: { type: 'boolean', default: false },
+// Each command imports what it needs when it runs: --help and a refused line answer at once.
+export const COMMANDS: Record<string, Command> = {
+  migrate: {
+    synopsis: 'migrate',
+    description: '  apply sql/migrations and re-apply sql/functions',
+    run: async () => {
+      const [{ migrate }, { createLogger }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/log.ts')]);
+      await withDatabase((sql) => migrate(sql, createLogger(loadConfig())));
+    },
   },
-    });
-  } catch (error) {
-    // an unknown or malformed option is the operator's to fix, like any bad argument
-    fail((error as Error).message);
-  }
-}
-
-switch (command) {
-  case 'migrate': {
-    await withDatabase((sql) => migrate(sql, createLogger(loadConfig())));
-    break;
-  }
-  case 'create-key': {
-    const scope = values.scope;
-    if (scope !== 'data-api' && scope !== 'mcp') fail('--scope must be data-api or mcp');
-    // A plan belongs to one scope (app.plans.scope): an MCP key never carries a Data API plan, nor the reverse.
-    const plans: readonly string[] = PLANS_BY_SCOPE[scope];
-    const plan = values.plan as (typeof PLANS_BY_SCOPE)[typeof scope][number];
-    if (!plans.includes(plan)) fail(`--plan must be ${plans.join(', ')} for a ${scope} key`);
-    const owner = values.owner!;
-    if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
-    const email = values.email;
-    const { key } = await withDatabase(async (sql) => {
-      await migrate(sql);
-      // one transaction: no key of an owner whose address was refused
-      return sql.begin(async (tx) => {
-        if (email !== undefined) await setOwnerEmail(tx as unknown as typeof sql, owner, email, values.verified);
-        return createKey(tx as unknown as typeof sql, { plan, owner, scope });
+  'create-key': {
+    synopsis: 'create-key --plan PLAN [--owner NAME] [--scope data-api|mcp] [--email ADDR [--verified]]',
+    description: [
+      '  create an API key; prints only the key',
+      `  --plan PLAN         ${PLANS_BY_SCOPE['data-api'].join(', ')}; an MCP key (--scope mcp) takes ${PLANS_BY_SCOPE.mcp.join(' or ')}`,
+      '  --owner NAME        the key owner (default: default), 1-100 letters, digits or ._@-',
+      '  --scope SCOPE       data-api (default) or mcp',
+      '  --email ADDR        set the owner\'s e-mail address (as set-email); unverified unless --verified',
+    ].join('\n'),
+    options: {
+      plan: { type: 'string' },
+      owner: { type: 'string', default: 'default' },
+      scope: { type: 'string', default: 'data-api' },
+      email: { type: 'string' },
+      verified: { type: 'boolean', default: false },
+    },
+    run: async (values) => {
+      const [{ migrate }, { createKey, InvalidEmailError, setOwnerEmail }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/keys.ts')]);
+      const scope = values.scope;
+      if (scope !== 'data-api' && scope !== 'mcp') fail('--scope must be data-api or mcp');
+      // A plan belongs to one scope (app.plans.scope): an MCP key never carries a Data API plan, nor the reverse.
+      const plans: readonly string[] = PLANS_BY_SCOPE[scope];
+      const plan = values.plan as (typeof PLANS_BY_SCOPE)[typeof scope][number];
+      if (!plans.includes(plan)) fail(`--plan must be ${plans.join(', ')} for a ${scope} key`);
+      const owner = values.owner as string;
+      if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
+      const email = values.email as string | undefined;
+      const verified = values.verified as boolean;
+      const { key } = await withDatabase(async (sql) => {
+        await migrate(sql);
+        // one transaction: no key of an owner whose address was refused
+        return sql.begin(async (tx) => {
+          if (email !== undefined) await setOwnerEmail(tx as unknown as typeof sql, owner, email, verified);
+          return createKey(tx as unknown as typeof sql, { plan, owner, scope });
+        });
+      }).catch((error) => {
+        if (error instanceof InvalidEmailError) fail('--email must be an e-mail address such as ops@example.com');
+        throw error;
       });
-    }).catch((error) => {
-      if (error instanceof InvalidEmailError) fail('--email must be an e-mail address such as ops@example.com');
-      throw error;
-    });
-    process.stdout.write(`${key}\n`);
-    break;
-  }
-  case 'set-email': {
-    const [owner, email] = positionals;
-    if (!owner || !email) fail('set-email needs an owner and an address: mdapi set-email OWNER ADDR');
-    const keys = await withDatabase(async (sql) => {
-      await migrate(sql);
-      await setOwnerEmail(sql, owner, email, values.verified);
-      return (await sql`select 1 from app.api_keys where owner = ${owner}`).length;
-    }).catch((error) => {
-      if (error instanceof InvalidEmailError) fail(`not an e-mail address: ${JSON.stringify(email)}`);
-      throw error;
-    });
-    process.stderr.write(`e-mail address of ${owner} set${values.verified ? ' (verified)' : ''}${keys === 0 ? '; note: this owner has no key yet' : ''}\n`);
-    break;
-  }
-  case 'notify-deprecation': {
-    const config = loadConfig();
-    if (!emailConfigured(config)) fail('e-mail is not configured: set SMTP_URL and MAIL_FROM (see README, "E-mail")');
-    const { apiRoutes } = await import('../src/api/index.ts');
-    const runs = await withDatabase(async (sql) => {
-      await migrate(sql);
-      return notifyDeprecations(sql, apiRoutes);
-    });
-    if (runs.length === 0) process.stderr.write('no operation is deprecated: nothing to send\n');
-    const sixMonths = Date.now() + 182 * 86_400_000;
-    for (const run of runs) {
-      const soon = Date.parse(`${run.sunset}T00:00:00Z`) < sixMonths ? ' (warning: the sunset is less than six months away)' : '';
-      process.stderr.write(
-        `${run.endpoint} (sunset ${run.sunset})${soon}: ${run.queued.length} notice(s) queued, ` +
-          `${run.alreadyNotified.length} caller(s) notified before, ${run.noAddress.length} without an e-mail address` +
-          `${run.noAddress.length ? ` (mdapi set-email): ${run.noAddress.join(', ')}` : ''}\n`,
-      );
+      process.stdout.write(`${key}\n`);
+    },
+  },
+  'set-email': {
+    synopsis: 'set-email OWNER ADDR [--verified]',
+    description: '  set a key owner\'s e-mail address (alarm e-mails, deprecation notices); unverified unless --verified',
+    options: { verified: { type: 'boolean', default: false } },
+    operands: 2,
+    run: async (values, [owner, email]) => {
+      const [{ migrate }, { InvalidEmailError, setOwnerEmail }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/keys.ts')]);
+      if (!owner || !email) usageError('set-email needs an owner and an address: mdapi set-email OWNER ADDR');
+      const verified = values.verified as boolean;
+      const keys = await withDatabase(async (sql) => {
+        await migrate(sql);
+        await setOwnerEmail(sql, owner, email, verified);
+        return (await sql`select 1 from app.api_keys where owner = ${owner}`).length;
+      }).catch((error) => {
+        if (error instanceof InvalidEmailError) fail(`not an e-mail address: ${JSON.stringify(email)}`);
+        throw error;
+      });
+      process.stderr.write(`e-mail address of ${owner} set${verified ? ' (verified)' : ''}${keys === 0 ? '; note: this owner has no key yet' : ''}\n`);
+    },
+  },
+  'notify-deprecation': {
+    synopsis: 'notify-deprecation',
+    description: [
+      '  e-mail a notice of each deprecated operation (sunset date in src/api/) to every key holder who',
+      '  called it in the last 90 days, once per holder, operation and sunset; the worker sends',
+    ].join('\n'),
+    run: async () => {
+      const [{ migrate }, { notifyDeprecations }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/mail/deprecation.ts')]);
+      const config = loadConfig();
+      if (!emailConfigured(config)) fail('e-mail is not configured: set SMTP_URL and MAIL_FROM (see docs/operations.md, "E-mail")');
+      const { apiRoutes } = await import('../src/api/index.ts');
+      const runs = await withDatabase(async (sql) => {
+        await migrate(sql);
+        return notifyDeprecations(sql, apiRoutes);
+      });
+      if (runs.length === 0) process.stderr.write('no operation is deprecated: nothing to send\n');
+      const sixMonths = Date.now() + 182 * 86_400_000;
+      for (const run of runs) {
+        const soon = Date.parse(`${run.sunset}T00:00:00Z`) < sixMonths ? ' (warning: the sunset is less than six months away)' : '';
+        process.stderr.write(
+          `${run.endpoint} (sunset ${run.sunset})${soon}: ${run.queued.length} notice(s) queued, ` +
+            `${run.alreadyNotified.length} caller(s) notified before, ${run.noAddress.length} without an e-mail address` +
+            `${run.noAddress.length ? ` (mdapi set-email): ${run.noAddress.join(', ')}` : ''}\n`,
+        );
+      }
+    },
+  },
+  'revoke-key': {
+    synopsis: 'revoke-key ID|PREFIX',
+    description: '  revoke a key by id or by its printed prefix',
+    operands: 1,
+    run: async (_values, [target]) => {
+      const { revokeKey } = await import('../src/keys.ts');
+      if (!target) usageError('revoke-key needs a key id or prefix');
+      const count = await withDatabase((sql) => revokeKey(sql, target));
+      if (count === 0) fail(`no active key matches ${target}`);
+      process.stderr.write(`revoked ${count} key(s)\n`);
+    },
+  },
+  'list-keys': {
+    synopsis: 'list-keys',
+    description: '  list keys, one a line: id, prefix, owner, plan, scope, created, state (never the keys themselves)',
+    run: async () => {
+      const { listKeys } = await import('../src/keys.ts');
+      const keys = await withDatabase(listKeys);
+      for (const key of keys) {
+        process.stdout.write(
+          [key.id, key.prefix, key.owner, key.plan, key.scope, key.created_at.toISOString(), key.revoked_at ? 'revoked' : 'active'].join('\t') + '\n',
+        );
+      }
+    },
+  },
+  'db-url': {
+    synopsis: 'db-url [--analyst]',
+    description: '  print the psql connection URL (--analyst: as the read-only analyst role)',
+    options: { analyst: { type: 'boolean', default: false } },
+    run: async (values) => {
+      const config = loadConfig();
+      process.stdout.write(`${config.database.embedded ? embeddedUrl(config.EMBEDDED_DB_PORT, values.analyst ? 'analyst' : 'postgres') : config.database.url}\n`);
+    },
+  },
+  db: {
+    synopsis: 'db',
+    description: '  run the embedded database alone, in the foreground',
+    run: async () => {
+      const { openDatabase } = await import('../src/service.ts');
+      const { embedded } = await openDatabase(loadConfig());
+      if (!embedded) fail('DATABASE_URL is set: there is no embedded database to run');
+      if (!embedded.started) fail(`the embedded database already runs on port ${embedded.port}`);
+      process.stderr.write(`embedded database on ${embeddedUrl(embedded.port)}\n`);
+      await untilSignal();
+      await embedded.stop();
+    },
+  },
+  worker: {
+    synopsis: 'worker',
+    description: '  run the job worker alone, in the foreground',
+    run: async () => {
+      const [{ openDatabase }, { startWorker }, { schedule }] = await Promise.all([import('../src/service.ts'), import('../src/worker.ts'), import('../jobs/index.ts')]);
+      const { config, embedded } = await openDatabase(loadConfig());
+      const worker = await startWorker(config, schedule);
+      process.stderr.write('worker running\n');
+      await untilSignal();
+      await worker.stop();
+      await embedded?.stop();
+      // A job given back by stop() may still be running on its connection: end it with the process.
+      process.exit(0);
+    },
+  },
+  backup: {
+    synopsis: 'backup FILE',
+    description: '  back the database up (embedded: a .tar.gz of DATA_DIR/pgdata)',
+    operands: 1,
+    run: async (_values, [file]) => {
+      const { backup } = await import('../src/db/backup.ts');
+      if (!file) usageError('backup needs a file name');
+      await backup(loadConfig(), file);
+      process.stderr.write(`backed up to ${file}\n`);
+    },
+  },
+  restore: {
+    synopsis: 'restore FILE',
+    description: '  restore a backup (embedded: the service must be stopped)',
+    operands: 1,
+    run: async (_values, [file]) => {
+      const { restore } = await import('../src/db/backup.ts');
+      if (!file) usageError('restore needs a file name');
+      const kept = await restore(loadConfig(), file).catch((error: Error) => fail(error.message));
+      process.stderr.write(`restored ${file}${kept ? `; the previous database is kept in ${kept}` : ''}\n`);
+    },
+  },
+  'import-candles': {
+    synopsis: 'import-candles --slug S [--symbol X --name N] [--format csv|binance-kline] FILE',
+    description: [
+      '  import OHLCV history for coin S (any case; stored lowercase), creating it when --symbol and',
+      '  --name are given: csv (time,open,high,low,close,volume) or a Binance kline dump (.csv or .zip;',
+      '  quote volume as USD)',
+    ].join('\n'),
+    options: { slug: { type: 'string' }, symbol: { type: 'string' }, name: { type: 'string' }, format: { type: 'string', default: 'csv' } },
+    operands: 1,
+    run: async (values, [file]) => {
+      if (values.slug === undefined) usageError('import-candles needs --slug');
+      const coin = valid('--slug', slug('coin'), values.slug as string);
+      if (!file) usageError('import-candles needs a CSV file');
+      const format = values.format;
+      if (format !== 'csv' && format !== 'binance-kline') fail(`--format must be csv or binance-kline, not ${JSON.stringify(format)}`);
+      const [{ migrate }, { readKlineZip }, { CandleImportError, importCandles }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/sources/files/binance-klines.ts'), import('../src/sources/files/candles.ts'),
+      ]);
+      let raw: Buffer;
+      try {
+        raw = readFileSync(file);
+      } catch {
+        fail(`cannot read ${file}`);
+      }
+      try {
+        const csv = format === 'binance-kline' && file.toLowerCase().endsWith('.zip') ? await readKlineZip(raw) : raw.toString('utf8');
+        const result = await withDatabase(async (sql) => {
+          await migrate(sql);
+          return importCandles(sql, { slug: coin, symbol: values.symbol as string | undefined, name: values.name as string | undefined, csv, format });
+        });
+        process.stderr.write(
+          `${coin}: ${result.bars} bars from ${result.windowStart} to ${result.windowEnd}` +
+            `${result.coinCreated ? ' (new coin)' : ''}: ${result.inserted} inserted, ${result.updated} updated, ${result.removed} removed\n`,
+        );
+      } catch (error) {
+        if (!(error instanceof CandleImportError)) throw error;
+        fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
+      }
+    },
+  },
+  'import-coins': {
+    synopsis: 'import-coins [FILE]',
+    description: [
+      '  import or update the coin catalogue (default: the shipped src/sources/catalogue/coins.json):',
+      '  validated, all or nothing',
+    ].join('\n'),
+    operands: 1,
+    run: async (_values, [given]) => {
+      const [{ migrate }, { CATALOGUE_PATH, CatalogueImportError, importCoins, parseCatalogue }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/sources/catalogue/index.ts'),
+      ]);
+      const file = given ?? CATALOGUE_PATH.pathname;
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        fail(`cannot read ${file}`);
+      }
+      try {
+        // a bad file fails here, before any database is opened
+        parseCatalogue(text);
+        const result = await withDatabase(async (sql) => {
+          await migrate(sql);
+          return importCoins(async (query, values = []) => (await sql.unsafe(query, values as never[])) as Record<string, unknown>[], text);
+        });
+        process.stderr.write(
+          `${file}: ${result.coins} coins, ${result.inserted} new, ${result.updated} updated, ` +
+            `${result.venue_symbols} venue symbols, ${result.rows_written} rows written\n`,
+        );
+      } catch (error) {
+        if (!(error instanceof CatalogueImportError)) throw error;
+        fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
+      }
+    },
+  },
+  backfill: {
+    synopsis: 'backfill [--coins a,b] [--since YYYY-MM-DD] [--interval daily|hourly|minutely]',
+    description: [
+      '  history from the venues of EXCHANGES through ccxt: daily to 6 months ago, hourly to 8 days ago,',
+      '  1-minute since; resumable (Ctrl-C stops after the page in flight)',
+      '  --coins a,b         only these coins (slugs, any case)',
+      '  --since YYYY-MM-DD  start no earlier than this day (UTC)',
+      '  --interval I        daily, hourly or minutely; repeatable or comma-separated (default: all three)',
+    ].join('\n'),
+    options: { coins: { type: 'string' }, since: { type: 'string' }, interval: { type: 'string', multiple: true } },
+    run: async (values) => {
+      const coins = values.coins === undefined ? undefined : valid('--coins', slugList('coin', 10_000).refine((list) => list.length > 0, 'Must name at least one coin.'), values.coins as string);
+      let since: Date | undefined;
+      if (values.since !== undefined) {
+        since = new Date(`${valid('--since', date(), values.since as string)}T00:00:00Z`);
+        if (since.getTime() > Date.now()) fail('--since is in the future');
+      }
+      const [{ migrate }, { ensureCoinCatalogue }, { withReservedQuery }, { backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
+        import('../src/db/migrate.ts'),
+        import('../src/sources/catalogue/index.ts'),
+        import('../src/sources/source.ts'),
+        import('../src/sources/exchanges/backfill.ts'),
+        import('../src/sources/exchanges/backfill-report.ts'),
+        import('../src/sources/exchanges/index.ts'),
+        import('../src/sources/exchanges/venues.ts'),
+      ]);
+      const intervals = ((values.interval as string[] | undefined) ?? ['daily,hourly,minutely']).flatMap((value) => value.split(',')).map((value) => value.trim());
+      for (const interval of intervals) {
+        if (!(BACKFILL_INTERVALS as readonly string[]).includes(interval)) fail(`--interval must be daily, hourly or minutely, not ${JSON.stringify(interval)}`);
+      }
+      const config = loadConfig();
+      let source: InstanceType<typeof ExchangesSource>;
+      try {
+        source = new ExchangesSource({ venues: parseExchanges(config.EXCHANGES), urls: parseExchangeUrls(config.EXCHANGE_URLS), timeoutMs: config.EXCHANGE_TIMEOUT_MS });
+      } catch (error) {
+        fail((error as Error).message);
+      }
+      // Ctrl-C stops after the page in flight; the run resumes from there next time
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      const reporter = backfillReporter(process.stdout);
+      const outcome = await withDatabase(async (sql) => {
+        await migrate(sql);
+        // a first backfill may come before the service ever ran: the coin universe first
+        await withReservedQuery(sql, ensureCoinCatalogue);
+        const known = new Set((await sql<{ slug: string }[]>`select slug from market.coins where slug = any(${coins ?? []})`).map((row) => row.slug));
+        const unknown = (coins ?? []).filter((slug) => !known.has(slug));
+        // the database is closed before failing (an embedded one this command started stops with it)
+        if (unknown.length > 0) return { unknown, result: null };
+        const result = await withReservedQuery(sql, (query) =>
+          backfill(query, source, { coins, since, intervals: intervals as (typeof BACKFILL_INTERVALS)[number][], onProgress: reporter.onProgress, signal: stop.signal }),
+        );
+        return { unknown, result };
+      });
+      const { unknown, result } = outcome;
+      if (!result) fail(`unknown coin${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
+      reporter.finish(result);
+      // every venue failing is a failed run; some failing is reported and left to the next run
+      if (Object.values(result.venues).every((run) => run.state !== 'up')) process.exit(1);
+    },
+  },
+  'import-content': {
+    synopsis: 'import-content DIR',
+    description: [
+      '  import curated content (wallets.json, articles.json, videos.json, insights.json in DIR):',
+      '  validated, all or nothing, idempotent',
+    ].join('\n'),
+    operands: 1,
+    run: async (_values, [dir]) => {
+      const [{ migrate }, { ContentImportError, describeImport, importContent }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/content/import.ts')]);
+      if (!dir) usageError('import-content needs a directory');
+      try {
+        const results = await withDatabase(async (sql) => {
+          await migrate(sql);
+          return importContent(sql, dir);
+        });
+        process.stderr.write(`${describeImport(results).join('\n')}\n`);
+      } catch (error) {
+        if (!(error instanceof ContentImportError)) throw error;
+        fail([error.message, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
+      }
+    },
+  },
+};
+
+const HELP = `usage: mdapi <command> [options]      (mdapi <command> --help: that command's usage)
+
+${Object.values(COMMANDS)
+  .map((command) => `  ${command.synopsis}\n${command.description.replace(/^ {2}/gm, '      ')}`)
+  .join('\n')}
+`;
+
+/** Runs the command line; only when this file is the program (a test imports COMMANDS). */
+async function main() {
+  // A server the service cannot run on is an operator's problem to fix, not a crash to read.
+  process.on('uncaughtException', (error) => {
+    if (error instanceof UnsupportedServerError) fail(error.message);
+    process.stderr.write(`${error.stack ?? error}\n`);
+    process.exit(1);
+  });
+
+  const [name, ...rest] = process.argv.slice(2);
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    const topic = name === 'help' ? rest[0] : undefined;
+    if (topic !== undefined && !Object.hasOwn(COMMANDS, topic)) {
+      process.stderr.write(`mdapi: no command ${JSON.stringify(topic)}\n\n${HELP}`);
+      process.exit(2);
     }
-    break;
-  }
-  case 'revoke-key': {
-    const target = positionals[0] ?? fail('revoke-key needs a key id or prefix');
-    const count = await withDatabase((sql) => revokeKey(sql, target));
-    if (count === 0) fail(`no active key matches ${target}`);
-    process.stderr.write(`revoked ${count} key(s)\n`);
-    break;
-  }
-  case 'list-keys': {
-    const keys = await withDatabase(listKeys);
-    for (const key of keys) {
-      process.stdout.write(
-        [key.id, key.prefix, key.owner, key.plan, key.scope, key.created_at.toISOString(), key.revoked_at ? 'revoked' : 'active'].join('\t') + '\n',
-      );
-    }
-    break;
-  }
-  case 'db-url': {
-    const config = loadConfig();
-    process.stdout.write(`${config.database.embedded ? embeddedUrl(config.EMBEDDED_DB_PORT, values.analyst ? 'analyst' : 'postgres') : config.database.url}\n`);
-    break;
-  }
-  case 'db': {
-    const { embedded } = await openDatabase(loadConfig());
-    if (!embedded) fail('DATABASE_URL is set: there is no embedded database to run');
-    if (!embedded.started) fail(`the embedded database already runs on port ${embedded.port}`);
-    process.stderr.write(`embedded database on ${embeddedUrl(embedded.port)}\n`);
-    await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
-    await embedded.stop();
-    break;
-  }
-  case 'worker': {
-    const { config, embedded } = await openDatabase(loadConfig());
-    const worker = await startWorker(config, schedule);
-    process.stderr.write('worker running\n');
-    await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
-    await worker.stop();
-    await embedded?.stop();
-    // A job given back by stop() may still be running on its connection: end it with the process.
+    process.stdout.write(topic === undefined ? HELP : usage(COMMANDS[topic]!));
     process.exit(0);
   }
-  case 'backup': {
-    const file = positionals[0] ?? fail('backup needs a file name');
-    await backup(loadConfig(), file);
-    process.stderr.write(`backed up to ${file}\n`);
-    break;
+  if (!Object.hasOwn(COMMANDS, name)) {
+    process.stderr.write(`mdapi: no command ${JSON.stringify(name)}\n\n${HELP}`);
+    process.exit(2);
   }
-  case 'restore': {
-    const file = positionals[0] ?? fail('restore needs a file name');
-    const kept = await restore(loadConfig(), file).catch((error: Error) => fail(error.message));
-    process.stderr.write(`restored ${file}${kept ? `; the previous database is kept in ${kept}` : ''}\n`);
-    break;
+  const command = COMMANDS[name]!;
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: rest, allowPositionals: true, strict: true, options: { ...command.options, help: { type: 'boolean', short: 'h' } } });
+  } catch (error) {
+    // --help wins over a malformed line: the usage is what its author is looking for
+    if (rest.some((arg) => arg === '--help' || arg === '-h')) {
+      process.stdout.write(usage(command));
+      process.exit(0);
+    }
+    usageError((error as Error).message);
   }
-  case 'import-candles': {
-    const slug = values.slug ?? fail('import-candles needs --slug');
-    const file = positionals[0] ?? fail('import-candles needs a CSV file');
-    const format = values.format;
-    if (format !== 'csv' && format !== 'binance-kline') fail(`--format must be csv or binance-kline, not ${JSON.stringify(format)}`);
-    let raw: Buffer;
-    try {
-      raw = readFileSync(file);
-    } catch {
-      fail(`cannot read ${file}`);
-    }
-    try {
-      const csv = format === 'binance-kline' && file.toLowerCase().endsWith('.zip') ? await readKlineZip(raw) : raw.toString('utf8');
-      const result = await withDatabase(async (sql) => {
-        await migrate(sql);
-        return importCandles(sql, { slug, symbol: values.symbol, name: values.name, csv, format });
-      });
-      process.stderr.write(
-        `${slug}: ${result.bars} bars from ${result.windowStart} to ${result.windowEnd}` +
-          `${result.coinCreated ? ' (new coin)' : ''}: ${result.inserted} inserted, ${result.updated} updated, ${result.removed} removed\n`,
-      );
-    } catch (error) {
-      if (!(error instanceof CandleImportError)) throw error;
-      fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
-    }
-    break;
+  if (parsed.values.help) {
+    process.stdout.write(usage(command));
+    process.exit(0);
   }
-  case 'import-coins': {
-    const file = positionals[0] ?? CATALOGUE_PATH.pathname;
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      fail(`cannot read ${file}`);
-    }
-    try {
-      // a bad file fails here, before any database is opened
-      parseCatalogue(text);
-      const result = await withDatabase(async (sql) => {
-        await migrate(sql);
-        return importCoins(async (query, values = []) => (await sql.unsafe(query, values as never[])) as Record<string, unknown>[], text);
-      });
-      process.stderr.write(
-        `${file}: ${result.coins} coins, ${result.inserted} new, ${result.updated} updated, ` +
-          `${result.venue_symbols} venue symbols, ${result.rows_written} rows written\n`,
-      );
-    } catch (error) {
-      if (!(error instanceof CatalogueImportError)) throw error;
-      fail([`${file}: ${error.message}`, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
-    }
-    break;
+  const { help: _help, ...values } = parsed.values;
+  if (parsed.positionals.length > (command.operands ?? 0)) {
+    usageError(`unexpected argument${parsed.positionals.length - (command.operands ?? 0) > 1 ? 's' : ''}: ${parsed.positionals.slice(command.operands ?? 0).join(' ')}`);
   }
-  case 'backfill': {
-    const [{ backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
-      import('../src/sources/exchanges/backfill.ts'),
-      import('../src/sources/exchanges/backfill-report.ts'),
-      import('../src/sources/exchanges/index.ts'),
-      import('../src/sources/exchanges/venues.ts'),
-    ]);
-    const intervals = (values.interval ?? ['daily,hourly,minutely']).flatMap((value) => value.split(',')).map((value) => value.trim());
-    for (const interval of intervals) {
-      if (!(BACKFILL_INTERVALS as readonly string[]).includes(interval)) fail(`--interval must be daily, hourly or minutely, not ${JSON.stringify(interval)}`);
-    }
-    const coins = values.coins?.split(',').map((slug) => slug.trim()).filter(Boolean);
-    if (coins && (coins.length === 0 || coins.some((slug) => !/^[a-z0-9][a-z0-9-]{0,99}$/.test(slug)))) fail('--coins must be comma-separated coin slugs such as bitcoin,ethereum');
-    let since: Date | undefined;
-    if (values.since !== undefined) {
-      since = new Date(`${values.since}T00:00:00Z`);
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(values.since) || Number.isNaN(since.getTime()) || since.toISOString().slice(0, 10) !== values.since) {
-        fail(`--since must be a date YYYY-MM-DD, not ${JSON.stringify(values.since)}`);
-      }
-      if (since.getTime() > Date.now()) fail('--since is in the future');
-    }
-    const config = loadConfig();
-    let source: InstanceType<typeof ExchangesSource>;
-    try {
-      source = new ExchangesSource({ venues: parseExchanges(config.EXCHANGES), urls: parseExchangeUrls(config.EXCHANGE_URLS), timeoutMs: config.EXCHANGE_TIMEOUT_MS });
-    } catch (error) {
-      fail((error as Error).message);
-    }
-    // Ctrl-C stops after the page in flight; the run resumes from there next time
-    const stop = new AbortController();
-    process.once('SIGINT', () => stop.abort());
-    process.once('SIGTERM', () => stop.abort());
-    const reporter = backfillReporter(process.stdout);
-    const outcome = await withDatabase(async (sql) => {
-      await migrate(sql);
-      // a first backfill may come before the service ever ran: the coin universe first
-      await withReservedQuery(sql, ensureCoinCatalogue);
-      const known = new Set((await sql<{ slug: string }[]>`select slug from market.coins where slug = any(${coins ?? []})`).map((row) => row.slug));
-      const unknown = (coins ?? []).filter((slug) => !known.has(slug));
-      // the database is closed before failing (an embedded one this command started stops with it)
-      if (unknown.length > 0) return { unknown, result: null };
-      const result = await withReservedQuery(sql, (query) =>
-        backfill(query, source, { coins, since, intervals: intervals as (typeof BACKFILL_INTERVALS)[number][], onProgress: reporter.onProgress, signal: stop.signal }),
-      );
-      return { unknown, result };
-    });
-    const { unknown, result } = outcome;
-    if (!result) fail(`unknown coin${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
-    reporter.finish(result);
-    // every venue failing is a failed run; some failing is reported and left to the next run
-    if (Object.values(result.venues).every((run) => run.state !== 'up')) process.exit(1);
-    break;
-  }
-  case 'import-content': {
-    const dir = positionals[0] ?? fail('import-content needs a directory');
-    try {
-      const results = await withDatabase(async (sql) => {
-        await migrate(sql);
-        return importContent(sql, dir);
-      });
-      process.stderr.write(`${describeImport(results).join('\n')}\n`);
-    } catch (error) {
-      if (!(error instanceof ContentImportError)) throw error;
-      fail([error.message, ...error.problems.map((problem) => `  ${problem}`)].join('\n'));
-    }
-    break;
-  }
-  default:
-    process.stderr.write(USAGE);
-    process.exit(command === undefined || command === 'help' || command === '--help' ? 0 : 2);
+  await command.run(values, parsed.positionals);
 }
+
+if (process.argv[1] && realpathSync(process.argv[1]) === import.meta.filename) await main();

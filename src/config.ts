@@ -3,15 +3,14 @@
 // here too: docs/configuration.md is generated from these groups (`make config-doc`).
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-
-const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+import { booleanFlag } from './validators.ts';
 
 /** A variable's description, and its default in words where the schema's value is computed or absent. */
 const doc = (description: string, documentedDefault?: string) => ({ description, ...(documentedDefault ? { documentedDefault } : {}) });
 
 const database = {
   DATABASE_URL: z.string().url().optional().meta(doc('PostgreSQL/TimescaleDB URL (`postgres://user:password@host:5432/db`); unset: the embedded database.', 'unset (embedded)')),
-  DATABASE_POOLED: flag.optional().meta(doc('A transaction-level pooler that cannot keep prepared statements apart (PgBouncer without `max_prepared_statements`) sits in front: none are used.', '`false`')),
+  DATABASE_POOLED: booleanFlag.optional().meta(doc('A transaction-level pooler that cannot keep prepared statements apart (PgBouncer without `max_prepared_statements`) sits in front: none are used.', '`false`')),
   // Twice the cores, 4 to 16: queries beyond what the cores can serve wait in the pool's pipelines
   // instead of waking one more backend each (with the database on the same cores, every such
   // wake-up takes a core from the API).
@@ -41,7 +40,7 @@ const http = {
   PORT: z.coerce.number().int().min(0).max(65535).default(3000).meta(doc('Port the HTTP API listens on.')),
   PUBLIC_URL: z.string().url().transform((url) => url.replace(/\/+$/, '')).optional()
     .meta(doc('The service\'s public base URL (`https://api.example.com`): base of every absolute link (pagination, logos, discovery documents, e-mails). Set it behind a proxy.', 'the request\'s scheme and host')),
-  TRUST_PROXY: flag.default(false).meta(doc('Take the client address from `X-Forwarded-For`, and the scheme and host of absolute links from `X-Forwarded-Proto`/`X-Forwarded-Host` (behind a reverse proxy).')),
+  TRUST_PROXY: booleanFlag.default(false).meta(doc('Take the client address from `X-Forwarded-For`, and the scheme and host of absolute links from `X-Forwarded-Proto`/`X-Forwarded-Host` (behind a reverse proxy).')),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(65_536).meta(doc('Largest accepted request body.')),
   MCP_ALLOWED_ORIGINS: z.string().default('').transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean))
     .meta(doc('Browser origins allowed on `/mcp` besides loopback (comma-separated, e.g. `https://app.example.com`).', 'none')),
@@ -71,7 +70,7 @@ const worker = {
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(2).meta(doc('Jobs a worker runs at once.')),
   WORKER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000)
     .meta(doc('Worker heartbeat; a worker pool whose beat is three beats old is dead and its job locks are released.')),
-  READY_REQUIRES_WORKER: flag.optional().meta(doc('`/readyz` fails without a fresh worker heartbeat.', '`true` with `WORKER=inline`, else `false`')),
+  READY_REQUIRES_WORKER: booleanFlag.optional().meta(doc('`/readyz` fails without a fresh worker heartbeat.', '`true` with `WORKER=inline`, else `false`')),
   TIMESCALEDB_JOB_RUNNER: z.enum(['auto', 'on', 'off']).default('auto')
     .meta(doc('Who runs TimescaleDB\'s policy jobs: `auto` (the service where no scheduler runs, or for a job the scheduler neglects), `on` (the service, always), `off` (never the service).')),
 };
@@ -94,7 +93,7 @@ const marketData = {
 };
 
 const notifications = {
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: flag.default(false).meta(doc('Allow webhook URLs on loopback and private ranges (local setups, tests).')),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false).meta(doc('Allow webhook URLs on loopback and private ranges (local setups, tests).')),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).meta(doc('A webhook attempt fails after this long (connect to end of response).')),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000).meta(doc('First retry delay of a webhook delivery; the next ones are ×5 (1, 5, 25 minutes).')),
   SMTP_URL: z.string().url().regex(/^smtps?:\/\//, 'an smtp:// or smtps:// URL').optional()
@@ -107,7 +106,7 @@ const notifications = {
 const observability = {
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json').meta(doc('`json`: one JSON object per line on stderr; `pretty`: readable lines for a terminal.')),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').meta(doc('The lowest level logged.')),
-  LOG_REQUESTS: flag.default(true).meta(doc('One log line per HTTP request (info level); `false` keeps job, start-up and error lines only.')),
+  LOG_REQUESTS: booleanFlag.default(true).meta(doc('One log line per HTTP request (info level); `false` keeps job, start-up and error lines only.')),
   METRICS_TOKEN: z.string().min(16).optional()
     .meta(doc('16+ characters: lets clients other than loopback read `/metrics` with `Authorization: Bearer <token>`.')),
 };

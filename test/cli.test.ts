@@ -1,12 +1,13 @@
 // The mdapi CLI: keys, the psql URL, and finding the database three ways (running embedded
 // server, embedded database started for the command, DATABASE_URL).
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
+import { COMMANDS } from '../bin/cli.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
 import { TEMPLATE_DIR } from './helpers/template.ts';
 
@@ -128,5 +129,75 @@ test.serial('a backup taken while the embedded database runs restores into a sto
   } finally {
     rmSync(work, { recursive: true, force: true });
     rmSync(restored, { recursive: true, force: true });
+  }
+});
+
+// Every command of the CLI's own table: the help of each, and how each refuses a malformed line.
+const commands = Object.keys(COMMANDS);
+const refused = (error: unknown) => error as { code?: number; stdout?: string; stderr?: string };
+
+/** Runs at most `width` CLI processes at a time (each loads the service's modules). */
+async function eachLimited<T>(items: T[], width: number, work: (item: T) => Promise<void>) {
+  const queue = [...items];
+  await Promise.all(Array.from({ length: width }, async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
+  }));
+}
+
+test.serial('every command answers --help and -h with its own usage and exit 0; mdapi --help lists them all', async (t) => {
+  t.true(commands.length >= 15, `${commands.length} commands in the table`);
+  const top = await cli(['--help'], {});
+  for (const name of commands) t.regex(top.stdout, new RegExp(`^  ${name}\\b`, 'm'), `mdapi --help lists ${name}`);
+  await eachLimited(commands, 3, async (name) => {
+    for (const flag of ['--help', '-h']) {
+      const { stdout } = await cli([name, flag], {});
+      t.true(stdout.startsWith(`usage: mdapi ${COMMANDS[name]!.synopsis}\n`), `${name} ${flag}: ${stdout.slice(0, 80)}`);
+      t.true(stdout.includes(COMMANDS[name]!.description), `${name} ${flag} describes the command`);
+    }
+  });
+  t.is((await cli(['help', 'backfill'], {})).stdout, (await cli(['backfill', '--help'], {})).stdout);
+});
+
+test.serial('an unknown option or a stray argument exits 2 with the command\'s usage on stderr; an unknown command with the list', async (t) => {
+  await eachLimited(commands, 3, async (name) => {
+    const error = refused(await t.throwsAsync(cli([name, '--no-such-option'], {})));
+    t.is(error.code, 2, name);
+    t.regex(String(error.stderr), /Unknown option '--no-such-option'/, name);
+    t.true(String(error.stderr).includes(`usage: mdapi ${COMMANDS[name]!.synopsis}\n`), `${name} prints its usage`);
+  });
+  const stray = refused(await t.throwsAsync(cli(['list-keys', 'extra'], {})));
+  t.is(stray.code, 2);
+  t.regex(String(stray.stderr), /unexpected argument: extra[\s\S]*usage: mdapi list-keys/);
+  const unknown = refused(await t.throwsAsync(cli(['frobnicate'], {})));
+  t.is(unknown.code, 2);
+  t.regex(String(unknown.stderr), /no command "frobnicate"[\s\S]*import-content DIR/);
+});
+
+test.serial('a bad slug or date is refused before any work: exit 2 naming the option and the value', async (t) => {
+  for (const [args, message] of [
+    [['import-candles', '--slug', 'bit_coin', 'x.csv'], /--slug must be a coin slug such as bitcoin \(letters, digits and single dashes, at most 120\), not "bit_coin"/],
+    [['import-candles', '--slug', 'bit--coin', 'x.csv'], /--slug must be a coin slug/],
+    [['backfill', '--coins', 'bitcoin,Bit Coin'], /--coins must be comma-separated coin slugs/],
+    [['backfill', '--coins', ','], /--coins must name at least one coin/],
+    [['backfill', '--since', '2026-02-30'], /--since must be a date \(YYYY-MM-DD\), not "2026-02-30"/],
+    [['backfill', '--since', '26-01-01'], /--since must be a date \(YYYY-MM-DD\)/],
+    [['create-key', '--plan', 'mcp-pro'], /--plan must be free, starter, pro for a data-api key/],
+  ] as const) {
+    const error = refused(await t.throwsAsync(cli([...args], viaRunningServer())));
+    t.is(error.code, 2, args.join(' '));
+    t.regex(String(error.stderr), message);
+  }
+});
+
+test.serial('import-candles takes the coin slug in any case and stores it lowercase', async (t) => {
+  const work = mkdtempSync(join(tmpdir(), 'mdapi-candles-'));
+  const file = join(work, 'bars.csv');
+  writeFileSync(file, 'time,open,high,low,close,volume\n2024-01-01T00:00:00Z,1,2,0.5,1.5,10\n2024-01-02T00:00:00Z,1.5,2,1,1.8,12\n');
+  try {
+    const { stderr } = await cli(['import-candles', '--slug', 'Mixed-Case-Coin', '--symbol', 'MCC', '--name', 'Mixed Case Coin', file], viaRunningServer());
+    t.regex(stderr, /^mixed-case-coin: 2 bars/);
+    t.deepEqual((await db.sql`select slug from market.coins where lower(slug) = 'mixed-case-coin'`).map((row) => row.slug), ['mixed-case-coin']);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
 });

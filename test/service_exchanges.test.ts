@@ -15,6 +15,7 @@ import { withReservedQuery } from '../src/sources/source.ts';
 import { DAY, MINUTE, REPLAY_VENUES, type VenueReplay } from '../dev/venues/replay.ts';
 import { replayEnvironment, startOfflineReplay } from '../dev/venues/offline.ts';
 import { schedule } from '../jobs/index.ts';
+import { until } from './helpers/wait.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;
@@ -23,15 +24,8 @@ let key: string;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** polls a query until it returns a row whose `ok` is true; fails with `what` after `ms` */
-async function until(what: string, text: string, ms = 45_000, values: unknown[] = []): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const [row] = await db.sql.unsafe(text, values as never[]);
-    if (row?.ok) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
-  }
-}
+const untilOk = (what: string, text: string, ms = 45_000, values: unknown[] = []) =>
+  until(what, async () => (await db.sql.unsafe(text, values as never[]))[0]?.ok, { timeoutMs: ms, everyMs: 250 });
 const get = async (path: string) => {
   const response = await fetch(`${service.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
   return { status: response.status, body: (await response.json()) as { data: any; meta: any } };
@@ -52,7 +46,7 @@ test.before(async () => {
   );
   ({ key } = await createKey(db.sql, { plan: 'pro', owner: 'done-when', scope: 'data-api' }));
   // the worker's start queued fetch_exchanges and refresh_fx; the other feeds are queued as their cron minutes would
-  await until('the first fetch_exchanges run', `select last_success_at is not null as ok from market.source_health where name = 'exchanges'`, 60_000);
+  await untilOk('the first fetch_exchanges run', `select last_success_at is not null as ok from market.source_health where name = 'exchanges'`, 60_000);
   // Sentiment and indicators read daily returns: some history first, as `make backfill COINS=…
   // INTERVAL=hourly SINCE=…` brings it from the same venues through the same path (hourly candles from
   // 16 to 8 days ago; the minutes since stay a gap but for the live tick's).
@@ -65,10 +59,10 @@ test.before(async () => {
   await db.sql`select graphile_worker.add_job('refresh_sentiment', '{}'::json, queue_name => 'market', job_key => 'test:sentiment')`;
   // refresh_coin_metadata was queued by the worker's start
   // the first poll pages back over 48 hours for ~27 swaps at OKX's pace (110 ms a request): half a minute alone
-  await until('the OKX liquidations', `select last_success_at is not null as ok from market.source_health where name = 'okx-liquidations'`, 150_000);
-  await until('the ECB rates', `select last_success_at is not null as ok from market.source_health where name = 'ecb'`);
-  await until('the CoinPaprika supplies', `select last_success_at is not null as ok from market.source_health where name = 'coinpaprika'`);
-  await until('the sentiment snapshot', `select not exists (select from graphile_worker.jobs where key = 'test:sentiment') as ok`);
+  await untilOk('the OKX liquidations', `select last_success_at is not null as ok from market.source_health where name = 'okx-liquidations'`, 150_000);
+  await untilOk('the ECB rates', `select last_success_at is not null as ok from market.source_health where name = 'ecb'`);
+  await untilOk('the CoinPaprika supplies', `select last_success_at is not null as ok from market.source_health where name = 'coinpaprika'`);
+  await untilOk('the sentiment snapshot', `select not exists (select from graphile_worker.jobs where key = 'test:sentiment') as ok`);
 });
 test.after.always(async () => {
   await service?.close();
@@ -133,7 +127,7 @@ test.serial('with one venue failing, the next minute is still built from the oth
   await sleep(boundary - Date.now() + 1_000);
   await db.sql`select graphile_worker.add_job('fetch_exchanges', '{}'::json, queue_name => 'market', job_key => 'test:fetch_exchanges')`;
   const minute = new Date(boundary - MINUTE);
-  await until(
+  await untilOk(
     'a run with kucoin down',
     `select last_run_at >= $1 and venues->>'kucoin' = 'down' as ok from market.source_health where name = 'exchanges'`,
     60_000,

@@ -10,6 +10,7 @@ import { defineRoute } from '../http/routes.ts';
 import { decimal, envelope, int, pageOf, resource, text, timestamp } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
 import { notificationChannels } from '../mail/smtp.ts';
+import { slug } from '../validators.ts';
 
 const tag = 'Alarms';
 const METRICS = ['rate', 'volume', 'marketcap'] as const;
@@ -48,7 +49,7 @@ const idParams = z.object({ id: query.int(1, 2_147_483_647).describe('Alarm id.'
 
 const fields = {
   name: z.string().trim().min(1, 'Must not be empty.').max(255).describe('A label, at most 255 characters.'),
-  coin: z.string().regex(/^[A-Za-z0-9-]{1,120}$/, 'Must be a coin slug.').describe('Slug of the coin, e.g. bitcoin.'),
+  coin: slug('coin').describe('Slug of the coin, e.g. bitcoin.'),
   metric: z.enum(METRICS).describe('rate: current USD price; volume: 24h USD volume; marketcap: marketcap.'),
   direction: z.enum(DIRECTIONS).describe('above: triggers when the value is at or above target; below: at or below.'),
   // The exact digits are read from the raw body (exactTarget): this only checks the shape.

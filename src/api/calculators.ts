@@ -16,6 +16,7 @@ import { staking } from '../calculators/staking.ts';
 import { defineRoute } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, resource, text } from '../http/schemas.ts';
 import { query, today } from '../http/validation.ts';
+import { booleanFlag, slug as slugOf } from '../validators.ts';
 
 const tag = 'Calculators';
 const CURRENCY = 'USD';
@@ -42,10 +43,8 @@ const decimalIn = (min: number, max: number, options: { signed?: boolean; above?
     }, `Must be ${options.above ? 'greater than' : 'at least'} ${min} and at most ${max}.`);
 const percentIn = (max: number, options: { above?: boolean } = {}) => decimalIn(0, max, options);
 
-const slug = z.string().max(120).transform((value) => value.trim().toLowerCase())
-  .pipe(z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'Must be a coin slug.')).describe('Coin slug, e.g. bitcoin.');
+const slug = slugOf('coin').describe('Coin slug, e.g. bitcoin.');
 const frequencyName = z.enum(FREQUENCY_NAMES);
-const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 /** Adds an issue on `field` when `duration` of `unit` exceeds the 50-year equivalent. */
 const capDuration = (field: string, duration: string | number, unit: DurationUnit, ctx: z.RefinementCtx) => {

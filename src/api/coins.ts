@@ -17,7 +17,7 @@ const DEFAULT_PER_PAGE = 100;
 /** The coin selectors shared with the Prices group: ids, slugs and symbols, at most 100 combined. */
 export const selectorFields = {
   ids: query.intList(1000).optional().describe('CSV of coin ids; ids, slugs and symbols take at most 100 selectors combined.'),
-  slugs: query.slugList(2000).optional().describe('CSV of coin slugs.'),
+  slugs: query.slugList('coin', 2000).optional().describe('CSV of coin slugs.'),
   symbols: query.csv(1000).optional().describe('CSV of symbols, case-insensitive; a symbol shared by several coins selects the best-ranked active one.'),
 };
 export const capSelectors = capCombined(['ids', 'slugs', 'symbols'], 100);
@@ -205,7 +205,7 @@ export const coinRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}', cache: MARKET_CACHE, operationId: 'getCoinDetail', tag: 'Coins', plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}', cache: MARKET_CACHE, operationId: 'getCoinDetail', tag: 'Coins', plan: 'free', params: slugParams('coin'),
     query: z.object({ locale: localeQuery.describe('Language of the description; falls back to the base language, then English.') }),
     response: envelope(coinDetail, z.object({ locale: text().nullable() })),
     summary: 'Coin detail: supply, today, all-time high and low, fully diluted valuation, links, contracts, localized description.',
@@ -216,7 +216,7 @@ export const coinRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/coins/{slug}/history', cache: MARKET_CACHE, operationId: 'candleHistory', tag: 'Coins', plan: 'free',
-    params: slugParams, query: historyQuery(END_HELP),
+    params: slugParams('coin'), query: historyQuery(END_HELP),
     response: envelope(z.array(candle), historyMeta),
     summary: 'OHLC, volume and marketcap per bar at the interval; retention: minutely 8 days, half-hourly 3 months, hourly 6 months, daily forever.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
@@ -229,7 +229,7 @@ export const coinRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/coins/{slug}/marketcap-history', cache: MARKET_CACHE, operationId: 'marketcapHistory', tag: 'Coins', plan: 'free',
-    params: slugParams, query: historyQuery(END_HELP),
+    params: slugParams('coin'), query: historyQuery(END_HELP),
     response: envelope(z.array(z.object({ time: timestamp(), marketcap: number().nullable() })), historyMeta),
     summary: 'The candle history projected to {time, marketcap}: same interval, window, limit and retention rules.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
@@ -242,7 +242,7 @@ export const coinRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/coins/{slug}/sparkline', cache: MARKET_CACHE, operationId: 'coinSparkline', tag: 'Coins', plan: 'free',
-    params: slugParams, query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
+    params: slugParams('coin'), query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
     response: envelope(sparkline, z.object({ coin: text(), period: z.enum(PERIODS), count: int() })),
     summary: 'A light price series over the period (at most 366 points, oldest first) with its true low, high and percent change.',
     handler: async ({ params: { slug }, query: { period }, deps: { sql } }) => {

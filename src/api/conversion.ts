@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { defineRoute } from '../http/routes.ts';
 import { decimal, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
+import { slug } from '../validators.ts';
 
-const asset = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const tag = 'Conversion';
 
 const legType = z.enum(['fiat', 'coin', 'token']);
@@ -39,9 +39,9 @@ export const conversionRoutes = [
   defineRoute({
     method: 'get', path: '/convert', cache: MARKET_CACHE, operationId: 'convertBetweenAssets', tag, plan: 'free',
     query: z.object({
-      from: z.string().max(120).transform((value) => value.trim().toLowerCase()).pipe(z.string().regex(asset, 'Must be a coin slug or a fiat code.'))
+      from: slug('asset')
         .describe('Source asset: a coin slug (bitcoin) or a fiat code (usd, EUR).'),
-      to: query.slugList(1300)
+      to: query.slugList('asset', 1300)
         .refine((items) => items.length >= 1 && items.length <= 10, 'Must name 1 to 10 assets.')
         .describe('Target assets, comma-separated (up to 10): coin slugs or fiat codes.'),
       amount: query.decimal().refine((value) => value.length <= 40, 'At most 40 characters.').optional().default('1')

@@ -9,6 +9,7 @@ import { defineRoute } from '../http/routes.ts';
 import { envelope, int, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { query, slugParams } from '../http/validation.ts';
 import { localeQuery } from './coins.ts';
+import { slug } from '../validators.ts';
 
 const tag = 'Editorial';
 const ARTICLE_TAGS = ['news', 'guide', 'tutorial', 'explainer', 'analysis', 'review', 'trading', 'overview', 'information'] as const;
@@ -16,7 +17,7 @@ const VIDEO_TYPES = ['overview', 'tutorial', 'explainer', 'review', 'analysis', 
 const INSIGHT_TYPES = ['per_asset', 'market_overview', 'narrative'] as const;
 
 const locale = localeQuery.describe('Language of the texts (en, de, pt-BR ...); each field falls back to the base language, then English. Each item\'s locale says which won.');
-const relatedSlug = (what: string) => z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be a slug.').optional().describe(`Only content related to this ${what} (slug).`);
+const relatedSlug = (what: 'coin' | 'exchange' | 'wallet') => slug(what).optional().describe(`Only content related to this ${what} (slug).`);
 const search = z.string().max(100).optional();
 /** page and per_page of the Editorial lists: per_page 1-50 with the list's own default */
 const pageFields = (defaultPerPage: number) => ({
@@ -67,7 +68,7 @@ const localeMeta = z.object({ requested_locale: text(), locale: text() });
 
 export const editorialRoutes = [
   defineRoute({
-    method: 'get', path: '/coins/{slug}/videos', cache: CONTENT_CACHE, operationId: 'coinVideos', tag, plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}/videos', cache: CONTENT_CACHE, operationId: 'coinVideos', tag, plan: 'free', params: slugParams('coin'),
     query: z.object({
       ...pageFields(10),
       type: z.enum(VIDEO_TYPES).optional(),
@@ -82,7 +83,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}/insights', cache: CONTENT_CACHE, operationId: 'coinInsightTimeline', tag, plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}/insights', cache: CONTENT_CACHE, operationId: 'coinInsightTimeline', tag, plan: 'free', params: slugParams('coin'),
     query: z.object({
       locale,
       offset: query.int(0, 500).optional().default(0).describe('Insights to skip (0-500).'),
@@ -116,7 +117,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/articles/{slug}', cache: CONTENT_CACHE, operationId: 'getAnArticle', tag, plan: 'free', params: slugParams, query: z.object({ locale }),
+    method: 'get', path: '/articles/{slug}', cache: CONTENT_CACHE, operationId: 'getAnArticle', tag, plan: 'free', params: slugParams('article', 200), query: z.object({ locale }),
     response: envelope(Article, localeMeta),
     summary: 'A published article with its HTML body, helpful counts and views, in `locale` with per-field English fallback (`locale` says which won, `fallback_fields` which fields came from elsewhere). Reading it does not count a view.',
     handler: async ({ params: { slug }, query: q, deps: { sql } }) => {
@@ -125,7 +126,7 @@ export const editorialRoutes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/articles/{slug}/feedback', operationId: 'submitArticleFeedback', tag, plan: 'free', params: slugParams,
+    method: 'post', path: '/articles/{slug}/feedback', operationId: 'submitArticleFeedback', tag, plan: 'free', params: slugParams('article', 200),
     body: z.object({ helpful: z.boolean({ error: 'Must be true or false.' }) }),
     response: envelope(z.object({ article: text('The article\'s slug.'), helpful_yes: int(), helpful_no: int() })),
     summary: 'Answers "was this article helpful?" (body {"helpful": true|false}) and returns the article\'s helpful_yes and helpful_no counts.',

@@ -29,7 +29,7 @@ const listQuery = z
     min_volume: query.decimal().optional().describe('Inclusive lower bound of the 24h USD volume.'),
     max_volume: query.decimal().optional(),
     ids: query.intList(1000).optional().describe('CSV of exchange ids; ids and slugs take at most 100 selectors combined.'),
-    slugs: query.slugList(2000).optional().describe('CSV of exchange slugs.'),
+    slugs: query.slugList('exchange', 2000).optional().describe('CSV of exchange slugs.'),
     sort: query.sort(SORTABLE, 100).optional().describe(`Comma-separated fields, - for descending, nulls last: ${SORTABLE.join(', ')}. Default: rank.`),
   })
   .superRefine(capCombined(['ids', 'slugs'], 100));
@@ -119,7 +119,7 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}', cache: MARKET_CACHE, operationId: 'getExchangeDetail', tag: 'Exchanges', plan: 'free', params: slugParams,
+    method: 'get', path: '/exchanges/{slug}', cache: MARKET_CACHE, operationId: 'getExchangeDetail', tag: 'Exchanges', plan: 'free', params: slugParams('exchange'),
     response: envelope(exchangeDetail),
     summary: 'Venue detail: type (cex, dex or null, from the taxonomy), rank, 24h volume and dominance, changes, pairs, assets, established, location, website.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
@@ -128,7 +128,7 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}/trust-score', cache: MARKET_CACHE, operationId: 'getExchangeTrustScore', tag: 'Exchanges', plan: 'free', params: slugParams,
+    method: 'get', path: '/exchanges/{slug}/trust-score', cache: MARKET_CACHE, operationId: 'getExchangeTrustScore', tag: 'Exchanges', plan: 'free', params: slugParams('exchange'),
     response: envelope(trustScore),
     summary: 'Trust score 0-10, the weighted mean of a 13-factor breakdown (rank, volume, age, volume trend and stability, rank stability, ticker health, pairs, community, assets, dominance, market breadth, transparency), each 0-10; null for an unranked venue.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
@@ -137,7 +137,7 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}/history', cache: MARKET_CACHE, operationId: 'exchangeHistory', tag: 'Exchanges', plan: 'free', params: slugParams,
+    method: 'get', path: '/exchanges/{slug}/history', cache: MARKET_CACHE, operationId: 'exchangeHistory', tag: 'Exchanges', plan: 'free', params: slugParams('exchange'),
     response: envelope(z.array(historyRow), z.object({ exchange: text(), interval: z.enum(['minutely', 'hourly', 'daily']), count: int(), retention: text() })),
     query: z.object({
       interval: z.enum(['minutely', 'hourly', 'daily']).optional().default('daily'),
@@ -155,7 +155,7 @@ export const exchangeRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/exchanges/{slug}/sparkline', cache: MARKET_CACHE, operationId: 'exchangeSparkline', tag: 'Exchanges', plan: 'free', params: slugParams,
+    method: 'get', path: '/exchanges/{slug}/sparkline', cache: MARKET_CACHE, operationId: 'exchangeSparkline', tag: 'Exchanges', plan: 'free', params: slugParams('exchange'),
     response: envelope(sparkline, z.object({ exchange: text(), period: z.enum(PERIODS), count: int() })),
     query: z.object({ period: z.enum(PERIODS).optional().default('7d') }),
     summary: 'The venue\'s 24h-volume series over the period: at most 480 points, oldest first, with the true low, high and percent change.',
@@ -166,13 +166,13 @@ export const exchangeRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/tickers', cache: MARKET_CACHE, operationId: 'exchangeMarkets', tag: 'Exchanges', plan: 'free',
-    params: slugParams, query: tickerQuery, response: tickerPage,
+    params: slugParams('exchange'), query: tickerQuery, response: tickerPage,
     summary: 'The venue\'s tickers (its markets), with the ticker list\'s filters and sort, paginated.',
     handler: tickerHandler('exchange'),
   }),
   defineRoute({
     method: 'get', path: '/exchanges/{slug}/assets', cache: MARKET_CACHE, operationId: 'exchangeCoins', tag: 'Exchanges', plan: 'free',
-    params: slugParams, query: coinListQuery, response: pageOf(coinRow),
+    params: slugParams('exchange'), query: coinListQuery, response: pageOf(coinRow),
     summary: 'Coins the venue lists (as base or quote), in the coin list\'s row shape, filters and sort, paginated.',
     handler: (input) => coinListPage(input, 'all', input.deps.sql`market.exchange_coin_ids(${input.params.slug})`),
   }),

@@ -131,7 +131,7 @@ function seriesRoute(indicator: Indicator) {
     plan: periods?.higher
       ? (q: { period?: number }) => (periods.higher!.periods.includes(q.period!) ? [indicator.plan, periods.higher!.plan] : indicator.plan)
       : indicator.plan,
-    params: slugParams,
+    params: slugParams('coin'),
     response: envelope(z.array(z.object({ date: day(), ...indicator.columns })), z.object({
       coin: text('The coin slug.'),
       indicator: z.literal(indicator.name),
@@ -167,7 +167,7 @@ export const indicatorRoutes = [
     tag: 'Indicators',
     summary: 'Every indicator’s latest reading with a state (bullish, bearish, neutral, overbought, oversold), a score and the raw data.',
     plan: 'pro',
-    params: slugParams,
+    params: slugParams('coin'),
     query: z.object({}),
     response: envelope(z.array(IndicatorReading), z.object({ coin: text('The coin slug.'), date: day('The latest daily bar.') })),
     handler: async ({ params, deps: { sql } }) => {

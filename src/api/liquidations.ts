@@ -9,6 +9,7 @@ import { LIQUIDATIONS_CACHE } from '../http/cache.ts';
 import { defineRoute } from '../http/routes.ts';
 import { day, decimal, envelope, int, number, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
+import { slug } from '../validators.ts';
 
 const DEFAULT_PER_PAGE = 50;
 export const LIQUIDATION_NOTE = 'Source coverage: OKX swap markets.';
@@ -39,7 +40,7 @@ export const liquidationRoutes = [
     method: 'get', path: '/liquidations', operationId: 'liquidationFeed', tag, plan: 'free', cache: LIQUIDATIONS_CACHE,
     query: z.object({
       ...paginationQuery,
-      exchange: z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be an exchange slug.').optional().describe('Exchange slug, e.g. okx.'),
+      exchange: slug('exchange').optional().describe('Exchange slug, e.g. okx.'),
       instrument: z.enum(['future', 'option', 'swap', 'spot', 'margin']).optional(),
       position: z.enum(['long', 'short']).optional().describe('Side of the liquidated position.'),
       order: z.enum(['buy', 'sell']).optional().describe('Side of the fill that closed the position.'),

@@ -7,12 +7,11 @@ import { defineRoute, type HandlerInput } from '../http/routes.ts';
 import { decimal, envelope, int, number, pageOf, resource, text, timestamp } from '../http/schemas.ts';
 import { query, slugParams } from '../http/validation.ts';
 import { listOrNull } from './coins.ts';
+import { slug } from '../validators.ts';
 
 const TICKER_SORTABLE = ['volume_usd', 'change_24h', 'price_usd', 'updated'] as const;
 const INSTRUMENTS = ['future', 'option', 'swap', 'spot', 'margin'] as const;
 const DEFAULT_PER_PAGE = 100;
-
-const slug = () => z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be a slug (lowercase letters, digits and dashes).');
 
 // Response shapes (api.ticker_rows, api.pair_rows, api.coin_symbols). Prices in quote units are
 // decimal strings.
@@ -45,7 +44,7 @@ const symbolRow = z.object({
 /** The ticker lists' query (the reference's set Q2): /tickers, /exchanges/{slug}/tickers, /coins/{slug}/markets. */
 export const tickerQuery = z.object({
   ...paginationQuery,
-  exchange: slug().optional().describe('Only the tickers of this venue (slug).'),
+  exchange: slug('exchange').optional().describe('Only the tickers of this venue (slug).'),
   pair: query.int(1, 2_147_483_647).optional().describe('Only the tickers of this pair id.'),
   instrument: z
     .string()
@@ -91,12 +90,12 @@ export const tickerHandler =
 export const marketRoutes = [
   defineRoute({
     method: 'get', path: '/coins/{slug}/markets', cache: MARKET_CACHE, operationId: 'coinMarkets', tag: 'Markets', plan: 'free',
-    params: slugParams, query: tickerQuery, response: tickerPage,
+    params: slugParams('coin'), query: tickerQuery, response: tickerPage,
     summary: 'Every ticker whose pair has the coin as base or quote, with the ticker list\'s filters and sort, paginated.',
     handler: tickerHandler('coin'),
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}/symbols', cache: MARKET_CACHE, operationId: 'coinTradingSymbols', tag: 'Markets', plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}/symbols', cache: MARKET_CACHE, operationId: 'coinTradingSymbols', tag: 'Markets', plan: 'free', params: slugParams('coin'),
     response: envelope(z.array(symbolRow), z.object({ coin: text(), count: int() })),
     summary: 'The coin\'s raw trading symbols per venue (e.g. XBT/USD, BTC-USDT-SWAP), with pair, quote and instrument.',
     handler: async ({ params: { slug: coin }, deps: { sql } }) => {
@@ -114,7 +113,7 @@ export const marketRoutes = [
     query: z.object({
       ...paginationQuery,
       search: z.string().max(50).optional().describe('Case-insensitive substring of the pair symbol (BTC/USDT).'),
-      coin: slug().optional().describe('Only pairs with this coin (slug) as base or quote.'),
+      coin: slug('coin').optional().describe('Only pairs with this coin (slug) as base or quote.'),
       min_volume: query.decimal().optional(),
       max_volume: query.decimal().optional(),
       sort: z.enum(['volume_usd', '-volume_usd', 'updated', '-updated']).optional().default('-volume_usd'),

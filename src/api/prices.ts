@@ -6,6 +6,7 @@ import { defineRoute } from '../http/routes.ts';
 import { query, slugParams } from '../http/validation.ts';
 import { day, decimal, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
 import { capSelectors, listOrNull, selectorFields } from './coins.ts';
+import { slug } from '../validators.ts';
 
 // Which currencies exist is the database's business (market.fx_rates): the format is checked here,
 // an unknown code by market.fx_rate, whose MD422 names the convert parameter.
@@ -62,7 +63,7 @@ export const priceRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/prices/{slug}', cache: MARKET_CACHE, operationId: 'getACoinPrice', tag: 'Prices', plan: 'free',
-    params: slugParams,
+    params: slugParams('coin'),
     query: z.object({ convert }),
     response: envelope(priceRow, priceMeta),
     summary: 'The current price row of one coin, optionally converted into a fiat currency.',
@@ -74,7 +75,7 @@ export const priceRoutes = [
   defineRoute({
     method: 'get', path: '/historical-price', cache: MARKET_CACHE, operationId: 'historicalPrice', tag: 'Prices', plan: 'free',
     query: z.object({
-      slug: z.string().min(1).max(200),
+      slug: slug('coin').describe('Coin slug, e.g. bitcoin; any case.'),
       date: query.historyDate().describe('YYYY-MM-DD, after 2008-12-31 and not in the future (UTC).'),
     }),
     response: envelope(historicalPrice, z.object({ price_date: day('The day whose close it is: the date, else the nearest within 3 days.') })),

@@ -6,10 +6,11 @@ import { z } from 'zod';
 import { defineRoute } from '../http/routes.ts';
 import { day, envelope, int, number, resource, text, timestamp } from '../http/schemas.ts';
 import { query, slugParams } from '../http/validation.ts';
+import { slug } from '../validators.ts';
 
 const tag = 'Sentiment';
 const scopeQuery = z.object({
-  coin: z.string().regex(/^[a-z0-9-]{1,120}$/, 'Must be a coin slug.').optional().describe('Coin slug for a per-coin reading; omit for the market.'),
+  coin: slug('coin').optional().describe('Coin slug for a per-coin reading; omit for the market.'),
 });
 
 
@@ -118,7 +119,7 @@ export const sentimentRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/coins/{slug}/votes', operationId: 'communityVoteTallies', tag, plan: 'free', params: slugParams,
+    method: 'get', path: '/coins/{slug}/votes', operationId: 'communityVoteTallies', tag, plan: 'free', params: slugParams('coin'),
     // a vote just cast shows in the tally: read where it was written
     reads: 'primary',
     response: envelope(resource('CoinVotes', z.object(votes)), voteMeta),
@@ -129,7 +130,7 @@ export const sentimentRoutes = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/coins/{slug}/votes', operationId: 'castASentimentVote', tag, plan: 'free', params: slugParams,
+    method: 'post', path: '/coins/{slug}/votes', operationId: 'castASentimentVote', tag, plan: 'free', params: slugParams('coin'),
     body: z.object({ vote: z.enum(['bullish', 'bearish']).describe('Your sentiment: bullish or bearish.') }),
     response: envelope(z.object({ ...votes, your_vote: z.enum(['bullish', 'bearish']) }), voteMeta),
     summary: "Casts the key owner's vote on the coin: one per owner and coin per rolling 24 hours; voting again inside the window changes that vote.",

@@ -20,9 +20,9 @@ const listQuery = z
     search: z.string().max(100).optional().describe('Case-insensitive substring of the wallet name or slug.'),
     min_score: score().optional().describe('Inclusive lower bound of the score (0-100).'),
     max_score: score().optional().describe('Inclusive upper bound of the score (0-100).'),
-    tags: query.slugList(1000).optional().describe('CSV of tag slugs (see a wallet\'s categories); a wallet must carry all of them.'),
+    tags: query.slugList('tag', 1000).optional().describe('CSV of tag slugs (see a wallet\'s categories); a wallet must carry all of them.'),
     ids: query.intList(1000).optional().describe('CSV of wallet ids; ids and slugs take at most 100 selectors combined.'),
-    slugs: query.slugList(2000).optional().describe('CSV of wallet slugs.'),
+    slugs: query.slugList('wallet', 2000).optional().describe('CSV of wallet slugs.'),
     sort: query.sort(SORTABLE, 100).optional().describe(`Comma-separated fields, - for descending, nulls last: ${SORTABLE.join(', ')}.`),
   })
   .superRefine(capCombined(['ids', 'slugs'], 100));
@@ -86,7 +86,7 @@ export const walletRoutes = [
     response: envelope(z.array(wallet).min(2).max(4), z.object({ top_score: topScore, count: int() })),
     query: z.object({
       slugs: query
-        .slugList(1000)
+        .slugList('wallet', 1000)
         .refine((items) => items.length >= 2 && items.length <= 4, 'Give 2 to 4 wallet slugs.')
         .refine((items) => new Set(items).size === items.length, 'Each wallet may be given once.')
         .describe('CSV of 2 to 4 wallet slugs, compared in that order.'),
@@ -99,7 +99,7 @@ export const walletRoutes = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/wallets/{slug}', cache: CONTENT_CACHE, operationId: 'getWalletDetail', tag, plan: 'free', params: slugParams,
+    method: 'get', path: '/wallets/{slug}', cache: CONTENT_CACHE, operationId: 'getWalletDetail', tag, plan: 'free', params: slugParams('wallet'),
     response: envelope(wallet, z.object({ top_score: topScore })),
     summary: 'Wallet detail: the list fields plus website, description, highlights (pros and cons texts) and its tags grouped by taxonomy category (`categories`: [{group, name, tags: [{slug, name, value}]}]); status is Active or Discontinued.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
@@ -110,7 +110,7 @@ export const walletRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/wallets/{slug}/assets', cache: CONTENT_CACHE, operationId: 'walletSupportedCoins', tag, plan: 'free',
-    params: slugParams, query: coinListQuery, response: pageOf(coinRow),
+    params: slugParams('wallet'), query: coinListQuery, response: pageOf(coinRow),
     summary: 'Coins the wallet supports, in the coin list\'s row shape, filters and sort, paginated.',
     handler: (input) => coinListPage(input, 'all', input.deps.sql`market.wallet_coin_ids(${input.params.slug})`),
   }),

@@ -2,15 +2,14 @@
 // schemas accept is what the SQL importers (sql/functions/725_import_wallets.sql,
 // 730_import_editorial.sql) write; the database's checks stand behind them.
 import { z } from 'zod';
+import { date, locale, storedSlug } from '../validators.ts';
 
-const slug = z.string().max(120).regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'Must be a slug (lowercase letters, digits and single dashes).');
+const slug = storedSlug();
 const url = z.string().max(2000).regex(/^https?:\/\/\S+$/, 'Must be an http(s) URL.');
-const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'Must be a date (YYYY-MM-DD).').refine((value) => !Number.isNaN(Date.parse(value)), 'Must be a real date.');
 const instant = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, 'Must be an ISO 8601 date-time with an offset, e.g. 2026-01-31T09:00:00Z.')
   .refine((value) => !Number.isNaN(Date.parse(value)), 'Must be a real date-time.');
-const locale = z.string().regex(/^[a-z]{2}(-[A-Z]{2})?$/, 'Must be a locale such as en, de or pt-BR.');
 const text = (max: number) => z.string().trim().min(1).max(max);
 const status = z.enum(['ACTIVE', 'DRAFT', 'ARCHIVED']);
 const uniqueSlugs = z.array(slug).max(500).refine((items) => new Set(items).size === items.length, 'Must not repeat a slug.');
@@ -44,7 +43,7 @@ const wallet = z.strictObject({
   // a JSON number: PostgreSQL reads it from the jsonb as numeric, never through a float
   score: z.number().min(0).max(100).refine((value) => Math.round(value * 10) === value * 10, 'At most one decimal.'),
   price_model: z.enum(['free', 'freemium', 'paid']),
-  released_at: date.optional(),
+  released_at: date().optional(),
   description: text(5000).optional(),
   pros: z.array(text(300)).max(50).optional(),
   cons: z.array(text(300)).max(50).optional(),
@@ -79,16 +78,13 @@ export const articlesFile = z.strictObject({
   articles: keyedList(
     z
       .strictObject({
-        slug: z.string().max(200).regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'Must be a slug (lowercase letters, digits and single dashes).'),
+        slug: storedSlug(200),
         status: status.optional(),
         tags: z.array(z.enum(['news', 'guide', 'tutorial', 'explainer', 'analysis', 'review', 'trading', 'overview', 'information'])).optional(),
         hero_image: url.optional(),
         published_at: instant,
         updated_at: instant.optional(),
-        // English complete; any other locale may leave fields out (they fall back to English)
-        translations: z
-          .record(locale, z.strictObject({ title: articleText.title.optional(), subtitle: articleText.subtitle, body: articleText.body.optional() }))
-          .superRefine(requireEnglish(['title', 'body'])),
+        translations: translations({ title: articleText.title.optional(), subtitle: articleText.subtitle, body: articleText.body.optional() }, ['title', 'body']),
         ...related,
       })
       .superRefine(notBefore('updated_at', 'published_at')),
@@ -131,9 +127,7 @@ export const insightsFile = z.strictObject({
         sentiment: z.enum(['bullish', 'bearish', 'neutral']).optional(),
         first_reported_at: instant,
         last_updated_at: instant.optional(),
-        translations: z
-          .record(locale, z.strictObject({ title: text(300).optional(), summary: text(1000).optional(), body: text(50_000).optional() }))
-          .superRefine(requireEnglish(['title'])),
+        translations: translations({ title: text(300).optional(), summary: text(1000).optional(), body: text(50_000).optional() }, ['title']),
         ...related,
       })
       .superRefine(notBefore('last_updated_at', 'first_reported_at')),
@@ -151,6 +145,11 @@ export const CONTENT_FILES = [
 ] as const;
 
 export type ContentKind = (typeof CONTENT_FILES)[number]['kind'];
+
+/** Texts by locale: English complete (with `required`), as every other locale falls back to it field by field. */
+function translations<Shape extends z.ZodRawShape>(fields: Shape, required: (keyof Shape & string)[]) {
+  return z.record(locale, z.strictObject(fields)).superRefine(requireEnglish(required));
+}
 
 function requireEnglish(fields: string[]) {
   return (translations: Record<string, Record<string, unknown>>, ctx: z.RefinementCtx) => {

@@ -1,5 +1,6 @@
 // zod failures become 422 `validation` with details.errors: {field: [message, ...]}.
 import { z } from 'zod';
+import { csv, date, isoInstant, slug, slugList, type SlugOf } from '../validators.ts';
 
 export function fieldErrors(error: z.ZodError, prefix = ''): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
@@ -107,12 +108,11 @@ export const collectingParser =
     return undefined;
   };
 
-const csv = (maxLength: number) =>
-  z.string().max(maxLength).transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
-
 /** Query-string building blocks: a query value is a string; these turn it into typed values. */
-/** The `{slug}` path parameter of every route under a coin, exchange, wallet or article. */
-export const slugParams = z.object({ slug: z.string().min(1).max(200).describe('Its slug, as the collection lists it (e.g. bitcoin).') });
+/** The `{slug}` path parameter of every route under a coin, exchange, wallet or article: either case, lowercased. */
+export const slugParams = (of: SlugOf, max?: number) =>
+  z.object({ slug: slug(of, max).describe(`The ${of}'s slug, as the collection lists it (e.g. ${EXAMPLES[of]}); any case.`) });
+const EXAMPLES: Record<SlugOf, string> = { coin: 'bitcoin', exchange: 'binance', wallet: 'ledger-nano-x', article: 'what-is-bitcoin', tag: 'hardware', asset: 'bitcoin' };
 
 /** Today's date (UTC), YYYY-MM-DD. */
 export const today = () => new Date().toISOString().slice(0, 10);
@@ -132,11 +132,8 @@ export const query = {
     csv(maxLength)
       .refine((items) => items.every((item) => /^[1-9]\d{0,8}$/.test(item)), 'Must be a comma-separated list of positive integers.')
       .transform((items) => items.map(Number)),
-  /** a CSV of slugs (lowercase letters, digits and dashes), compared in lowercase */
-  slugList: (maxLength: number) =>
-    csv(maxLength)
-      .transform((items) => items.map((item) => item.toLowerCase()))
-      .refine((items) => items.every((item) => /^[a-z0-9-]{1,120}$/.test(item)), 'Must be a comma-separated list of slugs.'),
+  /** a CSV of slugs of one kind, each lowercased */
+  slugList,
   /**
    * A multi-field sort, e.g. sort=-marketcap,rank: fields from `fields`, a leading - for
    * descending, each field once. Yields the tokens as given ('-marketcap', 'rank').
@@ -150,7 +147,7 @@ export const query = {
       if (new Set(names).size !== names.length) ctx.addIssue({ code: 'custom', message: 'Each sort field may be given once.' });
     }),
   /** a calendar date YYYY-MM-DD */
-  date: () => z.string().refine((value) => isoInstant(value, false) !== null && value.length === 10, 'Must be a date (YYYY-MM-DD).'),
+  date,
   /** A day of the history's era (as market.check_calculator_date has it in SQL): after 2008-12-31 and not in the future (UTC). */
   historyDate: () =>
     query.date().refine((value) => value > '2008-12-31', 'Must be after 2008-12-31.').refine((value) => value <= today(), 'Must not be in the future.'),
@@ -172,24 +169,6 @@ export const query = {
         return instant;
       }),
 };
-
-// A `+` in an unencoded query string arrives as a space: ' 02:00' is read as the offset '+02:00'.
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,6})?)?(Z|[+\- ]\d{2}:?\d{2})?)?$/;
-
-function isoInstant(value: string, endOfDay: boolean): string | null {
-  const match = ISO_INSTANT.exec(value);
-  if (!match) return null;
-  const [, year, month, day, hour, minute, second = '00', fraction = '', offset] = match;
-  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
-  // Date.UTC rolls 2026-02-30 over into March: a valid date survives the round trip unchanged.
-  if (date.getUTCFullYear() !== Number(year) || date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day)) return null;
-  const ymd = `${year}-${month}-${day}`;
-  if (hour === undefined) return endOfDay ? `${ymd}T23:59:59.999999Z` : `${ymd}T00:00:00Z`;
-  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return null;
-  if (offset && offset !== 'Z' && (Number(offset.slice(1, 3)) > 14 || Number(offset.slice(-2)) > 59)) return null;
-  const zone = !offset || offset === 'Z' ? 'Z' : `${offset[0] === ' ' ? '+' : offset[0]}${offset.slice(1, 3)}:${offset.slice(-2)}`;
-  return `${ymd}T${hour}:${minute}:${second}${fraction}${zone}`;
-}
 
 /**
  * Caps several list parameters taken together, e.g. ids + slugs + symbols at most 100: use as

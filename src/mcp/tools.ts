@@ -9,6 +9,7 @@ import { withAbsoluteLogos } from '../http/logos.ts';
 import { API_PREFIX, routePlan, type Deps, type RouteSpec } from '../http/routes.ts';
 import { collectingParser, queryTextErrors } from '../http/validation.ts';
 import { admitMcp, mcpPlan } from './auth.ts';
+import { date, slug as slugOf } from '../validators.ts';
 
 type Args = Record<string, unknown>;
 type Scalar = string | number | boolean;
@@ -40,7 +41,8 @@ const coinRow = z.looseObject({ id: z.number(), slug: z.string(), symbol: z.stri
 const exchangeRow = z.looseObject({ id: z.number(), slug: z.string(), name: z.string() });
 
 // Argument building blocks, with the bounds of the matching query parameters.
-const slug = z.string().min(1).max(200).describe('The slug, e.g. bitcoin.');
+const slug = slugOf('coin').describe('The coin\'s slug, e.g. bitcoin; any case.');
+const exchangeSlug = slugOf('exchange').describe('The exchange\'s slug, e.g. binance; any case.');
 const pageArgs = {
   page: z.number().int().min(1).max(1_000_000).optional().describe('Page number, default 1.'),
   per_page: z.number().int().min(1).max(250).optional().describe('Rows per page (the plan caps it), default 100.'),
@@ -73,7 +75,7 @@ export const TOOLS: McpTool[] = [
     description: 'Current price, market cap, 24h volume and changes of up to 100 coins chosen by ids, slugs or symbols, optionally in a fiat currency.',
     input: {
       ids: z.array(z.number().int().min(1).max(999_999_999)).max(100).optional().describe('Coin ids.'),
-      slugs: z.array(z.string().regex(/^[a-z0-9-]{1,120}$/)).max(100).optional().describe('Coin slugs.'),
+      slugs: z.array(slugOf('coin')).max(100).optional().describe('Coin slugs.'),
       symbols: z.array(z.string().min(1).max(20)).max(100).optional().describe('Symbols, case-insensitive.'),
       convert: currency,
     },
@@ -98,7 +100,7 @@ export const TOOLS: McpTool[] = [
   {
     name: 'get_historical_price', title: 'Price on a past date',
     description: "One coin's USD close on a past date (UTC), or the nearest day's within 3 days (meta.price_date says which).",
-    input: { slug, date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe('YYYY-MM-DD, after 2008-12-31, not in the future.') },
+    input: { slug, date: date().describe('YYYY-MM-DD, after 2008-12-31, not in the future.') },
     output: envelope(row, z.looseObject({ price_date: z.string().nullable() })),
     request: ({ slug, date }) => ({ operationId: 'historicalPrice', query: { slug: slug as string, date: date as string } }),
     text: (body) => `Price on ${body.meta.price_date}: ${JSON.stringify(body.data)}`,
@@ -144,7 +146,7 @@ export const TOOLS: McpTool[] = [
   {
     name: 'get_fear_greed', title: 'Fear & Greed index',
     description: 'The current Fear & Greed reading (0-100 with its band, and its components) for the whole market or one coin.',
-    input: { coin: z.string().regex(/^[a-z0-9-]{1,120}$/).optional().describe('Coin slug; omit for the whole market.') },
+    input: { coin: slugOf('coin').optional().describe('Coin slug; omit for the whole market.') },
     output: envelope(row),
     request: ({ coin }) => ({ operationId: 'fearGreedIndex', query: { coin: coin as string } }),
     text: (body) => `Fear & Greed (${body.meta.scope ?? 'market'}): ${body.data.index ?? 'n/a'} ${body.data.regime ?? ''}`.trim(),
@@ -161,8 +163,8 @@ export const TOOLS: McpTool[] = [
     name: 'convert_currency', title: 'Convert between assets',
     description: 'Converts an amount of a coin or fiat currency into up to ten others through USD; values are decimal strings, the echoed amount a number.',
     input: {
-      from: z.string().min(1).max(120).describe('Source asset: coin slug (bitcoin) or fiat code (usd).'),
-      to: z.array(z.string().regex(/^[A-Za-z0-9-]{1,120}$/)).min(1).max(10).describe('Target assets: coin slugs or fiat codes.'),
+      from: slugOf('asset').describe('Source asset: coin slug (bitcoin) or fiat code (usd).'),
+      to: z.array(slugOf('asset')).min(1).max(10).describe('Target assets: coin slugs or fiat codes.'),
       amount: z.string().max(40).regex(/^\d+(\.\d+)?$/).optional().describe('Non-negative decimal string, default "1".'),
     },
     output: envelope(row),
@@ -184,7 +186,7 @@ export const TOOLS: McpTool[] = [
   {
     name: 'get_exchange', title: 'Exchange detail',
     description: 'One exchange: type, rank, 24h volume and dominance, changes, pairs, assets, established, location, website.',
-    input: { slug },
+    input: { slug: exchangeSlug },
     output: z.object({ data: exchangeRow }),
     request: ({ slug }) => ({ operationId: 'getExchangeDetail', params: { slug: slug as string } }),
     text: (body) => `${body.data.name}: rank ${body.data.rank ?? 'n/a'}, 24h volume ${body.data.volume_24h ?? body.data.volume ?? 'n/a'} USD.`,
@@ -192,7 +194,7 @@ export const TOOLS: McpTool[] = [
   {
     name: 'get_exchange_trust_score', title: 'Exchange trust score',
     description: 'Trust score 0-10 of an exchange with its 13-factor breakdown (rank, volume, age, volume trend, stability, rank stability, ticker health, pairs, community, assets, dominance, market breadth, transparency), each 0-10.',
-    input: { slug },
+    input: { slug: exchangeSlug },
     output: z.object({ data: row }),
     request: ({ slug }) => ({ operationId: 'getExchangeTrustScore', params: { slug: slug as string } }),
     text: (body) => `Trust score: ${body.data.trust_score ?? body.data.score ?? 'n/a'}.`,
@@ -200,7 +202,7 @@ export const TOOLS: McpTool[] = [
   {
     name: 'get_coin_markets', title: 'Markets of a coin',
     description: 'The tickers (exchange, pair, price, 24h volume) trading a coin as base or quote, by volume.',
-    input: { slug, exchange: z.string().regex(/^[a-z0-9-]{1,120}$/).optional().describe('Only this exchange (slug).'), ...pageArgs },
+    input: { slug, exchange: slugOf('exchange').optional().describe('Only this exchange (slug).'), ...pageArgs },
     output: page(row),
     request: ({ slug, ...query }) => ({ operationId: 'coinMarkets', params: { slug: slug as string }, query: query as Record<string, Scalar> }),
     text: (body) => total(body, 'markets'),
@@ -228,8 +230,8 @@ export const TOOLS: McpTool[] = [
       slug,
       amount: z.string().regex(/^\d+(\.\d+)?$/).describe('USD per buy, 0.01-1,000,000,000, as a decimal string.'),
       interval: z.enum(['daily', 'weekly', 'monthly', 'quarterly', 'annually', 'yearly']),
-      start: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe('First buy, YYYY-MM-DD.'),
-      end: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().describe('Last possible buy, default today.'),
+      start: date().describe('First buy, YYYY-MM-DD.'),
+      end: date().optional().describe('Last possible buy, default today.'),
       series: z.boolean().optional().describe('Also return one row per buy.'),
     },
     output: envelope(z.object({ summary: z.looseObject({ invested: z.number(), accumulated: z.number(), final_value: z.number(), profit: z.number(), roi: z.number().nullable(), total_invested: decimal }), series: z.array(row).nullable() })),

@@ -8,6 +8,7 @@ import postgres from 'postgres';
 import { message, query, splitMessages, sync } from '../../src/db/embedded/protocol.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { until } from '../helpers/wait.ts';
 
 const embedded = embeddedOnly(test, 'the multiplexer stands in front of the embedded database alone');
 
@@ -199,13 +200,7 @@ async function rawClient() {
   const socket = connectSocket({ host: '127.0.0.1', port: db.embeddedPort! });
   let received = Buffer.alloc(0);
   socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
-  const waitFor = async (type: string) => {
-    for (let i = 0; i < 200; i++) {
-      if (splitMessages(received).messages.some((msg) => msg.type === type)) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error(`no ${type} message`);
-  };
+  const waitFor = (type: string) => until(`a ${type} message`, () => splitMessages(received).messages.some((msg) => msg.type === type), { timeoutMs: 2000, everyMs: 10 });
   const params = Buffer.from('user\0postgres\0database\0postgres\0\0');
   const startup = Buffer.alloc(8);
   startup.writeInt32BE(8 + params.length, 0);

@@ -8,6 +8,7 @@ import { silentLogger } from '../../src/log.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { onServer, replicaOnly, replicaUrl } from '../helpers/targets.ts';
+import { until } from '../helpers/wait.ts';
 
 const run = replicaOnly(test, 'needs a streaming replica of the server');
 
@@ -24,15 +25,9 @@ const onReplica = (databaseUrl: string) => {
   return url.toString();
 };
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+
+// a replica refuses connections while it starts: an error is "not yet"
+const untilReplica = <T>(what: string, probe: () => Promise<T>) => until(what, () => probe().catch(() => undefined), { timeoutMs: 20_000, everyMs: 100 });
 
 test.before(async () => {
   if (!onServer || !replicaUrl) return;
@@ -42,7 +37,7 @@ test.before(async () => {
   await db.sql`insert into market.coin_state (coin_id, price, volume_24h, marketcap) values (401, 100, 5000, 100000)`;
   ({ key } = await createKey(db.sql, { plan: 'pro', owner: 'replica-test', scope: 'data-api' }));
   replica = createSql({ url: onReplica(db.url), pooled: false, embedded: false }, { max: 1 });
-  await until('the test database on the replica', async () => (await replica`select 1 from app.api_keys`).length === 1);
+  await untilReplica('the test database on the replica', async () => (await replica`select 1 from app.api_keys`).length === 1);
 });
 
 test.after.always(async () => {
@@ -81,11 +76,11 @@ const statuses = async (service: RunningService) => {
 };
 
 const waitForStatuses = (service: RunningService, expected: string[]) =>
-  until(`replica statuses ${expected.join(', ')}`, async () => JSON.stringify(await statuses(service)) === JSON.stringify(expected));
+  untilReplica(`replica statuses ${expected.join(', ')}`, async () => JSON.stringify(await statuses(service)) === JSON.stringify(expected));
 
 async function pauseReplay() {
   await replica`select pg_wal_replay_pause()`;
-  await until('replay paused', async () => (await replica`select pg_get_wal_replay_pause_state() as state`)[0]!.state === 'paused');
+  await untilReplica('replay paused', async () => (await replica`select pg_get_wal_replay_pause_state() as state`)[0]!.state === 'paused');
 }
 
 async function setPrice(value: number) {
@@ -138,7 +133,7 @@ run.serial('once replay resumes and catches up, the replica serves reads again',
   await setPrice(300);
   t.is(await price(service), '200', 'the replica answered again');
   await replica`select pg_wal_replay_resume()`;
-  await until('price 300 on the replica', async () => (await replica`select price::text from market.coin_state where coin_id = 401`)[0]!.price === '300');
+  await untilReplica('price 300 on the replica', async () => (await replica`select price::text from market.coin_state where coin_id = 401`)[0]!.price === '300');
 });
 
 run.serial('a replica that is down, or a server not in recovery, is skipped; round robin serves from the healthy one', async (t) => {

@@ -13,6 +13,7 @@ import type { MailConfig } from '../../src/mail/smtp.ts';
 import { defineRoute } from '../../src/http/routes.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startMailbox, type Mailbox } from '../../dev/mailbox.ts';
+import { until } from '../helpers/wait.ts';
 
 // Retries wait 50, 250 and 1250 ms here (1, 5 and 25 minutes in production).
 const RETRY_BASE_MS = 50;
@@ -48,13 +49,6 @@ test.after.always(async () => {
   await db?.close();
 });
 
-async function until(condition: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** An e-mail alarm of `owner` (address `email`) on alpha, above `target`; returns its id. */
 async function emailAlarm(owner: string, email: string, target: string, name = 'Alpha up') {
@@ -77,7 +71,7 @@ const attemptsOf = (owner: string) =>
     select a.outcome, a.smtp_code, a.response from app.email_attempts a
     join app.email_messages m on m.id = a.message_id where m.owner = ${owner} order by a.id`;
 const settled = (owner: string, count = 1) =>
-  until(async () => (await messagesOf(owner)).filter((m) => m.status !== 'pending').length >= count, `${count} settled e-mails of ${owner}`);
+  until(`${count} settled e-mails of ${owner}`, async () => (await messagesOf(owner)).filter((m) => m.status !== 'pending').length >= count);
 const sendJobs = async () =>
   (await db.sql<{ n: number }[]>`
     select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks k on k.id = j.task_id
@@ -116,7 +110,7 @@ test.serial('an alarm that triggers sends exactly one e-mail, with the coin, met
   t.true(mail.html.includes('href="https://api.example.com/api/v1/alarms"'));
   const [alarm] = await db.sql`select status, triggered_value::text as value from app.alarms where id = ${alarmId}`;
   t.deepEqual({ ...alarm }, { status: 'triggered', value: '150.5000' });
-  await until(async () => (await sendJobs()) === 0, 'no send_email job left');
+  await until('no send_email job left', async () => (await sendJobs()) === 0);
   t.is(sentTo('ann@example.com').length, 1, 'still exactly one');
 });
 
@@ -129,7 +123,7 @@ test.serial('settled e-mails are kept for the outbox retention, then dropped whe
       ('rita', 'alarm.triggered', 'rita@example.com', '{}', 'delivered', now() - interval '2 days', now() - interval '1 day')`;
   try {
     t.is(await trigger('700'), 1);
-    await until(async () => (await messagesOf('rita')).every((m) => m.status !== 'pending'), 'rita\'s new e-mail settled');
+    await until('rita\'s new e-mail settled', async () => (await messagesOf('rita')).every((m) => m.status !== 'pending'));
   } finally {
     await db.sql`update market.coin_state set price = 100 where coin_id = 501`;
   }
@@ -143,7 +137,7 @@ test.serial('SMTP down: the e-mail is deferred and retried with back-off, then d
   try {
     await emailAlarm('dan', 'dan@example.com', '200');
     t.is(await trigger('200'), 1);
-    await until(async () => (await attemptsOf('dan')).filter((a) => a.outcome === 'deferred').length >= 1, 'a deferred attempt');
+    await until('a deferred attempt', async () => (await attemptsOf('dan')).filter((a) => a.outcome === 'deferred').length >= 1);
     const [first] = await attemptsOf('dan');
     t.like(first, { outcome: 'deferred', smtp_code: null });
     t.regex(first!.response!, /ECONNREFUSED|ESOCKET|ECONNECTION/);
@@ -173,7 +167,7 @@ test.serial('a temporary rejection (451) is deferred and retried; a server down 
   runner = await startRunner(gone.url);
   try {
     const [row] = await db.sql<{ id: string }[]>`select app.queue_email('gil', 'alarm.triggered', (select data from app.email_messages where owner = 'gil')) as id`;
-    await until(async () => (await db.sql`select status from app.email_messages where id = ${row!.id}`)[0]!.status !== 'pending', 'the e-mail settles');
+    await until('the e-mail settles', async () => (await db.sql`select status from app.email_messages where id = ${row!.id}`)[0]!.status !== 'pending');
     const [failed] = await db.sql`select status, attempts from app.email_messages where id = ${row!.id}`;
     t.deepEqual({ ...failed }, { status: 'failed', attempts: 4 });
     const outcomes = await db.sql`select outcome from app.email_attempts where message_id = ${row!.id} order by id`;
@@ -193,7 +187,7 @@ test.serial('a bad address is recorded as bounced, not retried, and the alarm is
   t.regex(message!.error!, /No such user/);
   // the job row goes when graphile-worker completes the task, just after the attempt is recorded;
   // a retry, had one been queued, would run 50 ms later and show as a second attempt
-  await until(async () => (await sendJobs()) === 0, 'no send_email job left');
+  await until('no send_email job left', async () => (await sendJobs()) === 0);
   t.deepEqual((await attemptsOf('bea')).map((a) => [a.outcome, a.smtp_code]), [['bounced', 550]], 'one attempt, no retry');
   t.is(sentTo('bounce-bea@example.com').length, 0);
   t.is((await db.sql`select status from app.alarms where id = ${alarmId}`)[0]!.status, 'triggered');
@@ -276,7 +270,7 @@ test.serial('deprecation notices reach each key holder who called the route in t
     endpoint: 'GET /api/v1/old-thing', sunset: '2027-06-30',
     queued: ['flushed', 'recent', 'twokeys'], alreadyNotified: [], noAddress: ['nobody-mail'],
   }]);
-  await until(() => mailbox.accepted.filter((mail) => mail.headers['x-service-event'] === 'deprecation.notice').length >= 3, 'three notices');
+  await until('three notices', () => mailbox.accepted.filter((mail) => mail.headers['x-service-event'] === 'deprecation.notice').length >= 3);
   const notices = mailbox.accepted.filter((mail) => mail.headers['x-service-event'] === 'deprecation.notice');
   t.deepEqual(notices.map((mail) => mail.envelope.to[0]).sort(), ['flushed@example.com', 'recent@example.com', 'twokeys@example.com']);
   const notice = notices[0]!;

@@ -11,6 +11,7 @@ import { AlarmTriggeredEvent } from '../../src/api/alarms.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startReceiver, type Receiver } from '../../dev/webhook-receiver.ts';
+import { until } from '../helpers/wait.ts';
 
 // Retries wait 20, 100 and 500 ms here (1, 5 and 25 minutes in production).
 const RETRY_BASE_MS = 20;
@@ -56,15 +57,8 @@ const attempts = (endpointId: number) =>
   db.sql<{ outcome: string; response_status: number | null; duration_ms: number | null; error: string | null }[]>`
     select a.outcome, a.response_status, a.duration_ms, a.error from app.webhook_attempts a
     join app.webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = ${endpointId} order by a.id`;
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 const settled = async (endpointId: number, count: number) =>
-  until(async () => (await deliveries(endpointId)).filter((d) => d.status !== 'pending').length >= count, `${count} settled deliveries`);
+  until(`${count} settled deliveries`, async () => (await deliveries(endpointId)).filter((d) => d.status !== 'pending').length >= count);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test.serial('a delivery is signed with the endpoint secret: it verifies with it, fails with another, and an old timestamp is rejected', async (t) => {
@@ -199,7 +193,7 @@ test.serial('10 consecutive failed deliveries disable the endpoint; nothing furt
   const hook = await receiver(500);
   const endpoint = await register('failing', hook.url);
   for (let event = 0; event < 10; event++) t.is(await enqueue('failing', { alarm_id: event }), 1);
-  await until(async () => (await endpointRow(endpoint.id)).status === 'disabled', 'the endpoint to be disabled');
+  await until('the endpoint to be disabled', async () => (await endpointRow(endpoint.id)).status === 'disabled');
   await sleep(800);
   t.is(hook.received.length, 40, '10 deliveries x (1 attempt + 3 retries)');
   const perEvent = new Map<string, number>();
@@ -274,6 +268,6 @@ test.serial('a worker killed mid-delivery: its stalled lock is released and the 
   t.deepEqual((await attempts(endpoint.id)).map((a) => a.outcome), ['interrupted', 'succeeded']);
   // graphile-worker removes a job after its task has returned, in a query of its own: the delivery's
   // row says succeeded a moment before the job is gone (seen on a loaded server)
-  await until(async () => (await locked()).length === 0, 'the job removed').catch(() => {});
+  await until('the job removed', async () => (await locked()).length === 0).catch(() => {});
   t.deepEqual(await locked(), [], 'the job is done');
 });

@@ -216,7 +216,7 @@ test.serial('mdapi backfill killed mid-way resumes where it stopped and ends wit
 test('bad arguments: a clear message and exit code 2', async (t) => {
   for (const [args, message] of [
     [['--interval', 'weekly'], /--interval must be daily, hourly or minutely/],
-    [['--since', '2024-13-01'], /--since must be a date YYYY-MM-DD/],
+    [['--since', '2024-13-01'], /--since must be a date \(YYYY-MM-DD\)/],
     [['--coins', 'Bit Coin'], /--coins must be comma-separated coin slugs/],
     [['--sinse', '2024-01-01'], /Unknown option '--sinse'/],
   ] as const) {

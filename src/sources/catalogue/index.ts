@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Query } from '../aggregates.ts';
+import { date, locale, storedSlug } from '../../validators.ts';
 
 export const SOURCE_NAME = 'catalogue';
 export const CATALOGUE_PATH = new URL('./coins.json', import.meta.url);
@@ -21,15 +22,11 @@ export class CatalogueImportError extends Error {
   }
 }
 
-const slug = z.string().max(120).regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'Must be a slug (lowercase letters, digits and single dashes).');
+const slug = storedSlug();
 const supply = z
   .string()
   .regex(/^\d+(\.\d+)?$/, 'Must be a non-negative decimal string, e.g. "21000000".')
   .nullable();
-const date = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'Must be a date (YYYY-MM-DD).')
-  .refine((value) => new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), 'Must be a real date.');
 const url = z.string().max(2000).regex(/^https?:\/\/\S+$/, 'Must be an http(s) URL.');
 const LINK_TYPES = ['website', 'whitepaper', 'explorer', 'source_code', 'twitter', 'reddit', 'telegram', 'discord', 'forum', 'blog', 'facebook', 'youtube', 'other'] as const;
 
@@ -56,7 +53,7 @@ const coin = z.strictObject({
   total_supply: supply.optional(),
   max_supply: supply.optional(),
   decimals: z.number().int().min(0).max(36).nullable().optional(),
-  genesis_date: date.nullable().optional(),
+  genesis_date: date().nullable().optional(),
   logo: url.nullable().optional(),
   /** the fiat currency a stablecoin is pegged to */
   stablecoin: z.string().regex(/^[A-Z]{3}$/, 'Must be an ISO currency code such as USD or EUR.').nullable().optional(),
@@ -74,7 +71,7 @@ const coin = z.strictObject({
     )
     .superRefine(unique((contract) => contract.chain, 'chain', 'chain'))
     .optional(),
-  descriptions: z.record(z.string().regex(/^[a-z]{2}(-[A-Z]{2})?$/, 'Must be a locale such as en or pt-BR.'), z.string().trim().min(1).max(20_000)).optional(),
+  descriptions: z.record(locale, z.string().trim().min(1).max(20_000)).optional(),
   ids: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'Must be a source name such as coinpaprika.'), z.string().min(1).max(200)).optional(),
 });
 

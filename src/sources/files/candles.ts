@@ -8,6 +8,7 @@ import { completeCoinBarBackfills } from '../aggregates.ts';
 import { withReservedQuery } from '../source.ts';
 import { splitBinanceKlines } from './binance-klines.ts';
 import { CandleImportError, type CandleColumns } from './candle-columns.ts';
+import { SLUG } from '../../validators.ts';
 
 export { CandleImportError, type CandleColumns };
 
@@ -34,8 +35,6 @@ export interface CandleImportResult {
   /** refresh_continuous_aggregate calls made; 0 when the file changed nothing */
   refreshCalls: number;
 }
-
-const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** Splits the file into columns, keeping line numbers; values stay strings (decimals never become floats). */
 export function splitCandleCsv(csv: string): CandleColumns {
