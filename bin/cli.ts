@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { embeddedUrl, loadConfig } from '../src/config.ts';
 import { createSql } from '../src/db/client.ts';
 import { backup, restore } from '../src/db/backup.ts';
-import { migrate } from '../src/db/migrate.ts';
+import { migrate, migrateIfPending } from '../src/db/migrate.ts';
 import { UnsupportedServerError } from '../src/db/server-check.ts';
 import { createLogger } from '../src/log.ts';
 import { ContentImportError, describeImport, importContent } from '../src/content/import.ts';
@@ -13,13 +13,11 @@ import { readKlineZip } from '../src/sources/files/binance-klines.ts';
 import { CATALOGUE_PATH, CatalogueImportError, ensureCoinCatalogue, importCoins, parseCatalogue } from '../src/sources/catalogue/index.ts';
 import { CandleImportError, importCandles } from '../src/sources/files/candles.ts';
 import { createKey, InvalidEmailError, listKeys, revokeKey, setOwnerEmail } from '../src/keys.ts';
-import { notifyDeprecations } from '../src/mail/deprecation.ts';
 import { emailEnabled } from '../src/mail/smtp.ts';
-import { PLANS_BY_SCOPE } from '../src/http/routes.ts';
-import { openDatabase } from '../src/service.ts';
+import { PLANS_BY_SCOPE } from '../src/plans.ts';
+import { openDatabase } from '../src/db/open.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
 import { startWorker } from '../src/worker.ts';
-import { schedule } from '../jobs/index.ts';
 
 const USAGE = `usage: mdapi <command> [options]
 
@@ -123,7 +121,7 @@ switch (command) {
     if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
     const email = values.email;
     const { key } = await withDatabase(async (sql) => {
-      await migrate(sql);
+      await migrateIfPending(sql);
       // one transaction: no key of an owner whose address was refused
       return sql.begin(async (tx) => {
         if (email !== undefined) await setOwnerEmail(tx as unknown as typeof sql, owner, email, values.verified);
@@ -140,7 +138,7 @@ switch (command) {
     const [owner, email] = positionals;
     if (!owner || !email) fail('set-email needs an owner and an address: mdapi set-email OWNER ADDR');
     const keys = await withDatabase(async (sql) => {
-      await migrate(sql);
+      await migrateIfPending(sql);
       await setOwnerEmail(sql, owner, email, values.verified);
       return (await sql`select 1 from app.api_keys where owner = ${owner}`).length;
     }).catch((error) => {
@@ -153,7 +151,7 @@ switch (command) {
   case 'notify-deprecation': {
     const config = loadConfig();
     if (!emailEnabled(config)) fail('e-mail is not configured: set SMTP_URL and MAIL_FROM (see README, "E-mail")');
-    const { apiRoutes } = await import('../src/api/index.ts');
+    const [{ apiRoutes }, { notifyDeprecations }] = await Promise.all([import('../src/api/index.ts'), import('../src/mail/deprecation.ts')]);
     const runs = await withDatabase(async (sql) => {
       await migrate(sql);
       return notifyDeprecations(sql, apiRoutes);
@@ -202,6 +200,8 @@ switch (command) {
   }
   case 'worker': {
     const { config, embedded } = await openDatabase(loadConfig());
+    // the job modules load for this command only
+    const { schedule } = await import('../jobs/index.ts');
     const worker = await startWorker(config, schedule);
     process.stderr.write('worker running\n');
     await new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));

@@ -66,7 +66,8 @@ const schema = z.object({
   MCP_ALLOWED_ORIGINS: z.string().default('').transform((value) => value.split(',').map((item) => item.trim().replace(/\/+$/, '')).filter(Boolean)),
   // One JSON line per request (info level); false keeps job, start-up and error lines only.
   LOG_REQUESTS: flag.default(true),
-  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  // json: one JSON object per line; pretty: short readable lines. Unset: pretty when stderr is a terminal, else json.
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // GET /metrics answers loopback clients without it, anyone with `Authorization: Bearer <METRICS_TOKEN>`.
   METRICS_TOKEN: z.string().min(16).optional(),

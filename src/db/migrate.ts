@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Logger as GraphileLogger, runMigrations } from 'graphile-worker';
 import { WORKER_APPLICATION_NAME, type Sql } from './client.ts';
-import { silentLogger, type Logger } from '../log.ts';
+import { detailLogger, silentLogger, type Logger } from '../log.ts';
 import { checkServer } from './server-check.ts';
 
 const SQL_DIR = new URL('../../sql/', import.meta.url).pathname;
@@ -26,9 +26,11 @@ const sqlFiles = (dir: string) =>
 /** The numbered migration files this code knows (readiness compares them with app.migrations). */
 export const migrationFiles = () => sqlFiles('migrations');
 
-export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLogger): Promise<MigrationResult> {
+export async function migrate(sql: Sql, logger: Logger = silentLogger): Promise<MigrationResult> {
+  // A line per step for log collectors; on a terminal, the sum at the end.
+  const detail = detailLogger(logger);
   const server = await checkServer(sql);
-  logger.info({ postgres: server.postgres, timescaledb: server.timescaledb, embedded: server.embedded }, 'database server supported');
+  detail.info({ postgres: server.postgres, timescaledb: server.timescaledb, embedded: server.embedded }, 'database server supported');
   // Before the function files: SQL functions queue jobs with graphile_worker.add_job in the
   // caller's transaction, so its schema must exist wherever migrations ran, worker or not.
   await installWorkerSchema(sql);
@@ -56,7 +58,7 @@ export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLog
     });
     if (done) {
       applied.push(name);
-      logger.info({ migration: name }, 'migration applied');
+      detail.info({ migration: name }, 'migration applied');
     }
   }
 
@@ -70,8 +72,36 @@ export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLog
     // worker creating chunks while another process starts.
     await tx.unsafe(GRANT_MISSING_TO_ANALYST).simple();
   });
-  logger.info({ functionFiles: functions.length }, 'function files re-applied');
+  detail.info({ functionFiles: functions.length }, 'function files re-applied');
+  logger.info(
+    { migrationsApplied: applied.length, functionFiles: functions.length },
+    `database ready (${server.embedded ? 'embedded ' : ''}PostgreSQL ${server.postgres}, TimescaleDB ${server.timescaledb}): ` +
+      `${applied.length === 0 ? 'no migration to apply' : `applied ${applied.length} migration${applied.length === 1 ? '' : 's'}`}, ${functions.length} function files re-applied`,
+  );
   return { applied, functions };
+}
+
+/** The migration files this code knows that the database has not applied; all of them on a database never migrated. */
+export async function pendingMigrations(sql: Sql): Promise<string[]> {
+  const files = migrationFiles();
+  try {
+    const [row] = await sql<{ pending: string[] }[]>`select app.pending_migrations(${files}::text[]) as pending`;
+    return row!.pending;
+  } catch (error) {
+    // no schema app, no app.migrations or no such function yet: a new database, or one migrated by older code
+    if (['3F000', '42P01', '42883'].includes((error as { code?: string }).code ?? '')) return files;
+    throw error;
+  }
+}
+
+/**
+ * migrate() when a migration is pending, else nothing: for commands that need the schema, not a
+ * migration run (create-key). A run is a transaction per file, and behind a busy embedded database
+ * (the first-start backfill) each waits for the statement ahead of it; this is one query. The
+ * function files stay as the last run left them, which is what the running service uses.
+ */
+export async function migrateIfPending(sql: Sql, logger: Logger = silentLogger): Promise<MigrationResult | null> {
+  return (await pendingMigrations(sql)).length === 0 ? null : migrate(sql, logger);
 }
 
 /** graphile-worker's own migrations (idempotent; it serialises concurrent installers itself), over the same database as `sql`. */
