@@ -22,6 +22,7 @@ help: ## list the targets
 # npm ci would empty the directory it points to.
 node_modules/.installed: package.json package-lock.json $(wildcard patches/*.patch)
 	@if [ -L node_modules ]; then echo "node_modules links to a shared install ($$(readlink node_modules)): not reinstalling through the link; run npm ci there if the package files changed" >&2; exit 0; fi; \
+	echo "installing dependencies (npm ci): a minute or two"; \
 	set -o pipefail; npm_node=$$(node --version); \
 	npm ci --no-audit --no-fund 2>&1 | awk -v node="$$npm_node" ' \
 	  /^npm warn EBADENGINE/ { if (/Unsupported engine/) n++; next } { print } \

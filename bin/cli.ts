@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { embeddedUrl, loadConfig } from '../src/config.ts';
 import { createSql } from '../src/db/client.ts';
 import { backup, restore } from '../src/db/backup.ts';
-import { migrate, migrateIfPending } from '../src/db/migrate.ts';
+import { inMigratedTransaction, migrate } from '../src/db/migrate.ts';
 import { UnsupportedServerError } from '../src/db/server-check.ts';
 import { createLogger } from '../src/log.ts';
 import { ContentImportError, describeImport, importContent } from '../src/content/import.ts';
@@ -120,14 +120,13 @@ switch (command) {
     const owner = values.owner!;
     if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
     const email = values.email;
-    const { key } = await withDatabase(async (sql) => {
-      await migrateIfPending(sql);
-      // one transaction: no key of an owner whose address was refused
-      return sql.begin(async (tx) => {
-        if (email !== undefined) await setOwnerEmail(tx as unknown as typeof sql, owner, email, values.verified);
-        return createKey(tx as unknown as typeof sql, { plan, owner, scope });
-      });
-    }).catch((error) => {
+    // one transaction: no key of an owner whose address was refused
+    const { key } = await withDatabase((sql) =>
+      inMigratedTransaction(sql, async (tx) => {
+        if (email !== undefined) await setOwnerEmail(tx, owner, email, values.verified);
+        return createKey(tx, { plan, owner, scope });
+      }),
+    ).catch((error) => {
       if (error instanceof InvalidEmailError) fail('--email must be an e-mail address such as ops@example.com');
       throw error;
     });
@@ -137,11 +136,12 @@ switch (command) {
   case 'set-email': {
     const [owner, email] = positionals;
     if (!owner || !email) fail('set-email needs an owner and an address: mdapi set-email OWNER ADDR');
-    const keys = await withDatabase(async (sql) => {
-      await migrateIfPending(sql);
-      await setOwnerEmail(sql, owner, email, values.verified);
-      return (await sql`select 1 from app.api_keys where owner = ${owner}`).length;
-    }).catch((error) => {
+    const keys = await withDatabase((sql) =>
+      inMigratedTransaction(sql, async (tx) => {
+        await setOwnerEmail(tx, owner, email, values.verified);
+        return (await tx`select 1 from app.api_keys where owner = ${owner}`).length;
+      }),
+    ).catch((error) => {
       if (error instanceof InvalidEmailError) fail(`not an e-mail address: ${JSON.stringify(email)}`);
       throw error;
     });

@@ -12,6 +12,7 @@ import type { WorkerEvents } from 'graphile-worker';
 import { loadConfig } from '../src/config.ts';
 import { announceListening } from '../src/banner.ts';
 import { createSql } from '../src/db/client.ts';
+import { openDatabase } from '../src/db/open.ts';
 import { migrate, migrationFiles, pendingMigrations } from '../src/db/migrate.ts';
 import { observeJobs } from '../src/job-runs.ts';
 import { createLogger, graphileLogger, NOTICE, type LogSettings, type Logger } from '../src/log.ts';
@@ -69,7 +70,13 @@ async function emptyDatabase(): Promise<{ env: Record<string, string>; close(): 
 test.serial('a first start on a terminal: one line for all the migrations, then the banner with the pages it names', async (t) => {
   const empty = await emptyDatabase();
   const { logger, lines } = captured({}, true);
-  const config = loadConfig({ ...empty.env, PORT: '0', WORKER: 'off', MARKET_SOURCE: 'none', LOG_REQUESTS: 'false' });
+  const settings = { PORT: '0', WORKER: 'off', MARKET_SOURCE: 'none', LOG_REQUESTS: 'false' };
+  // the database never migrated: every file is pending
+  const opened = await openDatabase(loadConfig({ ...empty.env, ...settings }));
+  const probe = createSql(opened.config.database, { max: 1 });
+  t.deepEqual(await pendingMigrations(probe), migrationFiles());
+  await probe.end({ timeout: 5 });
+  const config = loadConfig({ ...empty.env, ...settings, ...(opened.embedded ? { EMBEDDED_DB_PORT: String(opened.embedded.port) } : {}) });
   t.is(config.LOG_FORMAT, undefined, 'unset: the terminal decides');
   const service = await startService(config, logger);
   try {
@@ -90,6 +97,7 @@ test.serial('a first start on a terminal: one line for all the migrations, then 
     t.not((await fetch(`${service.url}/mcp`, { method: 'POST' })).status, 404);
   } finally {
     await service.close();
+    await opened.embedded?.stop();
     await empty.close();
   }
 });
@@ -174,7 +182,7 @@ embedded.serial('create-key answers within a few turns while another client keep
     const created = await cli(['create-key', '--plan', 'free', '--owner', 'busy-start']);
     t.regex(created.stdout, /^mdk_/);
     // A migration run is a turn per file, each behind a statement of the load: fifty-odd seconds.
-    // The check and the key's transaction are a few turns (the bound leaves room for a loaded machine).
+    // The check inside the key's transaction is a turn or two (the bound leaves room for a loaded machine).
     t.true(created.waited - start.waited <= 20, `create-key waited for ${created.waited} one-second statements, its start alone ${start.waited}`);
   } finally {
     stop = true;

@@ -84,24 +84,30 @@ export async function migrate(sql: Sql, logger: Logger = silentLogger): Promise<
 /** The migration files this code knows that the database has not applied; all of them on a database never migrated. */
 export async function pendingMigrations(sql: Sql): Promise<string[]> {
   const files = migrationFiles();
-  try {
-    const [row] = await sql<{ pending: string[] }[]>`select app.pending_migrations(${files}::text[]) as pending`;
-    return row!.pending;
-  } catch (error) {
-    // no schema app, no app.migrations or no such function yet: a new database, or one migrated by older code
-    if (['3F000', '42P01', '42883'].includes((error as { code?: string }).code ?? '')) return files;
-    throw error;
-  }
+  // Asked first rather than caught: a failed statement would end the caller's transaction.
+  const [{ known }] = (await sql`select to_regprocedure('app.pending_migrations(text[])') is not null as known`) as unknown as [{ known: boolean }];
+  // no such function: a new database, or one migrated by code older than it
+  if (!known) return files;
+  const [row] = await sql<{ pending: string[] }[]>`select app.pending_migrations(${files}::text[]) as pending`;
+  return row!.pending;
 }
 
 /**
- * migrate() when a migration is pending, else nothing: for commands that need the schema, not a
- * migration run (create-key). A run is a transaction per file, and behind a busy embedded database
- * (the first-start backfill) each waits for the statement ahead of it; this is one query. The
- * function files stay as the last run left them, which is what the running service uses.
+ * Runs `work` in a transaction on a current schema, migrating first only when a migration is
+ * pending: for commands that need the schema, not a migration run (create-key). A run is a
+ * transaction per file, and behind a busy embedded database (the first-start backfill) each waits
+ * for the statement ahead of it; here the check is made inside the command's own transaction,
+ * which waits once. The function files stay as the last run left them, as the running service uses them.
  */
-export async function migrateIfPending(sql: Sql, logger: Logger = silentLogger): Promise<MigrationResult | null> {
-  return (await pendingMigrations(sql)).length === 0 ? null : migrate(sql, logger);
+export async function inMigratedTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>, logger: Logger = silentLogger): Promise<T> {
+  const attempt = () =>
+    sql.begin(async (tx) => ((await pendingMigrations(tx as unknown as Sql)).length > 0 ? { pending: true as const } : { value: await work(tx as unknown as Sql) }));
+  const first = await attempt();
+  if (!('pending' in first)) return first.value;
+  await migrate(sql, logger);
+  const second = await attempt();
+  if ('pending' in second) throw new Error('migrations still pending after a migration run');
+  return second.value;
 }
 
 /** graphile-worker's own migrations (idempotent; it serialises concurrent installers itself), over the same database as `sql`. */
