@@ -13,10 +13,21 @@ FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
-# patches/: fixes to dependencies, applied by npm's postinstall (patch-package)
+# patches/: fixes to dependencies, applied by npm's postinstall (patch-package).
+# npm runs on the machine's node, which may be older than the Node 22 the project asks for: npm then
+# warns EBADENGINE once per package that asks for a newer one. Harmless here, since everything make
+# runs uses the Node 22 of the npm package `node` (node_modules/.bin/node): those warnings are
+# counted in one line instead of printed; every other line, errors included, is printed.
+# A node_modules that is a symbolic link (one install shared by several checkouts) is left alone:
+# npm ci would empty the directory it points to.
 node_modules/.installed: package.json package-lock.json $(wildcard patches/*.patch)
-	npm ci --no-audit --no-fund
-	@touch $@
+	@if [ -L node_modules ]; then echo "node_modules links to a shared install ($$(readlink node_modules)): not reinstalling through the link; run npm ci there if the package files changed" >&2; exit 0; fi; \
+	echo "installing dependencies (npm ci): a minute or two"; \
+	set -o pipefail; npm_node=$$(node --version); \
+	npm ci --no-audit --no-fund 2>&1 | awk -v node="$$npm_node" ' \
+	  /^npm warn EBADENGINE/ { if (/Unsupported engine/) n++; next } { print } \
+	  END { if (n) printf "npm ran on node %s: %d packages asked for a newer Node (npm warn EBADENGINE, not shown); harmless, make runs everything on the project'"'"'s Node 22 (node_modules/.bin/node)\n", node, n }'
+	@[ -L node_modules ] || touch $@
 
 deps: node_modules/.installed ## install dependencies (npm ci), only when package files changed
 
@@ -51,8 +62,8 @@ psql: deps ## open psql as the superuser (the service must be running for the em
 psql-analyst: deps ## open psql as the read-only analyst role
 	psql -X "$$($(MDAPI) db-url --analyst)"
 
-key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]
-	@$(MDAPI) create-key --plan $(PLAN) --owner $(OWNER)
+key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]; an MCP key: PLAN=mcp-free|mcp-pro
+	@$(MDAPI) create-key --plan $(PLAN) --owner $(OWNER) $(if $(filter mcp-%,$(PLAN)),--scope mcp)
 
 import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.csv [SYMBOL=X NAME=N] [FORMAT=binance-kline]
 	$(MDAPI) import-candles --slug "$(SLUG)" $(if $(SYMBOL),--symbol "$(SYMBOL)") $(if $(NAME),--name "$(NAME)") $(if $(FORMAT),--format "$(FORMAT)") "$(FILE)"

@@ -51,7 +51,7 @@ function valid<T>(flag: string, schema: z.ZodType<T>, value: string): T {
 }
 
 async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-  const [{ openDatabase }, { createSql }] = await Promise.all([import('../src/service.ts'), import('../src/db/client.ts')]);
+  const [{ openDatabase }, { createSql }] = await Promise.all([import('../src/db/open.ts'), import('../src/db/client.ts')]);
   const { config, embedded } = await openDatabase(loadConfig());
   const sql = createSql(config.database, { max: 2 });
   try {
@@ -91,7 +91,7 @@ export const COMMANDS: Record<string, Command> = {
       verified: { type: 'boolean', default: false },
     },
     run: async (values) => {
-      const [{ migrate }, { createKey, InvalidEmailError, setOwnerEmail }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/keys.ts')]);
+      const [{ inMigratedTransaction }, { createKey, InvalidEmailError, setOwnerEmail }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/keys.ts')]);
       const scope = values.scope;
       if (scope !== 'data-api' && scope !== 'mcp') fail('--scope must be data-api or mcp');
       // A plan belongs to one scope (app.plans.scope): an MCP key never carries a Data API plan, nor the reverse.
@@ -102,14 +102,13 @@ export const COMMANDS: Record<string, Command> = {
       if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
       const email = values.email as string | undefined;
       const verified = values.verified as boolean;
-      const { key } = await withDatabase(async (sql) => {
-        await migrate(sql);
-        // one transaction: no key of an owner whose address was refused
-        return sql.begin(async (tx) => {
-          if (email !== undefined) await setOwnerEmail(tx as unknown as typeof sql, owner, email, verified);
-          return createKey(tx as unknown as typeof sql, { plan, owner, scope });
-        });
-      }).catch((error) => {
+      // one transaction: no key of an owner whose address was refused; migrations only when one is pending
+      const { key } = await withDatabase((sql) =>
+        inMigratedTransaction(sql, async (tx) => {
+          if (email !== undefined) await setOwnerEmail(tx, owner, email, verified);
+          return createKey(tx, { plan, owner, scope });
+        }),
+      ).catch((error) => {
         if (error instanceof InvalidEmailError) fail('--email must be an e-mail address such as ops@example.com');
         throw error;
       });
@@ -122,14 +121,15 @@ export const COMMANDS: Record<string, Command> = {
     options: { verified: { type: 'boolean', default: false } },
     operands: 2,
     run: async (values, [owner, email]) => {
-      const [{ migrate }, { InvalidEmailError, setOwnerEmail }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/keys.ts')]);
+      const [{ inMigratedTransaction }, { InvalidEmailError, setOwnerEmail }] = await Promise.all([import('../src/db/migrate.ts'), import('../src/keys.ts')]);
       if (!owner || !email) usageError('set-email needs an owner and an address: mdapi set-email OWNER ADDR');
       const verified = values.verified as boolean;
-      const keys = await withDatabase(async (sql) => {
-        await migrate(sql);
-        await setOwnerEmail(sql, owner, email, verified);
-        return (await sql`select 1 from app.api_keys where owner = ${owner}`).length;
-      }).catch((error) => {
+      const keys = await withDatabase((sql) =>
+        inMigratedTransaction(sql, async (tx) => {
+          await setOwnerEmail(tx, owner, email, verified);
+          return (await tx`select 1 from app.api_keys where owner = ${owner}`).length;
+        }),
+      ).catch((error) => {
         if (error instanceof InvalidEmailError) fail(`not an e-mail address: ${JSON.stringify(email)}`);
         throw error;
       });
@@ -201,7 +201,7 @@ export const COMMANDS: Record<string, Command> = {
     synopsis: 'db',
     description: '  run the embedded database alone, in the foreground',
     run: async () => {
-      const { openDatabase } = await import('../src/service.ts');
+      const { openDatabase } = await import('../src/db/open.ts');
       const { embedded } = await openDatabase(loadConfig());
       if (!embedded) fail('DATABASE_URL is set: there is no embedded database to run');
       if (!embedded.started) fail(`the embedded database already runs on port ${embedded.port}`);
@@ -214,7 +214,7 @@ export const COMMANDS: Record<string, Command> = {
     synopsis: 'worker',
     description: '  run the job worker alone, in the foreground',
     run: async () => {
-      const [{ openDatabase }, { startWorker }, { schedule }] = await Promise.all([import('../src/service.ts'), import('../src/worker.ts'), import('../jobs/index.ts')]);
+      const [{ openDatabase }, { startWorker }, { schedule }] = await Promise.all([import('../src/db/open.ts'), import('../src/worker.ts'), import('../jobs/index.ts')]);
       const { config, embedded } = await openDatabase(loadConfig());
       const worker = await startWorker(config, schedule);
       process.stderr.write('worker running\n');

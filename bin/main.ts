@@ -3,6 +3,7 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { UnsupportedServerError } from '../src/db/server-check.ts';
 import { startService } from '../src/service.ts';
+import { announceListening } from '../src/banner.ts';
 import { schedule } from '../jobs/index.ts';
 
 const config = loadConfig();
@@ -12,7 +13,7 @@ const service = await startService(config, logger, schedule).catch((error: Error
   logger.fatal(error.message);
   process.exit(1);
 });
-logger.info({ url: `${service.url}/api/v1`, database: service.config.database.embedded ? `embedded, ${service.config.database.url}` : 'DATABASE_URL' }, `market-data-api listening on ${service.url}/api/v1`);
+announceListening(logger, service.url, service.config);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -2,6 +2,7 @@
 // history through the same path) and refresh the current state. Queued on its own graphile-worker
 // queue, so two ticks never overlap.
 import type { Task } from 'graphile-worker';
+import { NOTICE } from '../src/log.ts';
 import { clientQuery, runSource } from '../src/sources/source.ts';
 import { simulatedMarket } from '../src/sources/simulated/index.ts';
 
@@ -10,12 +11,20 @@ export type MarketSource = 'simulated' | 'exchanges' | 'none';
 export const simulateMarket = (source: MarketSource): Task => async (_payload, helpers) => {
   if (source !== 'simulated') return;
   const started = Date.now();
-  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedMarket, { signal: helpers.abortSignal }));
+  // A run long enough to announce (the first start's history) also says when it is done, at info.
+  let announced = false;
+  const progress = (note: string) => {
+    announced = true;
+    helpers.logger.info(note, NOTICE);
+  };
+  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedMarket, { signal: helpers.abortSignal, progress }));
   if (result.aborted) {
-    helpers.logger.info(`simulated market: stopped after ${result.pieces} pieces (${result.bars} bars); the next tick resumes`);
+    helpers.logger.info(`simulated market: stopped after ${result.pieces} pieces (${result.bars} bars); the next tick resumes`, announced ? NOTICE : undefined);
     return;
   }
-  if (result.pieces > 1 || result.refreshCalls > 0) {
+  if (announced) {
+    helpers.logger.info(`demo market: history written, ${result.bars} bars of ${result.coins} coins in ${Math.round((Date.now() - started) / 1000)} s`, NOTICE);
+  } else if (result.pieces > 1 || result.refreshCalls > 0) {
     helpers.logger.info(
       `simulated market: ${result.bars} bars in ${result.pieces} pieces, ${result.refreshCalls} aggregate refreshes, ` +
         `${result.coins} coins, ${Date.now() - started} ms`,

@@ -3616,6 +3616,10 @@ function app.pending_coin_bar_backfills() returns TABLE(ids bigint[], window_sta
   |   from app.coin_bar_backfills
   |   having count(*) > 0;
 
+function app.pending_migrations(p_migration_files text[]) returns text[] language sql stable
+  -- The names among p_migration_files (the numbered files of sql/migrations the calling code knows) not recorded in app.migrations, in order: what a migration run would apply.
+  |   select array(select f from unnest(p_migration_files) f where not exists (select from app.migrations m where m.name = f) order by f)
+
 function app.prune_counters() returns void language sql volatile
   -- Deletes rate-limit and failed-authentication windows older than an hour.
   |   delete from app.rate_windows where window_start < now() - interval '1 hour';
@@ -3697,7 +3701,7 @@ function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamp with tim
 function app.readiness(p_migration_files text[], p_heartbeat_fresh interval) returns TABLE(pending text[], unknown text[], fresh_workers integer, workers integer, newest_beat_age_seconds double precision, timescaledb_job_runner text, timescaledb_job_runner_reason text, timescaledb_job_runner_decided_at timestamp with time zone, sources jsonb) language sql stable
   -- Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health).
   |   select
-  |     array(select f from unnest(p_migration_files) f where not exists (select from app.migrations m where m.name = f) order by f),
+  |     app.pending_migrations(p_migration_files),
   |     array(select m.name from app.migrations m where m.name <> all (p_migration_files) order by m.name),
   |     (select count(*)::int from app.worker_heartbeats h where h.beat_at > now() - p_heartbeat_fresh),
   |     (select count(*)::int from app.worker_heartbeats),

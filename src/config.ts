@@ -104,7 +104,8 @@ const notifications = {
 };
 
 const observability = {
-  LOG_FORMAT: z.enum(['json', 'pretty']).default('json').meta(doc('`json`: one JSON object per line on stderr; `pretty`: readable lines for a terminal.')),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional()
+    .meta(doc('`json`: one JSON object per line on stderr; `pretty`: short readable lines (single migrations and routine job runs only at `debug`).', '`pretty` when stderr is a terminal, else `json`')),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').meta(doc('The lowest level logged.')),
   LOG_REQUESTS: booleanFlag.default(true).meta(doc('One log line per HTTP request (info level); `false` keeps job, start-up and error lines only.')),
   METRICS_TOKEN: z.string().min(16).optional()

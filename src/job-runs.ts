@@ -1,11 +1,13 @@
 // One log line and the metrics of every job run, from graphile-worker's events.
 import type { WorkerEvents } from 'graphile-worker';
-import type { Logger } from './log.ts';
+import { detailLogger, type Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
 type Outcome = 'success' | 'error' | 'failed';
 
 export function observeJobs(runner: { events: WorkerEvents }, logger: Logger, metrics?: Metrics) {
+  // A terminal shows the failures; the half-dozen routine successes a minute only at debug.
+  const routine = detailLogger(logger);
   const started = new Map<string, number>();
   const finish = (job: { id: string; task_identifier: string; attempts: number; max_attempts: number }, outcome: Outcome, error?: unknown) => {
     const begun = started.get(job.id);
@@ -19,7 +21,7 @@ export function observeJobs(runner: { events: WorkerEvents }, logger: Logger, me
       durationMs: durationMs === undefined ? undefined : Math.round(durationMs * 10) / 10,
       ...(error === undefined ? {} : { err: error }),
     };
-    if (outcome === 'success') logger.info(line, 'job run');
+    if (outcome === 'success') routine.info(line, 'job run');
     else logger.error(line, 'job run');
   };
   runner.events.on('job:start', ({ job }) => void started.set(job.id, performance.now()));

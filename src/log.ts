@@ -1,5 +1,6 @@
 // The one logger of the service: pino, one JSON object per line on stderr (stdout stays for
-// command output such as printed keys), or human-readable lines with LOG_FORMAT=pretty.
+// command output such as printed keys), or short human-readable lines (pretty) when stderr is a
+// terminal or LOG_FORMAT=pretty. LOG_FORMAT=json keeps JSON on a terminal too.
 // Secrets are redacted by configuration, whatever object a caller hands over.
 import { Logger as GraphileLogger, type LogFunctionFactory } from 'graphile-worker';
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
@@ -27,9 +28,38 @@ export function maskUrlPassword(value: unknown): string {
   }
 }
 
-export function createLogger(settings: Pick<Config, 'LOG_FORMAT' | 'LOG_LEVEL'>, destination?: DestinationStream): Logger {
-  const stream = destination ?? (settings.LOG_FORMAT === 'pretty' ? pretty({ destination: 2, colorize: process.stderr.isTTY }) : pino.destination({ dest: 2, sync: true }));
-  return pino(
+export type LogSettings = Pick<Config, 'LOG_FORMAT' | 'LOG_LEVEL'>;
+
+/** Marks a logger (and, through the prototype chain, its children) that writes for a person. */
+const PRETTY = Symbol('pretty');
+
+/** LOG_FORMAT when set; else pretty on a terminal, JSON for anything else (files, pipes, log collectors). */
+export const logFormat = (settings: Pick<LogSettings, 'LOG_FORMAT'>, tty: boolean): 'json' | 'pretty' => settings.LOG_FORMAT ?? (tty ? 'pretty' : 'json');
+
+// One line per entry: the time, the level, the message, then the fields that say more (a request's
+// method, route, status and duration in the message itself); an error keeps its stack below.
+// Left out: what the message already says, and graphile-worker's scope of each note.
+const PRETTY_IGNORED = [
+  'pid', 'hostname', 'service', 'requestId', 'method', 'route', 'status', 'durationMs', 'keyId', 'admission',
+  'migrationsApplied', 'functionFiles', 'component', 'label', 'workerId', 'taskIdentifier', 'jobId',
+];
+const prettyOptions = {
+  translateTime: 'SYS:HH:MM:ss',
+  ignore: PRETTY_IGNORED.join(','),
+  singleLine: true,
+  messageFormat: '{msg}{if method} {method} {route} {status} {durationMs} ms{end}',
+};
+
+/**
+ * `destination`: where the lines go (stderr when absent). `tty`: whether they reach a terminal
+ * (by default: stderr is one and no destination is given), which picks pretty unless LOG_FORMAT says.
+ */
+export function createLogger(settings: LogSettings, destination?: DestinationStream, tty = destination === undefined && process.stderr.isTTY === true): Logger {
+  const format = logFormat(settings, tty);
+  const stream = format === 'pretty'
+    ? pretty({ ...prettyOptions, destination: destination ?? 2, sync: destination === undefined, colorize: tty })
+    : destination ?? pino.destination({ dest: 2, sync: true });
+  const logger = pino(
     {
       level: settings.LOG_LEVEL,
       base: { service: 'market-data-api' },
@@ -43,20 +73,38 @@ export function createLogger(settings: Pick<Config, 'LOG_FORMAT' | 'LOG_LEVEL'>,
     },
     stream,
   );
+  if (format === 'pretty') Object.defineProperty(logger, PRETTY, { value: true });
+  return logger;
+}
+
+/** Whether the logger writes for a person (pretty) rather than for a log collector (JSON). */
+export const writesForPeople = (logger: Logger): boolean => (logger as Logger & { [PRETTY]?: boolean })[PRETTY] === true;
+
+/**
+ * For lines a person at a terminal wants as a sum, not one by one (each migration applied, each
+ * routine job run): the logger itself in JSON, where log collectors keep every line; in pretty
+ * output, one that shows them only at LOG_LEVEL=debug (warnings and errors still pass).
+ */
+export function detailLogger(logger: Logger): Logger {
+  return writesForPeople(logger) && !logger.isLevelEnabled('debug') ? logger.child({}, { level: 'warn' }) : logger;
 }
 
 /** For callers (tests, benchmarks) that want no output at all. */
 export const silentLogger: Logger = pino({ level: 'silent' });
+
+/** The metadata by which a task's `helpers.logger.info` note reaches the info level (the demo's first-start backfill). */
+export const NOTICE = { notice: true };
 
 /** graphile-worker's own messages (start-up, cron, errors) through the same logger, its scope as fields. */
 export function graphileLogger(logger: Logger): GraphileLogger {
   const factory: LogFunctionFactory = (scope) => {
     const child = logger.child({ component: 'worker', ...scope });
     return (level, message, meta) => {
-      // Its per-job "Completed task" lines repeat the service's own job lines (src/job-runs.ts): debug.
-      const method = level === 'warning' ? 'warn' : level === 'info' ? 'debug' : level;
+      // Its per-job "Completed task" lines repeat the service's own job lines (src/job-runs.ts), and
+      // the tasks' own notes are routine: debug, but for a note a task marks as a NOTICE.
       // Its metadata may hold a whole job row, payload included: keep the error and the figures only.
-      const { job: _job, error, ...rest } = (meta ?? {}) as Record<string, unknown>;
+      const { job: _job, error, notice, ...rest } = (meta ?? {}) as Record<string, unknown>;
+      const method = level === 'warning' ? 'warn' : level === 'info' && notice !== true ? 'debug' : level;
       child[method](error === undefined ? rest : { ...rest, err: error }, message);
     };
   };

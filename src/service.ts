@@ -1,10 +1,10 @@
 // Brings the whole service up — database (embedded if no DATABASE_URL), migrations, worker,
 // HTTP — and down again in the reverse order.
 import { createServer } from 'node:http';
-import { embeddedUrl, type Config } from './config.ts';
+import type { Config } from './config.ts';
 import { createSql, type Sql } from './db/client.ts';
 import { ReadReplicas } from './db/replicas.ts';
-import { ensureEmbedded, type EmbeddedHandle } from './db/embedded/launcher.ts';
+import { openDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
 import { describeImport } from './content/import.ts';
 import { loadDemoContentIfEmpty } from './content/demo.ts';
@@ -23,18 +23,6 @@ export interface RunningService {
   sql: Sql;
   config: Config;
   close(): Promise<void>;
-}
-
-/** Resolves the database: starts the embedded one when DATABASE_URL is not set. */
-export async function openDatabase(config: Config): Promise<{ config: Config; embedded: EmbeddedHandle | null }> {
-  if (!config.database.embedded) return { config, embedded: null };
-  const embedded = await ensureEmbedded({
-    dataDir: config.DATA_DIR,
-    port: config.EMBEDDED_DB_PORT,
-    idleInTransactionTimeoutMs: config.EMBEDDED_IDLE_TX_TIMEOUT_MS,
-    statementTimeoutMs: config.EMBEDDED_STATEMENT_TIMEOUT_MS,
-  });
-  return { config: { ...config, database: { ...config.database, url: embeddedUrl(embedded.port) } }, embedded };
 }
 
 /** The API, and with WORKER=inline the job worker running `schedule` (jobs/index.ts, given by the entry point). */

@@ -51,6 +51,19 @@ comment on function app.metrics_snapshot(interval) is
   'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
 revoke execute on function app.metrics_snapshot(interval) from public;
 
+-- Migration files the calling code knows that this database has not applied: /readyz, the status
+-- page, and the commands that need the schema but not a migration run (mdapi create-key) ask it.
+create or replace function app.pending_migrations(p_migration_files text[])
+returns text[]
+language sql stable
+set search_path = app, pg_temp
+as $$
+  select array(select f from unnest(p_migration_files) f where not exists (select from app.migrations m where m.name = f) order by f)
+$$;
+comment on function app.pending_migrations(text[]) is
+  'The names among p_migration_files (the numbered files of sql/migrations the calling code knows) not recorded in app.migrations, in order: what a migration run would apply.';
+revoke execute on function app.pending_migrations(text[]) from public;
+
 -- What GET /readyz asks the database, in one call: migration files the code knows but the
 -- database has not applied (pending) or the other way round (unknown: newer code ran a rolling
 -- upgrade), and the worker heartbeats.
@@ -62,7 +75,7 @@ language sql stable
 set search_path = app, pg_temp
 as $$
   select
-    array(select f from unnest(p_migration_files) f where not exists (select from app.migrations m where m.name = f) order by f),
+    app.pending_migrations(p_migration_files),
     array(select m.name from app.migrations m where m.name <> all (p_migration_files) order by m.name),
     (select count(*)::int from app.worker_heartbeats h where h.beat_at > now() - p_heartbeat_fresh),
     (select count(*)::int from app.worker_heartbeats),

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Logger as GraphileLogger, runMigrations } from 'graphile-worker';
 import { WORKER_APPLICATION_NAME, type Sql } from './client.ts';
-import { silentLogger, type Logger } from '../log.ts';
+import { detailLogger, silentLogger, type Logger } from '../log.ts';
 import { checkServer } from './server-check.ts';
 
 const SQL_DIR = new URL('../../sql/', import.meta.url).pathname;
@@ -50,10 +50,12 @@ export function checkMigrationOrder(pending: readonly string[], applied: readonl
   }
 }
 
-export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLogger, options: { sqlDir?: string } = {}): Promise<MigrationResult> {
+export async function migrate(sql: Sql, logger: Logger = silentLogger, options: { sqlDir?: string } = {}): Promise<MigrationResult> {
   const root = options.sqlDir ?? SQL_DIR;
+  // A line per step for log collectors; on a terminal, the sum at the end.
+  const detail = detailLogger(logger);
   const server = await checkServer(sql);
-  logger.info({ postgres: server.postgres, timescaledb: server.timescaledb, embedded: server.embedded }, 'database server supported');
+  detail.info({ postgres: server.postgres, timescaledb: server.timescaledb, embedded: server.embedded }, 'database server supported');
   // Before the function files: SQL functions queue jobs with graphile_worker.add_job in the
   // caller's transaction, so its schema must exist wherever migrations ran, worker or not.
   await installWorkerSchema(sql);
@@ -86,7 +88,7 @@ export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLog
     });
     if (done) {
       applied.push(name);
-      logger.info({ migration: name }, 'migration applied');
+      detail.info({ migration: name }, 'migration applied');
     }
   }
 
@@ -100,8 +102,42 @@ export async function migrate(sql: Sql, logger: Pick<Logger, 'info'> = silentLog
     // worker creating chunks while another process starts.
     await tx.unsafe(GRANT_MISSING_TO_ANALYST).simple();
   });
-  logger.info({ functionFiles: functions.length }, 'function files re-applied');
+  detail.info({ functionFiles: functions.length }, 'function files re-applied');
+  logger.info(
+    { migrationsApplied: applied.length, functionFiles: functions.length },
+    `database ready (${server.embedded ? 'embedded ' : ''}PostgreSQL ${server.postgres}, TimescaleDB ${server.timescaledb}): ` +
+      `${applied.length === 0 ? 'no migration to apply' : `applied ${applied.length} migration${applied.length === 1 ? '' : 's'}`}, ${functions.length} function files re-applied`,
+  );
   return { applied, functions };
+}
+
+/** The migration files this code knows that the database has not applied; all of them on a database never migrated. */
+export async function pendingMigrations(sql: Sql): Promise<string[]> {
+  const files = migrationFiles();
+  // Asked first rather than caught: a failed statement would end the caller's transaction.
+  const [{ known }] = (await sql`select to_regprocedure('app.pending_migrations(text[])') is not null as known`) as unknown as [{ known: boolean }];
+  // no such function: a new database, or one migrated by code older than it
+  if (!known) return files;
+  const [row] = await sql<{ pending: string[] }[]>`select app.pending_migrations(${files}::text[]) as pending`;
+  return row!.pending;
+}
+
+/**
+ * Runs `work` in a transaction on a current schema, migrating first only when a migration is
+ * pending: for commands that need the schema, not a migration run (create-key). A run is a
+ * transaction per file, and behind a busy embedded database (the first-start backfill) each waits
+ * for the statement ahead of it; here the check is made inside the command's own transaction,
+ * which waits once. The function files stay as the last run left them, as the running service uses them.
+ */
+export async function inMigratedTransaction<T>(sql: Sql, work: (tx: Sql) => Promise<T>, logger: Logger = silentLogger): Promise<T> {
+  const attempt = () =>
+    sql.begin(async (tx) => ((await pendingMigrations(tx as unknown as Sql)).length > 0 ? { pending: true as const } : { value: await work(tx as unknown as Sql) }));
+  const first = await attempt();
+  if (!('pending' in first)) return first.value;
+  await migrate(sql, logger);
+  const second = await attempt();
+  if ('pending' in second) throw new Error('migrations still pending after a migration run');
+  return second.value;
 }
 
 /** graphile-worker's own migrations (idempotent; it serialises concurrent installers itself), over the same database as `sql`. */

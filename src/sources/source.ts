@@ -5,16 +5,23 @@
 import type { Sql } from '../db/client.ts';
 import type { Query } from './aggregates.ts';
 
+export interface RunOptions {
+  /** a stopping worker: a long run ends between two of its statements */
+  signal?: AbortSignal;
+  /** a note a run makes when it turns out long (the demo market's first-start backfill) */
+  progress?: (note: string) => void;
+}
+
 export interface Source<Result = unknown> {
   /** its row in market.data_sources */
   readonly name: string;
-  run(query: Query, options?: { signal?: AbortSignal }): Promise<Result>;
+  run(query: Query, options?: RunOptions): Promise<Result>;
   /** for sources with several venues: which were up in the result */
   venues?(result: Result): Record<string, 'up' | 'down'>;
 }
 
 /** Runs a source once and records its health; a failed run is recorded, then rethrown for the job's retry. */
-export async function runSource<Result>(query: Query, source: Source<Result>, options: { signal?: AbortSignal } = {}): Promise<Result> {
+export async function runSource<Result>(query: Query, source: Source<Result>, options: RunOptions = {}): Promise<Result> {
   let result: Result;
   try {
     result = await source.run(query, options);

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
-import type { Source } from '../source.ts';
+import type { RunOptions, Source } from '../source.ts';
 
 export const SOURCE_NAME = 'simulated';
 
@@ -72,7 +72,7 @@ export interface TickResult {
  * Safe to repeat: coverage is recorded with the bars, and a crash between writing old bars and
  * refreshing them leaves a pending window that the next tick completes.
  */
-export async function tick(query: Query, options: { seed?: number; now?: string; signal?: AbortSignal } = {}): Promise<TickResult> {
+export async function tick(query: Query, options: { seed?: number; now?: string } & RunOptions = {}): Promise<TickResult> {
   await ensureCatalogue(query, { seed: options.seed });
   const now = options.now ?? null;
   let bars = 0;
@@ -81,13 +81,17 @@ export async function tick(query: Query, options: { seed?: number; now?: string;
     // A stopping worker ends a long backfill between pieces; the next tick resumes from the coverage.
     if (options.signal?.aborted) return { bars, pieces, refreshCalls: 0, coins: 0, aborted: true };
     const [piece] = await query(
-      `select bars::int as bars, done from market.simulate_market(coalesce($1::timestamptz, now()))`,
+      `select bars::int as bars, done, window_start from market.simulate_market(coalesce($1::timestamptz, now()))`,
       [now],
     );
     if (!piece) break;
     pieces++;
     bars += piece.bars as number;
     if (piece.done) break;
+    if (pieces === 1) {
+      const since = (piece.window_start as Date).toISOString().slice(0, 10);
+      options.progress?.(`demo market: writing its price history since ${since} in the background; a line follows when it is done`);
+    }
   }
   const { calls } = await completeCoinBarBackfills(query);
   // History written into the past may hold new all-time extremes: rescan them then.
@@ -99,5 +103,5 @@ export async function tick(query: Query, options: { seed?: number; now?: string;
 /** The demo market as a source: one tick a run. */
 export const simulatedMarket: Source<TickResult> = {
   name: SOURCE_NAME,
-  run: (query, { signal } = {}) => tick(query, { signal }),
+  run: (query, { signal, progress } = {}) => tick(query, { signal, progress }),
 };
