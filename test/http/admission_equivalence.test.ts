@@ -159,13 +159,13 @@ async function keyFor(paths: Path[], role: string, plan: Plan, used: { minute?: 
 
 /**
  * Runs the steps on both paths, each step on one then the other; the differences, one line per
- * differing step, and the answers of the first path as `status code` (the outcomes seen).
+ * differing step, and the first path's answers.
  */
 async function compare(paths: [Path, Path], steps: Step[]) {
   sequences++;
   paths.forEach((path, index) => (path.address = `10.${sequences}.0.${index + 1}`));
   const found: string[] = [];
-  const seen: string[] = [];
+  const answers: Observed[] = [];
   for (const [index, step] of steps.entries()) {
     if ('revoke' in step) {
       for (const path of paths) {
@@ -177,12 +177,13 @@ async function compare(paths: [Path, Path], steps: Step[]) {
     }
     const started = Date.now();
     const [a, b] = [await send(paths[0], step.who, step.call), await send(paths[1], step.who, step.call)];
-    seen.push(`${a.status} ${a.code}`);
+    answers.push(a);
     const different = differences(a, b, Math.floor((Date.now() - started) / 1000) + 1);
     if (different.length) found.push(`step ${index + 1} (${step.who} ${JSON.stringify(step.call)}): ${different.join('; ')}`);
   }
-  return { found, seen };
+  return { found, answers };
 }
+const outcomes = (answers: Observed[]) => answers.map((answer) => `${answer.status} ${answer.code}`);
 
 /** The calls of a plan's scope: within every plan, beyond the lowest, per_page at and over the cap, bad input, unrouted. */
 function calls(plan: Plan): { within: Call; beyond: Call[]; pages: Call[]; bad: Call; unrouted: Call } {
@@ -225,14 +226,17 @@ test.serial('every plan: the same decisions and headers from app.admit and from 
   for (const plan of plans) {
     // a plan's sequence stays in one minute window: the one its per-minute count was set in
     await awayFromMinuteBoundary(20);
-    const { found, seen } = await compare([exact, batched], await planSteps([exact, batched], plan));
+    const { found, answers } = await compare([exact, batched], await planSteps([exact, batched], plan));
     t.deepEqual(found, [], plan.name);
     // the sequence reached the limits it is there to compare
-    const refusals = new Set(seen);
+    const refusals = new Set(outcomes(answers));
     for (const expected of ['rate_limited', 'quota_exceeded', 'unauthorized', 'plan_required', 'validation']) {
       if (expected === 'plan_required' && plan.name.endsWith('pro')) continue;
       t.true([...refusals].some((outcome) => outcome.endsWith(` ${expected}`)), `${plan.name}: ${expected} among ${[...refusals].join(', ')}`);
     }
+    // per_page over the plan's cap, where the cap is below what the parameter allows (250)
+    const overCap = answers.filter((answer) => answer.code === 'validation' && JSON.stringify(answer.details).includes('on the'));
+    t.is(overCap.length, plan.per_page_cap < 250 ? 2 : 0, `${plan.name}: per_page over the plan's cap refused`);
   }
   t.true(batched.decided > 0, 'the batched path decided in the process');
 });
@@ -255,9 +259,9 @@ test.serial('missing, unknown and wrong-scope keys, up to the failed-attempt lim
     { who: null, call: data.within },
     { who: 'data-api key', call: data.within }, { who: 'mcp key', call: mcp.within },
   ];
-  const { found, seen } = await compare([exact, batched], steps);
+  const { found, answers } = await compare([exact, batched], steps);
   t.deepEqual(found, []);
-  t.deepEqual(seen, [
+  t.deepEqual(outcomes(answers), [
     '401 unauthorized', '401 unauthorized', '401 unauthorized', '401 unauthorized',
     '401 unauthorized', '401 unauthorized', '401 unauthorized', '429 rate_limited', '429 rate_limited',
     '404 not_found', '429 rate_limited', '429 rate_limited', '429 rate_limited', '429 rate_limited',
