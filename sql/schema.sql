@@ -2829,7 +2829,9 @@ function app.admit(p_key_hash bytea, p_client text, p_scope text, p_required_pla
   |   end if;
   |
   |   select p.* into v_plan from app.plans p where p.name = v_key.plan;
-  |   select p.* into v_required from app.plans p where p.name = p_required_plan;
+  |   -- ranks compare within the key's scope: a plan of the other scope is not the key's to meet (as in
+  |   -- src/http/admission-batch.ts, which knows its scope's ranks only)
+  |   select p.* into v_required from app.plans p where p.name = p_required_plan and p.scope = v_key.scope;
   |   key_id := v_key.id;
   |   owner := v_key.owner;
   |   plan := v_plan.name;

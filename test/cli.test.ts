@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import test from 'ava';
 import { COMMANDS } from '../bin/cli.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
+import { embeddedOnly } from './helpers/targets.ts';
 import { TEMPLATE_DIR } from './helpers/template.ts';
 
 const run = promisify(execFile);
@@ -96,8 +97,9 @@ function scratchDataDir() {
   return dataDir;
 }
 
-test.serial('with no embedded server running, the CLI starts one for the command and stops it', async (t) => {
-  if (!db.embeddedPort) return t.pass('external database: nothing embedded to start');
+const embedded = embeddedOnly(test, "they start, back up and restore the embedded database's data directory; a server has none here");
+
+embedded.serial('with no embedded server running, the CLI starts one for the command and stops it', async (t) => {
   const dataDir = scratchDataDir();
   const port = await freePort();
   try {
@@ -110,8 +112,7 @@ test.serial('with no embedded server running, the CLI starts one for the command
   }
 });
 
-test.serial('a backup taken while the embedded database runs restores into a stopped one', async (t) => {
-  if (!db.embeddedPort) return t.pass('external database: pg_dump/pg_restore are not exercised here');
+embedded.serial('a backup taken while the embedded database runs restores into a stopped one', async (t) => {
   const work = mkdtempSync(join(tmpdir(), 'mdapi-backup-'));
   const file = join(work, 'backup.tar.gz');
   const restored = scratchDataDir();

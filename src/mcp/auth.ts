@@ -35,8 +35,9 @@ export const mcpPlan = (plan: PlanName | PlanName[]): McpPlanName => ([plan].fla
 
 /**
  * Admits one MCP request for `endpoint`: `consume` only for a tool call (one request of the quota);
- * initialize, tools/list and the like authenticate and cost nothing.
+ * initialize, tools/list and the like authenticate and cost nothing. `perPage`: a tool's per_page,
+ * refused over the plan's cap as on the Data API.
  */
-export async function admitMcp(ctx: Context, deps: Deps, endpoint: string, plan: McpPlanName, consume: boolean): Promise<Admitted> {
-  return admission(ctx, deps, { endpoint, plan, consume, scope: 'mcp', key: mcpKey(ctx) });
+export async function admitMcp(ctx: Context, deps: Deps, endpoint: string, plan: McpPlanName, consume: boolean, perPage?: number): Promise<Admitted> {
+  return admission(ctx, deps, { endpoint, plan, consume, scope: 'mcp', key: mcpKey(ctx), perPage });
 }

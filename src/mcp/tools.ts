@@ -260,7 +260,8 @@ export async function runTool(tool: McpTool, args: Args, ctx: Context, deps: Dep
   const query = parse(route.query, Object.fromEntries(search));
   const pathParams = parse(route.params, params);
   const valid = Object.keys(errors).length === 0;
-  const key = await admitMcp(ctx, deps, `TOOL ${tool.name}`, mcpPlan(routePlan(route, query, valid)), valid);
+  const perPage = valid ? (query as { per_page?: unknown }).per_page : undefined;
+  const key = await admitMcp(ctx, deps, `TOOL ${tool.name}`, mcpPlan(routePlan(route, query, valid)), valid, typeof perPage === 'number' ? perPage : undefined);
   if (!valid) throw ApiError.validation(errors);
   // Paginated answers link to the same page of the Data API endpoint.
   const path = API_PREFIX + route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));

@@ -2,6 +2,7 @@
 import test from 'ava';
 import postgres from 'postgres';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { embeddedOnly } from '../helpers/targets.ts';
 
 let db: TestDatabase;
 let analyst: postgres.Sql;
@@ -61,6 +62,7 @@ test.serial('no table in app is readable by the analyst', async (t) => {
 
 // On the embedded database the analyst shares the superuser's session: every way out of its role
 // is refused by the multiplexer (and the server-side defences stand behind that).
+const embedded = embeddedOnly(test, 'only the embedded database shares one session between the analyst and the service');
 const ESCAPES = [
   'reset role',
   'RESET   ROLE',
@@ -95,8 +97,7 @@ const ESCAPES = [
 ];
 
 for (const [index, statement] of ESCAPES.entries()) {
-  test.serial(`escape ${index + 1} is refused and leaves the analyst an analyst: ${statement.replace(/\s+/g, ' ')}`, async (t) => {
-    if (db.embeddedPort === null) return t.pass('only the embedded database shares a session');
+  embedded.serial(`escape ${index + 1} is refused and leaves the analyst an analyst: ${statement.replace(/\s+/g, ' ')}`, async (t) => {
     const escaping = postgres(db.urlAs('analyst'), { prepare: false, max: 1, onnotice: () => {} });
     const error = await t.throwsAsync(escaping.unsafe(statement).simple());
     t.is((error as { code?: string }).code, '42501');
@@ -118,8 +119,7 @@ for (const [index, statement] of ESCAPES.entries()) {
   });
 }
 
-test.serial('server side, RESET ROLE and SET ROLE cannot leave a session authorization', async (t) => {
-  if (db.embeddedPort === null) return t.pass('only the embedded database shares a session');
+embedded.serial('server side, RESET ROLE and SET ROLE cannot leave a session authorization', async (t) => {
   const error = await t.throwsAsync(
     db.sql.begin(async (tx) => {
       await tx.unsafe('set local session authorization analyst');

@@ -10,6 +10,8 @@ import { testDatabase, type TestDatabase } from './database.ts';
 export interface TestApi {
   base: string;
   server: Server;
+  /** the Koa app: its admission batcher (null with ADMISSION_FLUSH_MS=0) */
+  app: ReturnType<typeof createApp>;
   get(path: string, key?: string | null, headers?: Record<string, string>): Promise<TestResponse>;
   request(method: string, path: string, init?: { key?: string | null; headers?: Record<string, string>; body?: string }): Promise<TestResponse>;
   key(options?: Partial<NewKey>): Promise<string>;
@@ -43,6 +45,7 @@ export async function testApi(db: TestDatabase, options: { env?: Record<string, 
   return {
     base,
     server,
+    app,
     request,
     get: (path, key, headers) => request('GET', path, { key, headers }),
     key: async (options = {}) =>
