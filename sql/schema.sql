@@ -6139,7 +6139,7 @@ function market.plan_venue_backfill(p_exchange text, p_timeframes text[], p_coin
   |   -- the coins asked for and the coins they are quoted in (USDT …): the index prices a quote from its own candles
   |   if p_coins is not null then
   |     select array_agg(distinct x.id) into v_coins from (
-  |       select i from market.coin_ids(p_coins) i
+  |       select i as id from market.coin_ids(p_coins) i
   |       union
   |       select m.quote_coin_id from market.venue_markets m
   |       where m.base_coin_id in (select i from market.coin_ids(p_coins) i) and m.active and m.instrument = 'spot' and m.quote_coin_id is not null
