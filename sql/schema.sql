@@ -4959,7 +4959,6 @@ function market.import_articles(p_file jsonb) returns jsonb language plpgsql vol
   |   v_inserted int;
   |   v_updated int;
   |   v_written int;
-  |   v_n int;
   |   v_wanted jsonb;
   | begin
   |   perform market.check_content_version('articles', p_file);
@@ -4983,22 +4982,7 @@ function market.import_articles(p_file jsonb) returns jsonb language plpgsql vol
   |   from jsonb_array_elements(coalesce(p_file -> 'articles', '[]')) f (value)
   |   join market.articles a on a.slug = f.value ->> 'slug';
   |
-  |   delete from market.article_translations t
-  |   where t.article_id in (select (w ->> 'id')::int from jsonb_array_elements(v_wanted) w)
-  |     and not exists (
-  |       select from jsonb_array_elements(v_wanted) w
-  |       where (w ->> 'id')::int = t.article_id and w -> 'translations' ? t.locale);
-  |   get diagnostics v_n = row_count;
-  |   v_written := v_written + v_n;
-  |
-  |   insert into market.article_translations as t (article_id, locale, title, subtitle, body)
-  |   select (w ->> 'id')::int, l.key, l.value ->> 'title', l.value ->> 'subtitle', l.value ->> 'body'
-  |   from jsonb_array_elements(v_wanted) w
-  |   cross join lateral jsonb_each(w -> 'translations') l
-  |   on conflict (article_id, locale) do update set title = excluded.title, subtitle = excluded.subtitle, body = excluded.body
-  |     where (t.title, t.subtitle, t.body) is distinct from (excluded.title, excluded.subtitle, excluded.body);
-  |   get diagnostics v_n = row_count;
-  |   v_written := v_written + v_n + market.replace_content_entities('article', v_wanted);
+  |   v_written := v_written + market.replace_article_translations(v_wanted) + market.replace_content_entities('article', v_wanted);
   |
   |   perform market.record_content_import('articles', p_file, v_items, v_source);
   |   return jsonb_build_object('kind', 'articles', 'items', v_items, 'inserted', v_inserted, 'updated', v_updated, 'rows_written', v_written);
@@ -5284,7 +5268,6 @@ function market.import_insights(p_file jsonb) returns jsonb language plpgsql vol
   |   v_inserted int;
   |   v_updated int;
   |   v_written int;
-  |   v_n int;
   | begin
   |   perform market.check_content_version('insights', p_file);
   |   with upserted as (
@@ -5302,22 +5285,7 @@ function market.import_insights(p_file jsonb) returns jsonb language plpgsql vol
   |   select count(*) filter (where inserted), count(*) filter (where not inserted) into v_inserted, v_updated from upserted;
   |   v_written := v_inserted + v_updated;
   |
-  |   delete from market.insight_translations t
-  |   where t.insight_id in (select (w ->> 'id')::int from jsonb_array_elements(v_items) w)
-  |     and not exists (
-  |       select from jsonb_array_elements(v_items) w
-  |       where (w ->> 'id')::int = t.insight_id and w -> 'translations' ? t.locale);
-  |   get diagnostics v_n = row_count;
-  |   v_written := v_written + v_n;
-  |
-  |   insert into market.insight_translations as t (insight_id, locale, title, summary, body)
-  |   select (w ->> 'id')::int, l.key, l.value ->> 'title', l.value ->> 'summary', l.value ->> 'body'
-  |   from jsonb_array_elements(v_items) w
-  |   cross join lateral jsonb_each(w -> 'translations') l
-  |   on conflict (insight_id, locale) do update set title = excluded.title, summary = excluded.summary, body = excluded.body
-  |     where (t.title, t.summary, t.body) is distinct from (excluded.title, excluded.summary, excluded.body);
-  |   get diagnostics v_n = row_count;
-  |   v_written := v_written + v_n + market.replace_content_entities('insight', v_items);
+  |   v_written := v_written + market.replace_insight_translations(v_items) + market.replace_content_entities('insight', v_items);
   |
   |   perform market.record_content_import('insights', p_file, jsonb_array_length(v_items), v_source);
   |   return jsonb_build_object('kind', 'insights', 'items', jsonb_array_length(v_items), 'inserted', v_inserted, 'updated', v_updated, 'rows_written', v_written);
@@ -6474,6 +6442,21 @@ function market.refresh_tally_coin(p_coin_id integer, p_now timestamp with time 
   |   return v_rows;
   | end;
 
+function market.replace_article_translations(p_items jsonb) returns integer language plpgsql volatile
+  -- Makes the translations of the given articles ([{id, translations}], database ids) exactly the file's in market.article_translations, writing only rows that differ (market.translation_changes). Returns the number of rows written.
+  | declare
+  |   v_n int;
+  | begin
+  |   merge into market.article_translations t
+  |   using market.translation_changes(p_items, (select jsonb_agg(to_jsonb(s)) from market.article_translations s), 'article_id', 'subtitle') c
+  |   on t.article_id = c.id and t.locale = c.locale
+  |   when matched and c.removed then delete
+  |   when matched then update set title = c.title, subtitle = c.field, body = c.body
+  |   when not matched then insert (article_id, locale, title, subtitle, body) values (c.id, c.locale, c.title, c.field, c.body);
+  |   get diagnostics v_n = row_count;
+  |   return v_n;
+  | end;
+
 function market.replace_content_entities(p_kind text, p_wanted jsonb) returns integer language plpgsql volatile
   -- Makes the related entities of the given articles, videos or insights (p_kind) exactly those of p_wanted [{id, coins, exchanges, wallets}], writing only rows that differ. Returns the number of rows written.
   | declare
@@ -6508,6 +6491,21 @@ function market.replace_content_entities(p_kind text, p_wanted jsonb) returns in
   |       and w.entity_type = c.entity_type and w.entity_slug = c.entity_slug);
   |   get diagnostics v_n = row_count;
   |   return v_written + v_n;
+  | end;
+
+function market.replace_insight_translations(p_items jsonb) returns integer language plpgsql volatile
+  -- Makes the translations of the given insights ([{id, translations}]) exactly the file's in market.insight_translations, writing only rows that differ (market.translation_changes). Returns the number of rows written.
+  | declare
+  |   v_n int;
+  | begin
+  |   merge into market.insight_translations t
+  |   using market.translation_changes(p_items, (select jsonb_agg(to_jsonb(s)) from market.insight_translations s), 'insight_id', 'summary') c
+  |   on t.insight_id = c.id and t.locale = c.locale
+  |   when matched and c.removed then delete
+  |   when matched then update set title = c.title, summary = c.field, body = c.body
+  |   when not matched then insert (insight_id, locale, title, summary, body) values (c.id, c.locale, c.title, c.field, c.body);
+  |   get diagnostics v_n = row_count;
+  |   return v_n;
   | end;
 
 function market.resolve_coin_selectors(p_ids integer[], p_slugs text[], p_symbols text[]) returns TABLE(coin_id integer) language sql stable
@@ -7119,6 +7117,27 @@ function market.ticker_sort_key(p_field text, p_volume numeric, p_change double 
   |       when 'price_usd' then p_price
   |       when 'updated' then extract(epoch from p_updated)
   |     end * case when left(p_field, 1) = '-' then -1 else 1 end
+
+function market.translation_changes(p_items jsonb, p_stored jsonb, p_owner text, p_field text) returns TABLE(id integer, locale text, title text, field text, body text, removed boolean) language sql stable
+  -- What makes the stored translations of the given content items exactly the file's. p_items: [{id, translations: {"<locale>": {title, <p_field>, body}}}] with database ids; p_stored: the translation table's rows as jsonb (to_jsonb; rows of other items are ignored), p_owner naming their item id column and p_field the text between title and body (subtitle, summary). Returns the rows to delete (removed: a stored locale of an item that the file no longer has) and the rows to insert or update (a locale that is new or differs in any field); a translation the file leaves as it is does not appear, so a re-import writes nothing.
+  |   with wanted as (
+  |     select (w ->> 'id')::int as id, l.key as locale, l.value ->> 'title' as title, l.value ->> p_field as field,
+  |       l.value ->> 'body' as body
+  |     from jsonb_array_elements(p_items) w
+  |     cross join lateral jsonb_each(w -> 'translations') l
+  |   ), stored as (
+  |     select (s ->> p_owner)::int as id, s ->> 'locale' as locale, s ->> 'title' as title, s ->> p_field as field,
+  |       s ->> 'body' as body
+  |     from jsonb_array_elements(coalesce(p_stored, '[]')) s
+  |     where (s ->> p_owner)::int in (select (w ->> 'id')::int from jsonb_array_elements(p_items) w)
+  |   )
+  |   select s.id, s.locale, null, null, null, true from stored s
+  |   where not exists (select from wanted w where w.id = s.id and w.locale = s.locale)
+  |   union all
+  |   select w.id, w.locale, w.title, w.field, w.body, false from wanted w
+  |   where not exists (
+  |     select from stored s
+  |     where s.id = w.id and s.locale = w.locale and (s.title, s.field, s.body) is not distinct from (w.title, w.field, w.body))
 
 function market.true_range(p_high double precision, p_low double precision, p_prev_close double precision) returns double precision language sql immutable
   -- True range: the largest of high - low, |high - previous close| and |low - previous close|; null on the first bar (no previous close).

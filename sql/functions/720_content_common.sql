@@ -160,3 +160,32 @@ end;
 $$;
 comment on function market.replace_content_entities(text, jsonb) is 'Makes the related entities of the given articles, videos or insights (p_kind) exactly those of p_wanted [{id, coins, exchanges, wallets}], writing only rows that differ. Returns the number of rows written.';
 revoke execute on function market.replace_content_entities(text, jsonb) from public;
+
+-- why: articles and insights keep their texts per locale in tables of one shape (owner id, locale,
+-- title, one more field, body); one rule decides what an import writes to either, each table's
+-- replace_*_translations applies it
+create or replace function market.translation_changes(p_items jsonb, p_stored jsonb, p_owner text, p_field text)
+returns table (id int, locale text, title text, field text, body text, removed boolean)
+language sql stable
+as $$
+  with wanted as (
+    select (w ->> 'id')::int as id, l.key as locale, l.value ->> 'title' as title, l.value ->> p_field as field,
+      l.value ->> 'body' as body
+    from jsonb_array_elements(p_items) w
+    cross join lateral jsonb_each(w -> 'translations') l
+  ), stored as (
+    select (s ->> p_owner)::int as id, s ->> 'locale' as locale, s ->> 'title' as title, s ->> p_field as field,
+      s ->> 'body' as body
+    from jsonb_array_elements(coalesce(p_stored, '[]')) s
+    where (s ->> p_owner)::int in (select (w ->> 'id')::int from jsonb_array_elements(p_items) w)
+  )
+  select s.id, s.locale, null, null, null, true from stored s
+  where not exists (select from wanted w where w.id = s.id and w.locale = s.locale)
+  union all
+  select w.id, w.locale, w.title, w.field, w.body, false from wanted w
+  where not exists (
+    select from stored s
+    where s.id = w.id and s.locale = w.locale and (s.title, s.field, s.body) is not distinct from (w.title, w.field, w.body))
+$$;
+comment on function market.translation_changes(jsonb, jsonb, text, text) is 'What makes the stored translations of the given content items exactly the file''s. p_items: [{id, translations: {"<locale>": {title, <p_field>, body}}}] with database ids; p_stored: the translation table''s rows as jsonb (to_jsonb; rows of other items are ignored), p_owner naming their item id column and p_field the text between title and body (subtitle, summary). Returns the rows to delete (removed: a stored locale of an item that the file no longer has) and the rows to insert or update (a locale that is new or differs in any field); a translation the file leaves as it is does not appear, so a re-import writes nothing.';
+revoke execute on function market.translation_changes(jsonb, jsonb, text, text) from public;

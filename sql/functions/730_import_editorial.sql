@@ -4,6 +4,46 @@
 -- writes only what differs, so importing the same file again writes nothing. Counters kept by
 -- others (views, helpful_yes, helpful_no) are never touched by an import.
 
+-- why: an article's translations become the file's by the rule of market.translation_changes
+create or replace function market.replace_article_translations(p_items jsonb) returns int
+language plpgsql
+as $$
+declare
+  v_n int;
+begin
+  merge into market.article_translations t
+  using market.translation_changes(p_items, (select jsonb_agg(to_jsonb(s)) from market.article_translations s), 'article_id', 'subtitle') c
+  on t.article_id = c.id and t.locale = c.locale
+  when matched and c.removed then delete
+  when matched then update set title = c.title, subtitle = c.field, body = c.body
+  when not matched then insert (article_id, locale, title, subtitle, body) values (c.id, c.locale, c.title, c.field, c.body);
+  get diagnostics v_n = row_count;
+  return v_n;
+end;
+$$;
+comment on function market.replace_article_translations(jsonb) is 'Makes the translations of the given articles ([{id, translations}], database ids) exactly the file''s in market.article_translations, writing only rows that differ (market.translation_changes). Returns the number of rows written.';
+revoke execute on function market.replace_article_translations(jsonb) from public;
+
+-- why: an insight's translations become the file's by the same rule
+create or replace function market.replace_insight_translations(p_items jsonb) returns int
+language plpgsql
+as $$
+declare
+  v_n int;
+begin
+  merge into market.insight_translations t
+  using market.translation_changes(p_items, (select jsonb_agg(to_jsonb(s)) from market.insight_translations s), 'insight_id', 'summary') c
+  on t.insight_id = c.id and t.locale = c.locale
+  when matched and c.removed then delete
+  when matched then update set title = c.title, summary = c.field, body = c.body
+  when not matched then insert (insight_id, locale, title, summary, body) values (c.id, c.locale, c.title, c.field, c.body);
+  get diagnostics v_n = row_count;
+  return v_n;
+end;
+$$;
+comment on function market.replace_insight_translations(jsonb) is 'Makes the translations of the given insights ([{id, translations}]) exactly the file''s in market.insight_translations, writing only rows that differ (market.translation_changes). Returns the number of rows written.';
+revoke execute on function market.replace_insight_translations(jsonb) from public;
+
 -- why: articles, their translations and related entities in one set-based call
 create or replace function market.import_articles(p_file jsonb) returns jsonb
 language plpgsql
@@ -14,7 +54,6 @@ declare
   v_inserted int;
   v_updated int;
   v_written int;
-  v_n int;
   v_wanted jsonb;
 begin
   perform market.check_content_version('articles', p_file);
@@ -38,22 +77,7 @@ begin
   from jsonb_array_elements(coalesce(p_file -> 'articles', '[]')) f (value)
   join market.articles a on a.slug = f.value ->> 'slug';
 
-  delete from market.article_translations t
-  where t.article_id in (select (w ->> 'id')::int from jsonb_array_elements(v_wanted) w)
-    and not exists (
-      select from jsonb_array_elements(v_wanted) w
-      where (w ->> 'id')::int = t.article_id and w -> 'translations' ? t.locale);
-  get diagnostics v_n = row_count;
-  v_written := v_written + v_n;
-
-  insert into market.article_translations as t (article_id, locale, title, subtitle, body)
-  select (w ->> 'id')::int, l.key, l.value ->> 'title', l.value ->> 'subtitle', l.value ->> 'body'
-  from jsonb_array_elements(v_wanted) w
-  cross join lateral jsonb_each(w -> 'translations') l
-  on conflict (article_id, locale) do update set title = excluded.title, subtitle = excluded.subtitle, body = excluded.body
-    where (t.title, t.subtitle, t.body) is distinct from (excluded.title, excluded.subtitle, excluded.body);
-  get diagnostics v_n = row_count;
-  v_written := v_written + v_n + market.replace_content_entities('article', v_wanted);
+  v_written := v_written + market.replace_article_translations(v_wanted) + market.replace_content_entities('article', v_wanted);
 
   perform market.record_content_import('articles', p_file, v_items, v_source);
   return jsonb_build_object('kind', 'articles', 'items', v_items, 'inserted', v_inserted, 'updated', v_updated, 'rows_written', v_written);
@@ -112,7 +136,6 @@ declare
   v_inserted int;
   v_updated int;
   v_written int;
-  v_n int;
 begin
   perform market.check_content_version('insights', p_file);
   with upserted as (
@@ -130,22 +153,7 @@ begin
   select count(*) filter (where inserted), count(*) filter (where not inserted) into v_inserted, v_updated from upserted;
   v_written := v_inserted + v_updated;
 
-  delete from market.insight_translations t
-  where t.insight_id in (select (w ->> 'id')::int from jsonb_array_elements(v_items) w)
-    and not exists (
-      select from jsonb_array_elements(v_items) w
-      where (w ->> 'id')::int = t.insight_id and w -> 'translations' ? t.locale);
-  get diagnostics v_n = row_count;
-  v_written := v_written + v_n;
-
-  insert into market.insight_translations as t (insight_id, locale, title, summary, body)
-  select (w ->> 'id')::int, l.key, l.value ->> 'title', l.value ->> 'summary', l.value ->> 'body'
-  from jsonb_array_elements(v_items) w
-  cross join lateral jsonb_each(w -> 'translations') l
-  on conflict (insight_id, locale) do update set title = excluded.title, summary = excluded.summary, body = excluded.body
-    where (t.title, t.summary, t.body) is distinct from (excluded.title, excluded.summary, excluded.body);
-  get diagnostics v_n = row_count;
-  v_written := v_written + v_n + market.replace_content_entities('insight', v_items);
+  v_written := v_written + market.replace_insight_translations(v_items) + market.replace_content_entities('insight', v_items);
 
   perform market.record_content_import('insights', p_file, jsonb_array_length(v_items), v_source);
   return jsonb_build_object('kind', 'insights', 'items', jsonb_array_length(v_items), 'inserted', v_inserted, 'updated', v_updated, 'rows_written', v_written);

@@ -87,6 +87,44 @@ test.serial('a changed file updates what changed and keeps counters; items it dr
   t.is((await db.sql`select 1 from market.articles where slug = 'beta-news'`).length, 1);
 });
 
+test.serial('articles and insights take the same translation update alike: removed locales deleted, changed ones updated, the rest untouched', async (t) => {
+  await clear();
+  // one article and one insight with the same texts; the field between title and body is subtitle or summary
+  const texts = (locales: Record<string, string>) => Object.fromEntries(Object.entries(locales).map(([locale, word]) => [locale, { title: `${word} title`, middle: `${word} middle`, body: `<p>${word}</p>` }]));
+  const files = (locales: Record<string, string>) => {
+    const translations = texts(locales);
+    const named = (field: string) => Object.fromEntries(Object.entries(translations).map(([locale, x]) => [locale, { title: x.title, [field]: x.middle, body: x.body }]));
+    return {
+      articles: { version: 1, source: SOURCE, articles: [{ slug: 'same-update', tags: ['news'], published_at: '2026-01-01T00:00:00Z', translations: named('subtitle') }] },
+      insights: { version: 1, source: SOURCE, insights: [{ id: 31, type: 'narrative', first_reported_at: '2026-01-01T00:00:00Z', translations: named('summary') }] },
+    };
+  };
+  // each table's rows in one shape, with the transaction that last wrote each (xmin)
+  const stored = async () => {
+    const rows = await db.sql<{ kind: string; locale: string; title: string; middle: string; body: string; xmin: string }[]>`
+      select 'article' as kind, locale, title, subtitle as middle, body, xmin::text from market.article_translations
+      union all
+      select 'insight', locale, title, summary, body, xmin::text from market.insight_translations
+      order by kind, locale`;
+    const of = (kind: string) => Object.fromEntries(rows.filter((r) => r.kind === kind).map(({ locale, title, middle, body, xmin }) => [locale, { title, middle, body, xmin }]));
+    return { article: of('article'), insight: of('insight') };
+  };
+  await importContent(db.sql, writeContentDir(files({ en: 'one', de: 'eins', es: 'uno' })));
+  const before = await stored();
+  const result = await importContent(db.sql, writeContentDir(files({ en: 'one', de: 'zwei', fr: 'un' })));
+  // es deleted, de updated, fr inserted; the items themselves and en unchanged
+  t.deepEqual(result.map((r) => [r.kind, r.inserted, r.updated, r.rows_written]), [['articles', 0, 0, 3], ['insights', 0, 0, 3]]);
+  const after = await stored();
+  for (const kind of ['article', 'insight'] as const) {
+    t.deepEqual(Object.keys(after[kind]), ['de', 'en', 'fr'], kind);
+    t.is(after[kind].en!.xmin, before[kind].en!.xmin, `${kind}: the untouched English row is not rewritten`);
+    t.not(after[kind].de!.xmin, before[kind].de!.xmin, kind);
+    t.like(after[kind].de, { title: 'zwei title', middle: 'zwei middle', body: '<p>zwei</p>' }, kind);
+  }
+  const withoutXmin = (rows: Record<string, { xmin: string }>) => Object.fromEntries(Object.entries(rows).map(([locale, { xmin: _, ...text }]) => [locale, text]));
+  t.deepEqual(withoutXmin(after.insight), withoutXmin(after.article));
+});
+
 test.serial('a translation\'s reading time is stored with its body and follows it when the body changes, by import or by hand', async (t) => {
   await clear();
   await importContent(db.sql, writeContentDir());
