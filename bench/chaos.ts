@@ -22,9 +22,10 @@ import { withReservedQuery } from '../src/sources/source.ts';
 import { seededRandom } from '../dev/random.ts';
 import { startReceiver } from '../dev/webhook-receiver.ts';
 import { startMailbox } from '../dev/mailbox.ts';
+import { poll, until } from '../dev/wait.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { aggregateFigures, alarmRows, barFigures, emailRows, eventRows, settled } from './chaos/checks.ts';
-import { freePort, isAlive, Managed, parentOf, sleep, tail, until, cleanUpOnSignal } from './chaos/processes.ts';
+import { freePort, isAlive, Managed, parentOf, sleep, tail, cleanUpOnSignal } from './chaos/processes.ts';
 
 const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? 6);
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -122,7 +123,7 @@ function cleanup(): Promise<void> {
     for (const managed of registry) managed.signal('SIGKILL');
     for (const pid of serverPids) if (isServer(pid)) process.kill(pid, 'SIGKILL');
     await Promise.all([...registry].map((managed) => managed.exited()));
-    await until('the database processes to end', () => ![...serverPids].some(isServer), 10_000).catch(() => {});
+    await until('the database processes to end', () => ![...serverPids].some(isServer), { timeoutMs: 10_000, everyMs: 200 }).catch(() => {});
     await receiver.close().catch(() => {});
     await mailbox.stop().catch(() => {});
     await sql.end({ timeout: 1 }).catch(() => {});
@@ -165,19 +166,22 @@ const databaseAnswers = () => answers(() => sql`select 1`);
 
 /** Retries a statement while the database is away (a kill of ours), up to `timeoutMs`. */
 async function retried<T>(what: string, work: () => Promise<T>, timeoutMs = RECOVERY_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  let failure: Error | null = null;
+  const attempt = async () => {
     try {
-      return await work();
+      return { value: await work() };
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${what}: ${(error as Error).message}`);
-      await sleep(500);
+      failure = error as Error;
+      return null;
     }
-  }
+  };
+  const done = await poll(attempt, Boolean, { timeoutMs, everyMs: 500 });
+  if (!done) throw new Error(`${what}: ${failure!.message}`);
+  return done.value;
 }
 
 async function startDatabase(): Promise<number> {
-  await until('the database port to be free', async () => !(await portAnswers(dbPort)), 30_000);
+  await until('the database port to be free', async () => !(await portAnswers(dbPort)), { timeoutMs: 30_000, everyMs: 200 });
   db.start();
   const pid = await until(
     'the embedded database to listen',
@@ -185,9 +189,9 @@ async function startDatabase(): Promise<number> {
       if (!db.running) throw new Error(`mdapi db exited (${db.child?.exitCode ?? db.child?.signalCode}):\n${tail(db.log)}`);
       return (await portAnswers(dbPort)) && serverPid();
     },
-    RECOVERY_MS,
+    { timeoutMs: RECOVERY_MS, everyMs: 200 },
   );
-  await until('the embedded database to answer', databaseAnswers, RECOVERY_MS);
+  await until('the embedded database to answer', databaseAnswers, { timeoutMs: RECOVERY_MS, everyMs: 200 });
   return pid;
 }
 
@@ -202,7 +206,7 @@ async function startApi(): Promise<void> {
         if (response.status !== 200) throw new Error(String(response.status));
       });
     },
-    RECOVERY_MS,
+    { timeoutMs: RECOVERY_MS, everyMs: 200 },
   );
 }
 
@@ -219,7 +223,7 @@ async function startWorkerProcess(): Promise<void> {
         if (!row) throw new Error('no beat yet');
       });
     },
-    RECOVERY_MS,
+    { timeoutMs: RECOVERY_MS, everyMs: 200 },
   );
 }
 
@@ -333,12 +337,12 @@ async function round(index: number, phase: 'backfill' | 'tick', target: Target) 
     await until('the backfill to run', async () => {
       const state = await marketState().catch(() => null);
       return state && (!state.backfilling || state.running);
-    }, 60_000, 50).catch(() => {});
+    }, { timeoutMs: 60_000, everyMs: 50 }).catch(() => {});
   }
   await sleep(wait);
   if (aimAtTick) {
     await answers(queueTick);
-    await until('a tick to run', async () => (await marketState().catch(() => null))?.running, 20_000, 50).catch(() => {});
+    await until('a tick to run', async () => (await marketState().catch(() => null))?.running, { timeoutMs: 20_000, everyMs: 50 }).catch(() => {});
     await sleep(between(0, 400));
   }
   const state = await marketState().catch(() => null);
@@ -372,15 +376,15 @@ async function round(index: number, phase: 'backfill' | 'tick', target: Target) 
     traffic.apiDown = false;
     count(restarts, 'api (by the run)');
   } else if (variant === 'server SIGKILL') {
-    const pid = serverPid() ?? (await until('the database process', serverPid, 30_000));
+    const pid = serverPid() ?? (await until('the database process', serverPid, { timeoutMs: 30_000, everyMs: 200 }));
     traffic.databaseAway = true;
     traffic.outages++;
     process.kill(pid, 'SIGKILL');
     const next = await until('the supervisor to start the database again', () => {
       const now = serverPid();
       return now !== null && now !== pid ? now : null;
-    }, RECOVERY_MS);
-    await until('the database to answer again', databaseAnswers, RECOVERY_MS);
+    }, { timeoutMs: RECOVERY_MS, everyMs: 200 });
+    await until('the database to answer again', databaseAnswers, { timeoutMs: RECOVERY_MS, everyMs: 200 });
     traffic.databaseAway = false;
     note = `supervisor restarted it as pid ${next} in ${Date.now() - killedAt} ms`;
     count(restarts, 'database (by its supervisor)');
@@ -390,7 +394,7 @@ async function round(index: number, phase: 'backfill' | 'tick', target: Target) 
     traffic.outages++;
     await db.kill('SIGKILL');
     // The database process notices its launcher is gone and stops by itself.
-    const gone = await until('the orphaned database process to stop', () => pid === null || !isAlive(pid), 20_000).catch(() => false);
+    const gone = await until('the orphaned database process to stop', () => pid === null || !isAlive(pid), { timeoutMs: 20_000, everyMs: 200 }).catch(() => false);
     if (!gone) {
       findings.push(`round ${index}: the database process outlived its killed launcher by 20 s (SIGKILLed by the run)`);
       process.kill(pid!, 'SIGKILL');
@@ -409,7 +413,7 @@ async function round(index: number, phase: 'backfill' | 'tick', target: Target) 
       const response = await fetch(`${apiUrl}/api/v1/ping`, { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(5_000) });
       if (response.status !== 200) throw new Error(String(response.status));
     }),
-    RECOVERY_MS,
+    { timeoutMs: RECOVERY_MS, everyMs: 200 },
   );
   const line = `round ${index} (${phase}): ${label} during ${during}${aimAtTick ? ' (aimed at a tick)' : ''}; back in ${Date.now() - killedAt} ms${note ? `; ${note}` : ''}`;
   roundLog.push(line);
@@ -454,7 +458,7 @@ try {
         and d.covered_until >= date_trunc('minute', now()) - interval '1 minute'
         and exists (select 1 from market.coin_state where price is not null)`;
       if (!row) throw new Error('not yet');
-    }), 300_000, 500);
+    }), { timeoutMs: 300_000, everyMs: 500 });
   say(`backfill done (${Date.now() - backfilled} ms after the last backfill round)`);
 
   const endpoint = await retried('register the webhook endpoint', async () => {
@@ -494,7 +498,7 @@ try {
     const rest = await until('the market to settle', async () => {
       const state = await settled(sql, through).catch(() => null);
       return state && state.caughtUp && state.evaluated && state.pendingDeliveries === 0 ? state : null;
-    }, SETTLE_MS, 500).catch((error: Error) => {
+    }, { timeoutMs: SETTLE_MS, everyMs: 500 }).catch((error: Error) => {
       failures.push(`${error.message} (through ${through.toISOString()})`);
       return null;
     });

@@ -19,6 +19,7 @@ import { serialiseBody } from '../src/http/logos.ts';
 import { API_PREFIX, defineRoute, type Deps, type RouteSpec } from '../src/http/routes.ts';
 import type { Context } from 'koa';
 import { served, type RunningService } from '../src/service.ts';
+import { until } from '../dev/wait.ts';
 import { measure, printColumns } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
@@ -97,7 +98,7 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => un
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const drained = async () => {
-    while (active > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => `the handlers to finish (${active} running)`, () => active === 0, { timeoutMs: 60_000, everyMs: 20 });
   };
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server, drained };
 }

@@ -23,9 +23,10 @@ import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
 import { withReservedQuery } from '../src/sources/source.ts';
 import { startReceiver } from '../dev/webhook-receiver.ts';
+import { until } from '../dev/wait.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { alarmRows, barFigures, settled } from './chaos/checks.ts';
-import { freePort, Managed, sleep, tail, until, cleanUpOnSignal } from './chaos/processes.ts';
+import { freePort, Managed, sleep, tail, cleanUpOnSignal } from './chaos/processes.ts';
 import { attemptRows, backfillFigures, coverageFigures, cronFigures, installLedger, runRows, timescaledbJobRows } from './topology/ledger.ts';
 
 const SERVER_URL = process.env.TOPOLOGY_DATABASE_URL || null;
@@ -135,7 +136,7 @@ async function startApi(api: (typeof apis)[number]): Promise<void> {
       const response = await fetch(`${api.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
       if (response.status !== 200) throw new Error(String(response.status));
     });
-  }, START_MS);
+  }, { timeoutMs: START_MS, everyMs: 200 });
 }
 
 async function startWorker(index: number): Promise<void> {
@@ -156,7 +157,7 @@ async function startWorker(index: number): Promise<void> {
     if (!managed.running) throw new Error(`${managed.name} exited:\n${tail(managed.log)}`);
     const [row] = await sql`select 1 from app.worker_heartbeats where process like ${`%:${pid}`} and beat_at > now() - interval '5 seconds'`;
     return Boolean(row);
-  }, START_MS);
+  }, { timeoutMs: START_MS, everyMs: 200 });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +210,7 @@ async function rateLimitCheck(key: string, keyId: number) {
   const limit = plan!.rpm;
   const count = limit * 2 + 20;
   // well inside one minute window, so that the burst counts against one limit (checked below anyway)
-  await until('a fresh part of the minute', () => new Date().getSeconds() <= 40, 30_000, 250);
+  await until('a fresh part of the minute', () => new Date().getSeconds() <= 40, { timeoutMs: 30_000, everyMs: 250 });
   const result = await burst(key, count);
   const ok = result.filter((answer) => answer.status === 200);
   const limited = result.filter((answer) => answer.status === 429 && answer.code === 'rate_limited');
@@ -279,7 +280,7 @@ try {
     await until('the embedded database to answer', async () => {
       if (!db!.running) throw new Error(`mdapi db exited:\n${tail(db!.log)}`);
       return (await portAnswers(embeddedPort)) && answers(() => sql`select 1`);
-    }, START_MS);
+    }, { timeoutMs: START_MS, everyMs: 200 });
   }
   await migrate(sql);
   const [server] = await sql<{ postgres: string; timescaledb: string }[]>`
@@ -315,7 +316,7 @@ try {
       and d.covered_until >= date_trunc('minute', now()) - interval '1 minute'
       and exists (select 1 from market.coin_state where price is not null)`;
     return Boolean(row);
-  }, 300_000, 500);
+  }, { timeoutMs: 300_000, everyMs: 500 });
   say(`backfill done (${((Date.now() - backfillFrom) / 1000).toFixed(1)} s after the limit checks)`);
 
   // Every third delivery attempt fails, so that deliveries retry (up to 3 retries, 0.2 s base).
@@ -339,7 +340,7 @@ try {
   await until('the market and the webhooks to settle', async () => {
     const state = await settled(sql, through).catch(() => null);
     return state && state.caughtUp && state.evaluated && state.pendingDeliveries === 0;
-  }, SETTLE_MS, 500);
+  }, { timeoutMs: SETTLE_MS, everyMs: 500 });
   // which process each worker pool belongs to (a graceful stop deletes its heartbeat)
   const pools = new Map((await sql<{ worker_id: string; process: string }[]>`select worker_id, process from app.worker_heartbeats`).map((row) => [row.worker_id, row.process]));
   const stopAt = new Date();

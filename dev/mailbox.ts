@@ -4,6 +4,7 @@
 // hold(), the next message's DATA is read but never answered: the sender dies or times out waiting.
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerAddress } from 'smtp-server';
+import { until } from './wait.ts';
 
 export interface Mail {
   headers: Record<string, string>;
@@ -127,11 +128,7 @@ export async function startMailbox(): Promise<Mailbox> {
       await listen();
     },
     waitFor: async (count, timeoutMs = 15_000) => {
-      const deadline = Date.now() + timeoutMs;
-      while (seen.length < count) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} messages (have ${seen.length})`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(() => `${count} messages (have ${seen.length})`, () => seen.length >= count, { timeoutMs, everyMs: 20 });
     },
   };
 }

@@ -1,6 +1,7 @@
 // A real webhook receiver on 127.0.0.1 for the tests and benches: answers each request with the next scripted
 // reply (the last one repeats) and records what arrived, raw body included.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { until } from './wait.ts';
 
 export interface Received {
   /** Date.now() on arrival */
@@ -49,11 +50,7 @@ export async function startReceiver(...initial: Reply[]): Promise<Receiver> {
       index = 0;
     },
     async waitFor(count, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`receiver got ${received.length} requests, expected ${count}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(() => `${count} requests (the receiver got ${received.length})`, () => received.length >= count, { timeoutMs, everyMs: 20 });
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -19,6 +19,7 @@ import { createLogger, graphileLogger, NOTICE, type LogSettings, type Logger } f
 import { startService } from '../src/service.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
 import { embeddedOnly, onServer } from './helpers/targets.ts';
+import { until } from '../dev/wait.ts';
 
 let db: TestDatabase;
 test.before(async () => {
@@ -170,7 +171,7 @@ embedded.serial('create-key answers within a few turns while another client keep
     }
   })();
   try {
-    while (statements < 2) await new Promise((resolve) => setTimeout(resolve, 100));
+    await until('two busy statements', () => statements >= 2, { timeoutMs: 30_000, everyMs: 100 });
     const env = { PATH: process.env.PATH!, HOME: process.env.HOME ?? '/tmp', DATA_DIR: db.dataDir!, EMBEDDED_DB_PORT: String(db.embeddedPort) };
     const cli = async (args: string[]) => {
       const before = statements;

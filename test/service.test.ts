@@ -8,6 +8,7 @@ import { loadConfig } from '../src/config.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
 import { schedule } from '../jobs/index.ts';
+import { poll } from '../dev/wait.ts';
 
 let db: TestDatabase;
 let service: RunningService;
@@ -40,18 +41,18 @@ test.serial('the API pool is twice the cores, 4 to 16, unless DATABASE_POOL_SIZE
 });
 
 test.serial('the worker runs in the service process with the crontab registered', async (t) => {
-  let known: string[] = [];
-  for (let i = 0; i < 50 && !known.includes('run_timescaledb_jobs'); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    known = (await db.sql<{ identifier: string }[]>`select identifier from graphile_worker._private_known_crontabs`).map((row) => row.identifier);
-  }
+  const known = await poll(
+    async () => (await db.sql<{ identifier: string }[]>`select identifier from graphile_worker._private_known_crontabs`).map((row) => row.identifier),
+    (identifiers) => identifiers.includes('run_timescaledb_jobs'),
+    { timeoutMs: 5_000, everyMs: 100 },
+  );
   t.true(known.includes('run_timescaledb_jobs'));
   const [job] = await db.sql`select graphile_worker.add_job('prune_counters', '{}'::json) as job`;
   t.truthy(job);
-  let remaining = 1;
-  for (let i = 0; i < 100 && remaining > 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    [{ remaining }] = (await db.sql`select count(*)::int as remaining from graphile_worker.jobs where task_identifier = 'prune_counters'`) as unknown as [{ remaining: number }];
-  }
+  const remaining = await poll(
+    async () => (await db.sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'prune_counters'`)[0]!.n,
+    (n) => n === 0,
+    { timeoutMs: 10_000, everyMs: 100 },
+  );
   t.is(remaining, 0, 'the inline worker picked the job up and completed it');
 });

@@ -15,7 +15,7 @@ import { withReservedQuery } from '../src/sources/source.ts';
 import { DAY, MINUTE, REPLAY_VENUES, type VenueReplay } from '../dev/venues/replay.ts';
 import { replayEnvironment, startOfflineReplay } from '../dev/venues/offline.ts';
 import { schedule } from '../jobs/index.ts';
-import { until } from './helpers/wait.ts';
+import { until } from '../dev/wait.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;

@@ -42,16 +42,6 @@ export function parentOf(pid: number): number | null {
   }
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs: number, everyMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
 /** One long-running process of the service, started again after every kill. */
 export class Managed {
   child: ChildProcess | null = null;

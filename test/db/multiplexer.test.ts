@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { message, query, splitMessages, sync } from '../../src/db/embedded/protocol.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { until } from '../helpers/wait.ts';
+import { poll, until } from '../../dev/wait.ts';
 
 const embedded = embeddedOnly(test, 'the multiplexer stands in front of the embedded database alone');
 
@@ -117,7 +117,7 @@ embedded.serial('NOTIFY reaches the connections that LISTEN on the channel', asy
   const quiet = connect();
   await quiet.listen('other_channel', (payload) => received.push(`wrong: ${payload}`));
   await db.sql`select pg_notify('mdapi_test', 'hello')`;
-  for (let i = 0; i < 50 && received.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  await poll(() => received.length, (n) => n > 0, { timeoutMs: 1000, everyMs: 20 });
   t.deepEqual(received, ['hello']);
   await Promise.all([listener.end(), quiet.end()]);
 });
@@ -244,8 +244,7 @@ embedded.serial('named prepared statements: each connection has its own, and tho
   t.deepEqual(await b.exchange(Buffer.concat([message('C', Buffer.from('Sprobe\0')), sync()])), { rows: [], errors: [] });
   t.is(await prepared(), before + 1);
   a.socket.end();
-  for (let i = 0; i < 100 && (await prepared()) > before; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  t.is(await prepared(), before);
+  t.is(await poll(prepared, (n) => n <= before, { timeoutMs: 2000, everyMs: 20 }), before);
   b.socket.end();
   c.socket.end();
 });

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/log.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { onServer, replicaOnly, replicaUrl } from '../helpers/targets.ts';
-import { until } from '../helpers/wait.ts';
+import { until } from '../../dev/wait.ts';
 
 const run = replicaOnly(test, 'needs a streaming replica of the server');
 

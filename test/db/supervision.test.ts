@@ -8,6 +8,7 @@ import { startService, type RunningService } from '../../src/service.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { schedule } from '../../jobs/index.ts';
+import { poll } from '../../dev/wait.ts';
 
 const embedded = embeddedOnly(test, 'the service supervises the embedded database process; a server has its own init system');
 
@@ -34,33 +35,27 @@ embedded.serial('a killed database process is restarted; the API answers 503 mea
   const restarted = new Promise((resolve) => database.events.once('restart', resolve));
   process.kill(pid, 'SIGKILL');
   const statuses: number[] = [];
-  const deadline = Date.now() + 60_000;
-  let last: Response | null = null;
-  while (Date.now() < deadline) {
-    last = await ping();
-    statuses.push(last.status);
-    if (last.status === 200 && statuses.some((status) => status !== 200)) break;
-    if (last.status !== 200) {
-      const body = await last.json();
-      t.is(last.status, 503, 'never a 500 while the database is away');
+  // every answer until the first 200 after an outage, each refusal checked on the way
+  const last = await poll(async () => {
+    const answer = await ping();
+    statuses.push(answer.status);
+    if (answer.status !== 200) {
+      const body = await answer.json();
+      t.is(answer.status, 503, 'never a 500 while the database is away');
       t.is(body.error.code, 'service_unavailable');
-      t.truthy(last.headers.get('retry-after'));
+      t.truthy(answer.headers.get('retry-after'));
     }
-    await sleep(50);
-  }
+    return answer;
+  }, (answer) => answer.status === 200 && statuses.some((status) => status !== 200), { timeoutMs: 60_000, everyMs: 50 });
   await restarted;
   t.log(`${statuses.filter((status) => status === 503).length} requests answered 503 before the restarted database served again`);
   t.true(statuses.includes(503), `the outage was seen (${statuses.length} requests)`);
-  t.is(last?.status, 200, 'served again without restarting the API');
+  t.is(last.status, 200, 'served again without restarting the API');
   t.not(database.pid(), pid, 'a new database process');
 
   // The inline worker lost its connections too: it takes new jobs again.
   const [{ id }] = (await db.sql`select (graphile_worker.add_job('prune_counters', '{}'::json)).id`) as unknown as [{ id: string }];
-  let left = 1;
-  for (let i = 0; i < 300 && left > 0; i++) {
-    await sleep(100);
-    left = (await db.sql`select count(*)::int as n from graphile_worker.jobs where id = ${id}`)[0]!.n as number;
-  }
+  const left = await poll(async () => (await db.sql`select count(*)::int as n from graphile_worker.jobs where id = ${id}`)[0]!.n as number, (n) => n === 0, { timeoutMs: 30_000, everyMs: 100 });
   t.is(left, 0, 'the worker ran a job queued after the restart');
 });
 

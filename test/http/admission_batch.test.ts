@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/log.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { awayFromMinuteBoundary } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
+import { poll } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 let rank = 100;
@@ -44,9 +45,7 @@ async function apiProcess(env: Record<string, string>) {
   const batcher = app.admission as unknown as Record<string, (...args: unknown[]) => any> | null;
   if (batcher) {
     // until its LISTEN is in place a process admits with app.admit: wait for it, to know which path ran
-    for (const start = Date.now(); !(batcher as unknown as { listening: boolean }).listening && Date.now() - start < 5000;) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await poll(() => (batcher as unknown as { listening: boolean }).listening, Boolean, { timeoutMs: 5000, everyMs: 10 });
     const decide = batcher.decide!.bind(batcher);
     batcher.decide = (entry, route, now) => {
       const row = decide(entry, route, now);
@@ -252,19 +251,13 @@ test.serial('a revoked key is refused by both processes within a second; a plan 
     t.is(await revokeKey(db.sql, key.slice(0, 12)), 1);
     await db.sql`update app.plans set monthly_quota = 700 from app.api_keys k where k.prefix = ${other.slice(0, 12)} and app.plans.name = k.plan`;
     for (const api of [a, b]) {
-      let response = await api.get('/api/v1/ping', key);
-      while (response.status === 200 && Date.now() - revokedAt < 2000) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        response = await api.get('/api/v1/ping', key);
-      }
+      // polled until 2 s after the revocation, for both processes
+      const within = () => ({ timeoutMs: revokedAt + 2000 - Date.now(), everyMs: 20 });
+      const response = await poll(() => api.get('/api/v1/ping', key), (answer) => answer.status !== 200, within());
       t.is(response.status, 401);
       t.is(response.body.error.code, 'unauthorized');
       t.true(Date.now() - revokedAt < 1000, `refused ${Date.now() - revokedAt} ms after the revocation`);
-      let limit = (await api.get('/api/v1/ping', other)).headers.get('x-quota-limit');
-      while (limit !== '700' && Date.now() - revokedAt < 2000) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        limit = (await api.get('/api/v1/ping', other)).headers.get('x-quota-limit');
-      }
+      const limit = await poll(async () => (await api.get('/api/v1/ping', other)).headers.get('x-quota-limit'), (value) => value === '700', within());
       t.is(limit, '700');
     }
   } finally {

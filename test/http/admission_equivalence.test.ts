@@ -15,6 +15,7 @@ import { PLANS_BY_SCOPE } from '../../src/plans.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { awayFromMinuteBoundary, testApi, type TestApi, type TestResponse } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
+import { poll } from '../../dev/wait.ts';
 
 const ENV = { TRUST_PROXY: 'true', AUTH_FAILURES_PER_KEY: '3', AUTH_FAILURES_PER_CLIENT: '8' };
 
@@ -86,7 +87,7 @@ async function path(name: string, env: Record<string, string>, decide?: (origina
   const batcher = api.app.admission as unknown as { listening: boolean; decide: Decide } | null;
   if (batcher) {
     // until its LISTEN is in place the batcher leaves every request to app.admit: wait, so that its own decision is what runs
-    for (const start = Date.now(); !batcher.listening && Date.now() - start < 5000;) await new Promise((resolve) => setTimeout(resolve, 10));
+    await poll(() => batcher.listening, Boolean, { timeoutMs: 5000, everyMs: 10 });
     const original = batcher.decide.bind(batcher);
     const deciding = decide ? decide(original) : original;
     batcher.decide = (entry, route, now) => {

@@ -9,6 +9,7 @@ import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 import { loadCoinFixture } from '../api/fixtures.ts';
 import { importContent } from '../../src/content/import.ts';
 import { ARTICLES, fixtureFiles, writeContentDir } from '../content/fixtures.ts';
+import { poll } from '../../dev/wait.ts';
 
 const extra: { second?: TestApi; off?: TestApi; notify?: TestApi; close?: () => Promise<void> } = {};
 const handles = useApi(test, {
@@ -140,11 +141,7 @@ test.serial('strict freshness reads the versions itself; notify mode trusts the 
     // announced: the notify process follows as soon as the NOTIFY arrives
     await handles.db.sql`update market.coins set name = 'Alpha Announced' where id = 101`;
     await handles.db.sql`select app.bump_data_version('market')`;
-    let announced = await name(extra.notify!);
-    for (let i = 0; i < 20 && announced !== 'Alpha Announced'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      announced = await name(extra.notify!);
-    }
+    const announced = await poll(() => name(extra.notify!), (value) => value === 'Alpha Announced', { timeoutMs: 1000, everyMs: 50 });
     t.is(announced, 'Alpha Announced');
   } finally {
     await handles.db.sql`update market.coins set name = ${before} where id = 101`;
@@ -253,11 +250,7 @@ test.serial('a URL answered again without parsing or routing: the same headers, 
   t.is((await handles.api.get(path, 'mdk_not-a-key-at-all-0000000000000000000000000')).status, 401);
   await handles.db.sql`update app.api_keys set revoked_at = now() where prefix = ${k.slice(0, 12)}`;
   // refused within a second (the revocation's NOTIFY), as admission promises
-  let revoked = await handles.api.get(path, k);
-  for (let i = 0; i < 20 && revoked.status === 200; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    revoked = await handles.api.get(path, k);
-  }
+  const revoked = await poll(() => handles.api.get(path, k), (answer) => answer.status !== 200, { timeoutMs: 1000, everyMs: 50 });
   t.is(revoked.status, 401);
   t.is(revoked.body.error.code, 'unauthorized');
   // the request log and metrics name the declared route

@@ -3,6 +3,7 @@
 import test from 'ava';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
+import { poll } from '../../dev/wait.ts';
 
 const handles = useApi(test, { routes: fixtureRoutes });
 
@@ -74,12 +75,8 @@ test.serial('several plans required at once: the highest by app.plans.rank must 
     await handles.db.sql`update app.plans set rank = 50 where name = 'starter'`;
     for (const api of [handles.api, exact]) {
       const pro = await api.key({ plan: 'pro' });
-      let refused = await api.get('/api/v1/fixtures/both?period=28', pro);
       // the batched path hears of the plan change by NOTIFY
-      for (let i = 0; i < 20 && refused.status === 200; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        refused = await api.get('/api/v1/fixtures/both?period=28', pro);
-      }
+      const refused = await poll(() => api.get('/api/v1/fixtures/both?period=28', pro), (answer) => answer.status !== 200, { timeoutMs: 1000, everyMs: 50 });
       t.is(refused.status, 403);
       t.deepEqual(refused.body.error.details, { required_plan: 'starter' });
     }

@@ -12,6 +12,7 @@ import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 import { captureLog } from '../helpers/log.ts';
 import { fixtureRoutes } from './fixtures.ts';
 import { schedule } from '../../jobs/index.ts';
+import { poll } from '../../dev/wait.ts';
 
 const handles = useApi(test, { routes: fixtureRoutes });
 
@@ -316,9 +317,7 @@ test.serial('one log line and the metrics of every job run, success and final fa
     const [{ id: badId }] = (await handles.db.sql`
       select (graphile_worker.add_job('deliver_webhook', '{"note":"no delivery id"}'::json, max_attempts => 1)).id`) as unknown as [{ id: string }];
     const runs = () => log.lines().filter((line) => line.msg === 'job run');
-    for (let i = 0; i < 100 && runs().filter((l) => [String(okId), String(badId)].includes(String((l.job as { id: string }).id))).length < 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await poll(runs, (lines) => lines.filter((l) => [String(okId), String(badId)].includes(String((l.job as { id: string }).id))).length >= 2, { timeoutMs: 10_000, everyMs: 100 });
     const ok = runs().find((l) => String((l.job as { id: string }).id) === String(okId));
     const bad = runs().find((l) => String((l.job as { id: string }).id) === String(badId));
     t.like(ok, { level: 'info', outcome: 'success', job: { task: 'prune_counters' } }, log.text());

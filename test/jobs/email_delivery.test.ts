@@ -13,7 +13,7 @@ import type { MailConfig } from '../../src/mail/smtp.ts';
 import { defineRoute } from '../../src/http/routes.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startMailbox, type Mailbox } from '../../dev/mailbox.ts';
-import { until } from '../helpers/wait.ts';
+import { until } from '../../dev/wait.ts';
 
 // Retries wait 50, 250 and 1250 ms here (1, 5 and 25 minutes in production).
 const RETRY_BASE_MS = 50;

@@ -11,7 +11,7 @@ import { AlarmTriggeredEvent } from '../../src/api/alarms.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startReceiver, type Receiver } from '../../dev/webhook-receiver.ts';
-import { until } from '../helpers/wait.ts';
+import { until } from '../../dev/wait.ts';
 
 // Retries wait 20, 100 and 500 ms here (1, 5 and 25 minutes in production).
 const RETRY_BASE_MS = 20;

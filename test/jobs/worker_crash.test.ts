@@ -7,7 +7,7 @@ import { ensureCatalogue } from '../../src/sources/simulated/index.ts';
 import { STALE_AFTER_BEATS } from '../../src/config.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
-import { until } from '../helpers/wait.ts';
+import { until } from '../../dev/wait.ts';
 
 const HEARTBEAT_MS = 2_000;
 /** The promise made in the README: a dead worker's queue is free again within three beats and one more. */

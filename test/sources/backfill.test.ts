@@ -10,6 +10,7 @@ import { backfill, type BackfillEvent } from '../../src/sources/exchanges/backfi
 import { ExchangesSource } from '../../src/sources/exchanges/index.ts';
 import { withReservedQuery } from '../../src/sources/source.ts';
 import type { VenueId } from '../../src/sources/exchanges/venues.ts';
+import { poll } from '../../dev/wait.ts';
 
 const VENUES: VenueId[] = ['binance', 'coinbase', 'okx'];
 /** the clock of the in-process runs: two whole minutes ago, so a later run always has new minutes */
@@ -180,11 +181,11 @@ test.serial('mdapi backfill killed mid-way resumes where it stopped and ends wit
     const args = ['--interval', 'minutely', '--since', new Date(T.getTime() - DAY).toISOString().slice(0, 10)];
     const killed = mdapi(other, args);
     // killed once some progress is durable, long before the end
-    let progress = 0;
-    for (let i = 0; i < 600 && progress === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      [{ n: progress }] = (await other.sql`select count(*)::int as n from market.venue_backfills where done_until > range_from`) as unknown as [{ n: number }];
-    }
+    const progress = await poll(
+      async () => (await other.sql<{ n: number }[]>`select count(*)::int as n from market.venue_backfills where done_until > range_from`)[0]!.n,
+      (n) => n > 0,
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
     t.true(progress > 0, 'progress recorded before the kill');
     killed.child.kill('SIGKILL');
     await killed.output;
