@@ -3132,24 +3132,34 @@ function app.churn_tables() returns SETOF regclass language sql stable
 function app.coin_aggregate_refresh_plan(p_start timestamp with time zone, p_end timestamp with time zone, p_now timestamp with time zone) returns TABLE(step integer, aggregate text, window_start timestamp with time zone, window_end timestamp with time zone) language sql stable
   -- The refresh_continuous_aggregate calls that bring the 30m, 1h and 1d coin aggregates up to date over a window of raw bars, in order.
   |   -- Each call has a fixed cost (about 0.2 s on the embedded database for the daily level) besides
-  |   -- the rows it writes: pieces are as long as the level's density allows.
-  |   with levels (level, aggregate, width, piece) as (
-  |     values (1, 'market.coin_bars_30m', interval '30 minutes', interval '30 days'),
-  |            (2, 'market.coin_bars_1h', interval '1 hour', interval '180 days'),
-  |            (3, 'market.coin_bars_1d', interval '1 day', interval '5 years')
+  |   -- the rows it writes: pieces are as long as the level's density allows. Its source is dense
+  |   -- (a row per bucket of the level below) within that source's retention, sparse beyond (older
+  |   -- history written in wider bars): there pieces are those of app.refresh_piece_length.
+  |   with levels (level, aggregate, width, piece, dense_since) as (
+  |     values (1, 'market.coin_bars_30m', interval '30 minutes', interval '30 days', p_now - interval '8 days'),
+  |            (2, 'market.coin_bars_1h', interval '1 hour', interval '180 days', p_now - interval '3 months'),
+  |            (3, 'market.coin_bars_1d', interval '1 day', interval '1825 days', p_now - interval '6 months')
   |   ),
   |   bounds as (
-  |     select level, aggregate, width, piece,
+  |     select level, aggregate, width, piece, dense_since,
   |       date_bin(width, p_start, timestamptz '2000-01-01') as lo,
   |       least(date_bin(width, p_end - interval '1 microsecond', timestamptz '2000-01-01') + width,
   |             date_bin(width, p_now, timestamptz '2000-01-01')) as hi
   |     from levels
   |   ),
-  |   pieces as (
-  |     select b.level, b.aggregate, s as window_start, least(s + b.piece, b.hi) as window_end
+  |   split as (
+  |     select b.*, least(b.hi, greatest(b.lo, date_bin(app.refresh_piece_length(b.width), b.dense_since, timestamptz '2000-01-01'))) as dense
   |     from bounds b
-  |     cross join lateral generate_series(b.lo, b.hi - b.width, b.piece) s
   |     where b.hi > b.lo
+  |   ),
+  |   pieces as (
+  |     select s.level, s.aggregate, r.window_start, r.window_end
+  |     from split s
+  |     cross join lateral (
+  |       select * from app.refresh_pieces(s.lo, s.dense, s.piece) where s.dense > s.lo
+  |       union all
+  |       select * from app.refresh_pieces(s.dense, s.hi, app.refresh_piece_length(s.width)) where s.hi > s.dense
+  |     ) r
   |   )
   |   select (row_number() over (order by level, window_start))::int, aggregate, window_start, window_end
   |   from pieces
@@ -6803,14 +6813,14 @@ function market.simulate_market(p_now timestamp with time zone, p_piecewise bool
   |   window_start := coalesce(v_source.covered_until,
   |     date_trunc('day', p_now - coalesce(v_source.settings ->> 'history', '2 years')::interval, 'UTC'));
   |   window_end := v_target;
-  |   -- Piecewise, a call writes at most one band piece, so that no statement holds the embedded
-  |   -- database for long: the caller repeats until done.
+  |   -- Piecewise, a call writes at most one band piece (about half a second on the embedded
+  |   -- database), so that no statement holds it for long: the caller repeats until done.
   |   if p_piecewise then
   |     window_end := least(v_target, case
   |       when window_start < v_daily then v_daily
-  |       when window_start < v_hourly then least(v_hourly, window_start + interval '30 days')
-  |       when window_start < v_half_hourly then least(v_half_hourly, window_start + interval '15 days')
-  |       else window_start + interval '12 hours' end);
+  |       when window_start < v_hourly then least(v_hourly, window_start + interval '15 days')
+  |       when window_start < v_half_hourly then least(v_half_hourly, window_start + interval '7 days')
+  |       else window_start + interval '6 hours' end);
   |   end if;
   |   bars := 0;
   |   if window_end > window_start then
