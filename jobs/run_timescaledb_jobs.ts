@@ -14,6 +14,16 @@ export const runTimescaledbJobs = (mode: JobRunnerMode): Task => async (_payload
   const decision = rows[0]!;
   if (decision.changed) helpers.logger.info(`TimescaleDB jobs: run by ${decision.runner} (${decision.reason})`);
   if (decision.runner !== 'service') return;
-  // A procedure commits once per job; CALL must not run inside a transaction block.
-  await helpers.query(`call app.run_due_timescaledb_jobs(${mode === 'auto' && decision.scheduler ? 'true' : 'false'})`);
+  // Step by step, each a statement of its own (the steps app.run_due_timescaledb_jobs runs in one):
+  // no statement holds the embedded database long, so a client arriving meanwhile (make key) waits
+  // for one step at most. Outside a transaction block: a refresh cannot run inside one.
+  const { rows: steps } = await helpers.query<{ job_id: number; aggregate: string | null; window_start: Date | null; window_end: Date | null; first: boolean; last: boolean }>(
+    'select * from app.due_timescaledb_job_steps($1)',
+    [mode === 'auto' && decision.scheduler],
+  );
+  for (const step of steps) {
+    await helpers.query('call app.run_timescaledb_job_step($1, $2, $3, $4, $5, $6)', [
+      step.job_id, step.aggregate, step.window_start, step.window_end, step.first, step.last,
+    ]);
+  }
 };

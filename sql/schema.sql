@@ -3132,24 +3132,34 @@ function app.churn_tables() returns SETOF regclass language sql stable
 function app.coin_aggregate_refresh_plan(p_start timestamp with time zone, p_end timestamp with time zone, p_now timestamp with time zone) returns TABLE(step integer, aggregate text, window_start timestamp with time zone, window_end timestamp with time zone) language sql stable
   -- The refresh_continuous_aggregate calls that bring the 30m, 1h and 1d coin aggregates up to date over a window of raw bars, in order.
   |   -- Each call has a fixed cost (about 0.2 s on the embedded database for the daily level) besides
-  |   -- the rows it writes: pieces are as long as the level's density allows.
-  |   with levels (level, aggregate, width, piece) as (
-  |     values (1, 'market.coin_bars_30m', interval '30 minutes', interval '30 days'),
-  |            (2, 'market.coin_bars_1h', interval '1 hour', interval '180 days'),
-  |            (3, 'market.coin_bars_1d', interval '1 day', interval '5 years')
+  |   -- the rows it writes: pieces are as long as the level's density allows. Its source is dense
+  |   -- (a row per bucket of the level below) within that source's retention, sparse beyond (older
+  |   -- history written in wider bars): there pieces are those of app.refresh_piece_length.
+  |   with levels (level, aggregate, width, piece, dense_since) as (
+  |     values (1, 'market.coin_bars_30m', interval '30 minutes', interval '30 days', p_now - interval '8 days'),
+  |            (2, 'market.coin_bars_1h', interval '1 hour', interval '180 days', p_now - interval '3 months'),
+  |            (3, 'market.coin_bars_1d', interval '1 day', interval '1825 days', p_now - interval '6 months')
   |   ),
   |   bounds as (
-  |     select level, aggregate, width, piece,
+  |     select level, aggregate, width, piece, dense_since,
   |       date_bin(width, p_start, timestamptz '2000-01-01') as lo,
   |       least(date_bin(width, p_end - interval '1 microsecond', timestamptz '2000-01-01') + width,
   |             date_bin(width, p_now, timestamptz '2000-01-01')) as hi
   |     from levels
   |   ),
-  |   pieces as (
-  |     select b.level, b.aggregate, s as window_start, least(s + b.piece, b.hi) as window_end
+  |   split as (
+  |     select b.*, least(b.hi, greatest(b.lo, date_bin(app.refresh_piece_length(b.width), b.dense_since, timestamptz '2000-01-01'))) as dense
   |     from bounds b
-  |     cross join lateral generate_series(b.lo, b.hi - b.width, b.piece) s
   |     where b.hi > b.lo
+  |   ),
+  |   pieces as (
+  |     select s.level, s.aggregate, r.window_start, r.window_end
+  |     from split s
+  |     cross join lateral (
+  |       select * from app.refresh_pieces(s.lo, s.dense, s.piece) where s.dense > s.lo
+  |       union all
+  |       select * from app.refresh_pieces(s.dense, s.hi, app.refresh_piece_length(s.width)) where s.hi > s.dense
+  |     ) r
   |   )
   |   select (row_number() over (order by level, window_start))::int, aggregate, window_start, window_end
   |   from pieces
@@ -3264,6 +3274,23 @@ function app.delete_webhook_endpoint(p_owner text, p_id bigint) returns jsonb la
   |   delete from app.webhook_endpoints where id = (app.owned_webhook_endpoint(p_owner, p_id)).id;
   |   return jsonb_build_object('deleted', true);
   | end;
+
+function app.due_timescaledb_job_steps(p_neglected_only boolean, p_now timestamp with time zone) returns TABLE(job_id integer, aggregate text, window_start timestamp with time zone, window_end timestamp with time zone, first boolean, last boolean) language sql stable
+  -- The due TimescaleDB jobs (app.due_timescaledb_jobs) as steps for app.run_timescaledb_job_step, in order: a continuous-aggregate refresh policy as the pieces of its window (app.refresh_pieces; first and last mark its first and last piece), any other job as one step.
+  |   select d.job_id, p.aggregate, p.window_start, p.window_end,
+  |     coalesce(p.piece = 1, true), coalesce(p.piece = p.pieces, true)
+  |   from app.due_timescaledb_jobs(p_neglected_only) d
+  |   left join lateral (
+  |     select format('%I.%I', j.hypertable_schema, j.hypertable_name) as aggregate, r.window_start, r.window_end,
+  |       row_number() over (order by r.window_start) as piece, count(*) over () as pieces
+  |     from timescaledb_information.jobs j
+  |     join _timescaledb_catalog.continuous_aggs_bucket_function f on f.mat_hypertable_id = (j.config ->> 'mat_hypertable_id')::int
+  |     cross join lateral app.refresh_pieces(p_now - (j.config ->> 'start_offset')::interval, p_now - (j.config ->> 'end_offset')::interval,
+  |       app.refresh_piece_length(f.bucket_width::interval), p_now) r
+  |     where j.job_id = d.job_id and d.proc_name = 'policy_refresh_continuous_aggregate'
+  |   ) p on true
+  |   -- refresh policies last, in job order (30m before 1h before 1d): everything else first
+  |   order by d.proc_name = 'policy_refresh_continuous_aggregate', d.job_id, p.window_start;
 
 function app.due_timescaledb_jobs(p_neglected_only boolean) returns TABLE(job_id integer, proc_name name, hypertable_name name) language sql stable
   -- Scheduled TimescaleDB jobs whose interval has passed since the service last ran them; with p_neglected_only, only those TimescaleDB's scheduler neglects.
@@ -3726,6 +3753,24 @@ function app.recent_endpoint_callers(p_endpoint text, p_within interval) returns
   |     and (e.last_called_at > now() - p_within or e.last_called_at is null)
   |   group by k.owner
 
+function app.refresh_piece_length(p_bucket_width interval) returns interval language sql immutable
+  -- How long a window one refresh call of a continuous aggregate with buckets of p_bucket_width covers at most where its source is dense (app.refresh_pieces).
+  |   select case when p_bucket_width < interval '1 hour' then interval '1 day'
+  |               when p_bucket_width < interval '1 day' then interval '7 days'
+  |               else interval '60 days' end;
+
+function app.refresh_pieces(p_start timestamp with time zone, p_end timestamp with time zone, p_piece interval, p_now timestamp with time zone) returns TABLE(window_start timestamp with time zone, window_end timestamp with time zone) language sql stable
+  -- The window [p_start, p_end) cut at multiples of p_piece (from 2000-01-01): the windows of refresh_continuous_aggregate calls that together refresh what one call over the whole window would. No piece is shorter than half of p_piece. A null p_start gives one piece; a null p_end (no end) counts up to p_now, the last piece staying open.
+  |   with bounds as (
+  |     select array[p_start] || coalesce(array_agg(c order by c), '{}') || array[p_end] as b
+  |     from generate_series(date_bin(p_piece, p_start, timestamptz '2000-01-01') + p_piece,
+  |                          coalesce(p_end, p_now) - interval '1 microsecond', p_piece) c
+  |     -- no piece shorter than half a piece: each holds whole buckets (a refresh over none fails)
+  |     where c >= p_start + p_piece / 2 and (p_end is null or c <= p_end - p_piece / 2)
+  |   )
+  |   select b[i], b[i + 1] from bounds cross join generate_subscripts(b, 1) i where i < cardinality(b)
+  |   order by i;
+
 function app.release_dead_workers(p_stale interval) returns integer language plpgsql volatile
   -- Releases every job and queue lock held by a graphile-worker worker pool whose heartbeat (app.worker_heartbeats) is older than p_stale, or that never beat and has held its lock longer than that. The released jobs run again at once; returns the number of workers released.
   | declare
@@ -3750,38 +3795,44 @@ function app.release_dead_workers(p_stale interval) returns integer language plp
   | end;
 
 function app.run_due_timescaledb_jobs(IN p_neglected_only boolean) returns procedure language plpgsql volatile
-  -- Runs every due TimescaleDB job (with p_neglected_only: those TimescaleDB's scheduler neglects) (CALL run_job) and records when; one commit per job. Continuous-aggregate refreshes run last and outside any subtransaction (they cannot run inside one).
+  -- Runs every due TimescaleDB job (with p_neglected_only: those TimescaleDB's scheduler neglects) step by step (app.due_timescaledb_job_steps, app.run_timescaledb_job_step) and records when; one commit per step. The service's task runs the same steps as statements of their own.
   | declare
-  |   v_job record;
+  |   v_step record;
   | begin
-  |   -- Refresh policies last, in job order (30m before 1h before 1d): everything else first.
-  |   for v_job in
-  |     select * from app.due_timescaledb_jobs(p_neglected_only) d
-  |     order by d.proc_name = 'policy_refresh_continuous_aggregate', d.job_id
-  |   loop
-  |     if v_job.proc_name = 'policy_refresh_continuous_aggregate' then
-  |       -- A continuous-aggregate refresh refuses to run in a subtransaction, which an EXCEPTION
-  |       -- block would open. So it runs bare, after the attempt is recorded and committed: if it
-  |       -- fails, the error ends this call (the worker logs it), the job is not retried before its
-  |       -- schedule interval has passed, and the next call goes on with the other due jobs.
-  |       insert into app.timescaledb_job_runs (job_id, last_run_at, last_error)
-  |       values (v_job.job_id, now(), 'started; did not finish')
-  |       on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
-  |       commit;
-  |       call public.run_job(v_job.job_id);
-  |       update app.timescaledb_job_runs set last_error = null where job_id = v_job.job_id;
-  |     else
-  |       begin
-  |         call public.run_job(v_job.job_id);
-  |         insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (v_job.job_id, now(), null)
-  |         on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = null;
-  |       exception when others then
-  |         insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (v_job.job_id, now(), sqlerrm)
-  |         on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
-  |       end;
-  |     end if;
+  |   for v_step in select * from app.due_timescaledb_job_steps(p_neglected_only) loop
+  |     call app.run_timescaledb_job_step(v_step.job_id, v_step.aggregate, v_step.window_start, v_step.window_end, v_step.first, v_step.last);
   |     commit;
   |   end loop;
+  | end;
+
+function app.run_timescaledb_job_step(IN p_job_id integer, IN p_aggregate text, IN p_window_start timestamp with time zone, IN p_window_end timestamp with time zone, IN p_first boolean, IN p_last boolean) returns procedure language plpgsql volatile
+  -- Runs one step of app.due_timescaledb_job_steps and records the job's run (app.timescaledb_job_runs): a piece of a refresh policy's window (refresh_continuous_aggregate; the first piece records the attempt, the last its success), or a whole other job (CALL run_job, its error recorded). Not inside a transaction block: a refresh cannot run in one.
+  | begin
+  |   if p_aggregate is not null then
+  |     -- A continuous-aggregate refresh refuses to run in a subtransaction, which an EXCEPTION
+  |     -- block would open. So it runs bare, after the attempt is recorded and committed: if it
+  |     -- fails, the error ends this call (the worker logs it), the job is not retried before its
+  |     -- schedule interval has passed, and the next call goes on with the other due jobs.
+  |     if p_first then
+  |       insert into app.timescaledb_job_runs (job_id, last_run_at, last_error)
+  |       values (p_job_id, now(), 'started; did not finish')
+  |       on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
+  |       commit;
+  |     end if;
+  |     call public.refresh_continuous_aggregate(p_aggregate::regclass, p_window_start, p_window_end);
+  |     if p_last then
+  |       update app.timescaledb_job_runs set last_error = null where job_id = p_job_id;
+  |     end if;
+  |   else
+  |     begin
+  |       call public.run_job(p_job_id);
+  |       insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (p_job_id, now(), null)
+  |       on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = null;
+  |     exception when others then
+  |       insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (p_job_id, now(), sqlerrm)
+  |       on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
+  |     end;
+  |   end if;
   | end;
 
 function app.send_webhook_test(p_owner text, p_id bigint) returns jsonb language plpgsql volatile
@@ -6760,14 +6811,14 @@ function market.simulate_market(p_now timestamp with time zone, p_piecewise bool
   |   window_start := coalesce(v_source.covered_until,
   |     date_trunc('day', p_now - coalesce(v_source.settings ->> 'history', '2 years')::interval, 'UTC'));
   |   window_end := v_target;
-  |   -- Piecewise, a call writes at most one band piece, so that no statement holds the embedded
-  |   -- database for long: the caller repeats until done.
+  |   -- Piecewise, a call writes at most one band piece (about half a second on the embedded
+  |   -- database), so that no statement holds it for long: the caller repeats until done.
   |   if p_piecewise then
   |     window_end := least(v_target, case
   |       when window_start < v_daily then v_daily
-  |       when window_start < v_hourly then least(v_hourly, window_start + interval '30 days')
-  |       when window_start < v_half_hourly then least(v_half_hourly, window_start + interval '15 days')
-  |       else window_start + interval '12 hours' end);
+  |       when window_start < v_hourly then least(v_hourly, window_start + interval '15 days')
+  |       when window_start < v_half_hourly then least(v_half_hourly, window_start + interval '7 days')
+  |       else window_start + interval '6 hours' end);
   |   end if;
   |   bars := 0;
   |   if window_end > window_start then

@@ -83,41 +83,109 @@ as $$
 $$;
 comment on function app.due_timescaledb_jobs(boolean) is 'Scheduled TimescaleDB jobs whose interval has passed since the service last ran them; with p_neglected_only, only those TimescaleDB''s scheduler neglects.';
 
+-- why: no refresh call may hold the embedded database long (one statement at a time serves every
+-- client there): a window is cut into pieces on multiples of p_piece counted from 2000-01-01, where
+-- the buckets of every aggregate here begin too, so the pieces together refresh exactly the buckets
+-- one call over the whole window would; the outer ends stay as given
+create or replace function app.refresh_pieces(p_start timestamptz, p_end timestamptz, p_piece interval, p_now timestamptz default now())
+returns table (window_start timestamptz, window_end timestamptz)
+language sql stable
+as $$
+  with bounds as (
+    select array[p_start] || coalesce(array_agg(c order by c), '{}') || array[p_end] as b
+    from generate_series(date_bin(p_piece, p_start, timestamptz '2000-01-01') + p_piece,
+                         coalesce(p_end, p_now) - interval '1 microsecond', p_piece) c
+    -- no piece shorter than half a piece: each holds whole buckets (a refresh over none fails)
+    where c >= p_start + p_piece / 2 and (p_end is null or c <= p_end - p_piece / 2)
+  )
+  select b[i], b[i + 1] from bounds cross join generate_subscripts(b, 1) i where i < cardinality(b)
+  order by i;
+$$;
+comment on function app.refresh_pieces(timestamptz, timestamptz, interval, timestamptz) is 'The window [p_start, p_end) cut at multiples of p_piece (from 2000-01-01): the windows of refresh_continuous_aggregate calls that together refresh what one call over the whole window would. No piece is shorter than half of p_piece. A null p_start gives one piece; a null p_end (no end) counts up to p_now, the last piece staying open.';
+
+-- why: the piece length that keeps a refresh call of the embedded database around half a second
+-- or less, by bucket width (source rows per piece: a day of minutes, a week of half-hours, two
+-- months of hours)
+create or replace function app.refresh_piece_length(p_bucket_width interval) returns interval
+language sql immutable
+as $$
+  select case when p_bucket_width < interval '1 hour' then interval '1 day'
+              when p_bucket_width < interval '1 day' then interval '7 days'
+              else interval '60 days' end;
+$$;
+comment on function app.refresh_piece_length(interval) is 'How long a window one refresh call of a continuous aggregate with buckets of p_bucket_width covers at most where its source is dense (app.refresh_pieces).';
+
+-- why: the due jobs as statements a caller runs one by one: a refresh policy as pieces of its window
+-- (now - start_offset to now - end_offset), any other job whole; in the order jobs run
+create or replace function app.due_timescaledb_job_steps(p_neglected_only boolean default false, p_now timestamptz default now())
+returns table (job_id int, aggregate text, window_start timestamptz, window_end timestamptz, first boolean, last boolean)
+language sql stable
+set search_path = app, pg_temp
+as $$
+  select d.job_id, p.aggregate, p.window_start, p.window_end,
+    coalesce(p.piece = 1, true), coalesce(p.piece = p.pieces, true)
+  from app.due_timescaledb_jobs(p_neglected_only) d
+  left join lateral (
+    select format('%I.%I', j.hypertable_schema, j.hypertable_name) as aggregate, r.window_start, r.window_end,
+      row_number() over (order by r.window_start) as piece, count(*) over () as pieces
+    from timescaledb_information.jobs j
+    join _timescaledb_catalog.continuous_aggs_bucket_function f on f.mat_hypertable_id = (j.config ->> 'mat_hypertable_id')::int
+    cross join lateral app.refresh_pieces(p_now - (j.config ->> 'start_offset')::interval, p_now - (j.config ->> 'end_offset')::interval,
+      app.refresh_piece_length(f.bucket_width::interval), p_now) r
+    where j.job_id = d.job_id and d.proc_name = 'policy_refresh_continuous_aggregate'
+  ) p on true
+  -- refresh policies last, in job order (30m before 1h before 1d): everything else first
+  order by d.proc_name = 'policy_refresh_continuous_aggregate', d.job_id, p.window_start;
+$$;
+comment on function app.due_timescaledb_job_steps(boolean, timestamptz) is 'The due TimescaleDB jobs (app.due_timescaledb_jobs) as steps for app.run_timescaledb_job_step, in order: a continuous-aggregate refresh policy as the pieces of its window (app.refresh_pieces; first and last mark its first and last piece), any other job as one step.';
+
 drop procedure if exists app.run_due_timescaledb_jobs();
+-- why: one step of a due job in a statement of its own, so that the service can run a job's steps
+-- as separate statements (the embedded database serves one statement at a time)
+create or replace procedure app.run_timescaledb_job_step(p_job_id int, p_aggregate text default null,
+  p_window_start timestamptz default null, p_window_end timestamptz default null, p_first boolean default true, p_last boolean default true)
+language plpgsql
+as $$
+begin
+  if p_aggregate is not null then
+    -- A continuous-aggregate refresh refuses to run in a subtransaction, which an EXCEPTION
+    -- block would open. So it runs bare, after the attempt is recorded and committed: if it
+    -- fails, the error ends this call (the worker logs it), the job is not retried before its
+    -- schedule interval has passed, and the next call goes on with the other due jobs.
+    if p_first then
+      insert into app.timescaledb_job_runs (job_id, last_run_at, last_error)
+      values (p_job_id, now(), 'started; did not finish')
+      on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
+      commit;
+    end if;
+    call public.refresh_continuous_aggregate(p_aggregate::regclass, p_window_start, p_window_end);
+    if p_last then
+      update app.timescaledb_job_runs set last_error = null where job_id = p_job_id;
+    end if;
+  else
+    begin
+      call public.run_job(p_job_id);
+      insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (p_job_id, now(), null)
+      on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = null;
+    exception when others then
+      insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (p_job_id, now(), sqlerrm)
+      on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
+    end;
+  end if;
+end;
+$$;
+comment on procedure app.run_timescaledb_job_step(int, text, timestamptz, timestamptz, boolean, boolean) is 'Runs one step of app.due_timescaledb_job_steps and records the job''s run (app.timescaledb_job_runs): a piece of a refresh policy''s window (refresh_continuous_aggregate; the first piece records the attempt, the last its success), or a whole other job (CALL run_job, its error recorded). Not inside a transaction block: a refresh cannot run in one.';
+
 create or replace procedure app.run_due_timescaledb_jobs(p_neglected_only boolean default false)
 language plpgsql
 as $$
 declare
-  v_job record;
+  v_step record;
 begin
-  -- Refresh policies last, in job order (30m before 1h before 1d): everything else first.
-  for v_job in
-    select * from app.due_timescaledb_jobs(p_neglected_only) d
-    order by d.proc_name = 'policy_refresh_continuous_aggregate', d.job_id
-  loop
-    if v_job.proc_name = 'policy_refresh_continuous_aggregate' then
-      -- A continuous-aggregate refresh refuses to run in a subtransaction, which an EXCEPTION
-      -- block would open. So it runs bare, after the attempt is recorded and committed: if it
-      -- fails, the error ends this call (the worker logs it), the job is not retried before its
-      -- schedule interval has passed, and the next call goes on with the other due jobs.
-      insert into app.timescaledb_job_runs (job_id, last_run_at, last_error)
-      values (v_job.job_id, now(), 'started; did not finish')
-      on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
-      commit;
-      call public.run_job(v_job.job_id);
-      update app.timescaledb_job_runs set last_error = null where job_id = v_job.job_id;
-    else
-      begin
-        call public.run_job(v_job.job_id);
-        insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (v_job.job_id, now(), null)
-        on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = null;
-      exception when others then
-        insert into app.timescaledb_job_runs (job_id, last_run_at, last_error) values (v_job.job_id, now(), sqlerrm)
-        on conflict (job_id) do update set last_run_at = excluded.last_run_at, last_error = excluded.last_error;
-      end;
-    end if;
+  for v_step in select * from app.due_timescaledb_job_steps(p_neglected_only) loop
+    call app.run_timescaledb_job_step(v_step.job_id, v_step.aggregate, v_step.window_start, v_step.window_end, v_step.first, v_step.last);
     commit;
   end loop;
 end;
 $$;
-comment on procedure app.run_due_timescaledb_jobs(boolean) is 'Runs every due TimescaleDB job (with p_neglected_only: those TimescaleDB''s scheduler neglects) (CALL run_job) and records when; one commit per job. Continuous-aggregate refreshes run last and outside any subtransaction (they cannot run inside one).';
+comment on procedure app.run_due_timescaledb_jobs(boolean) is 'Runs every due TimescaleDB job (with p_neglected_only: those TimescaleDB''s scheduler neglects) step by step (app.due_timescaledb_job_steps, app.run_timescaledb_job_step) and records when; one commit per step. The service''s task runs the same steps as statements of their own.';

@@ -65,24 +65,34 @@ language sql stable
 set search_path = app, pg_temp
 as $$
   -- Each call has a fixed cost (about 0.2 s on the embedded database for the daily level) besides
-  -- the rows it writes: pieces are as long as the level's density allows.
-  with levels (level, aggregate, width, piece) as (
-    values (1, 'market.coin_bars_30m', interval '30 minutes', interval '30 days'),
-           (2, 'market.coin_bars_1h', interval '1 hour', interval '180 days'),
-           (3, 'market.coin_bars_1d', interval '1 day', interval '5 years')
+  -- the rows it writes: pieces are as long as the level's density allows. Its source is dense
+  -- (a row per bucket of the level below) within that source's retention, sparse beyond (older
+  -- history written in wider bars): there pieces are those of app.refresh_piece_length.
+  with levels (level, aggregate, width, piece, dense_since) as (
+    values (1, 'market.coin_bars_30m', interval '30 minutes', interval '30 days', p_now - interval '8 days'),
+           (2, 'market.coin_bars_1h', interval '1 hour', interval '180 days', p_now - interval '3 months'),
+           (3, 'market.coin_bars_1d', interval '1 day', interval '1825 days', p_now - interval '6 months')
   ),
   bounds as (
-    select level, aggregate, width, piece,
+    select level, aggregate, width, piece, dense_since,
       date_bin(width, p_start, timestamptz '2000-01-01') as lo,
       least(date_bin(width, p_end - interval '1 microsecond', timestamptz '2000-01-01') + width,
             date_bin(width, p_now, timestamptz '2000-01-01')) as hi
     from levels
   ),
-  pieces as (
-    select b.level, b.aggregate, s as window_start, least(s + b.piece, b.hi) as window_end
+  split as (
+    select b.*, least(b.hi, greatest(b.lo, date_bin(app.refresh_piece_length(b.width), b.dense_since, timestamptz '2000-01-01'))) as dense
     from bounds b
-    cross join lateral generate_series(b.lo, b.hi - b.width, b.piece) s
     where b.hi > b.lo
+  ),
+  pieces as (
+    select s.level, s.aggregate, r.window_start, r.window_end
+    from split s
+    cross join lateral (
+      select * from app.refresh_pieces(s.lo, s.dense, s.piece) where s.dense > s.lo
+      union all
+      select * from app.refresh_pieces(s.dense, s.hi, app.refresh_piece_length(s.width)) where s.hi > s.dense
+    ) r
   )
   select (row_number() over (order by level, window_start))::int, aggregate, window_start, window_end
   from pieces

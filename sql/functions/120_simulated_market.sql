@@ -177,14 +177,14 @@ begin
   window_start := coalesce(v_source.covered_until,
     date_trunc('day', p_now - coalesce(v_source.settings ->> 'history', '2 years')::interval, 'UTC'));
   window_end := v_target;
-  -- Piecewise, a call writes at most one band piece, so that no statement holds the embedded
-  -- database for long: the caller repeats until done.
+  -- Piecewise, a call writes at most one band piece (about half a second on the embedded
+  -- database), so that no statement holds it for long: the caller repeats until done.
   if p_piecewise then
     window_end := least(v_target, case
       when window_start < v_daily then v_daily
-      when window_start < v_hourly then least(v_hourly, window_start + interval '30 days')
-      when window_start < v_half_hourly then least(v_half_hourly, window_start + interval '15 days')
-      else window_start + interval '12 hours' end);
+      when window_start < v_hourly then least(v_hourly, window_start + interval '15 days')
+      when window_start < v_half_hourly then least(v_half_hourly, window_start + interval '7 days')
+      else window_start + interval '6 hours' end);
   end if;
   bars := 0;
   if window_end > window_start then

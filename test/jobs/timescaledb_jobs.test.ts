@@ -110,3 +110,29 @@ test.serial('a job that ran is not run again before its schedule interval has pa
 test('the task is on the crontab every minute, on a serial queue of its own', (t) => {
   t.regex(crontab, /^\* \* \* \* \* run_timescaledb_jobs \?max=1&queue=timescaledb_jobs$/m);
 });
+
+test.serial('a refresh policy runs as pieces of its window: contiguous, from now - start_offset to now - end_offset, none long', async (t) => {
+  await db.sql`delete from app.timescaledb_job_runs`;
+  const now = '2026-03-10 13:47:00+00';
+  const steps = await db.sql<{ aggregate: string | null; window_start: Date | null; window_end: Date | null; first: boolean; last: boolean }[]>`
+    select aggregate, window_start, window_end, first, last from app.due_timescaledb_job_steps(false, ${now}::timestamptz)`;
+  const pieces = steps.filter((step) => step.aggregate === 'market.coin_bars_30m');
+  const at = (text: string) => new Date(text).getTime();
+  t.true(pieces.length >= 6, `${pieces.length} pieces`);
+  t.is(pieces[0]!.window_start!.getTime(), at('2026-03-03T13:47:00Z'));
+  t.is(pieces.at(-1)!.window_end!.getTime(), at('2026-03-10T13:46:00Z'));
+  t.deepEqual(pieces.map((piece) => [piece.first, piece.last]), pieces.map((_, i) => [i === 0, i === pieces.length - 1]));
+  for (const [i, piece] of pieces.entries()) {
+    if (i > 0) t.is(piece.window_start!.getTime(), pieces[i - 1]!.window_end!.getTime());
+    const hours = (piece.window_end!.getTime() - piece.window_start!.getTime()) / 3_600_000;
+    t.true(hours >= 12 && hours <= 36, `piece ${i}: ${hours} h`);
+    if (i > 0) t.is(piece.window_start!.getUTCHours() + piece.window_start!.getUTCMinutes(), 0, 'inner cuts at midnight, on bucket boundaries');
+  }
+  // a policy without an end (the liquidations rollup) ends with an open piece
+  const open = steps.filter((step) => step.aggregate === 'market.liquidations_1d');
+  t.true(open.length >= 1);
+  t.is(open.at(-1)!.window_end, null);
+  // other jobs are one step each, before the refreshes
+  const firstRefresh = steps.findIndex((step) => step.aggregate !== null);
+  t.true(firstRefresh > 0 && steps.slice(firstRefresh).every((step) => step.aggregate !== null));
+});

@@ -5,8 +5,8 @@
 //   timeouts with setitimer, which Emscripten turns into a JS setTimeout: it can only fire when
 //   the query has returned and the event loop runs again, by when the timeout is disarmed.
 // - PGlite has no interrupt, cancel or abort API, and its WASM memory is not shared, so no other
-//   thread can reach it. A running query blocks this process's only thread: a client's socket
-//   closing or a CancelRequest arriving is seen only after the query has returned.
+//   thread can reach it. A running query blocks the thread it runs on (engine.ts): a client's
+//   socket closing or a CancelRequest arriving is acted on only after the query has returned.
 // - While a query runs, the only JS it calls is the clock (performance.now, Date.now): pg_sleep,
 //   latch waits and timestamps read it, pg_sleep in a busy loop. From there we can set
 //   PostgreSQL's own cancel flags in WASM memory: QueryCancelPending (not exported; it is the

@@ -7,10 +7,12 @@
 // One client must not stall the others for long: an outside client's batch (anything but the
 // service's own connections) is cancelled after `statementTimeoutMs` (see canceller.ts for how,
 // and for what cannot be cancelled), a transaction left idle is cut off after
-// `idleInTransactionTimeoutMs`. A client that disconnects or sends a CancelRequest while its
-// batch runs is seen only when the batch returns (the query blocks this process's only
-// thread), so such a batch is bounded by the time-out; a batch still waiting for the backend is
-// dropped (disconnect) or cancelled at once when it gets there (CancelRequest).
+// `idleInTransactionTimeoutMs`. A running batch cannot be stopped from outside (a WASM backend
+// has no interrupt): a client that disconnects or sends a CancelRequest while its batch runs is
+// dealt with when the batch returns, so such a batch is bounded by the time-out; a batch still
+// waiting for the backend is dropped (disconnect) or cancelled at once when it gets there
+// (CancelRequest). The backend runs on another thread (server.ts), so start-ups are answered
+// and messages queued while a batch runs.
 //
 // A non-superuser client (the analyst) runs under SET SESSION AUTHORIZATION and may not leave
 // it: statements that could are refused (guard.ts) with an ERROR 42501, after which the

