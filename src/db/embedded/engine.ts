@@ -22,8 +22,9 @@ const port = parentPort!;
 function post(reply: EngineReply) {
   if (reply.kind !== 'reply') return port.postMessage(reply);
   // A reply is a view of PGlite's receive buffer, which the next call reuses (and a clone of the
-  // view would copy the whole buffer): a copy of its own, handed over.
-  const bytes = reply.bytes.slice();
+  // view would copy the whole buffer): a copy of its own, handed over. Not `.slice()`: on a Buffer
+  // (a rewritten error reply) that is a view of Node's shared pool, which cannot be transferred.
+  const bytes = new Uint8Array(reply.bytes);
   port.postMessage({ ...reply, bytes }, [bytes.buffer]);
 }
 const { dataDir } = workerData as { dataDir: string };
