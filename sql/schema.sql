@@ -1011,7 +1011,7 @@ table market.simulated_exchanges
   CREATE UNIQUE INDEX simulated_exchanges_pkey ON market.simulated_exchanges USING btree (exchange_id)
 
 view market.source_health
-  -- Each data source's health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; failing: its last run failed; ok), venues up/down, and serving: whether its data is what the API serves (a source that has run or written data; seeded placeholder reference data until a real reference source has succeeded).
+  -- Each data source's health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; failing: its last run failed, or no venue of a several-venue source produced data in it; degraded: some venues did not; ok), venues up/down, and serving: whether its data is what the API serves (a source that has run or written data; seeded placeholder reference data until a real reference source has succeeded).
   name text
   kind text
   demo boolean
@@ -3728,7 +3728,7 @@ function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamp with tim
   |  select app.queue_outbox_job('deliver_webhook', json_build_object('delivery_id', p_delivery_id), p_run_at)
 
 function app.readiness(p_migration_files text[], p_heartbeat_fresh interval) returns TABLE(pending text[], unknown text[], fresh_workers integer, workers integer, newest_beat_age_seconds double precision, timescaledb_job_runner text, timescaledb_job_runner_reason text, timescaledb_job_runner_decided_at timestamp with time zone, sources jsonb) language sql stable
-  -- Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health).
+  -- Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health: status, lag, last success, the error when failing, venues up and down).
   |   select
   |     app.pending_migrations(p_migration_files),
   |     array(select m.name from app.migrations m where m.name <> all (p_migration_files) order by m.name),
@@ -3737,7 +3737,8 @@ function app.readiness(p_migration_files text[], p_heartbeat_fresh interval) ret
   |     (select extract(epoch from now() - max(h.beat_at))::float8 from app.worker_heartbeats h),
   |     r.runner, r.reason, r.decided_at,
   |     (select coalesce(jsonb_agg(jsonb_build_object('name', h.name, 'status', h.status, 'lag_seconds', h.lag_seconds,
-  |         'last_success_at', h.last_success_at, 'last_error', case when h.status = 'failing' then h.last_error end) order by h.name), '[]')
+  |         'last_success_at', h.last_success_at, 'last_error', case when h.status = 'failing' then h.last_error end)
+  |         || case when h.venues is not null then jsonb_build_object('venues', h.venues) else '{}' end order by h.name), '[]')
   |      from market.source_health h where h.status <> 'idle')
   |   from (select) one
   |   left join app.timescaledb_job_runner r on true

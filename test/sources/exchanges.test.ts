@@ -189,6 +189,20 @@ test.serial('a 200 cut at 55 %, candles and tickers of Binance and Kraken: BadVe
   await db.sql`update market.venue_status set backoff_until = null`;
 });
 
+test.serial('every venue down: the run ends, and the source is failing with each venue down; one back makes it degraded', async (t) => {
+  for (const venue of REPLAY_VENUES) replay.faults.set(venue, { down: true });
+  await tick();
+  t.like(await one`select status, venues from market.source_health where name = 'exchanges'`, {
+    status: 'failing', venues: Object.fromEntries(REPLAY_VENUES.map((venue) => [venue, 'down'])),
+  });
+  replay.faults.clear('coinbase');
+  await db.sql`update market.venue_status set backoff_until = null`;
+  await tick();
+  t.like(await one`select status, venues from market.source_health where name = 'exchanges'`, { status: 'degraded', venues: { coinbase: 'up', okx: 'down' } });
+  replay.faults.clear();
+  await db.sql`update market.venue_status set backoff_until = null`;
+});
+
 test.serial('venues down for several minutes catch up when back: the missed minutes are rebuilt with them', async (t) => {
   const downSince = lastClosed();
   replay.faults.set('okx', { down: true });
