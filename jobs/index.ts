@@ -50,11 +50,14 @@ export const crontab = [
 ].join('\n');
 
 /**
- * Jobs queued whenever a worker starts: the demo market backfills at once instead of at the next
- * minute, and the sentiment readings follow it in the same (serial) queue instead of up to 15 minutes later.
+ * Jobs queued whenever a worker starts: the demo venues (a few seconds before any coin has a price:
+ * the catalogue and their figures, so that a newcomer's first calls find them) and then the demo
+ * market, which backfills at once instead of at the next minute; the sentiment readings follow in
+ * the same (serial) queue instead of up to 15 minutes later.
  */
 export async function onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Config): Promise<void> {
   if (config.MARKET_SOURCE === 'simulated') {
+    await runner.addJob('simulate_exchanges', { venuesOnly: true }, { queueName: 'market', jobKey: 'simulate_exchanges:start', maxAttempts: 3 });
     await runner.addJob('simulate_market', {}, { queueName: 'market', jobKey: 'simulate_market:start', maxAttempts: 3 });
   }
   // the ECB publishes twice a day: real FX rates from the start, not at the next publication

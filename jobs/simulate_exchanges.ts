@@ -1,13 +1,19 @@
 // The simulated venues' minute: rewrite their tickers from the demo coins' current state, refresh
 // the venue figures and trust scores, and record the venue history (the first run backfills a
-// year). Queued on the demo market's queue, after its tick, so the two never overlap.
+// year). Queued on the demo market's queue, after its tick, so the two never overlap. With
+// `{venuesOnly: true}` (the worker's first job) only the venues, before any coin has a price.
 import type { Task } from 'graphile-worker';
 import { clientQuery, runSource } from '../src/sources/source.ts';
-import { simulatedExchanges } from '../src/sources/simulated/exchanges.ts';
+import { loadDemoVenues, simulatedExchanges } from '../src/sources/simulated/exchanges.ts';
 import type { MarketSource } from './simulate_market.ts';
 
-export const simulateExchanges = (source: MarketSource): Task => async (_payload, helpers) => {
+export const simulateExchanges = (source: MarketSource): Task => async (payload, helpers) => {
   if (source !== 'simulated') return;
+  // the worker's first job (jobs/index.ts): only the venues, ahead of the demo market's history
+  if ((payload as { venuesOnly?: boolean } | null)?.venuesOnly) {
+    await helpers.withPgClient((client) => loadDemoVenues(clientQuery(client)));
+    return;
+  }
   const started = Date.now();
   const result = await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedExchanges));
   if (result.historyRows > 0 && result.refreshCalls > 0) {

@@ -1011,7 +1011,7 @@ table market.simulated_exchanges
   CREATE UNIQUE INDEX simulated_exchanges_pkey ON market.simulated_exchanges USING btree (exchange_id)
 
 view market.source_health
-  -- Each data source's health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; failing: its last run failed; ok), venues up/down, and serving: whether its data is what the API serves (a source that has run or written data; seeded placeholder reference data until a real reference source has succeeded).
+  -- Each data source's health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; starting: its first run is still writing its history; failing: its last run failed, or no venue of a several-venue source produced data in it; degraded: some venues did not; ok), venues up/down, and serving: whether its data is what the API serves (a source that has run or written data; seeded placeholder reference data until a real reference source has succeeded).
   name text
   kind text
   demo boolean
@@ -3728,7 +3728,7 @@ function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamp with tim
   |  select app.queue_outbox_job('deliver_webhook', json_build_object('delivery_id', p_delivery_id), p_run_at)
 
 function app.readiness(p_migration_files text[], p_heartbeat_fresh interval) returns TABLE(pending text[], unknown text[], fresh_workers integer, workers integer, newest_beat_age_seconds double precision, timescaledb_job_runner text, timescaledb_job_runner_reason text, timescaledb_job_runner_decided_at timestamp with time zone, sources jsonb) language sql stable
-  -- Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health).
+  -- Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health: status, lag, last success, the error when failing, venues up and down).
   |   select
   |     app.pending_migrations(p_migration_files),
   |     array(select m.name from app.migrations m where m.name <> all (p_migration_files) order by m.name),
@@ -3737,7 +3737,8 @@ function app.readiness(p_migration_files text[], p_heartbeat_fresh interval) ret
   |     (select extract(epoch from now() - max(h.beat_at))::float8 from app.worker_heartbeats h),
   |     r.runner, r.reason, r.decided_at,
   |     (select coalesce(jsonb_agg(jsonb_build_object('name', h.name, 'status', h.status, 'lag_seconds', h.lag_seconds,
-  |         'last_success_at', h.last_success_at, 'last_error', case when h.status = 'failing' then h.last_error end) order by h.name), '[]')
+  |         'last_success_at', h.last_success_at, 'last_error', case when h.status = 'failing' then h.last_error end)
+  |         || case when h.venues is not null then jsonb_build_object('venues', h.venues) else '{}' end order by h.name), '[]')
   |      from market.source_health h where h.status <> 'idle')
   |   from (select) one
   |   left join app.timescaledb_job_runner r on true
@@ -3872,7 +3873,7 @@ function app.set_coin_bar_retention(p_scheduled boolean) returns integer languag
   |   ) changed;
 
 function app.status_report(p_migration_files text[], p_heartbeat_fresh interval) returns jsonb language sql stable
-  -- The components of GET /status and /status.json with state (operational, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. The overall state is the worst component state.
+  -- The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. The overall state is the worst component state.
   |   with ready as (
   |     select * from app.readiness(p_migration_files, p_heartbeat_fresh)
   |   ),
@@ -3891,6 +3892,10 @@ function app.status_report(p_migration_files text[], p_heartbeat_fresh interval)
   |   ),
   |   sentiment as (
   |     select extract(epoch from now() - max(computed_at))::int as age_seconds from market.sentiment_snapshots
+  |   ),
+  |   -- the first half hour after the first migration: what has not run yet is starting, not failing
+  |   install as (
+  |     select min(applied_at) > now() - interval '30 minutes' as recent from app.migrations
   |   ),
   |   webhooks as (
   |     select
@@ -3926,6 +3931,7 @@ function app.status_report(p_migration_files text[], p_heartbeat_fresh interval)
   |     union all
   |     select 3, jsonb_build_object('id', 'source:' || m.name, 'name', 'Market source: ' || m.name,
   |       'state', case
+  |         when m.status = 'starting' then 'busy'
   |         when m.lag_seconds > 3600 or (m.venues_up = 0 and m.venues_down > 0) then 'outage'
   |         when m.status = 'failing' or m.lag_seconds > 300 or m.venues_down > 0 then 'degraded'
   |         else 'operational' end,
@@ -3944,9 +3950,12 @@ function app.status_report(p_migration_files text[], p_heartbeat_fresh interval)
   |     from (select) one left join fx f on true
   |     union all
   |     select 5, jsonb_build_object('id', 'sentiment', 'name', 'Sentiment readings',
-  |       'state', case when s.age_seconds is null or s.age_seconds > 2700 then 'degraded' else 'operational' end,
+  |       'state', case
+  |         when s.age_seconds is null and i.recent then 'busy'
+  |         when s.age_seconds is null or s.age_seconds > 2700 then 'degraded'
+  |         else 'operational' end,
   |       'figures', jsonb_build_object('age_seconds', s.age_seconds))
-  |     from sentiment s
+  |     from sentiment s, install i
   |     union all
   |     select 6, jsonb_build_object('id', 'webhooks', 'name', 'Webhook delivery',
   |       'state', case

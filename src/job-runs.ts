@@ -5,12 +5,18 @@ import type { Metrics } from './metrics.ts';
 
 type Outcome = 'success' | 'error' | 'failed';
 
-export function observeJobs(runner: { events: WorkerEvents }, logger: Logger, metrics?: Metrics) {
+/** A job this process is running: what the status page says the database is busy with. */
+export interface RunningJob {
+  task: string;
+  seconds: number;
+}
+
+export function observeJobs(runner: { events: WorkerEvents }, logger: Logger, metrics?: Metrics): { running(): RunningJob[] } {
   // A terminal shows the failures; the half-dozen routine successes a minute only at debug.
   const routine = detailLogger(logger);
-  const started = new Map<string, number>();
+  const started = new Map<string, { at: number; task: string }>();
   const finish = (job: { id: string; task_identifier: string; attempts: number; max_attempts: number }, outcome: Outcome, error?: unknown) => {
-    const begun = started.get(job.id);
+    const begun = started.get(job.id)?.at;
     started.delete(job.id);
     const durationMs = begun === undefined ? undefined : performance.now() - begun;
     metrics?.jobRuns.inc({ task: job.task_identifier, outcome });
@@ -24,8 +30,14 @@ export function observeJobs(runner: { events: WorkerEvents }, logger: Logger, me
     if (outcome === 'success') routine.info(line, 'job run');
     else logger.error(line, 'job run');
   };
-  runner.events.on('job:start', ({ job }) => void started.set(job.id, performance.now()));
+  runner.events.on('job:start', ({ job }) => {
+    started.set(job.id, { at: performance.now(), task: job.task_identifier });
+  });
   runner.events.on('job:success', ({ job }) => finish(job, 'success'));
   // graphile-worker emits job:failed after job:error when no attempt is left: one line per run.
   runner.events.on('job:error', ({ job, error }) => finish(job, job.attempts >= job.max_attempts ? 'failed' : 'error', error));
+  return {
+    running: () =>
+      [...started.values()].map(({ at, task }) => ({ task, seconds: Math.round((performance.now() - at) / 1000) })).sort((a, b) => b.seconds - a.seconds),
+  };
 }

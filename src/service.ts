@@ -56,7 +56,8 @@ export async function startService(initial: Config, logger: Logger = createLogge
     })
     : null;
   replicas?.start();
-  const app = createApp({ sql, config, replicas }, { logger, metrics }, served);
+  const running = worker;
+  const app = createApp({ sql, config, replicas, activity: running ? () => running.running() : undefined }, { logger, metrics }, served);
   const server = createServer(app.callback());
   guardServer(server);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));

@@ -6,12 +6,14 @@ import { hostname } from 'node:os';
 import { run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import { workerStaleAfterMs, type Config } from './config.ts';
 import { createSql, withTimeout, WORKER_APPLICATION_NAME, withApplicationName } from './db/client.ts';
-import { observeJobs } from './job-runs.ts';
+import { observeJobs, type RunningJob } from './job-runs.ts';
 import { createLogger, graphileLogger, type Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface Worker {
   stop(): Promise<void>;
+  /** the jobs running in this process now, longest first */
+  running(): RunningJob[];
 }
 
 /** What the worker runs: the task list, the crontab and the jobs queued at start (jobs/index.ts). */
@@ -35,11 +37,12 @@ export async function startWorker(config: Config, schedule: JobSchedule, observa
   let restartTimer: NodeJS.Timeout | null = null;
   /** pools of runners that died in this process: their locks go as soon as the database answers */
   const abandoned: string[] = [];
+  let observed: { running(): RunningJob[] } | null = null;
 
   const launch = async () => {
     // Listening before run(): the pool and the first jobs start while it is still returning.
     const events: WorkerEvents = new EventEmitter();
-    observeJobs({ events }, logger, observability.metrics);
+    observed = observeJobs({ events }, logger, observability.metrics);
     const mine = new Set<string>();
     events.on('pool:create', ({ workerPool }) => {
       mine.add(workerPool.id);
@@ -98,6 +101,7 @@ export async function startWorker(config: Config, schedule: JobSchedule, observa
 
   await launch();
   return {
+    running: () => observed?.running() ?? [],
     async stop() {
       stopping = true;
       if (restartTimer) clearTimeout(restartTimer);

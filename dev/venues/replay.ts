@@ -2,7 +2,7 @@
 // each venue under its own path prefix (/binance/api/v3/klines, /okx/api/v5/market/candles, …) in
 // that venue's documented response format, from a deterministic scenario. Point a venue's base URL
 // at `baseUrl(venue)` (createVenue's `baseUrl`, or EXCHANGE_URLS) and ccxt talks to it as to the venue.
-// Faults (status codes, down, slow, malformed, truncated) and listings can be changed while it runs.
+// Faults (status codes, down, slow, malformed, truncated, cut short; on one path or all) and listings can be changed while it runs.
 // Only node:http at run time: the bench and `make venues-replay` use it too.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -56,6 +56,10 @@ export interface ReplayFault {
   malformed?: boolean;
   /** a 200 whose body stops half-way: full Content-Length announced, then the connection is cut */
   truncated?: boolean;
+  /** a 200 whose JSON stops at this share of its length, delivered as complete (what a proxy that lost its upstream sends) */
+  cutAt?: number;
+  /** the one path (without the venue prefix, e.g. /api/v3/klines) the fault applies to; default every path */
+  path?: string;
 }
 export interface VenueReplay {
   url: string;
@@ -713,7 +717,8 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
     tally[path] = (tally[path] ?? 0) + 1;
     counts.set(venue, tally);
 
-    const fault = faults.get(venue) ?? {};
+    const set = faults.get(venue);
+    const fault = set && (!set.path || set.path === path) ? set : {};
     if (fault.down) {
       req.socket.destroy();
       return;
@@ -723,6 +728,7 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
     const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       let body = JSON.stringify(payload);
       if (status === 200 && fault.malformed) body = body.slice(0, body.length >> 1) + '",,}<html>' + body.slice(body.length >> 1);
+      if (status === 200 && fault.cutAt !== undefined) body = body.slice(0, Math.floor(body.length * fault.cutAt));
       const head = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers };
       if (status === 200 && fault.truncated) {
         // announce the whole body, send half of it, then cut the connection

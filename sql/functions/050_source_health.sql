@@ -20,8 +20,14 @@ select s.name, s.kind, s.demo, s.description, s.last_run_at, s.last_success_at, 
   -- how far behind the source's data is: its coverage where it keeps one, else its last success
   extract(epoch from now() - coalesce(s.covered_until, s.last_success_at))::int as lag_seconds,
   case
+    -- no run has ended yet, but data is arriving: the first run is writing its history
+    when s.last_run_at is null and s.kind <> 'import' and s.covered_until is not null then 'starting'
     when s.last_run_at is null then 'idle'
     when s.last_error_at is not null and s.last_error_at >= coalesce(s.last_success_at, '-infinity') then 'failing'
+    -- a source of several venues whose run ended without an error but with no venue producing data failed all the same
+    when jsonb_typeof(s.venues) = 'object' and s.venues <> '{}'
+      and not exists (select from jsonb_each_text(s.venues) v where v.value = 'up') then 'failing'
+    when exists (select from jsonb_each_text(coalesce(s.venues, '{}')) v where v.value <> 'up') then 'degraded'
     else 'ok'
   end as status,
   s.venues,
@@ -32,4 +38,4 @@ select s.name, s.kind, s.demo, s.description, s.last_run_at, s.last_success_at, 
     else s.kind = 'import' or s.last_run_at is not null or s.covered_until is not null
   end as serving
 from market.data_sources s;
-comment on view market.source_health is 'Each data source''s health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; failing: its last run failed; ok), venues up/down, and serving: whether its data is what the API serves (a source that has run or written data; seeded placeholder reference data until a real reference source has succeeded).';
+comment on view market.source_health is 'Each data source''s health: last run, last success, last error, lag in seconds (now minus its coverage, else its last success), status (idle: never ran; starting: its first run is still writing its history; failing: its last run failed, or no venue of a several-venue source produced data in it; degraded: some venues did not; ok), venues up/down, and serving: whether its data is what the API serves (a source that has run or written data; seeded placeholder reference data until a real reference source has succeeded).';

@@ -82,11 +82,12 @@ as $$
     (select extract(epoch from now() - max(h.beat_at))::float8 from app.worker_heartbeats h),
     r.runner, r.reason, r.decided_at,
     (select coalesce(jsonb_agg(jsonb_build_object('name', h.name, 'status', h.status, 'lag_seconds', h.lag_seconds,
-        'last_success_at', h.last_success_at, 'last_error', case when h.status = 'failing' then h.last_error end) order by h.name), '[]')
+        'last_success_at', h.last_success_at, 'last_error', case when h.status = 'failing' then h.last_error end)
+        || case when h.venues is not null then jsonb_build_object('venues', h.venues) else '{}' end order by h.name), '[]')
      from market.source_health h where h.status <> 'idle')
   from (select) one
   left join app.timescaledb_job_runner r on true
 $$;
 comment on function app.readiness(text[], interval) is
-  'Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health).';
+  'Readiness as GET /readyz reads it: migration files not yet applied (pending) and applied migrations the calling code does not know (unknown), workers whose heartbeat is newer than p_heartbeat_fresh, all workers on record, the age of the newest beat, who runs the TimescaleDB jobs (app.timescaledb_job_runner; null before the first decision), and the health of every data source that has run (market.source_health: status, lag, last success, the error when failing, venues up and down).';
 revoke execute on function app.readiness(text[], interval) from public;

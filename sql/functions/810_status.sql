@@ -26,6 +26,10 @@ as $$
   sentiment as (
     select extract(epoch from now() - max(computed_at))::int as age_seconds from market.sentiment_snapshots
   ),
+  -- the first half hour after the first migration: what has not run yet is starting, not failing
+  install as (
+    select min(applied_at) > now() - interval '30 minutes' as recent from app.migrations
+  ),
   webhooks as (
     select
       (select count(*) from app.webhook_deliveries where status = 'pending')::int as backlog,
@@ -60,6 +64,7 @@ as $$
     union all
     select 3, jsonb_build_object('id', 'source:' || m.name, 'name', 'Market source: ' || m.name,
       'state', case
+        when m.status = 'starting' then 'busy'
         when m.lag_seconds > 3600 or (m.venues_up = 0 and m.venues_down > 0) then 'outage'
         when m.status = 'failing' or m.lag_seconds > 300 or m.venues_down > 0 then 'degraded'
         else 'operational' end,
@@ -78,9 +83,12 @@ as $$
     from (select) one left join fx f on true
     union all
     select 5, jsonb_build_object('id', 'sentiment', 'name', 'Sentiment readings',
-      'state', case when s.age_seconds is null or s.age_seconds > 2700 then 'degraded' else 'operational' end,
+      'state', case
+        when s.age_seconds is null and i.recent then 'busy'
+        when s.age_seconds is null or s.age_seconds > 2700 then 'degraded'
+        else 'operational' end,
       'figures', jsonb_build_object('age_seconds', s.age_seconds))
-    from sentiment s
+    from sentiment s, install i
     union all
     select 6, jsonb_build_object('id', 'webhooks', 'name', 'Webhook delivery',
       'state', case
@@ -103,12 +111,12 @@ as $$
   select jsonb_agg(c.component order by c.ord, c.component ->> 'id') from components c
 $$;
 comment on function app.status_report(text[], interval) is
-  'The components of GET /status and /status.json with state (operational, degraded, outage) and figures. Thresholds: '
+  'The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: '
   'database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; '
-  'each serving market source (market.source_health, kind simulated or exchange) degraded when its last run failed, its data is more than 300 s old or a venue is down, '
+  'each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, '
   'outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old '
   '(the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); '
-  'sentiment degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s '
+  'sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s '
   'or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. '
   'The overall state is the worst component state.';
 revoke execute on function app.status_report(text[], interval) from public;

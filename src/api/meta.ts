@@ -16,7 +16,7 @@ const Ping = envelope(z.object({ status: z.literal('ok'), plan: z.enum(PLANS) })
   demo_sources: z.array(z.object({ name: text(), description: text() })),
   sources: z.array(z.object({
     name: text(), kind: z.enum(['simulated', 'exchange', 'reference', 'import']), demo: z.boolean(),
-    status: z.enum(['idle', 'failing', 'ok']),
+    status: z.enum(['idle', 'starting', 'failing', 'degraded', 'ok']).describe('idle: never ran; starting: its first run is still writing its history; failing: its last run failed, or no venue produced data in it; degraded: some venues did not; ok.'),
     last_success_at: timestamp().nullable(),
     lag_seconds: int('Now minus its coverage, else its last success; null before either.').nullable(),
     venues: z.record(z.string(), z.enum(['up', 'down'])).optional().describe('A source of several venues: each one up or down.'),

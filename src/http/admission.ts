@@ -10,6 +10,7 @@ import type { McpPlanName, PlanName } from '../plans.ts';
 import type { AdmissionBatcher, AdmitRoute, AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
 import { keyDigest, type KeyDigest } from '../keys.ts';
+import type { RunningJob } from '../job-runs.ts';
 import { memoized } from '../memo.ts';
 import { addHeaders } from './head.ts';
 
@@ -22,6 +23,8 @@ export interface Deps {
   replicas?: ReadReplicas | null;
   /** the process's admission counters (ADMISSION_FLUSH_MS > 0), set by createApp */
   admission?: AdmissionBatcher | null;
+  /** what this process's job worker is running (WORKER=inline): what a busy database is doing */
+  activity?: () => RunningJob[];
 }
 
 export type { AdmitRoute, AdmitRow };

@@ -13,7 +13,7 @@ export const publicBase = (ctx: Context, config: Pick<Config, 'PUBLIC_URL'>) => 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}
 code{background:#f2f4f7;padding:0 .25em;border-radius:3px}pre{background:#f2f4f7;padding:.75rem;overflow:auto}
 table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
-nav a{margin-right:1rem}.operational{color:#1a7f37}.degraded{color:#9a6700}.outage{color:#cf222e}`;
+nav a{margin-right:1rem}.operational{color:#1a7f37}.busy{color:#0969da}.degraded{color:#9a6700}.outage{color:#cf222e}`;
 
 export function htmlPage(ctx: Context, title: string, body: string, options: { refreshSeconds?: number } = {}) {
   const refresh = options.refreshSeconds ? `<meta http-equiv="refresh" content="${options.refreshSeconds}">` : '';

@@ -1,17 +1,18 @@
 // GET /status (a page for people, refreshing itself) and GET /status.json (its twin): the overall
 // state and each component's state and figures, from app.status_report (thresholds there and in
-// docs/status.md). No key. A database that cannot answer is itself the report: outage, not a 5xx.
+// docs/status.md). No key. A database that cannot answer is itself the report: outage, not a 5xx;
+// one that answers a new connection but not the report in time is busy, not down.
 import type { Context } from 'koa';
 import { VERSION } from '../version.ts';
 import { emailConfigured, workerStaleAfterMs } from '../config.ts';
-import { withTimeout } from '../db/client.ts';
 import { migrationFiles } from '../db/migrate.ts';
-import { CHECK_TIMEOUT_MS } from './health.ts';
+import { askDatabase, lastKnown } from './health.ts';
 import { escapeHtml } from '../html.ts';
 import { htmlPage } from './pages.ts';
 import type { Deps } from './admission.ts';
 
-export type ComponentState = 'operational' | 'degraded' | 'outage';
+/** busy: it answers, slowly (the database behind a long statement); never an outage while it answers */
+export type ComponentState = 'operational' | 'busy' | 'degraded' | 'outage';
 export interface StatusComponent {
   id: string;
   name: string;
@@ -25,23 +26,37 @@ export interface StatusReport {
   components: StatusComponent[];
 }
 
-const RANK: Record<ComponentState, number> = { operational: 0, degraded: 1, outage: 2 };
+const RANK: Record<ComponentState, number> = { operational: 0, busy: 1, degraded: 2, outage: 3 };
 export const REFRESH_SECONDS = 30;
+const lastComponents = lastKnown<StatusComponent[]>();
 
-export async function statusReport({ sql, config }: Deps): Promise<StatusReport> {
+export async function statusReport(deps: Deps): Promise<StatusReport> {
+  const { sql, config } = deps;
   const database = { kind: config.database.embedded ? 'embedded' : 'server' };
   let components: StatusComponent[];
-  try {
-    const [row] = await withTimeout(sql<{ report: StatusComponent[] }[]>`
-      select app.status_report(${migrationFiles()}::text[], make_interval(secs => ${workerStaleAfterMs(config) / 1000})) as report`, CHECK_TIMEOUT_MS);
-    components = row!.report.map((component) =>
+  const answer = await askDatabase(deps, sql<{ report: StatusComponent[] }[]>`
+    select app.status_report(${migrationFiles()}::text[], make_interval(secs => ${workerStaleAfterMs(config) / 1000})) as report`);
+  if (answer.state === 'answered') {
+    components = answer.value[0]!.report.map((component) =>
       component.id === 'database' ? { ...component, figures: { ...database, ...component.figures } }
         // on or off is this process's setting (SMTP_URL): off says why e-mail alarms are refused
         : component.id === 'email' ? { ...component, figures: { sending: emailConfigured(config) ? 'on' : 'off', ...component.figures } }
         : component);
-  } catch (error) {
+    lastComponents.keep(sql, components);
+  } else if (answer.state === 'busy') {
+    // it answers a new connection, behind a long statement: busy, with what this process runs, and
+    // the other components as the last full answer showed them
+    const last = lastComponents.get(sql);
+    components = [
+      {
+        id: 'database', name: 'Database', state: 'busy',
+        figures: { ...database, reachable: true, busy: true, doing: answer.doing, figures_as_of: last?.at.toISOString() ?? null },
+      },
+      ...(last?.value.filter((component) => component.id !== 'database') ?? []),
+    ];
+  } else {
     // An error from the database itself means it answered (but is not migrated for this version).
-    const answered = typeof (error as { severity?: unknown }).severity === 'string';
+    const answered = answer.state === 'not_migrated';
     components = [{
       id: 'database', name: 'Database', state: 'outage',
       figures: { ...database, reachable: answered, migrations_current: answered ? false : null },
@@ -60,9 +75,9 @@ export function statusJson(deps: Deps) {
   };
 }
 
-const LABEL: Record<ComponentState, string> = { operational: 'Operational', degraded: 'Degraded', outage: 'Outage' };
+const LABEL: Record<ComponentState, string> = { operational: 'Operational', busy: 'Busy', degraded: 'Degraded', outage: 'Outage' };
 const HEADLINE: Record<ComponentState, string> = {
-  operational: 'All systems operational', degraded: 'Partially degraded service', outage: 'Service outage',
+  operational: 'All systems operational', busy: 'Busy: answers may be slow', degraded: 'Partially degraded service', outage: 'Service outage',
 };
 
 const figureText = (value: unknown): string => {

@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import { createApp, guardServer } from '../../src/http/app.ts';
 import type { RouteSpec } from '../../src/http/routes.ts';
+import type { Deps } from '../../src/http/admission.ts';
 import { served } from '../../src/service.ts';
 import { silentLogger, type Logger } from '../../src/log.ts';
 import { createKey, type NewKey } from '../../src/keys.ts';
@@ -24,9 +25,12 @@ export interface TestResponse {
   body: any;
 }
 
-export async function testApi(db: TestDatabase, options: { env?: Record<string, string>; routes?: RouteSpec[]; logger?: Logger } = {}): Promise<TestApi> {
+export async function testApi(
+  db: TestDatabase,
+  options: { env?: Record<string, string>; routes?: RouteSpec[]; logger?: Logger; activity?: Deps['activity'] } = {},
+): Promise<TestApi> {
   const config = db.config(options.env);
-  const app = createApp({ sql: db.sql, config }, { logger: options.logger ?? silentLogger }, { ...served, routes: options.routes ?? served.routes });
+  const app = createApp({ sql: db.sql, config, activity: options.activity }, { logger: options.logger ?? silentLogger }, { ...served, routes: options.routes ?? served.routes });
   const server = createServer(app.callback());
   guardServer(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -79,6 +79,12 @@ test.serial('a stale worker heartbeat, a failing source and stale data degrade; 
   ({ report } = await status());
   t.is(component(report.components, 'source:simulated')!.state, 'outage');
   t.is(report.status, 'outage', 'the overall state is the worst component');
+
+  // the same old data while the first run is still writing the history: starting, busy, not an outage
+  await sql`update market.data_sources set last_run_at = null, covered_until = now() - interval '40 days' where name = 'simulated'`;
+  ({ report } = await status());
+  t.like(component(report.components, 'source:simulated')!, { state: 'busy', figures: { status: 'starting' } });
+  t.not(report.status, 'outage');
 });
 
 test.serial('venues: one down degrades the exchanges source, all down is an outage', async (t) => {
@@ -104,7 +110,12 @@ test.serial('FX, sentiment, webhooks and e-mail: stale rates, no reading, a stuc
   ({ report } = await status());
   t.is(component(report.components, 'fx')!.state, 'operational');
 
+  // no reading: starting in the first half hour after the first migration, degraded afterwards
   await sql`delete from market.sentiment_snapshots`;
+  ({ report } = await status());
+  t.like(component(report.components, 'sentiment')!, { state: 'busy', figures: { age_seconds: null } });
+  t.is(report.status, 'busy');
+  await sql`update app.migrations set applied_at = applied_at - interval '1 hour'`;
   ({ report } = await status());
   t.like(component(report.components, 'sentiment')!, { state: 'degraded', figures: { age_seconds: null } });
 
@@ -151,6 +162,39 @@ test.serial('a database that cannot answer: the report still answers, database o
   } finally {
     await api.close();
     await unreachable.end({ timeout: 1 });
+  }
+});
+
+test.serial('a database behind a long statement is busy, not down: what runs, the last figures; /readyz likewise; then operational again', async (t) => {
+  const { sql } = handles.db;
+  await healthy();
+  const api = await testApi(handles.db, { activity: () => [{ task: 'simulate_market', seconds: 42 }] });
+  try {
+    // a full answer first: the figures a busy database's report stands on
+    t.is((await api.get('/status.json', null)).body.data.status, 'operational');
+    t.is((await api.get('/readyz', null)).status, 200);
+    // a long statement ahead of every other (the embedded database has one session; on a server the lock holds them)
+    const long = sql.begin(async (tx) => {
+      await tx`lock table app.worker_heartbeats in access exclusive mode`;
+      await tx`select pg_sleep(4.5)`;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const [json, page, ready] = await Promise.all([api.get('/status.json', null), api.get('/status', null), api.get('/readyz', null)]);
+    await long;
+    t.is(json.status, 200);
+    t.is(json.body.data.status, 'busy');
+    const database = component(json.body.data.components, 'database')!;
+    t.like(database, { state: 'busy', figures: { reachable: true, busy: true, doing: ['simulate_market (running 42 s)'] } });
+    t.truthy(database.figures.figures_as_of, 'the other components are the last full answer, with its time');
+    t.like(component(json.body.data.components, 'worker'), { state: 'operational' });
+    t.regex(page.body, /Busy: answers may be slow/);
+    t.regex(page.body, /simulate_market \(running 42 s\)/);
+    t.is(ready.status, 200, JSON.stringify(ready.body));
+    t.like(ready.body.checks, { database: { ok: true, busy: true, doing: ['simulate_market (running 42 s)'] }, migrations: { ok: true } });
+    // the statement done, the full answer again
+    t.is((await api.get('/status.json', null)).body.data.status, 'operational');
+  } finally {
+    await api.close();
   }
 });
 

@@ -154,6 +154,55 @@ test.serial('malformed and truncated answers write nothing of that venue; the ve
   t.true((await venueBars('coinbase', lastClosed())) > 0);
 });
 
+test.serial('a 200 cut at 55 %, candles and tickers of Binance and Kraken: BadVenueAnswer naming venue and endpoint, backed off, recorded, nothing of it written', async (t) => {
+  const cases = [
+    { venue: 'binance', path: '/api/v3/klines', writes: 'candles' },
+    { venue: 'kraken', path: '/0/public/OHLC', writes: 'candles' },
+    { venue: 'binance', path: '/api/v3/ticker/24hr', writes: 'tickers' },
+    { venue: 'kraken', path: '/0/public/Ticker', writes: 'tickers' },
+  ] as const;
+  const tickersAt = async (venue: string) =>
+    (await one<{ at: Date }>`select max(t.updated_at) as at from market.tickers t join market.exchanges e on e.id = t.exchange_id where e.slug = ${venue}`).at.getTime();
+  for (const { venue, path, writes } of cases) {
+    replay.faults.clear();
+    await db.sql`update market.venue_status set backoff_until = null, failures = 0`;
+    replay.faults.set(venue, { cutAt: 0.55, path });
+    const tickersBefore = await tickersAt(venue);
+    const asked = replay.requests(venue)[path] ?? 0;
+    const result = await tick();
+    const label = `${venue} ${path}`;
+    t.true((replay.requests(venue)[path] ?? 0) > asked, `${label} was asked`);
+    t.is(result.venues[venue]!.state, 'down', label);
+    // the replay serves each venue under a path prefix of its own
+    t.true(result.venues[venue]!.error!.startsWith(`BadVenueAnswer: ${venue} /${venue}${path}: JSON cut short`), result.venues[venue]!.error);
+    const health = await one<{ state: string; failures: number; last_error: string; backing_off: boolean }>`
+      select state, failures, last_error, backoff_until > now() + interval '10 seconds' as backing_off from market.venue_health where exchange = ${venue}`;
+    t.like(health, { state: 'down', failures: 1, backing_off: true, last_error: result.venues[venue]!.error }, label);
+    // nothing of the cut answer: no candle of the venue for the minute, its tickers as they were
+    t.is(await venueBars(venue, lastClosed()), 0, label);
+    if (writes === 'tickers') t.is(await tickersAt(venue), tickersBefore, `${label}: tickers untouched`);
+    // the others built the minute
+    t.true((await venueBars('coinbase', lastClosed())) > 0, label);
+    t.is(result.venues.coinbase!.state, 'up');
+  }
+  replay.faults.clear();
+  await db.sql`update market.venue_status set backoff_until = null`;
+});
+
+test.serial('every venue down: the run ends, and the source is failing with each venue down; one back makes it degraded', async (t) => {
+  for (const venue of REPLAY_VENUES) replay.faults.set(venue, { down: true });
+  await tick();
+  t.like(await one`select status, venues from market.source_health where name = 'exchanges'`, {
+    status: 'failing', venues: Object.fromEntries(REPLAY_VENUES.map((venue) => [venue, 'down'])),
+  });
+  replay.faults.clear('coinbase');
+  await db.sql`update market.venue_status set backoff_until = null`;
+  await tick();
+  t.like(await one`select status, venues from market.source_health where name = 'exchanges'`, { status: 'degraded', venues: { coinbase: 'up', okx: 'down' } });
+  replay.faults.clear();
+  await db.sql`update market.venue_status set backoff_until = null`;
+});
+
 test.serial('venues down for several minutes catch up when back: the missed minutes are rebuilt with them', async (t) => {
   const downSince = lastClosed();
   replay.faults.set('okx', { down: true });

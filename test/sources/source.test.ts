@@ -60,6 +60,45 @@ test.serial('venues up and down are recorded for sources that have several', asy
   t.deepEqual((await health('simulated-liquidations')).venues, { binance: 'up', kraken: 'up', okx: 'down' });
 });
 
+test.serial('a source follows its venues: degraded when some produced nothing, failing when none did, on /ping, /readyz and /status', async (t) => {
+  let outcome = { up: ['binance', 'kraken'], down: ['okx'] };
+  const exchanges: Source<typeof outcome> = {
+    name: 'exchanges',
+    run: async () => outcome,
+    venues: (result) => Object.fromEntries([...result.up.map((v) => [v, 'up'] as const), ...result.down.map((v) => [v, 'down'] as const)]),
+  };
+  const key = await handles.api.key();
+  const seen = async () => {
+    const ping = (await handles.api.get('/api/v1/ping', key)).body.meta.sources.find((source: { name: string }) => source.name === 'exchanges');
+    const ready = (await handles.api.get('/readyz')).body.checks.sources.sources.find((source: { name: string }) => source.name === 'exchanges');
+    const status = (await handles.api.get('/status.json', null)).body.data.components.find((component: { id: string }) => component.id === 'source:exchanges');
+    return { sql: (await health('exchanges')).status, ping, ready, status };
+  };
+
+  await runSource(query, exchanges);
+  let now = await seen();
+  t.is(now.sql, 'degraded');
+  t.like(now.ping, { status: 'degraded', venues: { binance: 'up', kraken: 'up', okx: 'down' } });
+  t.like(now.ready, { status: 'degraded', venues: { okx: 'down' } });
+  t.like(now.status, { state: 'degraded', figures: { status: 'degraded', venues_up: 2, venues_down: 1 } });
+
+  // every venue down, though the run itself ended without an error
+  outcome = { up: [], down: ['binance', 'kraken', 'okx'] };
+  await runSource(query, exchanges);
+  now = await seen();
+  t.is(now.sql, 'failing');
+  t.like(now.ping, { status: 'failing', venues: { binance: 'down', kraken: 'down', okx: 'down' } });
+  t.like(now.ready, { status: 'failing', venues: { binance: 'down' } });
+  t.like(now.status, { state: 'outage', figures: { status: 'failing', venues_up: 0 } });
+
+  outcome = { up: ['binance', 'kraken', 'okx'], down: [] };
+  await runSource(query, exchanges);
+  now = await seen();
+  t.is(now.sql, 'ok');
+  t.like(now.ping, { status: 'ok' });
+  t.like(now.status, { state: 'operational', figures: { status: 'ok' } });
+});
+
 test('the analyst reads source health', async (t) => {
   const [row] = await handles.db.sql`select has_table_privilege('analyst', 'market.source_health', 'select') as can`;
   t.true(row!.can);

@@ -53,7 +53,7 @@ export function message(type: string, body: Buffer = Buffer.alloc(0)): Buffer {
   return out;
 }
 
-const cstring = (text: string) => Buffer.from(text + '\0', 'utf8');
+export const cstring = (text: string) => Buffer.from(text + '\0', 'utf8');
 
 export const query = (text: string) => message('Q', cstring(text));
 export const sync = () => message('S');

@@ -12,6 +12,7 @@ import { ensureVenueCatalogue } from './catalogue.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
 import { serialized } from '../source.ts';
 import { loadVenueMarkets, runOnVenue, type ExchangesSource, type LiveVenue } from './index.ts';
+import { candleRows, reading } from './answers.ts';
 import type { VenueId } from './venues.ts';
 
 export const BACKFILL_INTERVALS = ['daily', 'hourly', 'minutely'] as const;
@@ -224,12 +225,12 @@ async function backfillRange(
     const perRequest = CANDLES_PER_REQUEST[venue.id as VenueId] ?? 1000;
     // enough calls to reach the present from `since` (ccxt starts later when given fewer)
     const paginationCalls = Math.ceil((now - since) / (perRequest * width)) + 1;
-    const fetched: OHLCV[] = PAGINATE_DIRECTLY.has(venue.id)
-      ? await venue.exchange.fetchPaginatedCallDeterministic('fetchOHLCV', row.symbol, since, undefined, row.timeframe, { paginationCalls }, perRequest)
-      : await venue.exchange.fetchOHLCV(row.symbol, row.timeframe, since, undefined, { paginate: true, paginationCalls });
+    const fetched = await reading(venue, 'candles', (): Promise<OHLCV[]> => PAGINATE_DIRECTLY.has(venue.id)
+      ? venue.exchange.fetchPaginatedCallDeterministic('fetchOHLCV', row.symbol, since, undefined, row.timeframe, { paginationCalls }, perRequest)
+      : venue.exchange.fetchOHLCV(row.symbol, row.timeframe, since, undefined, { paginate: true, paginationCalls }));
     const seen = new Set<number>();
-    candles = fetched
-      .filter(([time]) => time !== undefined && time >= since && time + width <= end && time + width <= now && !seen.has(time) && seen.add(time))
+    candles = candleRows(venue, row.symbol, fetched)
+      .filter(([time]) => time! >= since && time! + width <= end && time! + width <= now && !seen.has(time!) && seen.add(time!))
       .sort((a, b) => Number(a[0]) - Number(b[0]));
   }
   let requests = venue.requests - before;

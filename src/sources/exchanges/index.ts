@@ -11,6 +11,7 @@ import { serialized, type Source } from '../source.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
 import { createVenue } from './venues.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
+import { BadVenueAnswer, candleRows, guardAnswers, reading, tickerRows } from './answers.ts';
 
 export const SOURCE_NAME = 'exchanges';
 const MINUTE = 60_000;
@@ -57,6 +58,8 @@ export interface LiveVenue {
   id: string;
   exchange: Exchange;
   requests: number;
+  /** the path of the venue's newest request, for the error an unreadable answer raises */
+  endpoint?: string;
   marketsLoadedAt: number;
 }
 
@@ -89,12 +92,8 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
       // decimal strings end to end: ccxt hands the venues' numbers on as strings instead of floats
       (exchange as unknown as { number: (value: string) => string }).number = String;
       const created: LiveVenue = { id, exchange, requests: 0, marketsLoadedAt: 0 };
-      // every HTTP request ccxt makes passes here: the count the bench and venue_status report
-      const fetch = exchange.fetch.bind(exchange);
-      exchange.fetch = (...args: Parameters<Exchange['fetch']>) => {
-        created.requests++;
-        return fetch(...args);
-      };
+      // every request counted (the bench and venue_status report it) and every answer read as JSON or refused
+      guardAnswers(id, exchange, created);
       this.#venues.set(id, (venue = created));
     }
     return venue;
@@ -158,11 +157,10 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
         run.markets = await loadVenueMarkets(query, venue);
         venue.marketsLoadedAt = now;
       }
-      const tickers = await venue.exchange.fetchTickers();
-      if (Object.keys(tickers).length === 0) throw new BadVenueAnswer('no tickers in the answer');
+      const tickers = tickerRows(venue, await reading(venue, 'tickers', () => venue.exchange.fetchTickers()));
       const [written] = await query('select market.ingest_venue_tickers($1, $2::text::jsonb) as n', [
         venue.id,
-        JSON.stringify(Object.values(tickers).map(tickerRow)),
+        JSON.stringify(tickers.map(tickerRow)),
       ]);
       run.tickers = Number(written?.n ?? 0);
       await this.#fetchCandles(query, venue, run, signal);
@@ -198,14 +196,13 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
         const now = this.#now();
         const since = Math.max(market.until ? Number(market.until) : now - FIRST_LOOK_BACK_MS, now - MAX_LOOK_BACK_MS);
         if (since >= Math.floor(now / MINUTE) * MINUTE) continue; // its newest closed minute is already stored
-        const candles = await venue.exchange.fetchOHLCV(market.symbol as string, '1m', since);
+        const symbol = market.symbol as string;
+        const candles = candleRows(venue, symbol, await reading(venue, 'candles', () => venue.exchange.fetchOHLCV(symbol, '1m', since)));
         run.candleMarkets++;
         const closedBefore = Math.floor(this.#now() / MINUTE) * MINUTE;
         for (const [time, open, high, low, close, volume] of candles) {
-          // ccxt reads a garbled candle list as rows of undefined rather than failing
-          if (typeof time !== 'number' || open === undefined || close === undefined) throw new BadVenueAnswer(`malformed candles for ${market.symbol}`);
-          if (time >= closedBefore || time < since) continue;
-          batch.push([market.symbol as string, time, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
+          if (time! >= closedBefore || time! < since) continue;
+          batch.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
         }
         // written in pieces, so that a failure later in the run keeps what whole markets brought
         if (batch.length >= 5000) await flush();
@@ -216,16 +213,11 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
   }
 }
 
-/** A venue answer that parsed but cannot be right (ccxt reads some garbled bodies as empty lists). */
-export class BadVenueAnswer extends Error {
-  override name = 'BadVenueAnswer';
-}
-
 /** Reloads a venue's markets through ccxt and records listings and delistings (market.ingest_venue_markets). */
 export async function loadVenueMarkets(query: Query, venue: LiveVenue): Promise<VenueRun['markets']> {
-  const markets = await venue.exchange.loadMarkets(true);
-  // an unreadable answer parses as no markets: that must not delist the venue's every market
-  if (Object.keys(markets).length === 0) throw new BadVenueAnswer('no markets in the answer');
+  const markets = await reading(venue, 'markets', () => venue.exchange.loadMarkets(true));
+  // an answer that reads as no markets must not delist the venue's every market
+  if (Object.keys(markets).length === 0) throw new BadVenueAnswer(`${venue.id} ${venue.endpoint ?? 'markets'}: no markets in the answer`);
   const [loaded] = await query('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
     venue.id,
     JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),

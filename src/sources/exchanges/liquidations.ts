@@ -7,7 +7,7 @@
 import type { Exchange } from 'ccxt';
 import type { Query } from '../aggregates.ts';
 import type { Source } from '../source.ts';
-import { BadVenueAnswer } from './index.ts';
+import { BadVenueAnswer } from './answers.ts';
 
 const PAGE = 100;
 const MAX_PAGES = 20;
@@ -67,7 +67,10 @@ export class OkxLiquidations implements Source<OkxLiquidationsResult> {
         for (const entry of answer.data) {
           for (const detail of entry.details ?? []) {
             const parsed = (okx as unknown as LiquidationParser).parseWsLiquidation({ ...entry, details: [detail] });
-            if (parsed.timestamp === undefined || parsed.timestamp < stop) continue;
+            if (typeof parsed.timestamp !== 'number' || parsed.price === undefined || parsed.contracts === undefined) {
+              throw new BadVenueAnswer(`okx liquidation orders for ${instrument}: a detail that is no liquidation (${JSON.stringify(detail).slice(0, 80)})`);
+            }
+            if (parsed.timestamp < stop) continue;
             oldest = Math.min(oldest, parsed.timestamp);
             rows.push({
               symbol: parsed.symbol ?? null,

@@ -38,6 +38,16 @@ export interface ExchangeTickResult {
 }
 
 /**
+ * The demo venues themselves, before any coin has a price (the worker's first job on a first
+ * start): the catalogue and their figures, so that they answer at once. Not a run of the source:
+ * its health waits for the first run that writes their history.
+ */
+export async function loadDemoVenues(query: Query): Promise<void> {
+  await ensureExchangeCatalogue(query);
+  await query(`select market.refresh_exchange_state(now())`);
+}
+
+/**
  * One minute of the simulated venues: loads the catalogue if it changed, rewrites the tickers from
  * the coins' current state, refreshes the venue state (which records this minute's snapshot),
  * fills the venue history since the source's coverage (first run: a year) and refreshes the
