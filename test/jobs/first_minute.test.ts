@@ -1,23 +1,12 @@
 // The demo's venues answer from the first minute after `make start`: the worker's first job loads
-// them (loadDemoVenues), ahead of the demo market's history, and they answer before any coin has a price.
+// them (loadDemoVenues), ahead of the demo market's history (the order: test/jobs/simulated_market.test.ts),
+// and they answer before any coin has a price.
 import test from 'ava';
-import { onWorkerStart } from '../../jobs/index.ts';
-import { loadConfig } from '../../src/config.ts';
 import { loadDemoVenues } from '../../src/sources/simulated/exchanges.ts';
 import { useApi } from '../helpers/http.ts';
 import { withQuery } from '../helpers/query.ts';
 
 const handles = useApi(test);
-
-test('a starting worker queues the demo venues first, on the demo market\'s serial queue, then the market', async (t) => {
-  const queued: { task: string; payload: unknown; queue?: string }[] = [];
-  const runner = {
-    addJob: async (task: string, payload: unknown, spec: { queueName?: string } = {}) => void queued.push({ task, payload, queue: spec.queueName }),
-  };
-  await onWorkerStart(runner as never, loadConfig({ MARKET_SOURCE: 'simulated' }));
-  const market = queued.filter((job) => job.queue === 'market');
-  t.deepEqual(market.slice(0, 2).map(({ task, payload }) => [task, payload]), [['simulate_exchanges', { venuesOnly: true }], ['simulate_market', {}]]);
-});
 
 test.serial('before any coin has a price, the demo venues\' first run makes them answer: detail, list and tickers', async (t) => {
   const key = await handles.api.key();

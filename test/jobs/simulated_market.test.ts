@@ -207,7 +207,7 @@ test.serial('MARKET_SOURCE=none turns the demo market off', async (t) => {
   t.true((after!.covered_until as Date) < (before!.covered_until as Date));
 });
 
-test.serial('a starting worker queues the backfill, then the sentiment readings behind it in the same serial queue', async (t) => {
+test.serial('a starting worker queues the demo venues, the backfill, then the sentiment readings behind it in the same serial queue', async (t) => {
   const config = db.config({ MARKET_SOURCE: 'simulated' });
   const utils = await makeWorkerUtils({ connectionString: config.database.url, noPreparedStatements: true });
   try {
@@ -216,8 +216,10 @@ test.serial('a starting worker queues the backfill, then the sentiment readings 
     const jobs = await db.sql`
       select id, task_identifier as task, queue_name as queue from graphile_worker.jobs where key like '%:start' order by id`;
     t.deepEqual(jobs.map(({ task, queue }) => ({ task, queue })), [
-      { task: 'simulate_market', queue: 'market' }, { task: 'refresh_sentiment', queue: 'market' },
+      // the venues first (a few seconds, no history): they answer from the first minute (test/jobs/first_minute.test.ts)
+      { task: 'simulate_exchanges', queue: 'market' }, { task: 'simulate_market', queue: 'market' }, { task: 'refresh_sentiment', queue: 'market' },
     ]);
+    t.like((await db.sql`select payload from graphile_worker._private_jobs where key = 'simulate_exchanges:start'`)[0], { payload: { venuesOnly: true } });
     await utils.completeJobs(jobs.map((job) => job.id as string));
   } finally {
     await utils.release();

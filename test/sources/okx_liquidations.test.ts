@@ -90,7 +90,7 @@ test.serial('an unreadable answer fails the run, recorded in the source health, 
   const before = (await feed()).length;
   clock += HOUR;
   replay.faults.set('okx', { malformed: true });
-  await t.throwsAsync(poll(), { message: /no data/ });
+  await t.throwsAsync(poll(), { message: /^okx \S*\/api\/v5\/public\/liquidation-orders: JSON cut short/ });
   replay.faults.clear();
   t.is((await feed()).length, before);
   t.like((await db.sql`select status from market.source_health where name = 'okx-liquidations'`)[0], { status: 'failing' });
