@@ -1,5 +1,6 @@
 // The few human-readable pages beside the API (/status, /changelog, /versioning, /docs): one page
 // shell and a small Markdown subset for the repository's own documents — no client framework.
+import { readFileSync } from 'node:fs';
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
 import { escapeHtml } from '../html.ts';
@@ -10,18 +11,27 @@ import { escapeHtml } from '../html.ts';
  */
 export const publicBase = (ctx: Context, config: Pick<Config, 'PUBLIC_URL'>) => config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1f24}
-code{background:#f2f4f7;padding:0 .25em;border-radius:3px}pre{background:#f2f4f7;padding:.75rem;overflow:auto}
-table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
+// Narrow screens: long words, code and table cells wrap rather than widen the page.
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1b1f24;overflow-wrap:break-word}
+code{background:#f2f4f7;padding:0 .25em;border-radius:3px;overflow-wrap:anywhere}pre{background:#f2f4f7;padding:.75rem;overflow:auto}
+pre code{overflow-wrap:normal}table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}.wide{overflow-x:auto}nav a{display:inline-block}@media (max-width:30rem){.components thead{display:none}.components tr{display:block;border:1px solid #d0d7de;margin-bottom:.5rem}.components th,.components td{display:block;border:none;overflow-wrap:anywhere}}
 nav a{margin-right:1rem}.operational{color:#1a7f37}.busy{color:#0969da}.degraded{color:#9a6700}.outage{color:#cf222e}`;
 
+/** The script a page that refreshes itself loads (same origin: the pages' CSP allows no other). */
+export const REFRESH_SCRIPT_PATH = '/pages/refresh.js';
+export const REFRESH_SCRIPT = readFileSync(new URL('./assets/refresh.js', import.meta.url), 'utf8');
+
+/**
+ * The page shell. `refreshSeconds`: the page reloads itself that often through REFRESH_SCRIPT, and
+ * the body should hold `refreshControl()` where the reader can stop it.
+ */
 export function htmlPage(ctx: Context, title: string, body: string, options: { refreshSeconds?: number } = {}) {
-  const refresh = options.refreshSeconds ? `<meta http-equiv="refresh" content="${options.refreshSeconds}">` : '';
+  const refresh = options.refreshSeconds ? `<script type="module" src="${REFRESH_SCRIPT_PATH}"></script>` : '';
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${refresh}
 <title>${escapeHtml(title)} · market-data-api</title><style>${STYLE}</style></head>
-<body><nav><a href="/status">Status</a><a href="/changelog">Changelog</a><a href="/versioning">Versioning</a><a href="/docs">Docs</a><a href="/docs/api">API reference</a></nav>
+<body${options.refreshSeconds ? ` data-refresh="${options.refreshSeconds}"` : ''}><nav><a href="/status">Status</a><a href="/changelog">Changelog</a><a href="/versioning">Versioning</a><a href="/docs">Docs</a><a href="/docs/api">API reference</a></nav>
 ${body}
 </body></html>
 `;
@@ -61,7 +71,8 @@ export function markdownToHtml(markdown: string, headingId: (text: string, level
       const code: string[] = [];
       for (i++; i < lines.length && !/^```/.test(lines[i]!); i++) code.push(lines[i]!);
       i++;
-      out.push(`<pre><code>${escapeHtml(code.join('\n'))}</code></pre>`);
+      // a block wider than the screen scrolls: focusable, so that a keyboard can scroll it too
+      out.push(`<pre tabindex="0"><code>${escapeHtml(code.join('\n'))}</code></pre>`);
       continue;
     }
     const heading = /^(#{1,6})\s+(.*)$/.exec(line);
@@ -78,8 +89,9 @@ export function markdownToHtml(markdown: string, headingId: (text: string, level
         if (!cells.every((cell) => /^:?-+:?$/.test(cell))) rows.push(cells);
       }
       const [head, ...body] = rows;
-      out.push(`<table><thead><tr>${head!.map((cell) => `<th>${inline(cell)}</th>`).join('')}</tr></thead><tbody>${body
-        .map((row) => `<tr>${row.map((cell) => `<td>${inline(cell)}</td>`).join('')}</tr>`).join('')}</tbody></table>`);
+      // wider than a phone: the table scrolls in a box of its own, which a keyboard can focus and scroll
+      out.push(`<div class="wide" tabindex="0" role="region" aria-label="table"><table><thead><tr>${head!.map((cell) => `<th>${inline(cell)}</th>`).join('')}</tr></thead><tbody>${body
+        .map((row) => `<tr>${row.map((cell) => `<td>${inline(cell)}</td>`).join('')}</tr>`).join('')}</tbody></table></div>`);
       continue;
     }
     const item = /^(\s*)([-*]|\d+\.)\s+(.*)$/;
@@ -107,3 +119,7 @@ export function markdownToHtml(markdown: string, headingId: (text: string, level
   }
   return out.join('\n');
 }
+
+/** Where a self-refreshing page says so, with the button (shown by the script) that stops it. */
+export const refreshControl = (seconds: number) =>
+  `<span id="refresh-note">this page refreshes every ${seconds} seconds</span> <button id="refresh-toggle" type="button" hidden>Stop refreshing</button>`;

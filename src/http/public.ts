@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import { changelogHtml, changelogJson } from './changelog.ts';
 import { apiCatalog, apisJson, logo, securityTxt } from './discovery.ts';
 import { logoRoute } from './logos.ts';
-import { htmlPage, markdownToHtml } from './pages.ts';
+import { htmlPage, markdownToHtml, REFRESH_SCRIPT, REFRESH_SCRIPT_PATH } from './pages.ts';
 import { REFERENCE_PATHS, REFERENCE_SCRIPT_PATH, referencePage, referenceScript } from './reference.ts';
 import type { Deps } from './admission.ts';
 import { statusJson, statusPage } from './status.ts';
@@ -55,6 +55,11 @@ export function mountPublic(router: Router, deps: Deps) {
   router.get('/logo.svg', logo);
   router.get('/logos/:kind/:file', logoRoute(deps));
   router.get('/status', statusPage(deps));
+  router.get(REFRESH_SCRIPT_PATH, (ctx) => {
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = REFRESH_SCRIPT;
+  });
   router.get('/status.json', statusJson(deps));
   router.get('/changelog', changelogHtml);
   router.get('/changelog.json', changelogJson);

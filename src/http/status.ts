@@ -8,7 +8,7 @@ import { emailConfigured, workerStaleAfterMs } from '../config.ts';
 import { migrationFiles } from '../db/migrate.ts';
 import { askDatabase, lastKnown } from './health.ts';
 import { escapeHtml } from '../html.ts';
-import { htmlPage } from './pages.ts';
+import { htmlPage, refreshControl } from './pages.ts';
 import type { Deps } from './admission.ts';
 
 /** busy: it answers, slowly (the database behind a long statement); never an outage while it answers */
@@ -99,9 +99,9 @@ export function statusPage(deps: Deps) {
     });
     htmlPage(ctx, 'Status', `<h1>Status</h1>
 <p id="overall" class="${report.status}" data-state="${report.status}"><strong>${HEADLINE[report.status]}</strong></p>
-<p>Version ${escapeHtml(report.version)} · checked ${escapeHtml(report.checked_at)} · this page refreshes every ${REFRESH_SECONDS} seconds ·
+<p>Version ${escapeHtml(report.version)} · checked ${escapeHtml(report.checked_at)} · ${refreshControl(REFRESH_SECONDS)} ·
 <a href="/status.json">JSON</a> · <a href="/docs/status">thresholds</a></p>
-<table><thead><tr><th>Component</th><th>State</th><th>Figures</th></tr></thead>
+<table class="components"><thead><tr><th>Component</th><th>State</th><th>Figures</th></tr></thead>
 <tbody>
 ${rows.join('\n')}
 </tbody></table>`, { refreshSeconds: REFRESH_SECONDS });

@@ -219,7 +219,13 @@ browserTest('the status page in Chromium: the overall state, each component and 
     const color = await page.locator('tr[data-component="worker"] td.degraded').evaluate((td) => getComputedStyle(td).color);
     t.is(color, 'rgb(154, 103, 0)');
     t.regex(await page.locator('tr[data-component="worker"]').innerText(), /fresh workers: 0/);
-    t.is(await page.locator('meta[http-equiv="refresh"]').getAttribute('content'), '30');
+    // it refreshes itself every 30 s, and the reader can stop that (WCAG 2.2.1; a meta refresh could not be stopped)
+    t.is(await page.locator('body').getAttribute('data-refresh'), '30');
+    const toggle = page.getByRole('button', { name: 'Stop refreshing' });
+    t.true(await toggle.isVisible(), 'the script runs under the page\'s CSP and shows the button');
+    await toggle.click();
+    t.is(await page.locator('#refresh-note').innerText(), 'automatic refresh stopped');
+    t.true(await page.getByRole('button', { name: 'Refresh now' }).isVisible());
     const directory = mkdtempSync(join(tmpdir(), 'mdapi-status-'));
     const screenshot = join(directory, 'status.png');
     await page.screenshot({ path: screenshot, fullPage: true });
