@@ -1,0 +1,19 @@
+// Accounts made by the operator (mdapi create-account): the account, verified (the operator vouches
+// for the address), and a one-time link to set its password, printed rather than e-mailed.
+import type { Sql } from '../db/client.ts';
+import { newToken, tokenHash } from './session.ts';
+
+/** How long the printed set-password link works. */
+export const SET_PASSWORD_HOURS = 24;
+
+/** The account (an existing owner keeps its keys), and the path of its set-password link. */
+export async function createAccount(sql: Sql, { email, admin = false, owner }: { email: string; admin?: boolean; owner?: string }): Promise<{ owner: string; path: string }> {
+  const token = newToken();
+  const made = await sql.begin(async (tx) => {
+    const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${email}, ${admin ? 'admin' : 'user'}, null, ${owner ?? null}) as owner`;
+    await tx`update app.owners set email_verified_at = coalesce(email_verified_at, now()) where owner = ${row!.owner}`;
+    await tx`select app.console_issue_token('reset_password', ${tokenHash(token)}, ${row!.owner}, ${email}, ${`${SET_PASSWORD_HOURS} hours`}::interval)`;
+    return row!.owner;
+  });
+  return { owner: made, path: `/console/reset/set?token=${token}` };
+}
