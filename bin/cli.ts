@@ -62,6 +62,9 @@ async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
   }
 }
 
+/** A key owner's name (app.api_keys.owner) as the commands accept it. */
+const OWNER = /^[\w.@-]{1,100}$/;
+
 const untilSignal = () => new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
 
 // Each command imports what it needs when it runs: --help and a refused line answer at once.
@@ -99,7 +102,7 @@ export const COMMANDS: Record<string, Command> = {
       const plan = values.plan as (typeof PLANS_BY_SCOPE)[typeof scope][number];
       if (!plans.includes(plan)) fail(`--plan must be ${plans.join(', ')} for a ${scope} key`);
       const owner = values.owner as string;
-      if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
+      if (!OWNER.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
       const email = values.email as string | undefined;
       const verified = values.verified as boolean;
       // one transaction: no key of an owner whose address was refused; migrations only when one is pending
@@ -113,6 +116,33 @@ export const COMMANDS: Record<string, Command> = {
         throw error;
       });
       process.stdout.write(`${key}\n`);
+    },
+  },
+  'create-account': {
+    synopsis: 'create-account --email ADDR [--admin] [--owner NAME]',
+    description: [
+      '  make a developer console account (verified) and print a one-time link to set its password',
+      '  --email ADDR        the address the account signs in with',
+      '  --admin             the admin role (default: user)',
+      '  --owner NAME        an existing key owner becomes the account and keeps its keys (default: a new owner)',
+    ].join('\n'),
+    options: { email: { type: 'string' }, admin: { type: 'boolean', default: false }, owner: { type: 'string' } },
+    run: async (values) => {
+      const [{ inMigratedTransaction }, { AccountExistsError, SET_PASSWORD_HOURS, createAccount }, { email: emailFormat }, { mailLinks }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/console/accounts.ts'), import('../src/validators.ts'), import('../src/mail/smtp.ts'),
+      ]);
+      const email = emailFormat.safeParse(values.email ?? '');
+      if (!email.success) fail('--email must be an e-mail address such as ops@example.com');
+      const owner = values.owner as string | undefined;
+      if (owner !== undefined && !OWNER.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
+      const { path } = await withDatabase((sql) =>
+        inMigratedTransaction(sql, (tx) => createAccount(tx, { email: email.data, admin: values.admin as boolean, owner })),
+      ).catch((error) => {
+        if (error instanceof AccountExistsError) fail(`an account with the address ${email.data} exists`);
+        throw error;
+      });
+      process.stdout.write(`${mailLinks(loadConfig()).base}${path}\n`);
+      process.stderr.write(`account ${email.data} made${values.admin ? ' (admin)' : ''}; the link above sets its password, once, within ${SET_PASSWORD_HOURS} hours\n`);
     },
   },
   'set-email': {

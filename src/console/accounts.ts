@@ -6,14 +6,20 @@ import { newToken, tokenHash } from './session.ts';
 /** How long the printed set-password link works. */
 export const SET_PASSWORD_HOURS = 24;
 
-/** The account (an existing owner keeps its keys), and the path of its set-password link. */
-export async function createAccount(sql: Sql, { email, admin = false, owner }: { email: string; admin?: boolean; owner?: string }): Promise<{ owner: string; path: string }> {
+/** An account with this address exists already (app.console_create_account's P0C01). */
+export class AccountExistsError extends Error {}
+
+/**
+ * The account (an existing owner keeps its keys), and the path of its set-password link. Run it in
+ * a transaction: a refused address leaves nothing behind.
+ */
+export async function createAccount(tx: Sql, { email, admin = false, owner }: { email: string; admin?: boolean; owner?: string }): Promise<{ owner: string; path: string }> {
   const token = newToken();
-  const made = await sql.begin(async (tx) => {
-    const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${email}, ${admin ? 'admin' : 'user'}, null, ${owner ?? null}) as owner`;
-    await tx`update app.owners set email_verified_at = coalesce(email_verified_at, now()) where owner = ${row!.owner}`;
-    await tx`select app.console_issue_token('reset_password', ${tokenHash(token)}, ${row!.owner}, ${email}, ${`${SET_PASSWORD_HOURS} hours`}::interval)`;
-    return row!.owner;
-  });
-  return { owner: made, path: `/console/reset/set?token=${token}` };
+  const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${email}, ${admin ? 'admin' : 'user'}, null, ${owner ?? null}) as owner`
+    .catch((error) => {
+      throw (error as { code?: string }).code === 'P0C01' ? new AccountExistsError(email) : error;
+    });
+  await tx`update app.owners set email_verified_at = coalesce(email_verified_at, now()) where owner = ${row!.owner}`;
+  await tx`select app.console_issue_token('reset_password', ${tokenHash(token)}, ${row!.owner}, ${email}, ${`${SET_PASSWORD_HOURS} hours`}::interval)`;
+  return { owner: row!.owner, path: `/console/reset/set?token=${token}` };
 }
