@@ -37,12 +37,13 @@ export interface Page {
 export function layout({ title, body, email, csrf, nonce }: Page): string {
   const nav = email
     ? html`<nav aria-label="Console"><a href="/console/keys">Keys</a> <a href="/console/account">Account</a>
-<form method="post" action="/console/sign-out" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form></nav>`
+<form method="post" action="/console/sign-out" class="inline secondary"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form></nav>`
     : html`<nav aria-label="Console"><a href="/console/sign-in">Sign in</a></nav>`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Developer console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
+<link rel="icon" href="/console/assets/icon.svg" type="image/svg+xml">
 <script type="module" src="/console/assets/console.js" nonce="${nonce}"></script>
 </head><body>
 <header><a class="brand" href="/console">Developer console</a>${nav}</header>

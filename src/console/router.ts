@@ -16,7 +16,7 @@ import { email as emailFormat } from '../validators.ts';
 import { field, form, html, layout, notice, type Html } from './html.ts';
 import { cookieNames, csrfFor, csrfMatches, newToken, readCookie, safeNext, setCookie, tokenHash } from './session.ts';
 
-const ASSETS = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'text/javascript; charset=utf-8' } as const;
+const ASSETS = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'text/javascript; charset=utf-8', 'icon.svg': 'image/svg+xml' } as const;
 const LINK_HOURS = { verify_email: 48, reset_password: 2, invite: 7 * 24 } as const;
 
 interface Account {
@@ -281,7 +281,7 @@ export function consoleRouter(deps: Deps): Router {
     page(ctx, 'Account', html`${message ?? ''}<p>Signed in as <strong>${who.email}</strong> (${who.role}).</p>
 <h2>Sessions</h2>
 <div class="table"><table><thead><tr><th>Browser</th><th>Signed in</th><th>Last used</th><th></th></tr></thead><tbody>
-${sessions.map((s) => html`<tr><td>${s.user_agent || 'unknown'}${s.id === who.session_id ? ' (this one)' : ''}</td><td>${when(s.created_at)}</td><td>${when(s.last_seen_at)}</td>
+${sessions.map((s) => html`<tr><td data-label="Browser">${s.user_agent || 'unknown'}${s.id === who.session_id ? ' (this one)' : ''}</td><td data-label="Signed in">${when(s.created_at)}</td><td data-label="Last used">${when(s.last_seen_at)}</td>
 <td>${form('/console/sessions/revoke', csrf(ctx), html`<input type="hidden" name="session" value="${s.id}">`, 'Revoke', 'inline')}</td></tr>`)}
 </tbody></table></div>
 ${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}`, 200, who);
@@ -314,9 +314,9 @@ ${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}`, 
     page(ctx, 'Data API keys', html`${extra.message ?? ''}
 <h2>Your keys</h2>
 ${keys.length === 0 ? html`<p>No key yet.</p>` : html`<div class="table"><table><thead><tr><th>Name</th><th>Prefix</th><th>Plan</th><th>Created</th><th>Last used</th><th>Requests this month</th><th>Actions</th></tr></thead><tbody>
-${keys.map((key) => html`<tr><td>${key.name ?? '(no name)'}</td><td><code>${key.prefix}</code></td><td>${key.plan}</td><td>${when(key.created_at)}</td><td>${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td>${key.requests_this_month}</td>
+${keys.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'}</td><td data-label="Prefix"><code>${key.prefix}</code></td><td data-label="Plan">${key.plan}</td><td data-label="Created">${when(key.created_at)}</td><td data-label="Last used">${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td data-label="Requests this month">${key.requests_this_month}</td>
 <td class="row-actions">${form('/console/keys/rename', token, html`<input type="hidden" name="key" value="${key.id}"><label for="rename-${key.id}">New name</label> <input id="rename-${key.id}" name="name" value="${key.name ?? ''}"> `, 'Rename')}
-${form('/console/keys/revoke', token, html`<input type="hidden" name="key" value="${key.id}">`, `Revoke ${key.prefix}`)}</td></tr>`)}
+${form('/console/keys/revoke', token, html`<input type="hidden" name="key" value="${key.id}">`, `Revoke ${key.prefix}`, 'danger')}</td></tr>`)}
 </tbody></table></div>`}
 <h2>Create a key</h2>
 ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys, the most this service allows (${config.CONSOLE_MAX_KEYS}): revoke one to create another.</p>` : form('/console/keys', token, [
