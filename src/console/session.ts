@@ -46,5 +46,7 @@ export function csrfMatches(token: string | null, presented: unknown): boolean {
  */
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > 500) return '/console/keys';
-  return /^\/console(?:[/?][\w\-./?=&%~]*)?$/.test(next) && !next.includes('//') && !next.includes('/..') ? next : '/console/keys';
+  // `..` and its escaped forms (`%2e%2e`, which a browser also resolves) would climb out of /console
+  const escapes = next.includes('//') || /\/(?:\.|%2e)/i.test(next);
+  return /^\/console(?:[/?][\w\-./?=&%~]*)?$/.test(next) && !escapes ? next : '/console/keys';
 }
