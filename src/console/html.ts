@@ -56,6 +56,8 @@ ${body}</main>
 
 export interface Field {
   name: string;
+  /** the input's id when a page has several fields of one name (default f-<name>) */
+  id?: string;
   label: string;
   type?: 'text' | 'email' | 'password' | 'hidden';
   value?: string;
@@ -64,8 +66,7 @@ export interface Field {
 }
 
 /** A labelled input with its error beside it (GOV.UK style: the message is tied to the field). */
-export function field({ name, label, type = 'text', value = '', error, autocomplete }: Field): Html {
-  const id = `f-${name}`;
+export function field({ name, id = `f-${name}`, label, type = 'text', value = '', error, autocomplete }: Field): Html {
   return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${label}</label>
 ${error ? html`<p class="error" id="${id}-error">Error: ${error}</p>` : ''}
 <input id="${id}" name="${name}" type="${type}" value="${type === 'password' ? '' : value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}></div>`;

@@ -306,7 +306,7 @@ ${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}`, 
   });
 
   // ---- Data API keys
-  async function keysPage(ctx: Context, who: Account, extra: { message?: Html; values?: Record<string, string>; errors?: Errors; status?: number } = {}) {
+  async function keysPage(ctx: Context, who: Account, extra: { message?: Html; values?: Record<string, string>; errors?: Errors; renameError?: { key: string; name: string; error: string }; status?: number } = {}) {
     const keys = await sql<{ id: string; name: string | null; prefix: string; plan: string; created_at: Date; last_used_at: Date | null; requests_this_month: string }[]>`
       select * from app.console_keys(${who.owner}, 'data-api')`;
     const token = csrf(ctx);
@@ -315,7 +315,7 @@ ${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}`, 
 <h2>Your keys</h2>
 ${keys.length === 0 ? html`<p>No key yet.</p>` : html`<div class="table"><table><thead><tr><th>Name</th><th>Prefix</th><th>Plan</th><th>Created</th><th>Last used</th><th>Requests this month</th><th>Actions</th></tr></thead><tbody>
 ${keys.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'}</td><td data-label="Prefix"><code>${key.prefix}</code></td><td data-label="Plan">${key.plan}</td><td data-label="Created">${when(key.created_at)}</td><td data-label="Last used">${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td data-label="Requests this month">${key.requests_this_month}</td>
-<td class="row-actions">${form('/console/keys/rename', token, html`<input type="hidden" name="key" value="${key.id}"><label for="rename-${key.id}">New name</label> <input id="rename-${key.id}" name="name" value="${key.name ?? ''}"> `, 'Rename')}
+<td class="row-actions">${form('/console/keys/rename', token, renameField(key.id, key.name, extra.renameError?.key === key.id ? extra.renameError : undefined), 'Rename')}
 ${form('/console/keys/revoke', token, html`<input type="hidden" name="key" value="${key.id}">`, `Revoke ${key.prefix}`, 'danger')}</td></tr>`)}
 </tbody></table></div>`}
 <h2>Create a key</h2>
@@ -353,7 +353,11 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys,
     const who = fields && (await signedIn(ctx));
     if (!who) return;
     const parsed = z.object({ key: keyId, name: keyName }).safeParse(fields);
-    if (!parsed.success) return keysPage(ctx, who, { message: notice(`Not renamed: ${Object.values(fieldErrors(parsed.error))[0]}`, 'error'), status: 422 });
+    if (!parsed.success) {
+      const errors = fieldErrors(parsed.error);
+      if (errors.key) return keysPage(ctx, who, { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
+      return keysPage(ctx, who, { renameError: { key: fields!.key!, name: fields!.name ?? '', error: errors.name! }, status: 422 });
+    }
     const [row] = await sql<{ ok: boolean }[]>`select app.console_rename_key(${who.owner}, ${parsed.data.key}, ${parsed.data.name}) as ok`;
     await keysPage(ctx, who, row!.ok ? { message: notice('Key renamed.') } : { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
   });
@@ -368,6 +372,10 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys,
 
   return router;
 }
+
+/** A key's rename field, with the error of a refused rename beside it. */
+const renameField = (id: string, name: string | null, refused?: { name: string; error: string }) =>
+  html`<input type="hidden" name="key" value="${id}">${field({ name: 'name', id: `rename-${id}`, label: 'New name', value: refused ? refused.name : (name ?? ''), error: refused?.error })}`;
 
 const when = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 

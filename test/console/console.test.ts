@@ -135,6 +135,9 @@ test('keys: created with a name and plan, shown once, listed, renamed, revoked; 
   t.is(await keyCount(owner), 2);
 
   const [row] = await db.sql`select id from app.api_keys where owner = ${owner} and name = 'laptop'`;
+  const badName = await client.post('/console/keys/rename', { key: String(row!.id), name: ' ' });
+  t.is(badName.status, 422);
+  t.regex(badName.text, new RegExp(`id="rename-${row!.id}-error">Error: Give the key a name`));
   t.is((await client.post('/console/keys/rename', { key: String(row!.id), name: 'desktop' })).status, 200);
   t.is((await db.sql`select name from app.api_keys where id = ${row!.id}`)[0]!.name, 'desktop');
   t.is((await client.post('/console/keys/revoke', { key: String(row!.id) })).status, 200);
