@@ -145,6 +145,23 @@ export const COMMANDS: Record<string, Command> = {
       process.stderr.write(`account ${email.data} made${values.admin ? ' (admin)' : ''}; the link above sets its password, once, within ${SET_PASSWORD_HOURS} hours\n`);
     },
   },
+  invite: {
+    synopsis: 'invite --email ADDR',
+    description: '  print a one-time link (valid 7 days) that makes a developer console account for ADDR (CONSOLE_SIGNUP=invite or open)',
+    options: { email: { type: 'string' } },
+    run: async (values) => {
+      const [{ inMigratedTransaction }, { INVITE_DAYS, inviteAccount }, { email: emailFormat }, { mailLinks }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/console/accounts.ts'), import('../src/validators.ts'), import('../src/mail/smtp.ts'),
+      ]);
+      const config = loadConfig();
+      const email = emailFormat.safeParse(values.email ?? '');
+      if (!email.success) fail('--email must be an e-mail address such as ops@example.com');
+      if (config.CONSOLE_SIGNUP === 'closed') fail('CONSOLE_SIGNUP is closed: set it to invite (or open) for invites to work, or use create-account');
+      const path = await withDatabase((sql) => inMigratedTransaction(sql, (tx) => inviteAccount(tx, email.data)));
+      process.stdout.write(`${mailLinks(config).base}${path}\n`);
+      process.stderr.write(`invite for ${email.data}: the link above makes its account, once, within ${INVITE_DAYS} days\n`);
+    },
+  },
   'set-email': {
     synopsis: 'set-email OWNER ADDR [--verified]',
     description: '  set a key owner\'s e-mail address (alarm e-mails, deprecation notices); unverified unless --verified',

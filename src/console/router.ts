@@ -32,6 +32,15 @@ const password = z.string().min(12, 'Use at least 12 characters.').max(200, 'Use
 const keyName = z.string().trim().min(1, 'Give the key a name.').max(100, 'Use at most 100 characters.');
 const keyId = z.string().regex(/^\d{1,18}$/, 'Unknown key.');
 
+/** A form refused inside a transaction (thrown to roll it back), with the errors to show. */
+class Refused extends Error {
+  readonly errors: Errors;
+  constructor(errors: Errors) {
+    super('refused');
+    this.errors = errors;
+  }
+}
+
 /** zod's issues as one message per field, shown beside it */
 function fieldErrors(error: z.ZodError): Errors {
   const errors: Errors = {};
@@ -179,8 +188,8 @@ export function consoleRouter(deps: Deps): Router {
   });
 
   // ---- sign-up and verification
-  // invites (CONSOLE_SIGNUP=invite) come in a later increment: until then only `open` lets anyone in
   const signUpAllowed = () => config.CONSOLE_SIGNUP === 'open';
+  const invitesAllowed = () => config.CONSOLE_SIGNUP !== 'closed';
   const signUpPage = (ctx: Context, values: Record<string, string> = {}, errors: Errors = {}, status = 200) =>
     page(ctx, 'Make an account', emailConfigured(config)
       ? form('/console/sign-up', csrf(ctx), [
@@ -209,8 +218,43 @@ export function consoleRouter(deps: Deps): Router {
     page(ctx, 'Check your e-mail', notice(html`We sent a link to <strong>${parsed.data.email}</strong>. Open it to confirm the address, then sign in.`));
   });
 
+  // ---- an invite (mdapi invite): the account of the invited address, verified, signed in at once
+  const invitePage = (ctx: Context, token: string, values: Record<string, string> = {}, errors: Errors = {}, status = 200) =>
+    page(ctx, 'Make an account', form('/console/invite', csrf(ctx), [
+      html`<input type="hidden" name="token" value="${token}">`,
+      field({ name: 'email', label: 'E-mail address (the invited one)', type: 'email', value: values.email, error: errors.email, autocomplete: 'email' }),
+      field({ name: 'password', label: 'Password (at least 12 characters)', type: 'password', error: errors.password, autocomplete: 'new-password' }),
+    ], 'Make account'), status);
+  router.get('/invite', (ctx) => (invitesAllowed() ? invitePage(ctx, String(ctx.query.token ?? '')) : closedSignUp(ctx)));
+  router.post('/invite', async (ctx) => {
+    const fields = await posted(ctx);
+    if (!fields) return;
+    if (!invitesAllowed()) return closedSignUp(ctx);
+    const token = String(fields.token ?? '').slice(0, 100);
+    const parsed = signUpForm.safeParse(fields);
+    if (!parsed.success) return invitePage(ctx, token, fields, fieldErrors(parsed.error), 422);
+    const passwordHash = await hash(parsed.data.password);
+    const outcome = await sql.begin(async (tx) => {
+      const [invite] = await tx<{ email: string }[]>`select * from app.console_use_token('invite', ${tokenHash(token)})`;
+      if (!invite) return { gone: true } as const;
+      // a refusal rolls back, so the invite stays usable
+      if (invite.email.toLowerCase() !== parsed.data.email.toLowerCase()) throw new Refused({ email: 'This invite is for another address.' });
+      const [taken] = await tx`select 1 from app.owners where lower(email) = lower(${parsed.data.email}) and role is not null`;
+      if (taken) throw new Refused({ email: 'An account with this address exists: sign in, or reset its password.' });
+      const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${invite.email}, 'user', ${passwordHash}) as owner`;
+      await tx`update app.owners set email_verified_at = now() where owner = ${row!.owner}`;
+      return { owner: row!.owner } as const;
+    }).catch((error) => {
+      if (error instanceof Refused) return { errors: error.errors } as const;
+      throw error;
+    });
+    if ('gone' in outcome) return page(ctx, 'Link not valid', notice('This invite is not valid: it was used already, has expired, or is incomplete.', 'error'), 410);
+    if ('errors' in outcome) return invitePage(ctx, token, fields, outcome.errors, 422);
+    await openSession(ctx, outcome.owner, '/console/keys');
+  });
+
   function closedSignUp(ctx: Context) {
-    page(ctx, 'Make an account', notice('Accounts on this service are made by its operator.', 'error'), 403);
+    page(ctx, 'Make an account', notice(config.CONSOLE_SIGNUP === 'invite' ? 'Accounts on this service are made by invitation: open the link of your invite.' : 'Accounts on this service are made by its operator.', 'error'), 403);
   }
 
   router.get('/verify', async (ctx) => {

@@ -232,6 +232,7 @@ test('sign-in refuses a bad form with errors beside the fields', async (t) => {
 test('sign-up: refused when closed; without SMTP it says e-mail cannot be sent and makes nothing', async (t) => {
   const closed = new ConsoleClient(api.base);
   t.is((await closed.get('/console/sign-up')).status, 403);
+  t.is((await closed.get('/console/invite?token=x')).status, 403, 'no invites while closed');
   const open = await testApi(db, { env: { CONSOLE_SIGNUP: 'open' } });
   try {
     const client = new ConsoleClient(open.base);

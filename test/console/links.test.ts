@@ -1,6 +1,7 @@
 // The console's e-mailed links with SMTP configured (the outbox is read here; no worker sends):
 // sign-up and verification, password reset, each link single-use, and the per-client sign-in limit.
 import test from 'ava';
+import { inviteAccount } from '../../src/console/accounts.ts';
 import { ConsoleClient, PASSWORD, signedInAccount } from '../helpers/console.ts';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
 
@@ -68,6 +69,26 @@ test.serial('password reset: the same answer for any address, a link that sets a
   t.is((await client.setPassword(path, 'yet another passphrase')).status, 410);
   t.is((await new ConsoleClient(handles.api.base).signIn('reset@example.com', PASSWORD)).status, 401);
   t.is((await new ConsoleClient(handles.api.base).signIn('reset@example.com', 'a brand new passphrase')).status, 302);
+});
+
+test.serial('an invite makes the account of the invited address once, verified and signed in; another address is refused', async (t) => {
+  const path = await inviteAccount(handles.db.sql, 'Invited@example.com');
+  const token = new URL(path, handles.api.base).searchParams.get('token')!;
+  const client = new ConsoleClient(handles.api.base);
+  await client.get(path);
+  const other = await client.post('/console/invite', { token, email: 'someone@example.com', password: PASSWORD });
+  t.is(other.status, 422);
+  t.regex(other.text, /id="f-email-error">Error: This invite is for another address/);
+  t.is((await handles.db.sql`select count(*)::int as n from app.owners where lower(email) = 'someone@example.com'`)[0]!.n, 0);
+  const made = await client.post('/console/invite', { token, email: 'invited@example.com', password: PASSWORD });
+  t.is(made.location, '/console/keys');
+  t.is((await client.get('/console/keys')).status, 200);
+  const [row] = await handles.db.sql`select email, role, email_verified_at is not null as verified from app.owners where lower(email) = 'invited@example.com'`;
+  t.deepEqual({ ...row }, { email: 'Invited@example.com', role: 'user', verified: true });
+  t.is((await new ConsoleClient(handles.api.base).request('GET', path)).status, 200, 'the form shows; using it again does not work');
+  const again = new ConsoleClient(handles.api.base);
+  await again.get(path);
+  t.is((await again.post('/console/invite', { token, email: 'invited@example.com', password: PASSWORD })).status, 410);
 });
 
 test.serial('sign-in is limited per client address too, across addresses', async (t) => {
