@@ -9,8 +9,11 @@ export const SET_PASSWORD_HOURS = 24;
 /** How long an invite works. */
 export const INVITE_DAYS = 7;
 
-/** An account with this address exists already (app.console_create_account's P0C01). */
+/** An account with this address exists already. */
 export class AccountExistsError extends Error {}
+
+/** app.console_create_account's P0C01, or the unique index met by two accounts of one address made at once */
+export const accountTaken = (error: unknown) => ['P0C01', '23505'].includes((error as { code?: string }).code ?? '');
 
 /**
  * The account (an existing owner keeps its keys), and the path of its set-password link. Run it in
@@ -20,7 +23,7 @@ export async function createAccount(tx: Sql, { email, admin = false, owner }: { 
   const token = newToken();
   const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${email}, ${admin ? 'admin' : 'user'}, null, ${owner ?? null}) as owner`
     .catch((error) => {
-      throw (error as { code?: string }).code === 'P0C01' ? new AccountExistsError(email) : error;
+      throw accountTaken(error) ? new AccountExistsError(email) : error;
     });
   await tx`update app.owners set email_verified_at = coalesce(email_verified_at, now()) where owner = ${row!.owner}`;
   await tx`select app.console_issue_token('reset_password', ${tokenHash(token)}, ${row!.owner}, ${email}, ${`${SET_PASSWORD_HOURS} hours`}::interval)`;

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { emailConfigured } from '../config.ts';
 import type { Deps } from '../http/admission.ts';
 import { createKey, revokeKey } from '../keys.ts';
+import { accountTaken } from './accounts.ts';
 import type { PlanName } from '../plans.ts';
 import { email as emailFormat } from '../validators.ts';
 import { field, form, html, layout, notice, type Html } from './html.ts';
@@ -27,6 +28,8 @@ interface Account {
 }
 
 type Errors = Record<string, string>;
+
+const ACCOUNT_EXISTS = 'An account with this address exists: sign in, or reset its password.';
 
 const password = z.string().min(12, 'Use at least 12 characters.').max(200, 'Use at most 200 characters.');
 const keyName = z.string().trim().min(1, 'Give the key a name.').max(100, 'Use at most 100 characters.');
@@ -213,8 +216,12 @@ export function consoleRouter(deps: Deps): Router {
       const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${parsed.data.email}, 'user', ${passwordHash}) as owner`;
       await sendLink(tx as unknown as typeof sql, 'verify_email', row!.owner, parsed.data.email);
       return true;
+    }).catch((error) => {
+      // the same address signing up twice at once: the second meets the unique index
+      if (accountTaken(error)) return false;
+      throw error;
     });
-    if (!made) return signUpPage(ctx, fields, { email: 'An account with this address exists: sign in, or reset its password.' }, 409);
+    if (!made) return signUpPage(ctx, fields, { email: ACCOUNT_EXISTS }, 409);
     page(ctx, 'Check your e-mail', notice(html`We sent a link to <strong>${parsed.data.email}</strong>. Open it to confirm the address, then sign in.`));
   });
 
@@ -240,12 +247,13 @@ export function consoleRouter(deps: Deps): Router {
       // a refusal rolls back, so the invite stays usable
       if (invite.email.toLowerCase() !== parsed.data.email.toLowerCase()) throw new Refused({ email: 'This invite is for another address.' });
       const [taken] = await tx`select 1 from app.owners where lower(email) = lower(${parsed.data.email}) and role is not null`;
-      if (taken) throw new Refused({ email: 'An account with this address exists: sign in, or reset its password.' });
+      if (taken) throw new Refused({ email: ACCOUNT_EXISTS });
       const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${invite.email}, 'user', ${passwordHash}) as owner`;
       await tx`update app.owners set email_verified_at = now() where owner = ${row!.owner}`;
       return { owner: row!.owner } as const;
     }).catch((error) => {
       if (error instanceof Refused) return { errors: error.errors } as const;
+      if (accountTaken(error)) return { errors: { email: ACCOUNT_EXISTS } } as const;
       throw error;
     });
     if ('gone' in outcome) return page(ctx, 'Link not valid', notice('This invite is not valid: it was used already, has expired, or is incomplete.', 'error'), 410);
