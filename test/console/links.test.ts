@@ -4,8 +4,10 @@ import test from 'ava';
 import { inviteAccount } from '../../src/console/accounts.ts';
 import { ConsoleClient, PASSWORD, signedInAccount } from '../helpers/console.ts';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
+import { captureLog } from '../helpers/log.ts';
 
-const handles = useApi(test, { env: { SMTP_URL: 'smtp://127.0.0.1:1', MAIL_FROM: 'Console <console@example.com>', CONSOLE_SIGNUP: 'open', CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: '4' } });
+const log = captureLog('debug');
+const handles = useApi(test, { logger: log.logger, env: { LOG_REQUESTS: 'true', SMTP_URL: 'smtp://127.0.0.1:1', MAIL_FROM: 'Console <console@example.com>', CONSOLE_SIGNUP: 'open', CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: '4' } });
 
 /** The path of the newest console link queued for an address. */
 async function linkFor(email: string): Promise<string | null> {
@@ -98,4 +100,15 @@ test.serial('sign-in is limited per client address too, across addresses', async
   for (let i = 0; i < 5 && last !== 429; i++) last = (await client.signIn(`guess${i}@example.com`, 'wrong password!')).status;
   t.is(last, 429);
   t.is((await client.signIn('other@example.com', 'x')).status, 429);
+});
+
+test.serial('no log line carries a password, a link token, a session token or a key', async (t) => {
+  const { client } = await signedInAccount(handles.db.sql, handles.api.base, 'quiet@example.com');
+  await client.get('/console/keys');
+  const key = /id="new-key-value">(mdk_[\w-]+)</.exec((await client.post('/console/keys', { name: 'quiet', plan: 'free' })).text)![1]!;
+  await client.post('/console/reset', { email: 'quiet@example.com' });
+  const link = new URL((await linkFor('quiet@example.com'))!, handles.api.base).searchParams.get('token')!;
+  const written = log.text();
+  t.true(written.includes('"route":"/console/keys"'), `the requests were logged: ${written.slice(0, 300)}`);
+  for (const secret of [PASSWORD, link, key, ...client.jar.values()]) t.false(written.includes(secret), 'a secret in the log');
 });
