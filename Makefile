@@ -66,7 +66,7 @@ key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]; an 
 	@$(MDAPI) create-key --plan $(PLAN) --owner $(OWNER) $(if $(filter mcp-%,$(PLAN)),--scope mcp)
 
 account: deps ## make a console account and print its set-password link: make account EMAIL=addr [ADMIN=1] [OWNER=name]
-	@$(MDAPI) create-account --email "$(EMAIL)" $(if $(ADMIN),--admin) $(if $(OWNER),--owner "$(OWNER)")
+	@$(MDAPI) create-account --email "$(EMAIL)" $(if $(ADMIN),--admin) $(if $(filter command line environment,$(origin OWNER)),--owner "$(OWNER)")
 
 import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.csv [SYMBOL=X NAME=N] [FORMAT=binance-kline]
 	$(MDAPI) import-candles --slug "$(SLUG)" $(if $(SYMBOL),--symbol "$(SYMBOL)") $(if $(NAME),--name "$(NAME)") $(if $(FORMAT),--format "$(FORMAT)") "$(FILE)"

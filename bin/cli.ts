@@ -138,7 +138,7 @@ export const COMMANDS: Record<string, Command> = {
       const { path } = await withDatabase((sql) =>
         inMigratedTransaction(sql, (tx) => createAccount(tx, { email: email.data, admin: values.admin as boolean, owner })),
       ).catch((error) => {
-        if (error instanceof AccountExistsError) fail(`an account with the address ${email.data} exists`);
+        if (error instanceof AccountExistsError) fail(error.message);
         throw error;
       });
       process.stdout.write(`${mailLinks(loadConfig()).base}${path}\n`);

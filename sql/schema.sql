@@ -3248,12 +3248,16 @@ function app.console_count_attempt(p_email text, p_client text) returns void lan
   |   on conflict (subject, window_start) do update set failures = f.failures + 1
 
 function app.console_create_account(p_email text, p_role text, p_password_hash text, p_owner text) returns text language plpgsql volatile
-  -- Makes a console account (role user or admin) with the address, optionally a password hash, for a new owner or an existing one (p_owner, which keeps its keys). Returns the owner. Raises P0C01 when another account has the address.
+  -- Makes a console account (role user or admin) with the address, optionally a password hash, for a new owner or an existing one (p_owner, which keeps its keys). Returns the owner. Raises P0C01 when another account has the address, P0C02 when p_owner is an account already.
   | declare
   |   v_owner text := coalesce(p_owner, 'acct-' || replace(gen_random_uuid()::text, '-', ''));
   | begin
   |   if exists (select from app.owners o where lower(o.email) = lower(p_email) and o.role is not null and o.owner <> v_owner) then
   |     raise exception 'an account with this e-mail address exists' using errcode = 'P0C01';
+  |   end if;
+  |   -- an account's address changes on its own page (later), never by making it again
+  |   if exists (select from app.owners o where o.owner = v_owner and o.role is not null) then
+  |     raise exception 'the owner % is a console account already', v_owner using errcode = 'P0C02';
   |   end if;
   |   -- an existing key owner (made by the CLI) becomes an account and keeps its keys
   |   insert into app.owners as o (owner, email, role, password_hash)

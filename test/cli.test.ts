@@ -51,6 +51,9 @@ test.serial('create-account makes a verified account and prints a one-time set-p
 
   const twice = await t.throwsAsync(cli(['create-account', '--email', 'admin@example.com'], viaRunningServer()));
   t.regex(String((twice as { stderr?: string }).stderr), /an account with the address admin@example\.com exists/);
+  const owned = await t.throwsAsync(cli(['create-account', '--email', 'other@example.com', '--owner', 'cli-account'], viaRunningServer()));
+  t.regex(String((owned as { stderr?: string }).stderr), /the owner cli-account is a console account already/);
+  t.is((await db.sql`select email from app.owners where owner = 'cli-account'`)[0]!.email, 'Admin@Example.com');
   const bad = await t.throwsAsync(cli(['create-account', '--email', 'nope'], viaRunningServer()));
   t.regex(String((bad as { stderr?: string }).stderr), /--email must be an e-mail address/);
   t.regex((await cli(['create-account', '--help'], viaRunningServer())).stdout, /create-account --email ADDR \[--admin\] \[--owner NAME\]/);

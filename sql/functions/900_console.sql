@@ -23,6 +23,10 @@ begin
   if exists (select from app.owners o where lower(o.email) = lower(p_email) and o.role is not null and o.owner <> v_owner) then
     raise exception 'an account with this e-mail address exists' using errcode = 'P0C01';
   end if;
+  -- an account's address changes on its own page (later), never by making it again
+  if exists (select from app.owners o where o.owner = v_owner and o.role is not null) then
+    raise exception 'the owner % is a console account already', v_owner using errcode = 'P0C02';
+  end if;
   -- an existing key owner (made by the CLI) becomes an account and keeps its keys
   insert into app.owners as o (owner, email, role, password_hash)
   values (v_owner, p_email, p_role, p_password_hash)
@@ -36,7 +40,7 @@ begin
 end;
 $$;
 comment on function app.console_create_account(text, text, text, text) is
-'Makes a console account (role user or admin) with the address, optionally a password hash, for a new owner or an existing one (p_owner, which keeps its keys). Returns the owner. Raises P0C01 when another account has the address.';
+'Makes a console account (role user or admin) with the address, optionally a password hash, for a new owner or an existing one (p_owner, which keeps its keys). Returns the owner. Raises P0C01 when another account has the address, P0C02 when p_owner is an account already.';
 
 -- why: every link (verify, reset, invite) is one hashed, expiring, single-use row
 create or replace function app.console_issue_token(p_purpose text, p_token_hash bytea, p_owner text, p_email text, p_ttl interval)

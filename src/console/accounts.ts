@@ -23,7 +23,8 @@ export async function createAccount(tx: Sql, { email, admin = false, owner }: { 
   const token = newToken();
   const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${email}, ${admin ? 'admin' : 'user'}, null, ${owner ?? null}) as owner`
     .catch((error) => {
-      throw accountTaken(error) ? new AccountExistsError(email) : error;
+      if ((error as { code?: string }).code === 'P0C02') throw new AccountExistsError(`the owner ${owner} is a console account already`);
+      throw accountTaken(error) ? new AccountExistsError(`an account with the address ${email} exists`) : error;
     });
   await tx`update app.owners set email_verified_at = coalesce(email_verified_at, now()) where owner = ${row!.owner}`;
   await tx`select app.console_issue_token('reset_password', ${tokenHash(token)}, ${row!.owner}, ${email}, ${`${SET_PASSWORD_HOURS} hours`}::interval)`;
