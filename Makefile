@@ -8,7 +8,7 @@ OWNER ?= default
 FILE ?= backup-$(shell date +%Y%m%d-%H%M%S).tar.gz
 
 .DEFAULT_GOAL := help
-.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key import-candles import-coins backfill import-content worker db bench chaos topology backup restore venues-replay openapi-examples schema-dump config-doc
+.PHONY: help deps start test test-server typecheck migrate psql psql-analyst key account import-candles import-coins backfill import-content worker db bench chaos topology backup restore venues-replay openapi-examples schema-dump config-doc
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -64,6 +64,9 @@ psql-analyst: deps ## open psql as the read-only analyst role
 
 key: deps ## create an API key: make key PLAN=free|starter|pro [OWNER=name]; an MCP key: PLAN=mcp-free|mcp-pro
 	@$(MDAPI) create-key --plan $(PLAN) --owner $(OWNER) $(if $(filter mcp-%,$(PLAN)),--scope mcp)
+
+account: deps ## make a console account and print its set-password link: make account EMAIL=addr [ADMIN=1] [OWNER=name]
+	@$(MDAPI) create-account --email "$(EMAIL)" $(if $(ADMIN),--admin) $(if $(filter command line environment,$(origin OWNER)),--owner "$(OWNER)")
 
 import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.csv [SYMBOL=X NAME=N] [FORMAT=binance-kline]
 	$(MDAPI) import-candles --slug "$(SLUG)" $(if $(SYMBOL),--symbol "$(SYMBOL)") $(if $(NAME),--name "$(NAME)") $(if $(FORMAT),--format "$(FORMAT)") "$(FILE)"

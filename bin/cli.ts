@@ -62,6 +62,9 @@ async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
   }
 }
 
+/** A key owner's name (app.api_keys.owner) as the commands accept it. */
+const OWNER = /^[\w.@-]{1,100}$/;
+
 const untilSignal = () => new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
 
 // Each command imports what it needs when it runs: --help and a refused line answer at once.
@@ -99,7 +102,7 @@ export const COMMANDS: Record<string, Command> = {
       const plan = values.plan as (typeof PLANS_BY_SCOPE)[typeof scope][number];
       if (!plans.includes(plan)) fail(`--plan must be ${plans.join(', ')} for a ${scope} key`);
       const owner = values.owner as string;
-      if (!/^[\w.@-]{1,100}$/.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
+      if (!OWNER.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
       const email = values.email as string | undefined;
       const verified = values.verified as boolean;
       // one transaction: no key of an owner whose address was refused; migrations only when one is pending
@@ -113,6 +116,50 @@ export const COMMANDS: Record<string, Command> = {
         throw error;
       });
       process.stdout.write(`${key}\n`);
+    },
+  },
+  'create-account': {
+    synopsis: 'create-account --email ADDR [--admin] [--owner NAME]',
+    description: [
+      '  make a developer console account (verified) and print a one-time link to set its password',
+      '  --email ADDR        the address the account signs in with',
+      '  --admin             the admin role (default: user)',
+      '  --owner NAME        an existing key owner becomes the account and keeps its keys (default: a new owner)',
+    ].join('\n'),
+    options: { email: { type: 'string' }, admin: { type: 'boolean', default: false }, owner: { type: 'string' } },
+    run: async (values) => {
+      const [{ inMigratedTransaction }, { AccountExistsError, SET_PASSWORD_HOURS, createAccount }, { email: emailFormat }, { mailLinks }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/console/accounts.ts'), import('../src/validators.ts'), import('../src/mail/smtp.ts'),
+      ]);
+      const email = emailFormat.safeParse(values.email ?? '');
+      if (!email.success) fail('--email must be an e-mail address such as ops@example.com');
+      const owner = values.owner as string | undefined;
+      if (owner !== undefined && !OWNER.test(owner)) fail('--owner must be 1-100 letters, digits or ._@-');
+      const { path } = await withDatabase((sql) =>
+        inMigratedTransaction(sql, (tx) => createAccount(tx, { email: email.data, admin: values.admin as boolean, owner })),
+      ).catch((error) => {
+        if (error instanceof AccountExistsError) fail(error.message);
+        throw error;
+      });
+      process.stdout.write(`${mailLinks(loadConfig()).base}${path}\n`);
+      process.stderr.write(`account ${email.data} made${values.admin ? ' (admin)' : ''}; the link above sets its password, once, within ${SET_PASSWORD_HOURS} hours\n`);
+    },
+  },
+  invite: {
+    synopsis: 'invite --email ADDR',
+    description: '  print a one-time link (valid 7 days) that makes a developer console account for ADDR (CONSOLE_SIGNUP=invite or open)',
+    options: { email: { type: 'string' } },
+    run: async (values) => {
+      const [{ inMigratedTransaction }, { INVITE_DAYS, inviteAccount }, { email: emailFormat }, { mailLinks }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/console/accounts.ts'), import('../src/validators.ts'), import('../src/mail/smtp.ts'),
+      ]);
+      const config = loadConfig();
+      const email = emailFormat.safeParse(values.email ?? '');
+      if (!email.success) fail('--email must be an e-mail address such as ops@example.com');
+      if (config.CONSOLE_SIGNUP === 'closed') fail('CONSOLE_SIGNUP is closed: set it to invite (or open) for invites to work, or use create-account');
+      const path = await withDatabase((sql) => inMigratedTransaction(sql, (tx) => inviteAccount(tx, email.data)));
+      process.stdout.write(`${mailLinks(config).base}${path}\n`);
+      process.stderr.write(`invite for ${email.data}: the link above makes its account, once, within ${INVITE_DAYS} days\n`);
     },
   },
   'set-email': {

@@ -162,8 +162,10 @@ table app.api_keys
   created_at timestamp with time zone not null default now()
   last_used_at timestamp with time zone
   revoked_at timestamp with time zone
+  name text  -- The name its owner gave the key in the console; null for keys made by the CLI.
   constraint api_keys_key_hash_check CHECK ((length(key_hash) = 32))
   constraint api_keys_key_hash_key UNIQUE (key_hash)
+  constraint api_keys_name_check CHECK (((length(name) >= 1) AND (length(name) <= 100)))
   constraint api_keys_pkey PRIMARY KEY (id)
   constraint api_keys_plan_fkey FOREIGN KEY (plan) REFERENCES app.plans(name)
   constraint api_keys_plan_scope_fkey FOREIGN KEY (plan, scope) REFERENCES app.plans(name, scope)
@@ -206,6 +208,43 @@ table app.coin_votes
   CREATE INDEX coin_votes_coin_time ON app.coin_votes USING btree (coin_id, voted_at DESC)
   CREATE INDEX coin_votes_owner_coin_time ON app.coin_votes USING btree (owner, coin_id, voted_at DESC)
   CREATE UNIQUE INDEX coin_votes_pkey ON app.coin_votes USING btree (id)
+
+table app.console_sessions
+  -- Console sign-in sessions: the SHA-256 of the session cookie's token (never the token), the account, a user-agent label, and the idle and absolute expiry. Service only.
+  id bigint not null
+  token_hash bytea not null
+  owner text not null
+  user_agent text not null default ''::text
+  created_at timestamp with time zone not null default now()
+  last_seen_at timestamp with time zone not null default now()
+  idle_timeout interval not null
+  expires_at timestamp with time zone not null
+  revoked_at timestamp with time zone
+  constraint console_sessions_owner_fkey FOREIGN KEY (owner) REFERENCES app.owners(owner) ON DELETE CASCADE
+  constraint console_sessions_pkey PRIMARY KEY (id)
+  constraint console_sessions_token_hash_check CHECK ((length(token_hash) = 32))
+  constraint console_sessions_token_hash_key UNIQUE (token_hash)
+  constraint console_sessions_user_agent_check CHECK ((length(user_agent) <= 200))
+  CREATE INDEX console_sessions_owner ON app.console_sessions USING btree (owner)
+  CREATE UNIQUE INDEX console_sessions_pkey ON app.console_sessions USING btree (id)
+  CREATE UNIQUE INDEX console_sessions_token_hash_key ON app.console_sessions USING btree (token_hash)
+
+table app.console_tokens
+  -- Single-use console links: the SHA-256 of the token sent by e-mail (or printed by mdapi create-account), its purpose, account or invited address, expiry and use. Service only.
+  token_hash bytea not null
+  purpose text not null
+  owner text
+  email text not null
+  created_at timestamp with time zone not null default now()
+  expires_at timestamp with time zone not null
+  used_at timestamp with time zone
+  constraint console_tokens_check CHECK (((purpose = 'invite'::text) = (owner IS NULL)))
+  constraint console_tokens_owner_fkey FOREIGN KEY (owner) REFERENCES app.owners(owner) ON DELETE CASCADE
+  constraint console_tokens_pkey PRIMARY KEY (token_hash)
+  constraint console_tokens_purpose_check CHECK ((purpose = ANY (ARRAY['verify_email'::text, 'reset_password'::text, 'invite'::text])))
+  constraint console_tokens_token_hash_check CHECK ((length(token_hash) = 32))
+  CREATE INDEX console_tokens_owner ON app.console_tokens USING btree (owner)
+  CREATE UNIQUE INDEX console_tokens_pkey ON app.console_tokens USING btree (token_hash)
 
 table app.data_versions
   -- One row per group of served data (market, sentiment, indicators, fx, content, liquidations): a counter bumped by app.bump_data_version at the end of each refresh that changed it. The API caches responses per version and gives Last-Modified from changed_at.
@@ -261,7 +300,7 @@ table app.email_messages
   created_at timestamp with time zone not null default now()
   settled_at timestamp with time zone
   constraint email_messages_check CHECK (((status = 'skipped'::text) = (recipient IS NULL)))
-  constraint email_messages_kind_check CHECK ((kind = ANY (ARRAY['alarm.triggered'::text, 'deprecation.notice'::text])))
+  constraint email_messages_kind_check CHECK ((kind = ANY (ARRAY['alarm.triggered'::text, 'deprecation.notice'::text, 'console.link'::text])))
   constraint email_messages_pkey PRIMARY KEY (id)
   constraint email_messages_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'bounced'::text, 'failed'::text, 'skipped'::text])))
   CREATE INDEX email_messages_owner ON app.email_messages USING btree (owner, created_at DESC)
@@ -282,9 +321,16 @@ table app.owners
   email_verified_at timestamp with time zone
   created_at timestamp with time zone not null default now()
   updated_at timestamp with time zone not null default now()
+  password_hash text  -- The console password as an argon2id PHC string (@node-rs/argon2); null: no password set yet (sign in by a link).
+  role text  -- The console role: user or admin; null: a key owner without a console account.
+  disabled_at timestamp with time zone  -- When the operator disabled the account: its sessions end and its API keys are refused (app.admit).
   constraint owners_email_check CHECK (((email ~ '^[^@\s]+@[^@\s]+$'::text) AND (length(email) <= 254)))
+  constraint owners_password_hash_check CHECK ((password_hash ~~ '$argon2id$%'::text))
   constraint owners_pkey PRIMARY KEY (owner)
+  constraint owners_role_check CHECK ((role = ANY (ARRAY['user'::text, 'admin'::text])))
+  CREATE UNIQUE INDEX owners_account_email ON app.owners USING btree (lower(email)) WHERE (role IS NOT NULL)
   CREATE UNIQUE INDEX owners_pkey ON app.owners USING btree (owner)
+  CREATE TRIGGER owners_announce_change AFTER UPDATE OF disabled_at ON app.owners FOR EACH ROW WHEN ((old.disabled_at IS DISTINCT FROM new.disabled_at)) EXECUTE FUNCTION app.announce_owner_change()
 
 table app.plans
   -- API plans: monthly request quota, per-minute rate limit and per_page cap. A route needs a plan of at least its rank.
@@ -2768,7 +2814,7 @@ function app.admission_flush(p_counts jsonb) returns TABLE(key_id bigint, window
   |   select r.key_id, r.window_start, r.month,
   |     coalesce((select u.used from app.usage_monthly u where u.key_id = r.key_id and u.month = r.month), 0),
   |     coalesce((select w.requests from app.rate_windows w where w.key_id = r.key_id and w.window_start = r.window_start), 0),
-  |     k.id is not null and k.revoked_at is null,
+  |     k.id is not null and k.revoked_at is null and app.owner_enabled(k.owner),
   |     k.plan, p.monthly_quota, p.requests_per_minute, p.per_page_cap
   |   from jsonb_to_recordset(p_counts -> 'reads') as r (key_id bigint, window_start timestamptz, month date)
   |   left join app.api_keys k on k.id = r.key_id
@@ -2784,7 +2830,7 @@ function app.admission_key(p_key_hash bytea, p_scope text, p_window timestamp wi
   |     coalesce((select w.requests from app.rate_windows w where w.key_id = k.id and w.window_start = p_window), 0)
   |   from app.api_keys k
   |   join app.plans p on p.name = k.plan
-  |   where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope;
+  |   where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope and app.owner_enabled(k.owner);
 
 function app.admit(p_key_hash bytea, p_client text, p_scope text, p_required_plan text, p_endpoint text, p_key_failure_limit integer, p_client_failure_limit integer, p_consume boolean, p_per_page integer) returns TABLE(outcome text, key_id bigint, owner text, plan text, quota_limit bigint, quota_used bigint, quota_reset timestamp with time zone, rate_limit integer, rate_remaining integer, rate_reset integer, retry_after integer, per_page_cap integer) language plpgsql volatile security definer
   -- Admits one API request: outcome is ok, unauthorized, auth_rate_limited, plan_required, per_page_exceeded, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.
@@ -2803,7 +2849,7 @@ function app.admit(p_key_hash bytea, p_client text, p_scope text, p_required_pla
   |   quota_reset := (v_month + interval '1 month') at time zone 'utc';
   |
   |   select k.* into v_key from app.api_keys k
-  |   where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope;
+  |   where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope and app.owner_enabled(k.owner);
   |   if not found then
   |     -- Only failed attempts are limited: a valid key is looked up first and never refused for other
   |     -- keys' failures from its address (behind a proxy without TRUST_PROXY, every client shares one).
@@ -2969,6 +3015,13 @@ function app.announce_key_change() returns trigger language plpgsql volatile
   |   else
   |     perform pg_notify('api_keys', encode(old.key_hash, 'hex'));
   |   end if;
+  |   return null;
+  | end;
+
+function app.announce_owner_change() returns trigger language plpgsql volatile
+  -- Trigger: NOTIFY api_keys with the hash of every key of an account whose disabled_at changed.
+  | begin
+  |   perform pg_notify('api_keys', encode(k.key_hash, 'hex')) from app.api_keys k where k.owner = new.owner;
   |   return null;
   | end;
 
@@ -3174,6 +3227,126 @@ function app.coin_vote_tally(p_coin_id integer) returns json language sql stable
   |     'total', count(*)::int)
   |   from app.coin_votes v
   |   where v.coin_id = p_coin_id and v.voted_at > now() - interval '24 hours'
+
+function app.console_account(p_owner text) returns TABLE(owner text, email text, email_verified_at timestamp with time zone, role text, has_password boolean) language sql stable
+  -- The console account of an owner: e-mail, verification, role, whether a password is set. No row for an owner without a console role or a disabled one.
+  |   select o.owner, o.email, o.email_verified_at, o.role, o.password_hash is not null
+  |   from app.owners o where o.owner = p_owner and o.role is not null and o.disabled_at is null
+
+function app.console_attempts_left(p_email text, p_client text, p_per_account integer, p_per_client integer) returns boolean language sql stable
+  -- False when this minute's failed console sign-ins (or reset requests) of the address or of the client reached their limit.
+  |   select not exists (
+  |     select from app.auth_failures f
+  |     where f.window_start = date_trunc('minute', now())
+  |       and ((f.subject = 'console:' || lower(p_email) and f.failures >= p_per_account)
+  |         or (f.subject = 'console-ip:' || p_client and f.failures >= p_per_client)))
+
+function app.console_count_attempt(p_email text, p_client text) returns void language sql volatile
+  -- Counts a failed console sign-in (or a reset request) against the address and the client for this minute.
+  |   insert into app.auth_failures as f (subject, window_start, failures)
+  |   values ('console:' || lower(p_email), date_trunc('minute', now()), 1), ('console-ip:' || p_client, date_trunc('minute', now()), 1)
+  |   on conflict (subject, window_start) do update set failures = f.failures + 1
+
+function app.console_create_account(p_email text, p_role text, p_password_hash text, p_owner text) returns text language plpgsql volatile
+  -- Makes a console account (role user or admin) with the address, optionally a password hash, for a new owner or an existing one (p_owner, which keeps its keys). Returns the owner. Raises P0C01 when another account has the address, P0C02 when p_owner is an account already.
+  | declare
+  |   v_owner text := coalesce(p_owner, 'acct-' || replace(gen_random_uuid()::text, '-', ''));
+  | begin
+  |   if exists (select from app.owners o where lower(o.email) = lower(p_email) and o.role is not null and o.owner <> v_owner) then
+  |     raise exception 'an account with this e-mail address exists' using errcode = 'P0C01';
+  |   end if;
+  |   -- an account's address changes on its own page (later), never by making it again
+  |   if exists (select from app.owners o where o.owner = v_owner and o.role is not null) then
+  |     raise exception 'the owner % is a console account already', v_owner using errcode = 'P0C02';
+  |   end if;
+  |   -- an existing key owner (made by the CLI) becomes an account and keeps its keys
+  |   insert into app.owners as o (owner, email, role, password_hash)
+  |   values (v_owner, p_email, p_role, p_password_hash)
+  |   on conflict (owner) do update set
+  |     email = excluded.email,
+  |     email_verified_at = case when o.email = excluded.email then o.email_verified_at end,
+  |     role = excluded.role,
+  |     password_hash = coalesce(excluded.password_hash, o.password_hash),
+  |     updated_at = now();
+  |   return v_owner;
+  | end;
+
+function app.console_issue_token(p_purpose text, p_token_hash bytea, p_owner text, p_email text, p_ttl interval) returns void language sql volatile
+  -- Records a single-use console link (its SHA-256) of a purpose for an account (or an invited address), valid for p_ttl.
+  |   insert into app.console_tokens (token_hash, purpose, owner, email, expires_at)
+  |   values (p_token_hash, p_purpose, p_owner, p_email, now() + p_ttl)
+
+function app.console_keys(p_owner text, p_scope text) returns TABLE(id bigint, name text, prefix text, plan text, created_at timestamp with time zone, last_used_at timestamp with time zone, requests_this_month bigint) language sql stable
+  -- The unrevoked keys of an owner in a scope: name, prefix, plan, created, last used and requests this month (UTC).
+  |   select k.id, k.name, k.prefix, k.plan, k.created_at, k.last_used_at,
+  |     coalesce((select u.used from app.usage_monthly u where u.key_id = k.id and u.month = date_trunc('month', now() at time zone 'utc')::date), 0)
+  |   from app.api_keys k
+  |   where k.owner = p_owner and k.scope = p_scope and k.revoked_at is null
+  |   order by k.id
+
+function app.console_open_session(p_owner text, p_token_hash bytea, p_user_agent text, p_idle interval, p_absolute interval) returns bigint language sql volatile
+  -- Opens a console session for the account (token stored as its SHA-256) with its idle timeout and absolute lifetime; returns its id.
+  |   insert into app.console_sessions (token_hash, owner, user_agent, idle_timeout, expires_at)
+  |   values (p_token_hash, p_owner, left(coalesce(p_user_agent, ''), 200), p_idle, now() + p_absolute)
+  |   returning id
+
+function app.console_rename_key(p_owner text, p_key_id bigint, p_name text) returns boolean language sql volatile
+  -- Renames an unrevoked key of the owner; false when it has no such key.
+  |   with renamed as (update app.api_keys set name = p_name where id = p_key_id and owner = p_owner and revoked_at is null returning 1)
+  |   select exists (select from renamed)
+
+function app.console_revoke_sessions(p_owner text, p_session_id bigint) returns integer language sql volatile
+  -- Revokes one session of the account (p_session_id) or all of them (null: sign out everywhere); returns how many.
+  |   with revoked as (
+  |     update app.console_sessions set revoked_at = now()
+  |     where owner = p_owner and revoked_at is null and (p_session_id is null or id = p_session_id)
+  |     returning 1)
+  |   select count(*)::int from revoked
+
+function app.console_session(p_token_hash bytea) returns TABLE(session_id bigint, owner text, email text, email_verified_at timestamp with time zone, role text) language sql volatile
+  -- The live session of a token hash with its account, its last_seen_at moved to now; no row when it is unknown, revoked, idle too long, past its absolute expiry, or its account is disabled.
+  |   update app.console_sessions s set last_seen_at = now()
+  |   from app.owners o
+  |   where s.token_hash = p_token_hash and s.revoked_at is null and s.expires_at > now()
+  |     and s.last_seen_at + s.idle_timeout > now()
+  |     and o.owner = s.owner and o.role is not null and o.disabled_at is null
+  |   returning s.id, o.owner, o.email, o.email_verified_at, o.role
+
+function app.console_sessions_of(p_owner text) returns TABLE(id bigint, user_agent text, created_at timestamp with time zone, last_seen_at timestamp with time zone, expires_at timestamp with time zone) language sql stable
+  -- The live sessions of an account, most recently used first, with when each ends if unused.
+  |   select s.id, s.user_agent, s.created_at, s.last_seen_at, least(s.expires_at, s.last_seen_at + s.idle_timeout)
+  |   from app.console_sessions s
+  |   where s.owner = p_owner and s.revoked_at is null and s.expires_at > now() and s.last_seen_at + s.idle_timeout > now()
+  |   order by s.last_seen_at desc
+
+function app.console_set_disabled(p_owner text, p_disabled boolean) returns void language sql volatile
+  -- Disables an account (its sessions revoked, its API keys refused within a second: NOTIFY api_keys) or enables it again.
+  |   update app.owners set disabled_at = case when p_disabled then coalesce(disabled_at, now()) end, updated_at = now() where owner = p_owner;
+  |   update app.console_sessions set revoked_at = now() where p_disabled and owner = p_owner and revoked_at is null;
+
+function app.console_set_password(p_owner text, p_password_hash text) returns void language sql volatile
+  -- Sets an account's password hash (argon2id) and revokes all its sessions.
+  |   update app.owners set password_hash = p_password_hash, updated_at = now() where owner = p_owner;
+  |   update app.console_sessions set revoked_at = now() where owner = p_owner and revoked_at is null;
+
+function app.console_sign_in_candidate(p_email text) returns TABLE(owner text, password_hash text, email_verified_at timestamp with time zone) language sql stable
+  -- The enabled account with this address (any case): owner, password hash (to check) and verification.
+  |   select o.owner, o.password_hash, o.email_verified_at from app.owners o
+  |   where lower(o.email) = lower(p_email) and o.role is not null and o.disabled_at is null
+
+function app.console_use_token(p_purpose text, p_token_hash bytea) returns TABLE(owner text, email text) language sql volatile
+  -- Uses a console link once: its account (null for an invite) and address; no row when it is unknown, used, expired, of another purpose or its account is disabled.
+  |   update app.console_tokens t set used_at = now()
+  |   where t.token_hash = p_token_hash and t.purpose = p_purpose and t.used_at is null and t.expires_at > now()
+  |     and (t.owner is null or exists (select from app.owners o where o.owner = t.owner and o.disabled_at is null))
+  |   returning t.owner, t.email
+
+function app.console_verify_email(p_token_hash bytea) returns text language sql volatile
+  -- Marks the address a verification link was sent to as verified; returns the owner, or null when the link is not valid (or the address changed since).
+  |   with used as (select * from app.console_use_token('verify_email', p_token_hash))
+  |   update app.owners o set email_verified_at = now(), updated_at = now()
+  |   from used where o.owner = used.owner and o.email = used.email
+  |   returning o.owner
 
 function app.create_alarm(p_owner text, p_name text, p_coin text, p_metric text, p_direction text, p_target text, p_notification text, p_channels text[]) returns jsonb language plpgsql volatile
   -- Creates an active alarm of p_owner and takes one from the owner's inventory; returns {alarm, balance}. p_target is decimal text; p_channels the notifications the service can send (app.check_alarm_notification). Unknown coin or bad target MD422 (column names the field), a notification it cannot send MD422 email_not_configured | email_address_missing | push_not_available, no current value MD422 no_current_value, would trigger at once MD422 alarm_would_trigger, no balance MD409 alarm_inventory_exhausted (codes in HINT). Endpoint: POST /api/v1/alarms.
@@ -3638,6 +3811,10 @@ function app.owned_webhook_endpoint(p_owner text, p_id bigint) returns app.webho
   |   end if;
   |   return v_endpoint;
   | end;
+
+function app.owner_enabled(p_owner text) returns boolean language sql stable
+  -- False when the key owner's console account is disabled (app.owners.disabled_at): its keys are refused.
+  |  select not exists (select from app.owners o where o.owner = p_owner and o.disabled_at is not null)
 
 function app.pending_coin_bar_backfills() returns TABLE(ids bigint[], window_start timestamp with time zone, window_end timestamp with time zone) language sql stable
   -- Ids and merged extent of the backfill windows still awaiting their aggregate refresh; no row when none.

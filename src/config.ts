@@ -3,6 +3,7 @@
 // here too: docs/configuration.md is generated from these groups (`make config-doc`).
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { PLANS_BY_SCOPE } from './plans.ts';
 import { booleanFlag } from './validators.ts';
 
 /** A variable's description, and its default in words where the schema's value is computed or absent. */
@@ -103,6 +104,21 @@ const notifications = {
   EMAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000).meta(doc('First retry of a deferred e-mail; the next ones are ×5 (1, 5, 25 minutes).')),
 };
 
+const consoleSettings = {
+  CONSOLE: z.enum(['on', 'off']).default('on').meta(doc('The developer console at `/console` (accounts, keys); `off` removes it.')),
+  CONSOLE_SIGNUP: z.enum(['closed', 'invite', 'open']).default('closed')
+    .meta(doc('Who may make a console account: `closed` (the operator, `mdapi create-account`), `invite` (also whoever has an invite link), `open` (anyone, with a verified e-mail address).')),
+  CONSOLE_MAX_KEYS: z.coerce.number().int().min(1).max(1000).default(10).meta(doc('Most unrevoked Data API keys an account may hold through the console.')),
+  CONSOLE_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(120).meta(doc('A console session unused this long ends (minutes).')),
+  CONSOLE_SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(30).meta(doc('A console session ends this long after sign-in, used or not (days).')),
+  CONSOLE_SELF_SERVICE_PLANS: z.string().default('free')
+    .transform((value) => value.split(',').map((plan) => plan.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(PLANS_BY_SCOPE['data-api'])).min(1))
+    .meta(doc('The Data API plans an account may pick for a key it creates in the console (comma-separated).', '`free`')),
+  CONSOLE_SIGN_IN_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5).meta(doc('Failed console sign-ins (and reset requests) per address per minute before refusing.')),
+  CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(20).meta(doc('Failed console sign-ins (and reset requests) per client address per minute before refusing.')),
+};
+
 const observability = {
   LOG_FORMAT: z.enum(['json', 'pretty']).optional()
     .meta(doc('`json`: one JSON object per line on stderr; `pretty`: short readable lines (single migrations and routine job runs only at `debug`).', '`pretty` when stderr is a terminal, else `json`')),
@@ -121,10 +137,11 @@ export const CONFIG_GROUPS = {
   'Jobs and workers': worker,
   'Market data sources': marketData,
   'Webhooks and e-mail': notifications,
+  'The developer console': consoleSettings,
   'Logs and metrics': observability,
 };
 
-const schema = z.object({ ...database, ...embedded, ...http, ...admission, ...worker, ...marketData, ...notifications, ...observability });
+const schema = z.object({ ...database, ...embedded, ...http, ...admission, ...worker, ...marketData, ...notifications, ...consoleSettings, ...observability });
 
 export type Config = Omit<z.infer<typeof schema>, 'FX_SOURCE' | 'METADATA_SOURCE'> & {
   FX_SOURCE: 'seed' | 'ecb';

@@ -26,22 +26,28 @@ export interface NewKey {
   plan: PlanName | McpPlanName;
   owner: string;
   scope: 'data-api' | 'mcp';
+  /** the name its owner gives it in the console */
+  name?: string | null;
 }
 
-export async function createKey(sql: Sql, { plan, owner, scope }: NewKey): Promise<{ id: number; key: string }> {
+export async function createKey(sql: Sql, { plan, owner, scope, name = null }: NewKey): Promise<{ id: number; key: string }> {
   const key = `mdk_${randomBytes(32).toString('base64url')}`;
   const [row] = await sql<{ id: string }[]>`
-    insert into app.api_keys (key_hash, prefix, owner, plan, scope)
-    values (${hashKey(key)}, ${key.slice(0, 12)}, ${owner}, ${plan}, ${scope})
+    insert into app.api_keys (key_hash, prefix, owner, plan, scope, name)
+    values (${hashKey(key)}, ${key.slice(0, 12)}, ${owner}, ${plan}, ${scope}, ${name})
     returning id`;
   return { id: Number(row!.id), key };
 }
 
-/** Revokes by id or by the key's printed prefix; returns how many keys it revoked. */
-export async function revokeKey(sql: Sql, idOrPrefix: string): Promise<number> {
-  const rows = /^\d+$/.test(idOrPrefix)
-    ? await sql`update app.api_keys set revoked_at = now() where id = ${idOrPrefix} and revoked_at is null returning id`
-    : await sql`update app.api_keys set revoked_at = now() where prefix = ${idOrPrefix} and revoked_at is null returning id`;
+/**
+ * Revokes by id or by the key's printed prefix, of `owner` only when given (the console); returns
+ * how many keys it revoked.
+ */
+export async function revokeKey(sql: Sql, idOrPrefix: string, owner?: string): Promise<number> {
+  const which = /^\d+$/.test(idOrPrefix) ? sql`id = ${idOrPrefix}` : sql`prefix = ${idOrPrefix}`;
+  const rows = await sql`
+    update app.api_keys set revoked_at = now()
+    where ${which} and revoked_at is null ${owner === undefined ? sql`` : sql`and owner = ${owner}`} returning id`;
   return rows.length;
 }
 

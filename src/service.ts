@@ -11,12 +11,13 @@ import { loadDemoContentIfEmpty } from './content/demo.ts';
 import { createApp, guardServer, type Served } from './http/app.ts';
 import { apiRoutes } from './api/index.ts';
 import { mcpRouter } from './mcp/server.ts';
+import { consoleRouter } from './console/router.ts';
 import { startWorker, type JobSchedule, type Worker } from './worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 
-/** What the HTTP app serves: the API groups' routes and, beside them, the MCP tool server. */
-export const served: Served = { routes: apiRoutes, routers: [mcpRouter] };
+/** What the HTTP app serves: the API groups' routes and, beside them, the MCP tool server and the console. */
+export const served: Served = { routes: apiRoutes, routers: [mcpRouter, consoleRouter] };
 
 export interface RunningService {
   url: string;

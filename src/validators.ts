@@ -95,3 +95,7 @@ export const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value)
 
 /** A locale such as en, de or pt-BR (translations, descriptions). */
 export const locale = z.string().regex(/^[a-z]{2}(-[A-Z]{2})?$/, 'Must be a locale such as en, de or pt-BR.');
+
+/** An e-mail address as app.owners accepts one (its check: one @, no white space, at most 254 characters). */
+export const email = z.string().trim().min(1, 'Enter an e-mail address.').max(254, 'Use at most 254 characters.')
+  .regex(/^[^@\s]+@[^@\s]+$/, 'Must be an e-mail address such as you@example.com.');

@@ -40,6 +40,31 @@ test.serial('create-key prints only the key, list-keys shows it without the key,
   t.regex(String((again as { stderr?: string }).stderr), /no active key/);
 });
 
+test.serial('create-account makes a verified account and prints a one-time set-password link (an existing owner keeps its keys); invite prints an invite link', async (t) => {
+  await cli(['create-key', '--plan', 'free', '--owner', 'cli-account', '--email', 'old@example.com'], viaRunningServer());
+  const { stdout, stderr } = await cli(['create-account', '--email', 'Admin@Example.com', '--admin', '--owner', 'cli-account'], { ...viaRunningServer(), PUBLIC_URL: 'https://api.example.com' });
+  t.regex(stdout, /^https:\/\/api\.example\.com\/console\/reset\/set\?token=[\w-]{43}\n$/);
+  t.regex(stderr, /made \(admin\)/);
+  const [row] = await db.sql`select email, role, email_verified_at is not null as verified, password_hash from app.owners where owner = 'cli-account'`;
+  t.deepEqual({ ...row }, { email: 'Admin@Example.com', role: 'admin', verified: true, password_hash: null });
+  t.is((await db.sql`select count(*)::int as n from app.api_keys where owner = 'cli-account'`)[0]!.n, 1);
+
+  const twice = await t.throwsAsync(cli(['create-account', '--email', 'admin@example.com'], viaRunningServer()));
+  t.regex(String((twice as { stderr?: string }).stderr), /an account with the address admin@example\.com exists/);
+  const owned = await t.throwsAsync(cli(['create-account', '--email', 'other@example.com', '--owner', 'cli-account'], viaRunningServer()));
+  t.regex(String((owned as { stderr?: string }).stderr), /the owner cli-account is a console account already/);
+  t.is((await db.sql`select email from app.owners where owner = 'cli-account'`)[0]!.email, 'Admin@Example.com');
+  const bad = await t.throwsAsync(cli(['create-account', '--email', 'nope'], viaRunningServer()));
+  t.regex(String((bad as { stderr?: string }).stderr), /--email must be an e-mail address/);
+  t.regex((await cli(['create-account', '--help'], viaRunningServer())).stdout, /create-account --email ADDR \[--admin\] \[--owner NAME\]/);
+
+  const closed = await t.throwsAsync(cli(['invite', '--email', 'guest@example.com'], viaRunningServer()));
+  t.regex(String((closed as { stderr?: string }).stderr), /CONSOLE_SIGNUP is closed/);
+  const invite = await cli(['invite', '--email', 'guest@example.com'], { ...viaRunningServer(), CONSOLE_SIGNUP: 'invite' });
+  t.regex(invite.stdout, /^http:\/\/127\.0\.0\.1:3000\/console\/invite\?token=[\w-]{43}\n$/);
+  t.is((await db.sql`select count(*)::int as n from app.console_tokens where purpose = 'invite' and email = 'guest@example.com'`)[0]!.n, 1);
+});
+
 test.serial('create-key --email and set-email record the owner\'s address, unverified unless --verified; bad addresses are refused', async (t) => {
   await cli(['create-key', '--plan', 'free', '--owner', 'mailer', '--email', 'first@example.com'], viaRunningServer());
   const owner = async () => ({ ...(await db.sql`select email, email_verified_at is not null as verified from app.owners where owner = 'mailer'`)[0] });

@@ -92,6 +92,14 @@ const BROKEN: Record<string, { files: Record<string, string>; line: string }> = 
     },
     line: 'http-core-not-to-mcp-or-mail: src/http/public.ts → src/mail/smtp.ts',
   },
+  'http-core-not-to-console': {
+    files: {
+      'src/http/views.ts': "import { layout } from './layout.ts';\nexport const views = layout;\n",
+      'src/http/layout.ts': "import { consolePages } from '../console/pages.ts';\nexport const layout = consolePages;\n",
+      'src/console/pages.ts': 'export const consolePages = 1;\n',
+    },
+    line: 'http-core-not-to-console: src/http/views.ts → src/console/pages.ts',
+  },
   'groups-not-to-mcp': {
     files: {
       'src/api/prices.ts': "import { convert } from '../calculators/convert.ts';\nexport const prices = convert;\n",

@@ -172,3 +172,10 @@ as $$
   limit 1;
 $$;
 comment on function market.coin_description(int, text) is 'The coin''s HTML description in the first locale of market.locale_chain(p_locale) that has one (the locale e.g. de or pt-BR, else its language pt, else English); with the locale that won. No row when the coin has none.';
+
+-- why: admission refuses the keys of a disabled account (010, 012); one definition, inlinable
+create or replace function app.owner_enabled(p_owner text) returns boolean
+language sql stable
+as $$ select not exists (select from app.owners o where o.owner = p_owner and o.disabled_at is not null) $$;
+comment on function app.owner_enabled(text) is 'False when the key owner''s console account is disabled (app.owners.disabled_at): its keys are refused.';
+revoke execute on function app.owner_enabled(text) from public;

@@ -52,7 +52,7 @@ begin
   quota_reset := (v_month + interval '1 month') at time zone 'utc';
 
   select k.* into v_key from app.api_keys k
-  where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope;
+  where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope and app.owner_enabled(k.owner);
   if not found then
     -- Only failed attempts are limited: a valid key is looked up first and never refused for other
     -- keys' failures from its address (behind a proxy without TRUST_PROXY, every client shares one).

@@ -27,7 +27,7 @@ as $$
     coalesce((select w.requests from app.rate_windows w where w.key_id = k.id and w.window_start = p_window), 0)
   from app.api_keys k
   join app.plans p on p.name = k.plan
-  where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope;
+  where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope and app.owner_enabled(k.owner);
 $$;
 comment on function app.admission_key(bytea, text, timestamptz, date) is
   'A valid (unrevoked) key of the scope: id, owner, plan, the scope''s plan ranks, the plan''s limits and the shared counts of the given minute window and month. No row for an unknown or revoked key.';
@@ -90,7 +90,7 @@ begin
   select r.key_id, r.window_start, r.month,
     coalesce((select u.used from app.usage_monthly u where u.key_id = r.key_id and u.month = r.month), 0),
     coalesce((select w.requests from app.rate_windows w where w.key_id = r.key_id and w.window_start = r.window_start), 0),
-    k.id is not null and k.revoked_at is null,
+    k.id is not null and k.revoked_at is null and app.owner_enabled(k.owner),
     k.plan, p.monthly_quota, p.requests_per_minute, p.per_page_cap
   from jsonb_to_recordset(p_counts -> 'reads') as r (key_id bigint, window_start timestamptz, month date)
   left join app.api_keys k on k.id = r.key_id
@@ -117,6 +117,24 @@ begin
 end;
 $$;
 comment on function app.announce_key_change() is 'Trigger: NOTIFY api_keys with the changed key''s hash (hex), or * when a plan changed, so API processes drop what they cached.';
+
+-- An account disabled or enabled again: every key of it is announced, as a revocation is (the
+-- same channel; admission reads app.owner_enabled).
+create or replace function app.announce_owner_change() returns trigger
+language plpgsql
+set search_path = app, pg_temp
+as $$
+begin
+  perform pg_notify('api_keys', encode(k.key_hash, 'hex')) from app.api_keys k where k.owner = new.owner;
+  return null;
+end;
+$$;
+comment on function app.announce_owner_change() is 'Trigger: NOTIFY api_keys with the hash of every key of an account whose disabled_at changed.';
+
+create or replace trigger owners_announce_change
+  after update of disabled_at on app.owners
+  for each row when (old.disabled_at is distinct from new.disabled_at) execute function app.announce_owner_change();
+comment on trigger owners_announce_change on app.owners is 'NOTIFY api_keys for each key of an account disabled or enabled again.';
 
 -- Only the columns admission reads: last_used_at, written by every flush, announces nothing.
 create or replace trigger api_keys_announce_change

@@ -4,7 +4,7 @@
 // 5xx rejection, never retried) or deferred (connection failure, time-out, 4xx: retried).
 import nodemailer from 'nodemailer';
 import { emailConfigured, type Config } from '../config.ts';
-import { alarmTriggeredEmail, deprecationNoticeEmail, type AlarmTriggeredData, type DeprecationNoticeData, type MailLinks } from './templates.ts';
+import { alarmTriggeredEmail, consoleLinkEmail, deprecationNoticeEmail, type AlarmTriggeredData, type ConsoleLinkData, type DeprecationNoticeData, type MailLinks, type RenderedEmail } from './templates.ts';
 
 export type MailConfig = Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'SMTP_TIMEOUT_MS' | 'EMAIL_RETRY_BASE_MS' | 'PUBLIC_URL' | 'HOST' | 'PORT'>;
 
@@ -24,7 +24,7 @@ export const messageId = (eventId: string, config: Pick<Config, 'PUBLIC_URL'>) =
 export interface OutboxEmail {
   id: string;
   recipient: string;
-  kind: 'alarm.triggered' | 'deprecation.notice';
+  kind: 'alarm.triggered' | 'deprecation.notice' | 'console.link';
   data: unknown;
   created_at: Date;
 }
@@ -40,11 +40,15 @@ export interface ComposedEmail {
   headers: Record<string, string>;
 }
 
+const RENDER: Record<OutboxEmail['kind'], (data: unknown, links: MailLinks) => RenderedEmail> = {
+  'alarm.triggered': (data, links) => alarmTriggeredEmail(data as AlarmTriggeredData, links),
+  'deprecation.notice': (data, links) => deprecationNoticeEmail(data as DeprecationNoticeData, links),
+  'console.link': (data, links) => consoleLinkEmail(data as ConsoleLinkData, links),
+};
+
 export function composeEmail(email: OutboxEmail, config: MailConfig): ComposedEmail {
   const links = mailLinks(config);
-  const rendered = email.kind === 'alarm.triggered'
-    ? alarmTriggeredEmail(email.data as AlarmTriggeredData, links)
-    : deprecationNoticeEmail(email.data as DeprecationNoticeData, links);
+  const rendered = RENDER[email.kind](email.data, links);
   return {
     from: config.MAIL_FROM ?? '',
     to: email.recipient,

@@ -33,6 +33,13 @@ export interface DeprecationNoticeData {
   last_called_at: string | null;
 }
 
+/** data of a console.link e-mail (src/console/links.ts): what the link does and its path with the token */
+export interface ConsoleLinkData {
+  purpose: 'verify_email' | 'reset_password' | 'invite';
+  path: string;
+  hours: number;
+}
+
 const METRIC: Record<AlarmTriggeredData['metric'], string> = { rate: 'price (USD)', volume: '24h volume (USD)', marketcap: 'market cap (USD)' };
 const DIRECTION: Record<AlarmTriggeredData['direction'], string> = { above: 'at or above', below: 'at or below' };
 
@@ -95,5 +102,22 @@ export function deprecationNoticeEmail(data: DeprecationNoticeData, links: MailL
     text: `${intro}\n\n${table.text}\n\n${meanwhile}\n\nWhat changes and what to use instead: ${changelog}\nVersioning and deprecation policy: ${policy}\n`,
     html: htmlDocument(subject, paragraphs([escapeHtml(intro)]) + `\n${table.html}\n` +
       paragraphs([escapeHtml(meanwhile), `What changes and what to use instead: ${link(changelog)}<br>Versioning and deprecation policy: ${link(policy)}`])),
+  };
+}
+
+const CONSOLE_LINK: Record<ConsoleLinkData['purpose'], { subject: string; intro: string }> = {
+  verify_email: { subject: 'Confirm your e-mail address', intro: 'Open this link to confirm the e-mail address of your developer console account:' },
+  reset_password: { subject: 'Set a new console password', intro: 'Open this link to set a new password for your developer console account:' },
+  invite: { subject: 'You are invited to the developer console', intro: 'Open this link to make your developer console account:' },
+};
+
+export function consoleLinkEmail(data: ConsoleLinkData, links: MailLinks): RenderedEmail {
+  const { subject, intro } = CONSOLE_LINK[data.purpose];
+  const url = `${links.base}${data.path}`;
+  const after = `The link works once, for ${data.hours} hours. If you did not ask for it, ignore this e-mail.`;
+  return {
+    subject,
+    text: `${intro}\n\n${url}\n\n${after}\n`,
+    html: htmlDocument(subject, paragraphs([escapeHtml(intro), link(url), escapeHtml(after)])),
   };
 }

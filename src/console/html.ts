@@ -1,0 +1,80 @@
+// Console markup: a tagged template that escapes every interpolation (src/html.ts escapeHtml) unless
+// it is already markup made here, and the one layout every page uses.
+import { escapeHtml } from '../html.ts';
+
+/** Markup built by `html`: interpolated as is, never escaped twice. */
+export class Html {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+  toString() {
+    return this.text;
+  }
+}
+
+type Part = Html | string | number | null | undefined | false | readonly Part[];
+
+const render = (part: Part): string =>
+  part instanceof Html ? part.text
+    : Array.isArray(part) ? part.map(render).join('')
+      : part === null || part === undefined || part === false ? ''
+        : escapeHtml(String(part));
+
+/** html`<p>${text}</p>`: text is escaped; Html, arrays of them and numbers go in as they are. */
+export const html = (strings: TemplateStringsArray, ...values: Part[]) =>
+  new Html(strings.reduce((out, string, i) => out + string + (i < values.length ? render(values[i]!) : ''), ''));
+
+export interface Page {
+  title: string;
+  body: Html;
+  /** the signed-in account's e-mail, for the navigation */
+  email?: string | null;
+  csrf: string;
+  nonce: string;
+}
+
+export function layout({ title, body, email, csrf, nonce }: Page): string {
+  const nav = email
+    ? html`<nav aria-label="Console"><a href="/console/keys">Keys</a> <a href="/console/account">Account</a>
+<form method="post" action="/console/sign-out" class="inline secondary"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form></nav>`
+    : html`<nav aria-label="Console"><a href="/console/sign-in">Sign in</a></nav>`;
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Developer console</title>
+<link rel="stylesheet" href="/console/assets/console.css">
+<link rel="icon" href="/console/assets/icon.svg" type="image/svg+xml">
+<script type="module" src="/console/assets/console.js" nonce="${nonce}"></script>
+</head><body>
+<header><a class="brand" href="/console">Developer console</a>${nav}</header>
+<main><h1>${title}</h1>
+${body}</main>
+<footer><a href="/docs">API guide</a> · <a href="/docs/api">API reference</a> · <a href="/status">Status</a></footer>
+</body></html>
+`.text;
+}
+
+export interface Field {
+  name: string;
+  /** the input's id when a page has several fields of one name (default f-<name>) */
+  id?: string;
+  label: string;
+  type?: 'text' | 'email' | 'password' | 'hidden';
+  value?: string;
+  error?: string;
+  autocomplete?: string;
+}
+
+/** A labelled input with its error beside it (GOV.UK style: the message is tied to the field). */
+export function field({ name, id = `f-${name}`, label, type = 'text', value = '', error, autocomplete }: Field): Html {
+  return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${label}</label>
+${error ? html`<p class="error" id="${id}-error">Error: ${error}</p>` : ''}
+<input id="${id}" name="${name}" type="${type}" value="${type === 'password' ? '' : value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}></div>`;
+}
+
+/** A form posting to the console with its CSRF token. */
+export const form = (action: string, csrf: string, content: Html | Html[], button: string, className = '') =>
+  html`<form method="post" action="${action}"${className ? html` class="${className}"` : ''}><input type="hidden" name="csrf" value="${csrf}">${content}<button type="submit">${button}</button></form>`;
+
+export const notice = (text: string | Html, kind: 'info' | 'error' = 'info') =>
+  html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>`;
