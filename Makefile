@@ -25,8 +25,10 @@ node_modules/.installed: package.json package-lock.json $(wildcard patches/*.pat
 	echo "installing dependencies (npm ci): a minute or two"; \
 	set -o pipefail; npm_node=$$(node --version); \
 	npm ci --no-audit --no-fund 2>&1 | awk -v node="$$npm_node" ' \
-	  /^npm warn EBADENGINE/ { if (/Unsupported engine/) n++; next } { print } \
-	  END { if (n) printf "npm ran on node %s: %d packages asked for a newer Node (npm warn EBADENGINE, not shown); harmless, make runs everything on the project'"'"'s Node 22 (node_modules/.bin/node)\n", node, n }'
+	  /^npm warn EBADENGINE/ { if (/Unsupported engine/) n++; next } \
+	  /^npm warn install-scripts/ { if (/^npm warn install-scripts   [^ ]+@/) s++; next } { print } \
+	  END { if (n) printf "npm ran on node %s: %d packages asked for a newer Node (npm warn EBADENGINE, not shown); harmless, make runs everything on the project'"'"'s Node 22 (node_modules/.bin/node)\n", node, n; \
+	        if (s) printf "%d packages ran their install scripts (npm warn install-scripts, not shown: npm 11 lists those no allowScripts entry names; npm install-scripts ls shows them)\n", s }'
 	@[ -L node_modules ] || touch $@
 
 deps: node_modules/.installed ## install dependencies (npm ci), only when package files changed

@@ -17,6 +17,7 @@ export function startupBanner(url: string, config: Config): string {
     `  status          ${url}/status`,
     `  API reference   ${url}/docs/api`,
     `  MCP             ${url}/mcp`,
+    ...(config.CONSOLE === 'off' ? [] : [`  console         ${url}/console   (the first admin: make account EMAIL=you@example.com ADMIN=1)`]),
     `  market data     ${market}`,
     '  Ctrl-C stops the service',
   ].join('\n');

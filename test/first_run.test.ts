@@ -92,7 +92,7 @@ test.serial('a first start on a terminal: one line for all the migrations, then 
     const text = output.join('\n');
     t.regex(text, new RegExp(`listening on ${service.url} `));
     t.regex(text, /make key/);
-    for (const path of ['/status', '/docs/api', '/mcp']) t.true(text.includes(`${service.url}${path}`), path);
+    for (const path of ['/status', '/docs/api', '/mcp', '/console']) t.true(text.includes(`${service.url}${path}`), path);
     // the pages it names are there
     for (const path of ['/status', '/docs/api']) t.is((await fetch(`${service.url}${path}`)).status, 200, path);
     t.not((await fetch(`${service.url}/mcp`, { method: 'POST' })).status, 404);
