@@ -2814,7 +2814,7 @@ function app.admission_flush(p_counts jsonb) returns TABLE(key_id bigint, window
   |   select r.key_id, r.window_start, r.month,
   |     coalesce((select u.used from app.usage_monthly u where u.key_id = r.key_id and u.month = r.month), 0),
   |     coalesce((select w.requests from app.rate_windows w where w.key_id = r.key_id and w.window_start = r.window_start), 0),
-  |     k.id is not null and k.revoked_at is null and app.owner_enabled(k.owner),
+  |     k.id is not null and app.key_live(k.revoked_at) and app.owner_enabled(k.owner),
   |     k.plan, p.monthly_quota, p.requests_per_minute, p.per_page_cap
   |   from jsonb_to_recordset(p_counts -> 'reads') as r (key_id bigint, window_start timestamptz, month date)
   |   left join app.api_keys k on k.id = r.key_id
@@ -2830,7 +2830,7 @@ function app.admission_key(p_key_hash bytea, p_scope text, p_window timestamp wi
   |     coalesce((select w.requests from app.rate_windows w where w.key_id = k.id and w.window_start = p_window), 0)
   |   from app.api_keys k
   |   join app.plans p on p.name = k.plan
-  |   where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope and app.owner_enabled(k.owner);
+  |   where k.key_hash = p_key_hash and app.key_live(k.revoked_at) and k.scope = p_scope and app.owner_enabled(k.owner);
 
 function app.admit(p_key_hash bytea, p_client text, p_scope text, p_required_plan text, p_endpoint text, p_key_failure_limit integer, p_client_failure_limit integer, p_consume boolean, p_per_page integer) returns TABLE(outcome text, key_id bigint, owner text, plan text, quota_limit bigint, quota_used bigint, quota_reset timestamp with time zone, rate_limit integer, rate_remaining integer, rate_reset integer, retry_after integer, per_page_cap integer) language plpgsql volatile security definer
   -- Admits one API request: outcome is ok, unauthorized, auth_rate_limited, plan_required, per_page_exceeded, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.
@@ -2849,7 +2849,7 @@ function app.admit(p_key_hash bytea, p_client text, p_scope text, p_required_pla
   |   quota_reset := (v_month + interval '1 month') at time zone 'utc';
   |
   |   select k.* into v_key from app.api_keys k
-  |   where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope and app.owner_enabled(k.owner);
+  |   where k.key_hash = p_key_hash and app.key_live(k.revoked_at) and k.scope = p_scope and app.owner_enabled(k.owner);
   |   if not found then
   |     -- Only failed attempts are limited: a valid key is looked up first and never refused for other
   |     -- keys' failures from its address (behind a proxy without TRUST_PROXY, every client shares one).
@@ -3276,12 +3276,13 @@ function app.console_issue_token(p_purpose text, p_token_hash bytea, p_owner tex
   |   insert into app.console_tokens (token_hash, purpose, owner, email, expires_at)
   |   values (p_token_hash, p_purpose, p_owner, p_email, now() + p_ttl)
 
-function app.console_keys(p_owner text, p_scope text) returns TABLE(id bigint, name text, prefix text, plan text, created_at timestamp with time zone, last_used_at timestamp with time zone, requests_this_month bigint) language sql stable
-  -- The unrevoked keys of an owner in a scope: name, prefix, plan, created, last used and requests this month (UTC).
+function app.console_keys(p_owner text, p_scope text) returns TABLE(id bigint, name text, prefix text, plan text, created_at timestamp with time zone, last_used_at timestamp with time zone, requests_this_month bigint, retires_at timestamp with time zone) language sql stable
+  -- The working keys of an owner in a scope: name, prefix, plan, created, last used, requests this month (UTC), and retires_at: when a rotated key stops working (null: not rotated).
   |   select k.id, k.name, k.prefix, k.plan, k.created_at, k.last_used_at,
-  |     coalesce((select u.used from app.usage_monthly u where u.key_id = k.id and u.month = date_trunc('month', now() at time zone 'utc')::date), 0)
+  |     coalesce((select u.used from app.usage_monthly u where u.key_id = k.id and u.month = date_trunc('month', now() at time zone 'utc')::date), 0),
+  |     k.revoked_at
   |   from app.api_keys k
-  |   where k.owner = p_owner and k.scope = p_scope and k.revoked_at is null
+  |   where k.owner = p_owner and k.scope = p_scope and app.key_live(k.revoked_at)
   |   order by k.id
 
 function app.console_open_session(p_owner text, p_token_hash bytea, p_user_agent text, p_idle interval, p_absolute interval) returns bigint language sql volatile
@@ -3291,8 +3292,8 @@ function app.console_open_session(p_owner text, p_token_hash bytea, p_user_agent
   |   returning id
 
 function app.console_rename_key(p_owner text, p_key_id bigint, p_name text) returns boolean language sql volatile
-  -- Renames an unrevoked key of the owner; false when it has no such key.
-  |   with renamed as (update app.api_keys set name = p_name where id = p_key_id and owner = p_owner and revoked_at is null returning 1)
+  -- Renames a working key of the owner; false when it has no such key.
+  |   with renamed as (update app.api_keys set name = p_name where id = p_key_id and owner = p_owner and app.key_live(revoked_at) returning 1)
   |   select exists (select from renamed)
 
 function app.console_revoke_sessions(p_owner text, p_session_id bigint) returns integer language sql volatile
@@ -3673,6 +3674,10 @@ function app.get_webhook_endpoint(p_owner text, p_id bigint) returns jsonb langu
 function app.highest_plan(p_plans text[]) returns text language sql stable security definer
   -- The plan of highest rank (app.plans.rank) among p_plans; null when none is a plan.
   |  select p.name from app.plans p where p.name = any (p_plans) order by p.rank desc limit 1
+
+function app.key_live(p_revoked_at timestamp with time zone) returns boolean language sql stable
+  -- Whether an API key with this revoked_at still works: not revoked, or revoked at a time to come (a rotated key during its grace period).
+  |  select p_revoked_at is null or p_revoked_at > now()
 
 function app.list_alarms(p_owner text, p_status text, p_direction text, p_notification text, p_page integer, p_per_page integer) returns jsonb language sql stable
   -- One page of p_owner's alarms, newest first, optionally filtered by status, direction and notification: {total, balance, data}. Endpoint: GET /api/v1/alarms.
@@ -4220,7 +4225,7 @@ function app.usage_report(p_key_id bigint) returns json language sql stable
   |         'id', o.id, 'name', o.prefix, 'kind', o.scope,
   |         'requests', coalesce((select m.used from app.usage_monthly m where m.key_id = o.id and m.month = period.month), 0),
   |         -- the API's one spelling of an instant (market.iso_time, defined after this file)
-  |         'last_used_at', to_char(o.last_used_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'), 'revoked', o.revoked_at is not null) order by o.id)
+  |         'last_used_at', to_char(o.last_used_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'), 'revoked', not app.key_live(o.revoked_at)) order by o.id)
   |       from app.api_keys o where o.owner = k.owner), '[]'::json))
   |   from k
   |   cross join period

@@ -179,3 +179,11 @@ language sql stable
 as $$ select not exists (select from app.owners o where o.owner = p_owner and o.disabled_at is not null) $$;
 comment on function app.owner_enabled(text) is 'False when the key owner''s console account is disabled (app.owners.disabled_at): its keys are refused.';
 revoke execute on function app.owner_enabled(text) from public;
+
+-- why: a key works until its revoked_at: never set, or a time to come (the grace of a rotated key);
+-- admission (010, 012), the console and revocation read it here, once
+create or replace function app.key_live(p_revoked_at timestamptz) returns boolean
+language sql stable
+as $$ select p_revoked_at is null or p_revoked_at > now() $$;
+comment on function app.key_live(timestamptz) is 'Whether an API key with this revoked_at still works: not revoked, or revoked at a time to come (a rotated key during its grace period).';
+revoke execute on function app.key_live(timestamptz) from public;

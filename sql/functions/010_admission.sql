@@ -52,7 +52,7 @@ begin
   quota_reset := (v_month + interval '1 month') at time zone 'utc';
 
   select k.* into v_key from app.api_keys k
-  where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope and app.owner_enabled(k.owner);
+  where k.key_hash = p_key_hash and app.key_live(k.revoked_at) and k.scope = p_scope and app.owner_enabled(k.owner);
   if not found then
     -- Only failed attempts are limited: a valid key is looked up first and never refused for other
     -- keys' failures from its address (behind a proxy without TRUST_PROXY, every client shares one).
@@ -183,7 +183,7 @@ as $$
         'id', o.id, 'name', o.prefix, 'kind', o.scope,
         'requests', coalesce((select m.used from app.usage_monthly m where m.key_id = o.id and m.month = period.month), 0),
         -- the API's one spelling of an instant (market.iso_time, defined after this file)
-        'last_used_at', to_char(o.last_used_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'), 'revoked', o.revoked_at is not null) order by o.id)
+        'last_used_at', to_char(o.last_used_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'), 'revoked', not app.key_live(o.revoked_at)) order by o.id)
       from app.api_keys o where o.owner = k.owner), '[]'::json))
   from k
   cross join period

@@ -27,7 +27,7 @@ as $$
     coalesce((select w.requests from app.rate_windows w where w.key_id = k.id and w.window_start = p_window), 0)
   from app.api_keys k
   join app.plans p on p.name = k.plan
-  where k.key_hash = p_key_hash and k.revoked_at is null and k.scope = p_scope and app.owner_enabled(k.owner);
+  where k.key_hash = p_key_hash and app.key_live(k.revoked_at) and k.scope = p_scope and app.owner_enabled(k.owner);
 $$;
 comment on function app.admission_key(bytea, text, timestamptz, date) is
   'A valid (unrevoked) key of the scope: id, owner, plan, the scope''s plan ranks, the plan''s limits and the shared counts of the given minute window and month. No row for an unknown or revoked key.';
@@ -90,7 +90,7 @@ begin
   select r.key_id, r.window_start, r.month,
     coalesce((select u.used from app.usage_monthly u where u.key_id = r.key_id and u.month = r.month), 0),
     coalesce((select w.requests from app.rate_windows w where w.key_id = r.key_id and w.window_start = r.window_start), 0),
-    k.id is not null and k.revoked_at is null and app.owner_enabled(k.owner),
+    k.id is not null and app.key_live(k.revoked_at) and app.owner_enabled(k.owner),
     k.plan, p.monthly_quota, p.requests_per_minute, p.per_page_cap
   from jsonb_to_recordset(p_counts -> 'reads') as r (key_id bigint, window_start timestamptz, month date)
   left join app.api_keys k on k.id = r.key_id

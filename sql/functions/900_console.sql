@@ -163,25 +163,27 @@ $$;
 comment on function app.console_revoke_sessions(text, bigint) is 'Revokes one session of the account (p_session_id) or all of them (null: sign out everywhere); returns how many.';
 
 -- why: the console's key list: only the owner's own keys, with this month's count
-create or replace function app.console_keys(p_owner text, p_scope text)
-returns table (id bigint, name text, prefix text, plan text, created_at timestamptz, last_used_at timestamptz, requests_this_month bigint)
+drop function if exists app.console_keys(text, text);
+create function app.console_keys(p_owner text, p_scope text)
+returns table (id bigint, name text, prefix text, plan text, created_at timestamptz, last_used_at timestamptz, requests_this_month bigint, retires_at timestamptz)
 language sql stable
 as $$
   select k.id, k.name, k.prefix, k.plan, k.created_at, k.last_used_at,
-    coalesce((select u.used from app.usage_monthly u where u.key_id = k.id and u.month = date_trunc('month', now() at time zone 'utc')::date), 0)
+    coalesce((select u.used from app.usage_monthly u where u.key_id = k.id and u.month = date_trunc('month', now() at time zone 'utc')::date), 0),
+    k.revoked_at
   from app.api_keys k
-  where k.owner = p_owner and k.scope = p_scope and k.revoked_at is null
+  where k.owner = p_owner and k.scope = p_scope and app.key_live(k.revoked_at)
   order by k.id
 $$;
-comment on function app.console_keys(text, text) is 'The unrevoked keys of an owner in a scope: name, prefix, plan, created, last used and requests this month (UTC).';
+comment on function app.console_keys(text, text) is 'The working keys of an owner in a scope: name, prefix, plan, created, last used, requests this month (UTC), and retires_at: when a rotated key stops working (null: not rotated).';
 
 create or replace function app.console_rename_key(p_owner text, p_key_id bigint, p_name text) returns boolean
 language sql
 as $$
-  with renamed as (update app.api_keys set name = p_name where id = p_key_id and owner = p_owner and revoked_at is null returning 1)
+  with renamed as (update app.api_keys set name = p_name where id = p_key_id and owner = p_owner and app.key_live(revoked_at) returning 1)
   select exists (select from renamed)
 $$;
-comment on function app.console_rename_key(text, bigint, text) is 'Renames an unrevoked key of the owner; false when it has no such key.';
+comment on function app.console_rename_key(text, bigint, text) is 'Renames a working key of the owner; false when it has no such key.';
 
 -- why: disabling ends sessions here and refuses keys through app.owner_enabled + the owners trigger
 create or replace function app.console_set_disabled(p_owner text, p_disabled boolean) returns void

@@ -10,7 +10,7 @@ import { hash, verify } from '@node-rs/argon2';
 import { z } from 'zod';
 import { emailConfigured } from '../config.ts';
 import type { Deps } from '../http/admission.ts';
-import { createKey, revokeKey } from '../keys.ts';
+import { createKey, MAX_ROTATION_GRACE_HOURS, revokeKey, rotateKey } from '../keys.ts';
 import { accountTaken } from './accounts.ts';
 import type { PlanName } from '../plans.ts';
 import { email as emailFormat } from '../validators.ts';
@@ -359,15 +359,16 @@ ${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}`, 
 
   // ---- Data API keys
   async function keysPage(ctx: Context, who: Account, extra: { message?: Html; values?: Record<string, string>; errors?: Errors; renameError?: { key: string; name: string; error: string }; status?: number } = {}) {
-    const keys = await sql<{ id: string; name: string | null; prefix: string; plan: string; created_at: Date; last_used_at: Date | null; requests_this_month: string }[]>`
+    const keys = await sql<{ id: string; name: string | null; prefix: string; plan: string; created_at: Date; last_used_at: Date | null; requests_this_month: string; retires_at: Date | null }[]>`
       select * from app.console_keys(${who.owner}, 'data-api')`;
     const token = csrf(ctx);
     const { values = {}, errors = {} } = extra;
     page(ctx, 'Data API keys', html`${extra.message ?? ''}
 <h2>Your keys</h2>
 ${keys.length === 0 ? html`<p>No key yet.</p>` : html`<div class="table"><table><thead><tr><th>Name</th><th>Prefix</th><th>Plan</th><th>Created</th><th>Last used</th><th>Requests this month</th><th>Actions</th></tr></thead><tbody>
-${keys.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'}</td><td data-label="Prefix"><code>${key.prefix}</code></td><td data-label="Plan">${key.plan}</td><td data-label="Created">${when(key.created_at)}</td><td data-label="Last used">${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td data-label="Requests this month">${key.requests_this_month}</td>
+${keys.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'}</td><td data-label="Prefix"><code>${key.prefix}</code></td><td data-label="Plan">${key.plan}</td><td data-label="Created">${when(key.created_at)}</td><td data-label="Last used">${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td data-label="Requests this month">${key.requests_this_month}${key.retires_at ? html`<br><strong>Retires ${when(key.retires_at)}</strong> (rotated)` : ''}</td>
 <td class="row-actions">${form('/console/keys/rename', token, renameField(key.id, key.name, extra.renameError?.key === key.id ? extra.renameError : undefined), 'Rename')}
+${key.retires_at ? '' : form('/console/keys/rotate', token, rotateFields(key.id), `Rotate ${key.prefix}`)}
 ${form('/console/keys/revoke', token, html`<input type="hidden" name="key" value="${key.id}">`, `Revoke ${key.prefix}`, 'danger')}</td></tr>`)}
 </tbody></table></div>`}
 <h2>Create a key</h2>
@@ -396,9 +397,17 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys,
       return createKey(tx as unknown as typeof sql, { plan: parsed.data.plan, owner: who.owner, scope: 'data-api', name: parsed.data.name });
     });
     if (!created) return keysPage(ctx, who, { values: fields!, errors: { name: `You hold the most keys allowed (${config.CONSOLE_MAX_KEYS}).` }, status: 409 });
-    await keysPage(ctx, who, { message: html`<section class="notice" aria-labelledby="new-key"><h2 id="new-key">Your new key</h2>
-<p>Copy it now: it is shown this once and cannot be shown again.</p>
-<p class="secret"><code id="new-key-value">${created.key}</code> <button type="button" class="secondary" data-copy="new-key-value" hidden>Copy</button></p></section>` });
+    await keysPage(ctx, who, { message: shownOnce(created.key) });
+  });
+  router.post('/keys/rotate', async (ctx) => {
+    const fields = await posted(ctx);
+    const who = fields && (await signedIn(ctx));
+    if (!who) return;
+    const parsed = z.object({ key: keyId, grace: z.enum(GRACE_CHOICES.map(([hours]) => String(hours)) as [string, ...string[]]) }).safeParse(fields);
+    const rotated = parsed.success ? await rotateKey(sql, parsed.data.key, who.owner, Number(parsed.data.grace)) : null;
+    if (!rotated) return keysPage(ctx, who, { message: notice('That key is gone (revoked or rotated in another tab?); nothing was changed.', 'error'), status: 404 });
+    const old = rotated.retiresAt.getTime() <= Date.now() ? 'The old key is refused from now on.' : `The old key keeps working until ${when(rotated.retiresAt)}, then is refused.`;
+    await keysPage(ctx, who, { message: shownOnce(rotated.key, old) });
   });
   router.post('/keys/rename', async (ctx) => {
     const fields = await posted(ctx);
@@ -424,6 +433,18 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys,
 
   return router;
 }
+
+/** How long a rotated key may keep working beside its successor: [hours, label], up to MAX_ROTATION_GRACE_HOURS. */
+const GRACE_CHOICES: [number, string][] = [[0, 'none: refuse it now'], [1, '1 hour'], [24, '1 day'], [72, '3 days'], [MAX_ROTATION_GRACE_HOURS, '7 days']];
+
+/** A new key, shown this once with its copy button (and what became of the key it replaces). */
+const shownOnce = (key: string, replaced?: string) => html`<section class="notice" aria-labelledby="new-key"><h2 id="new-key">Your new key</h2>
+<p>Copy it now: it is shown this once and cannot be shown again.${replaced ? ` ${replaced}` : ''}</p>
+<p class="secret"><code id="new-key-value">${key}</code> <button type="button" class="secondary" data-copy="new-key-value" hidden>Copy</button></p></section>`;
+
+/** A key's rotate fields: how long the old key keeps working. */
+const rotateFields = (id: string) => html`<input type="hidden" name="key" value="${id}"><div class="field"><label for="grace-${id}">Old key works for</label>
+<select id="grace-${id}" name="grace">${GRACE_CHOICES.map(([hours, label]) => html`<option value="${String(hours)}"${hours === 24 ? html` selected` : ''}>${label}</option>`)}</select></div>`;
 
 /** A key's rename field, with the error of a refused rename beside it. */
 const renameField = (id: string, name: string | null, refused?: { name: string; error: string }) =>

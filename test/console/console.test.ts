@@ -7,6 +7,7 @@ import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { awayFromMinuteBoundary, testApi, type TestApi } from '../helpers/http.ts';
 import { ConsoleClient, PASSWORD, shownKey, signedInAccount } from '../helpers/console.ts';
 import { poll } from '../../dev/wait.ts';
+import { hashKey } from '../../src/keys.ts';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -155,6 +156,39 @@ test('keys: created with a name and plan, shown once, listed, renamed, revoked; 
   t.is((await other.post('/console/keys/revoke', { key: String(second!.id) })).status, 404);
   t.is((await other.post('/console/keys/rename', { key: String(second!.id), name: 'mine' })).status, 404);
   t.is(await keyCount(owner), 1);
+});
+
+test('rotating a key: a new secret at once, the old one working for the grace chosen, then refused; none: refused now', async (t) => {
+  const { owner, client } = await signedInAccount(db.sql, api.base, nextEmail());
+  await client.get('/console/keys');
+  const old = shownKey((await client.post('/console/keys', { name: 'server', plan: 'starter' })).text)!;
+  const [row] = await db.sql`select id from app.api_keys where owner = ${owner} and name = 'server'`;
+  t.is((await client.post('/console/keys/rotate', { key: String(row!.id), grace: '9' })).status, 404, 'a grace not offered');
+  const rotated = await client.post('/console/keys/rotate', { key: String(row!.id), grace: '24' });
+  t.is(rotated.status, 200);
+  t.regex(rotated.text, /The old key keeps working until \d{4}-\d\d-\d\d \d\d:\d\d UTC, then is refused/);
+  const fresh = shownKey(rotated.text)!;
+  t.not(fresh, old);
+  // both work, with the same plan and name; the old one is listed as retiring and cannot be rotated again
+  t.is((await api.get('/api/v1/ping', fresh)).body.data.plan, 'starter');
+  t.is((await api.get('/api/v1/ping', old)).status, 200);
+  const [retiring] = await db.sql`select extract(epoch from revoked_at - now())::int as left_s from app.api_keys where id = ${row!.id}`;
+  t.true(Math.abs((retiring!.left_s as number) - 86_400) < 60, `retires in ${retiring!.left_s} s`);
+  t.like((await db.sql`select name, plan from app.api_keys where key_hash = ${hashKey(fresh)}`)[0], { name: 'server', plan: 'starter' });
+  const listed = await client.get('/console/keys');
+  t.regex(listed.text, /Retires \d{4}-\d\d-\d\d/);
+  t.false(listed.text.includes(`Rotate ${old.slice(0, 12)}`));
+  t.is((await client.post('/console/keys/rotate', { key: String(row!.id), grace: '24' })).status, 404);
+  // the grace over (as the clock would make it): the old key is refused, the new one works
+  await db.sql`update app.api_keys set revoked_at = now() - interval '1 second' where id = ${row!.id}`;
+  t.is((await poll(() => api.get('/api/v1/ping', old), (r) => r.status !== 200, { timeoutMs: 2000, everyMs: 20 })).status, 401);
+  t.is((await api.get('/api/v1/ping', fresh)).status, 200);
+  // no grace: refused at once
+  const [next] = await db.sql`select id from app.api_keys where key_hash = ${hashKey(fresh)}`;
+  const now = await client.post('/console/keys/rotate', { key: String(next!.id), grace: '0' });
+  t.regex(now.text, /The old key is refused from now on/);
+  t.is((await poll(() => api.get('/api/v1/ping', fresh), (r) => r.status !== 200, { timeoutMs: 2000, everyMs: 20 })).status, 401);
+  t.is((await api.get('/api/v1/ping', shownKey(now.text)!)).status, 200);
 });
 
 test('XSS payloads in a key name and an e-mail address render inert', async (t) => {
