@@ -2236,8 +2236,8 @@ function api.liquidation_rows(p_exchange text, p_instrument text, p_position tex
   |   order by l.time desc, l.exchange, l.symbol
 
 function api.liquidation_summary() returns TABLE(date text, total_usd double precision, long_usd double precision, short_usd double precision, longs integer, shorts integer, dominance json) language sql stable
-  -- Today's (UTC) liquidations so far, from market.liquidations_1d (refreshed every 15 minutes, so partial): date, total_usd, long_usd, short_usd (numbers), longs, shorts (counts), dominance {long, short}: percent shares of total_usd (null when the total is 0). No row until the first liquidation of the day is materialized. Endpoint: GET /api/v1/liquidations/summary.
-  |   select market.iso_date((d.day at time zone 'UTC')::date),
+  -- Today's (UTC) liquidations so far, from market.liquidations_1d (refreshed every 15 minutes, so partial): date, total_usd, long_usd, short_usd (numbers), longs, shorts (counts), dominance {long, short}: percent shares of total_usd (null when the total is 0). Always one row: zeros until the first liquidation of the day is materialized. Endpoint: GET /api/v1/liquidations/summary.
+  |   select market.iso_date((t.day at time zone 'UTC')::date),
   |     round(coalesce(d.total_usd, 0), 2)::double precision,
   |     round(coalesce(d.long_usd, 0), 2)::double precision,
   |     round(coalesce(d.short_usd, 0), 2)::double precision,
@@ -2245,8 +2245,9 @@ function api.liquidation_summary() returns TABLE(date text, total_usd double pre
   |     json_build_object(
   |       'long', round(100 * coalesce(d.long_usd, 0) / nullif(d.total_usd, 0), 2)::double precision,
   |       'short', round(100 * coalesce(d.short_usd, 0) / nullif(d.total_usd, 0), 2)::double precision)
-  |   from market.liquidations_1d d
-  |   where d.day = date_trunc('day', now(), 'UTC')
+  |   -- today's row even before its first liquidation is materialized: zeros, not no answer
+  |   from (select date_trunc('day', now(), 'UTC') as day) t
+  |   left join market.liquidations_1d d on d.day = t.day
 
 function api.liquidations_daily(p_days integer) returns TABLE(date text, total_usd double precision, long_usd double precision, short_usd double precision, longs integer, shorts integer) language plpgsql stable
   -- Daily (UTC) liquidation totals of the last p_days calendar days including today (1-365, default 30), oldest first, days with data only: date, total_usd, long_usd, short_usd (numbers), longs, shorts (counts). From the daily rollup market.liquidations_1d (kept forever, refreshed every 15 minutes: today's row is partial). Source coverage: OKX swap markets. Endpoint: GET /api/v1/liquidations/daily.

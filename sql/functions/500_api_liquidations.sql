@@ -169,7 +169,7 @@ create or replace function api.liquidation_summary()
 returns table (date text, total_usd double precision, long_usd double precision, short_usd double precision, longs int, shorts int, dominance json)
 language sql stable
 as $$
-  select market.iso_date((d.day at time zone 'UTC')::date),
+  select market.iso_date((t.day at time zone 'UTC')::date),
     round(coalesce(d.total_usd, 0), 2)::double precision,
     round(coalesce(d.long_usd, 0), 2)::double precision,
     round(coalesce(d.short_usd, 0), 2)::double precision,
@@ -177,12 +177,13 @@ as $$
     json_build_object(
       'long', round(100 * coalesce(d.long_usd, 0) / nullif(d.total_usd, 0), 2)::double precision,
       'short', round(100 * coalesce(d.short_usd, 0) / nullif(d.total_usd, 0), 2)::double precision)
-  from market.liquidations_1d d
-  where d.day = date_trunc('day', now(), 'UTC')
+  -- today's row even before its first liquidation is materialized: zeros, not no answer
+  from (select date_trunc('day', now(), 'UTC') as day) t
+  left join market.liquidations_1d d on d.day = t.day
 $$;
 comment on function api.liquidation_summary() is
 'Today''s (UTC) liquidations so far, from market.liquidations_1d (refreshed every 15 minutes, so partial): date, total_usd, long_usd, short_usd (numbers), longs, shorts (counts), '
-'dominance {long, short}: percent shares of total_usd (null when the total is 0). No row until the first liquidation of the day is materialized. Endpoint: GET /api/v1/liquidations/summary.';
+'dominance {long, short}: percent shares of total_usd (null when the total is 0). Always one row: zeros until the first liquidation of the day is materialized. Endpoint: GET /api/v1/liquidations/summary.';
 
 -- why: the /liquidations/coins endpoint: which coins were liquidated most over the recent window
 create or replace function api.top_liquidated_coins(p_hours int default 24, p_limit int default 8)

@@ -87,7 +87,7 @@ export const liquidationRoutes = [
       ...dayTotals,
       dominance: z.object({ long: number('Percent of total_usd; null when it is 0.').nullable(), short: number('Percent of total_usd; null when it is 0.').nullable() }),
     })).nullable(), noteMeta()),
-    summary: "Today so far (UTC): total/long/short USD, long/short counts and long-vs-short dominance; partial, updated every ~15 minutes; data is null before the day's first liquidation.",
+    summary: "Today so far (UTC): total/long/short USD, long/short counts and long-vs-short dominance; partial, updated every ~15 minutes; zeros (dominance null) before the day's first liquidation.",
     handler: async ({ deps: { sql } }) => {
       const [row] = await sql`select * from api.liquidation_summary()`;
       return { data: row ?? null, meta: { note: PARTIAL_NOTE } };

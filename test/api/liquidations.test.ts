@@ -123,7 +123,12 @@ test("/liquidations/summary: today's figures with long/short dominance", async (
   t.is(response.status, 200);
   t.regex(response.body.meta.note, /partial/);
   const today = ROWS.filter((r) => isoDate(at(r)) === isoDate(Date.now()));
-  if (today.length === 0) return t.is(response.body.data, null);
+  // before the day's first liquidation: today's date with zeros, not null
+  if (today.length === 0) {
+    return t.deepEqual(response.body.data, {
+      date: isoDate(Date.now()), total_usd: 0, long_usd: 0, short_usd: 0, longs: 0, shorts: 0, dominance: { long: null, short: null },
+    });
+  }
   const long = sum(today.filter((r) => r.position === 'long'));
   const short = sum(today.filter((r) => r.position === 'short'));
   t.deepEqual(response.body.data, {
