@@ -168,17 +168,21 @@ returns table (coin_id int, reading json)
 language sql stable
 as $$
   with bars as (
-    select * from market.sentiment_bars(p_now, 20)
+    select * from market.sentiment_bars(p_now, 21)
   ),
   today as (
-    select b.coin_id, b.close, b.marketcap from bars b where b.day = (p_now at time zone 'UTC')::date
+    -- each coin's newest bar: today's, or yesterday's in the first minutes of a UTC day, before
+    -- the new day has a bar (else a fresh database had no reading then)
+    select distinct on (b.coin_id) b.coin_id, b.day, b.close, b.marketcap from bars b
+    where b.day >= (p_now at time zone 'UTC')::date - 1
+    order by b.coin_id, b.day desc
   ),
   coins as (
-    -- share of the 20 complete days before today whose close is below today's (ties count half)
+    -- share of the 20 complete days before that bar's day whose close is below its close (ties count half)
     select t.coin_id, t.marketcap,
       100.0 * (count(*) filter (where b.close < t.close) + 0.5 * count(*) filter (where b.close = t.close)) / count(*) as bull
     from today t
-    join bars b on b.coin_id = t.coin_id and b.day < (p_now at time zone 'UTC')::date
+    join bars b on b.coin_id = t.coin_id and b.day < t.day and b.day >= t.day - 20
     group by t.coin_id, t.marketcap, t.close
   ),
   scopes as (
@@ -200,7 +204,7 @@ as $$
   from scopes s
 $$;
 comment on function market.bull_bear_readings(timestamptz) is
-'The Bull/Bear reading of each coin ranked 1-100 and of the market (coin_id null) as of p_now. A coin''s bull share is the percentage of its 20 complete daily closes before today that lie below today''s price (ties count half); '
+'The Bull/Bear reading of each coin ranked 1-100 and of the market (coin_id null) as of p_now. A coin''s bull share is the percentage of its 20 complete daily closes before today that lie below today''s price (ties count half; before the new UTC day has its first bar, yesterday''s close against the 20 days before it); '
 'the market''s is the marketcap-weighted mean of the coins'' (coins = how many). bull and bear (100 - bull) are percentages, score = bull - bear (-100..+100), regime bull at 60 or more, bear at 40 or less, else neutral.';
 
 -- why: altseason has full daily history: one set-based computation for any range of days

@@ -103,6 +103,11 @@ test('bull/bear of a coin: the share of the 20 previous closes below today', asy
   t.is(market.scope, 'market');
   t.is(market.coins, SENTIMENT_COINS.filter((x) => x.supply !== null).length);
   t.is(market.bull + market.bear, 100);
+  // before the new UTC day has a bar (its first minutes): yesterday's close against the 20 days before it, not no reading
+  const next = await db.sql<{ coin_id: number | null; reading: any }[]>`
+    select r.coin_id, r.reading from market.bull_bear_readings(now() + interval '1 day') r join market.coins k on k.id = r.coin_id where k.slug = 'dogecoin'`;
+  t.is(next.length, 1);
+  t.like(next[0]!.reading, { scope: 'dogecoin', bull, bear: 100 - bull });
 });
 
 test('altseason: every day with a 90-day look-back, today recomputed from the closes', async (t) => {
