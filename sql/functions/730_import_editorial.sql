@@ -12,7 +12,10 @@ declare
   v_n int;
 begin
   merge into market.article_translations t
-  using market.translation_changes(p_items, (select jsonb_agg(to_jsonb(s)) from market.article_translations s), 'article_id', 'subtitle') c
+  using market.translation_changes(p_items,
+    -- only the given items' rows: not the whole table as jsonb on every import
+    (select jsonb_agg(to_jsonb(s)) from market.article_translations s where s.article_id in (select (w ->> 'id')::int from jsonb_array_elements(p_items) w)),
+    'article_id', 'subtitle') c
   on t.article_id = c.id and t.locale = c.locale
   when matched and c.removed then delete
   when matched then update set title = c.title, subtitle = c.field, body = c.body
@@ -32,7 +35,10 @@ declare
   v_n int;
 begin
   merge into market.insight_translations t
-  using market.translation_changes(p_items, (select jsonb_agg(to_jsonb(s)) from market.insight_translations s), 'insight_id', 'summary') c
+  using market.translation_changes(p_items,
+    -- only the given items' rows: not the whole table as jsonb on every import
+    (select jsonb_agg(to_jsonb(s)) from market.insight_translations s where s.insight_id in (select (w ->> 'id')::int from jsonb_array_elements(p_items) w)),
+    'insight_id', 'summary') c
   on t.insight_id = c.id and t.locale = c.locale
   when matched and c.removed then delete
   when matched then update set title = c.title, summary = c.field, body = c.body
