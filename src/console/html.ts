@@ -28,15 +28,29 @@ export const html = (strings: TemplateStringsArray, ...values: Part[]) =>
 export interface Page {
   title: string;
   body: Html;
-  /** the signed-in account's e-mail, for the navigation */
-  email?: string | null;
+  /** the signed-in account, for the navigation */
+  who?: { email: string; role: string } | null;
+  /** the page's path: its navigation link is marked current */
+  path: string;
   csrf: string;
   nonce: string;
 }
 
-export function layout({ title, body, email, csrf, nonce }: Page): string {
-  const nav = email
-    ? html`<nav aria-label="Console"><a href="/console/keys">Keys</a> <a href="/console/account">Account</a>
+/** The signed-in navigation: [path, label], and the operator's pages for an admin. */
+const NAV: [string, string][] = [['/console/keys', 'Keys'], ['/console/account', 'Account']];
+const ADMIN_NAV: [string, string][] = [];
+
+/** Adds a page to the signed-in navigation (a page group does, when mounted). */
+export function navigation(path: string, label: string, admin = false) {
+  const list = admin ? ADMIN_NAV : NAV;
+  if (!list.some(([known]) => known === path)) list.push([path, label]);
+}
+
+export function layout({ title, body, who, path, csrf, nonce }: Page): string {
+  const links = [...NAV, ...(who?.role === 'admin' ? ADMIN_NAV : [])]
+    .map(([href, label]) => html`<a href="${href}"${path === href || path.startsWith(`${href}/`) ? html` aria-current="page"` : ''}>${label}</a> `);
+  const nav = who
+    ? html`<nav aria-label="Console">${links}
 <form method="post" action="/console/sign-out" class="inline secondary"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Sign out</button></form></nav>`
     : html`<nav aria-label="Console"><a href="/console/sign-in">Sign in</a></nav>`;
   return html`<!doctype html>

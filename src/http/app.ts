@@ -111,7 +111,8 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   app.use((ctx, next) => {
     if (headerBytes(ctx) > MAX_HEADER_BYTES) throw new ApiError(431, 'headers_too_large', 'Request headers are too large.');
     if (Number(ctx.get('content-length') || 0) > deps.config.MAX_BODY_BYTES) throw ApiError.payloadTooLarge(deps.config.MAX_BODY_BYTES);
-    return parseBody(ctx, next);
+    // a form body is left to the router that reads forms (the console's)
+    return ctx.is('application/x-www-form-urlencoded') ? next() : parseBody(ctx, next);
   });
 
   // The API first: its requests, nearly all of them, never try the other routers' paths (which

@@ -1,0 +1,43 @@
+// The account page: who is signed in, and the account's sessions (revoke one, sign out everywhere).
+import type { Context } from 'koa';
+import { form, html, notice, type Html } from './html.ts';
+import { rowId, when, type Account, type PageGroup } from './kit.ts';
+
+export const accountPages: PageGroup = (router, { sql, csrf, page, signedIn, signedInForm, endSession }) => {
+  // ---- the account: sessions
+  router.get('/account', async (ctx) => {
+    const who = await signedIn(ctx);
+    if (!who) return;
+    await accountPage(ctx, who);
+  });
+
+  async function accountPage(ctx: Context, who: Account, message?: Html) {
+    const sessions = await sql<{ id: string; user_agent: string; created_at: Date; last_seen_at: Date; expires_at: Date }[]>`select * from app.console_sessions_of(${who.owner})`;
+    page(ctx, 'Account', html`${message ?? ''}<p>Signed in as <strong>${who.email}</strong> (${who.role}).</p>
+<h2>Sessions</h2>
+<div class="table"><table><thead><tr><th>Browser</th><th>Signed in</th><th>Last used</th><th></th></tr></thead><tbody>
+${sessions.map((s) => html`<tr><td data-label="Browser">${s.user_agent || 'unknown'}${s.id === who.session_id ? ' (this one)' : ''}</td><td data-label="Signed in">${when(s.created_at)}</td><td data-label="Last used">${when(s.last_seen_at)}</td>
+<td>${form('/console/sessions/revoke', csrf(ctx), html`<input type="hidden" name="session" value="${s.id}">`, 'Revoke', 'inline')}</td></tr>`)}
+</tbody></table></div>
+${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}`, 200, who);
+  }
+
+  router.post('/sessions/revoke', async (ctx) => {
+    const form = await signedInForm(ctx);
+    if (!form) return;
+    const { fields, who } = form;
+    const id = rowId.safeParse(fields.session);
+    if (id.success) await sql`select app.console_revoke_sessions(${who.owner}, ${id.data})`;
+    if (id.success && id.data === who.session_id) return ctx.redirect('/console/sign-in');
+    await accountPage(ctx, who, notice('Session revoked.'));
+  });
+  router.post('/sessions/revoke-all', async (ctx) => {
+    const form = await signedInForm(ctx);
+    if (!form) return;
+    const { fields, who } = form;
+    await sql`select app.console_revoke_sessions(${who.owner}, null)`;
+    endSession(ctx);
+    ctx.redirect('/console/sign-in');
+  });
+
+};

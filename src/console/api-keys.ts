@@ -1,0 +1,109 @@
+// The account's Data API keys: create (name, a self-service plan; shown once), list, rename, rotate
+// with a grace period, revoke. At most CONSOLE_MAX_KEYS live keys.
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { createKey, MAX_ROTATION_GRACE_HOURS, revokeKey, rotateKey } from '../keys.ts';
+import type { Sql } from '../db/client.ts';
+import type { PlanName } from '../plans.ts';
+import { field, form, html, notice, type Html } from './html.ts';
+import { fieldErrors, when, type Account, type Errors, type PageGroup } from './kit.ts';
+
+const keyName = z.string().trim().min(1, 'Give the key a name.').max(100, 'Use at most 100 characters.');
+const keyId = z.string().regex(/^\d{1,18}$/, 'Unknown key.');
+
+export const keyPages: PageGroup = (router, { sql, config, csrf, page, signedIn, signedInForm }) => {
+  const plans = config.CONSOLE_SELF_SERVICE_PLANS as [PlanName, ...PlanName[]];
+  const createForm = z.object({ name: keyName, plan: z.enum(plans, `Choose one of: ${plans.join(', ')}.`) });
+
+  // ---- Data API keys
+  async function keysPage(ctx: Context, who: Account, extra: { message?: Html; values?: Record<string, string>; errors?: Errors; renameError?: { key: string; name: string; error: string }; status?: number } = {}) {
+    const keys = await sql<{ id: string; name: string | null; prefix: string; plan: string; created_at: Date; last_used_at: Date | null; requests_this_month: string; retires_at: Date | null }[]>`
+      select * from app.console_keys(${who.owner}, 'data-api')`;
+    const token = csrf(ctx);
+    const { values = {}, errors = {} } = extra;
+    page(ctx, 'Data API keys', html`${extra.message ?? ''}
+<h2>Your keys</h2>
+${keys.length === 0 ? html`<p>No key yet.</p>` : html`<div class="table"><table><thead><tr><th>Name</th><th>Prefix</th><th>Plan</th><th>Created</th><th>Last used</th><th>Requests this month</th><th>Actions</th></tr></thead><tbody>
+${keys.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'}</td><td data-label="Prefix"><code>${key.prefix}</code></td><td data-label="Plan">${key.plan}</td><td data-label="Created">${when(key.created_at)}</td><td data-label="Last used">${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td data-label="Requests this month">${key.requests_this_month}${key.retires_at ? html`<br><strong>Retires ${when(key.retires_at)}</strong> (rotated)` : ''}</td>
+<td class="row-actions">${form('/console/keys/rename', token, renameField(key.id, key.name, extra.renameError?.key === key.id ? extra.renameError : undefined), 'Rename')}
+${key.retires_at ? '' : form('/console/keys/rotate', token, rotateFields(key.id), `Rotate ${key.prefix}`)}
+${form('/console/keys/revoke', token, html`<input type="hidden" name="key" value="${key.id}">`, `Revoke ${key.prefix}`, 'danger')}</td></tr>`)}
+</tbody></table></div>`}
+<h2>Create a key</h2>
+${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys, the most this service allows (${config.CONSOLE_MAX_KEYS}): revoke one to create another.</p>` : form('/console/keys', token, [
+    field({ name: 'name', label: 'Name', value: values.name, error: errors.name }),
+    html`<div class="field${errors.plan ? ' invalid' : ''}"><label for="f-plan">Plan</label>${errors.plan ? html`<p class="error" id="f-plan-error">Error: ${errors.plan}</p>` : ''}
+<select id="f-plan" name="plan">${plans.map((plan) => html`<option${values.plan === plan ? html` selected` : ''}>${plan}</option>`)}</select></div>`,
+  ], 'Create key')}`, extra.status ?? 200, who);
+  }
+
+  router.get('/keys', async (ctx) => {
+    const who = await signedIn(ctx);
+    if (who) await keysPage(ctx, who);
+  });
+  router.post('/keys', async (ctx) => {
+    const form = await signedInForm(ctx);
+    if (!form) return;
+    const { fields, who } = form;
+    const parsed = createForm.safeParse(fields);
+    if (!parsed.success) return keysPage(ctx, who, { values: fields, errors: fieldErrors(parsed.error), status: 422 });
+    const created = await sql.begin(async (tx) => {
+      // one creation at a time per account, so two tabs cannot pass the limit together
+      await tx`select 1 from app.owners where owner = ${who.owner} for update`;
+      const [count] = await tx<{ n: number }[]>`select count(*)::int as n from app.console_keys(${who.owner}, 'data-api')`;
+      if (count!.n >= config.CONSOLE_MAX_KEYS) return null;
+      return createKey(tx as unknown as Sql, { plan: parsed.data.plan, owner: who.owner, scope: 'data-api', name: parsed.data.name });
+    });
+    if (!created) return keysPage(ctx, who, { values: fields, errors: { name: `You hold the most keys allowed (${config.CONSOLE_MAX_KEYS}).` }, status: 409 });
+    await keysPage(ctx, who, { message: shownOnce(created.key) });
+  });
+  router.post('/keys/rotate', async (ctx) => {
+    const form = await signedInForm(ctx);
+    if (!form) return;
+    const { fields, who } = form;
+    const parsed = z.object({ key: keyId, grace: z.enum(GRACE_CHOICES.map(([hours]) => String(hours)) as [string, ...string[]]) }).safeParse(fields);
+    const rotated = parsed.success ? await rotateKey(sql, parsed.data.key, who.owner, Number(parsed.data.grace)) : null;
+    if (!rotated) return keysPage(ctx, who, { message: notice('That key is gone (revoked or rotated in another tab?); nothing was changed.', 'error'), status: 404 });
+    const old = rotated.retiresAt.getTime() <= Date.now() ? 'The old key is refused from now on.' : `The old key keeps working until ${when(rotated.retiresAt)}, then is refused.`;
+    await keysPage(ctx, who, { message: shownOnce(rotated.key, old) });
+  });
+  router.post('/keys/rename', async (ctx) => {
+    const form = await signedInForm(ctx);
+    if (!form) return;
+    const { fields, who } = form;
+    const parsed = z.object({ key: keyId, name: keyName }).safeParse(fields);
+    if (!parsed.success) {
+      const errors = fieldErrors(parsed.error);
+      if (errors.key) return keysPage(ctx, who, { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
+      return keysPage(ctx, who, { renameError: { key: fields.key!, name: fields.name ?? '', error: errors.name! }, status: 422 });
+    }
+    const [row] = await sql<{ ok: boolean }[]>`select app.console_rename_key(${who.owner}, ${parsed.data.key}, ${parsed.data.name}) as ok`;
+    await keysPage(ctx, who, row!.ok ? { message: notice('Key renamed.') } : { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
+  });
+  router.post('/keys/revoke', async (ctx) => {
+    const form = await signedInForm(ctx);
+    if (!form) return;
+    const { fields, who } = form;
+    const id = keyId.safeParse(fields.key);
+    const revoked = id.success ? await revokeKey(sql, id.data, who.owner) : 0;
+    await keysPage(ctx, who, revoked ? { message: notice('Key revoked: the API refuses it from now on.') } : { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
+  });
+
+};
+
+/** How long a rotated key may keep working beside its successor: [hours, label], up to MAX_ROTATION_GRACE_HOURS. */
+const GRACE_CHOICES: [number, string][] = [[0, 'none: refuse it now'], [1, '1 hour'], [24, '1 day'], [72, '3 days'], [MAX_ROTATION_GRACE_HOURS, '7 days']];
+
+/** A new key, shown this once with its copy button (and what became of the key it replaces). */
+const shownOnce = (key: string, replaced?: string) => html`<section class="notice" aria-labelledby="new-key"><h2 id="new-key">Your new key</h2>
+<p>Copy it now: it is shown this once and cannot be shown again.${replaced ? ` ${replaced}` : ''}</p>
+<p class="secret"><code id="new-key-value">${key}</code> <button type="button" class="secondary" data-copy="new-key-value" hidden>Copy</button></p></section>`;
+
+/** A key's rotate fields: how long the old key keeps working. */
+const rotateFields = (id: string) => html`<input type="hidden" name="key" value="${id}"><div class="field"><label for="grace-${id}">Old key works for</label>
+<select id="grace-${id}" name="grace">${GRACE_CHOICES.map(([hours, label]) => html`<option value="${String(hours)}"${hours === 24 ? html` selected` : ''}>${label}</option>`)}</select></div>`;
+
+/** A key's rename field, with the error of a refused rename beside it. */
+const renameField = (id: string, name: string | null, refused?: { name: string; error: string }) =>
+  html`<input type="hidden" name="key" value="${id}">${field({ name: 'name', id: `rename-${id}`, label: 'New name', value: refused ? refused.name : (name ?? ''), error: refused?.error })}`;
+

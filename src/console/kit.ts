@@ -1,0 +1,165 @@
+// What every console page group shares: the signed-in account, the page writer (layout, CSP with a
+// fresh nonce, no-store), forms read after their CSRF check, zod errors shown beside their fields.
+// One kit per mounted console (src/console/router.ts); each page group takes it.
+import { randomBytes } from 'node:crypto';
+import { bodyParser } from '@koa/bodyparser';
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { z } from 'zod';
+import type { Deps } from '../http/admission.ts';
+import { html, layout, notice, type Html } from './html.ts';
+import { cookieNames, csrfFor, csrfMatches, newToken, readCookie, safeNext, setCookie, tokenHash } from './session.ts';
+
+export interface Account {
+  session_id: string;
+  owner: string;
+  email: string;
+  role: string;
+}
+
+export type Errors = Record<string, string>;
+export type Fields = Record<string, string>;
+
+/** A form refused inside a transaction (thrown to roll it back), with the errors to show. */
+export class Refused extends Error {
+  readonly errors: Errors;
+  constructor(errors: Errors) {
+    super('refused');
+    this.errors = errors;
+  }
+}
+
+/** zod's issues as one message per field, shown beside it */
+export function fieldErrors(error: z.ZodError): Errors {
+  const errors: Errors = {};
+  for (const issue of error.issues) errors[String(issue.path[0] ?? 'form')] ??= issue.message;
+  return errors;
+}
+
+/** A database row's time as the console shows it. */
+export const when = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+export const rowId = z.string().regex(/^\d{1,18}$/, 'Unknown item.');
+
+/** A parsed form body as fields of one string each: the first of a repeated name; nested names dropped. */
+function formFields(body: unknown): Fields {
+  const fields: Fields = {};
+  if (!body || typeof body !== 'object') return fields;
+  for (const [name, value] of Object.entries(body)) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (typeof first === 'string') fields[name] = first;
+  }
+  return fields;
+}
+
+export type Kit = ReturnType<typeof consoleKit>;
+
+export function consoleKit(deps: Deps) {
+  const { sql, config } = deps;
+  const cookies = cookieNames(config);
+  const idle = `${config.CONSOLE_SESSION_IDLE_MINUTES} minutes`;
+  const absolute = `${config.CONSOLE_SESSION_DAYS} days`;
+
+  /** The live session of the request (touched), or null. */
+  async function account(ctx: Context): Promise<Account | null> {
+    if (ctx.state.consoleAccount !== undefined) return ctx.state.consoleAccount;
+    const token = readCookie(ctx, cookies.session);
+    const [row] = token ? await sql<Account[]>`select * from app.console_session(${tokenHash(token)})` : [];
+    return (ctx.state.consoleAccount = row ?? null);
+  }
+
+  /** The token forms are tied to: the session's, else a pre-session cookie's (made on first need). */
+  function formToken(ctx: Context): string {
+    const existing = ctx.state.consoleFormToken ?? readCookie(ctx, cookies.session) ?? readCookie(ctx, cookies.pre);
+    if (existing) return existing;
+    const made = newToken();
+    setCookie(ctx, cookies.pre, made, cookies.secure);
+    ctx.state.consoleFormToken = made;
+    return made;
+  }
+
+  const csrf = (ctx: Context) => csrfFor(formToken(ctx));
+
+  function page(ctx: Context, title: string, body: Html, status = 200, who: Account | null = ctx.state.consoleAccount ?? null) {
+    const nonce = randomBytes(16).toString('base64');
+    ctx.status = status;
+    ctx.type = 'text/html; charset=utf-8';
+    // nothing of another origin, no inline script or style; the one script carries this response's nonce
+    ctx.set('Content-Security-Policy', [
+      "default-src 'none'", `script-src 'self' 'nonce-${nonce}'`, "style-src 'self'", "img-src 'self'", "connect-src 'self'",
+      "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'",
+    ].join('; '));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = layout({ title, body, who, path: ctx.path, csrf: csrf(ctx), nonce });
+  }
+
+  /** Form bodies (the API's parser reads JSON only); an oversized one is answered by `posted`. */
+  const parseForms: Middleware = bodyParser({
+    enableTypes: ['form'],
+    formLimit: config.MAX_BODY_BYTES,
+    encoding: 'utf-8',
+    onError: (error, ctx) => {
+      ctx.state.consoleFormRefused = (error as { status?: number }).status === 413 ? 413 : 400;
+    },
+  });
+
+  /** A form's fields, after its CSRF check: null when the check failed (the refusal page is written). */
+  async function posted(ctx: Context): Promise<Fields | null> {
+    if (ctx.state.consoleFormRefused) {
+      page(ctx, 'This form was not read', notice(ctx.state.consoleFormRefused === 413 ? 'This form is larger than the service accepts. Nothing was changed.' : 'This form could not be read. Nothing was changed.', 'error'), ctx.state.consoleFormRefused);
+      return null;
+    }
+    const fields = formFields(ctx.request.body);
+    const token = readCookie(ctx, cookies.session) ?? readCookie(ctx, cookies.pre);
+    if (!csrfMatches(token, fields.csrf)) {
+      page(ctx, 'This form has expired', html`${notice('This form is out of date: it was opened before you signed in or out, or in another tab. Nothing was changed.', 'error')}
+<p><a href="${ctx.path}">Open the page again</a> and retry.</p>`, 403);
+      return null;
+    }
+    return fields;
+  }
+
+  /** A signed-in page: the account, or a redirect to sign-in (then back here) / the stale-form message. */
+  async function signedIn(ctx: Context): Promise<Account | null> {
+    const who = await account(ctx);
+    if (who) return who;
+    if (ctx.method === 'GET') {
+      ctx.redirect(`/console/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
+    } else {
+      page(ctx, 'Signed out', html`${notice('Your session has ended (signed out, expired or revoked), so nothing was changed.', 'error')}
+<p><a href="/console/sign-in?next=${encodeURIComponent(ctx.path)}">Sign in again</a>.</p>`, 403);
+    }
+    return null;
+  }
+
+  /** A signed-in form post: its fields and account, or null when refused (the page is written). */
+  async function signedInForm(ctx: Context): Promise<{ fields: Fields; who: Account } | null> {
+    const fields = await posted(ctx);
+    const who = fields && (await signedIn(ctx));
+    return who ? { fields: fields!, who } : null;
+  }
+
+  /** An admin's page: the account, or the sign-in redirect / a 403 page for another role. */
+  async function admin(ctx: Context): Promise<Account | null> {
+    const who = await signedIn(ctx);
+    if (who && who.role !== 'admin') {
+      page(ctx, 'Not allowed', notice('This page is for the service\'s operators.', 'error'), 403, who);
+      return null;
+    }
+    return who;
+  }
+
+  async function openSession(ctx: Context, owner: string, next: string) {
+    const token = newToken();
+    await sql`select app.console_open_session(${owner}, ${tokenHash(token)}, ${ctx.get('user-agent').slice(0, 200)}, ${idle}::interval, ${absolute}::interval)`;
+    setCookie(ctx, cookies.session, token, cookies.secure, config.CONSOLE_SESSION_DAYS * 86_400);
+    ctx.redirect(safeNext(next));
+  }
+
+  const endSession = (ctx: Context) => setCookie(ctx, cookies.session, '', cookies.secure, 0);
+
+  return { sql, config, deps, account, csrf, page, parseForms, posted, signedIn, signedInForm, admin, openSession, endSession };
+}
+
+/** One group of console pages, mounted on the console's router with the shared kit. */
+export type PageGroup = (router: Router, kit: Kit) => void;
