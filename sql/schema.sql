@@ -3292,6 +3292,16 @@ function app.console_open_session(p_owner text, p_token_hash bytea, p_user_agent
   |   values (p_token_hash, p_owner, left(coalesce(p_user_agent, ''), 200), p_idle, now() + p_absolute)
   |   returning id
 
+function app.console_record_link_email(p_id uuid, p_owner text, p_recipient text, p_data jsonb, p_smtp_code integer, p_response text, p_duration_ms integer) returns void language sql volatile
+  -- Records a console link e-mail the console delivered itself (verification, reset) as a settled outbox message with its one attempt; the link's path is dropped from p_data, so no token is kept.
+  |   with message as (
+  |     insert into app.email_messages (id, owner, kind, recipient, data, status, attempts, smtp_code, settled_at)
+  |     values (p_id, p_owner, 'console.link', p_recipient, p_data - 'path', 'delivered', 1, p_smtp_code, now())
+  |     returning id
+  |   )
+  |   insert into app.email_attempts (message_id, finished_at, outcome, smtp_code, response, duration_ms)
+  |   select id, now(), 'delivered', p_smtp_code, left(p_response, 1000), p_duration_ms from message
+
 function app.console_rename_key(p_owner text, p_key_id bigint, p_name text) returns boolean language sql volatile
   -- Renames a working key of the owner; false when it has no such key.
   |   with renamed as (update app.api_keys set name = p_name where id = p_key_id and owner = p_owner and app.key_live(revoked_at) returning 1)

@@ -17,7 +17,11 @@ import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 
 /** What the HTTP app serves: the API groups' routes and, beside them, the MCP tool server and the console. */
-export const served: Served = { routes: apiRoutes, routers: [mcpRouter, consoleRouter] };
+export const served: Served = {
+  routes: apiRoutes,
+  routers: [mcpRouter, consoleRouter],
+  pageLinks: (config) => (config.CONSOLE === 'off' ? [] : [['/console', 'Console']]),
+};
 
 export interface RunningService {
   url: string;

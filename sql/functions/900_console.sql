@@ -193,3 +193,21 @@ as $$
   update app.console_sessions set revoked_at = now() where p_disabled and owner = p_owner and revoked_at is null;
 $$;
 comment on function app.console_set_disabled(text, boolean) is 'Disables an account (its sessions revoked, its API keys refused within a second: NOTIFY api_keys) or enables it again.';
+
+-- why: a console link is e-mailed while its reader waits, before its token is stored, so the outbox
+-- keeps the record of the delivery but never the link (a token at rest would be a password at rest)
+create or replace function app.console_record_link_email(
+  p_id uuid, p_owner text, p_recipient text, p_data jsonb, p_smtp_code int, p_response text, p_duration_ms int
+) returns void
+language sql
+as $$
+  with message as (
+    insert into app.email_messages (id, owner, kind, recipient, data, status, attempts, smtp_code, settled_at)
+    values (p_id, p_owner, 'console.link', p_recipient, p_data - 'path', 'delivered', 1, p_smtp_code, now())
+    returning id
+  )
+  insert into app.email_attempts (message_id, finished_at, outcome, smtp_code, response, duration_ms)
+  select id, now(), 'delivered', p_smtp_code, left(p_response, 1000), p_duration_ms from message
+$$;
+comment on function app.console_record_link_email(uuid, text, text, jsonb, int, text, int) is
+'Records a console link e-mail the console delivered itself (verification, reset) as a settled outbox message with its one attempt; the link''s path is dropped from p_data, so no token is kept.';

@@ -1,10 +1,13 @@
 // Console sign-in and out, sign-up (CONSOLE_SIGNUP), invites, e-mail verification and password
 // reset (also the set-password link of mdapi create-account). Passwords are argon2id hashes.
+import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { hash, verify } from '@node-rs/argon2';
 import { z } from 'zod';
 import { emailConfigured } from '../config.ts';
 import type { Sql } from '../db/client.ts';
+import { composeEmail, createMailer } from '../mail/smtp.ts';
+import type { ConsoleLinkData } from '../mail/templates.ts';
 import { email as emailFormat } from '../validators.ts';
 import { accountTaken } from './accounts.ts';
 import { field, form, html, notice, type Html } from './html.ts';
@@ -21,12 +24,28 @@ export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, 
   const signUpForm = z.object({ email: emailFormat, password });
   const signInForm = z.object({ email: emailFormat, password: z.string().min(1, 'Enter your password.').max(200) });
 
-  /** Issues a link and queues its e-mail in the caller's transaction (the outbox of src/mail). */
-  async function sendLink(tx: Sql, purpose: 'verify_email' | 'reset_password', owner: string, email: string) {
+  const mailer = createMailer(config);
+  const notSent = (what: string) => notice(`The e-mail with ${what} could not be sent (the mail server did not accept it), so nothing was changed. Try again in a few minutes.`, 'error');
+
+  /**
+   * E-mails a link while the reader waits, before its token is stored: `store` (given a transaction)
+   * runs only once the mail server accepted it, and the outbox records it without the link. Returns
+   * whether it was delivered; when not, nothing was stored.
+   */
+  async function mailLink(purpose: 'verify_email' | 'reset_password', email: string, store: (tx: Sql) => Promise<string | false>) {
     const token = newToken();
-    await tx`select app.console_issue_token(${purpose}, ${tokenHash(token)}, ${owner}, ${email}, ${`${LINK_HOURS[purpose]} hours`}::interval)`;
-    const path = `/console/${purpose === 'verify_email' ? 'verify' : 'reset/set'}?token=${token}`;
-    await tx`select app.queue_email(${owner}, 'console.link', ${tx.json({ purpose, path, hours: LINK_HOURS[purpose] })})`;
+    const data: ConsoleLinkData = { purpose, path: `/console/${purpose === 'verify_email' ? 'verify' : 'reset/set'}?token=${token}`, hours: LINK_HOURS[purpose] };
+    const id = randomUUID();
+    const sent = await mailer.send(composeEmail({ id, recipient: email, kind: 'console.link', data, created_at: new Date() }, config));
+    if (sent.outcome !== 'delivered') return { delivered: false, stored: false } as const;
+    const stored = await sql.begin(async (tx) => {
+      const owner = await store(tx as unknown as Sql);
+      if (owner === false) return false;
+      await tx`select app.console_issue_token(${purpose}, ${tokenHash(token)}, ${owner}, ${email}, ${`${LINK_HOURS[purpose]} hours`}::interval)`;
+      await tx`select app.console_record_link_email(${id}, ${owner}, ${email}, ${tx.json({ ...data })}, ${sent.smtpCode}, ${sent.response}, ${sent.durationMs})`;
+      return true;
+    });
+    return { delivered: true, stored } as const;
   }
 
   // ---- sign-in and out
@@ -73,12 +92,12 @@ export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, 
   // ---- sign-up and verification
   const signUpAllowed = () => config.CONSOLE_SIGNUP === 'open';
   const invitesAllowed = () => config.CONSOLE_SIGNUP !== 'closed';
-  const signUpPage = (ctx: Context, values: Record<string, string> = {}, errors: Errors = {}, status = 200) =>
+  const signUpPage = (ctx: Context, values: Record<string, string> = {}, errors: Errors = {}, status = 200, message?: Html) =>
     page(ctx, 'Make an account', emailConfigured(config)
-      ? form('/console/sign-up', csrf(ctx), [
+      ? html`${message ?? ''}${form('/console/sign-up', csrf(ctx), [
         field({ name: 'email', label: 'E-mail address', type: 'email', value: values.email, error: errors.email, autocomplete: 'email' }),
         field({ name: 'password', label: 'Password (at least 12 characters)', type: 'password', error: errors.password, autocomplete: 'new-password' }),
-      ], 'Make account')
+      ], 'Make account')}`
       : notice('This service cannot send e-mail (SMTP is not configured), so no account can be made here: ask the operator.', 'error'), status);
 
   router.get('/sign-up', (ctx) => (signUpAllowed() ? signUpPage(ctx) : closedSignUp(ctx)));
@@ -90,17 +109,20 @@ export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, 
     const parsed = signUpForm.safeParse(fields);
     if (!parsed.success) return signUpPage(ctx, fields, fieldErrors(parsed.error), 422);
     const passwordHash = await hash(parsed.data.password);
-    const made = await sql.begin(async (tx) => {
-      const [taken] = await tx`select 1 from app.owners where lower(email) = lower(${parsed.data.email}) and role is not null`;
-      if (taken) return false;
+    const taken = (tx: Sql) => tx`select 1 from app.owners where lower(email) = lower(${parsed.data.email}) and role is not null`.then((rows) => rows.length > 0);
+    // a known address gets no e-mail; the check is made again where the account is made
+    if (await taken(sql)) return signUpPage(ctx, fields, { email: ACCOUNT_EXISTS }, 409);
+    const outcome = await mailLink('verify_email', parsed.data.email, async (tx) => {
+      if (await taken(tx)) return false;
       const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${parsed.data.email}, 'user', ${passwordHash}) as owner`;
-      await sendLink(tx as unknown as Sql, 'verify_email', row!.owner, parsed.data.email);
-      return true;
+      return row!.owner;
     }).catch((error) => {
       // the same address signing up twice at once: the second meets the unique index
-      if (accountTaken(error)) return false;
+      if (accountTaken(error)) return { delivered: true, stored: false } as const;
       throw error;
     });
+    if (!outcome.delivered) return signUpPage(ctx, fields, {}, 503, notSent('the link that confirms your address'));
+    const made = outcome.stored;
     if (!made) return signUpPage(ctx, fields, { email: ACCOUNT_EXISTS }, 409);
     page(ctx, 'Check your e-mail', notice(html`We sent a link to <strong>${parsed.data.email}</strong>. Open it to confirm the address, then sign in.`));
   });
@@ -167,12 +189,14 @@ export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, 
     const client = ctx.ip || 'unknown';
     const [left] = await sql<{ ok: boolean }[]>`select app.console_attempts_left(${parsed.data.email}, ${client}, ${config.CONSOLE_SIGN_IN_FAILURES_PER_ACCOUNT}, ${config.CONSOLE_SIGN_IN_FAILURES_PER_CLIENT}) as ok`;
     if (!left!.ok) return resetRequestPage(ctx, fields, {}, 429, notice('Too many requests; wait a minute and try again.', 'error'));
-    await sql.begin(async (tx) => {
-      // every request counts, so the form cannot be used to flood an inbox
-      await tx`select app.console_count_attempt(${parsed.data.email}, ${client})`;
-      const [candidate] = await tx<{ owner: string }[]>`select owner from app.console_sign_in_candidate(${parsed.data.email})`;
-      if (candidate) await sendLink(tx as unknown as Sql, 'reset_password', candidate.owner, parsed.data.email);
-    });
+    // every request counts, so the form cannot be used to flood an inbox
+    await sql`select app.console_count_attempt(${parsed.data.email}, ${client})`;
+    const [candidate] = await sql<{ owner: string }[]>`select owner from app.console_sign_in_candidate(${parsed.data.email})`;
+    // an unknown address is asked of the mail server too, so that the answer never tells which addresses have accounts
+    const delivered = candidate
+      ? (await mailLink('reset_password', parsed.data.email, async () => candidate.owner)).delivered
+      : await mailer.reachable();
+    if (!delivered) return resetRequestPage(ctx, fields, {}, 503, notSent('the link'));
     // the same answer whether or not the address has an account
     page(ctx, 'Check your e-mail', notice('If this address has an account, a link to set a new password is on its way.'));
   });

@@ -15,6 +15,7 @@ import { Metrics } from '../metrics.ts';
 import { healthz, readyz } from './health.ts';
 import { metricsHandler } from './metrics.ts';
 import { observeRequests } from './observe.ts';
+import { setPageLinks } from './pages.ts';
 import { mountPublic } from './public.ts';
 import { quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
@@ -34,6 +35,8 @@ export interface Served {
   routes: RouteSpec[];
   /** routers built from the app's dependencies and mounted beside /api/v1, after the operations endpoints (MCP) */
   routers?: ((deps: Deps) => Router)[];
+  /** links the HTML pages' navigation adds for what the routers serve: [path, label] */
+  pageLinks?: (config: Deps['config']) => [string, string][];
 }
 
 export interface Observability {
@@ -56,6 +59,7 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   const deps: Deps = { ...given, admission: given.admission ?? batcher };
   const metrics = observability.metrics ?? new Metrics(deps.config);
   const app = new Koa();
+  setPageLinks(app, served.pageLinks?.(deps.config) ?? []);
   app.proxy = deps.config.TRUST_PROXY;
 
   const security = securityHeaders();

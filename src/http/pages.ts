@@ -21,6 +21,13 @@ nav a{margin-right:1rem}.operational{color:#1a7f37}.busy{color:#0969da}.degraded
 export const REFRESH_SCRIPT_PATH = '/pages/refresh.js';
 export const REFRESH_SCRIPT = readFileSync(new URL('./assets/refresh.js', import.meta.url), 'utf8');
 
+const PAGE_LINKS = Symbol('page links');
+
+/** The links an app's pages add to their navigation (the console's, when it is served). */
+export function setPageLinks(app: { context: object }, links: [string, string][]) {
+  (app.context as { [PAGE_LINKS]?: string })[PAGE_LINKS] = links.map(([href, label]) => `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>`).join('');
+}
+
 /**
  * The page shell. `refreshSeconds`: the page reloads itself that often through REFRESH_SCRIPT, and
  * the body should hold `refreshControl()` where the reader can stop it.
@@ -31,7 +38,7 @@ export function htmlPage(ctx: Context, title: string, body: string, options: { r
   ctx.body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${refresh}
 <title>${escapeHtml(title)} · market-data-api</title><style>${STYLE}</style></head>
-<body${options.refreshSeconds ? ` data-refresh="${options.refreshSeconds}"` : ''}><nav><a href="/status">Status</a><a href="/changelog">Changelog</a><a href="/versioning">Versioning</a><a href="/docs">Docs</a><a href="/docs/api">API reference</a></nav>
+<body${options.refreshSeconds ? ` data-refresh="${options.refreshSeconds}"` : ''}><nav><a href="/status">Status</a><a href="/changelog">Changelog</a><a href="/versioning">Versioning</a><a href="/docs">Docs</a><a href="/docs/api">API reference</a>${(ctx as { [PAGE_LINKS]?: string })[PAGE_LINKS] ?? ''}</nav>
 ${body}
 </body></html>
 `;

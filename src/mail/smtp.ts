@@ -85,6 +85,8 @@ export function classify(error: SmtpError): Pick<SendOutcome, 'outcome' | 'smtpC
 
 export interface Mailer {
   send(email: ComposedEmail): Promise<SendOutcome>;
+  /** whether the SMTP server answers and accepts us now (a connection and greeting, nothing sent) */
+  reachable(): Promise<boolean>;
   close(): void;
 }
 
@@ -93,6 +95,7 @@ export function createMailer(config: MailConfig): Mailer {
   if (!emailConfigured(config)) {
     return {
       send: async () => ({ outcome: 'deferred', smtpCode: null, response: 'e-mail is not configured on this worker (SMTP_URL unset)', durationMs: 0 }),
+      reachable: async () => false,
       close: () => {},
     };
   }
@@ -117,6 +120,7 @@ export function createMailer(config: MailConfig): Mailer {
         return { ...classify(error as SmtpError), durationMs: elapsed() };
       }
     },
+    reachable: () => transport.verify().then(() => true, () => false),
     close: () => transport.close(),
   };
 }

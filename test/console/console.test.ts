@@ -310,10 +310,12 @@ test('the analyst reads no console table and calls no console function', async (
   }
 });
 
-test('CONSOLE=off serves no console', async (t) => {
+test('the status page and the documents link to the console; CONSOLE=off serves no console and no link', async (t) => {
+  for (const path of ['/status', '/docs']) t.regex(await (await fetch(`${api.base}${path}`)).text(), /<nav>.*<a href="\/console">Console<\/a><\/nav>/, path);
   const off = await testApi(db, { env: { CONSOLE: 'off' } });
   try {
     t.is((await fetch(`${off.base}/console/sign-in`)).status, 404);
+    t.notRegex(await (await fetch(`${off.base}/status`)).text(), /href="\/console"/);
   } finally {
     await off.close();
   }

@@ -1,19 +1,22 @@
-// The console's e-mailed links with SMTP configured (the outbox is read here; no worker sends):
-// sign-up and verification, password reset, each link single-use, and the per-client sign-in limit.
+// The console's e-mailed links, sent by the console itself to a loopback SMTP mailbox while the
+// reader waits: sign-up and verification, password reset, each link single-use, no link kept in the
+// outbox, SMTP down (nothing made), and the per-client sign-in limit.
 import test from 'ava';
+import { startMailbox } from '../../dev/mailbox.ts';
 import { inviteAccount } from '../../src/console/accounts.ts';
 import { ConsoleClient, PASSWORD, signedInAccount } from '../helpers/console.ts';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
 import { captureLog } from '../helpers/log.ts';
 
 const log = captureLog('debug');
-const handles = useApi(test, { logger: log.logger, env: { LOG_REQUESTS: 'true', SMTP_URL: 'smtp://127.0.0.1:1', MAIL_FROM: 'Console <console@example.com>', CONSOLE_SIGNUP: 'open', CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: '4' } });
+const mailbox = await startMailbox();
+test.after.always(() => mailbox.stop());
+const handles = useApi(test, { logger: log.logger, env: { LOG_REQUESTS: 'true', SMTP_URL: mailbox.url, SMTP_TIMEOUT_MS: '2000', MAIL_FROM: 'Console <console@example.com>', CONSOLE_SIGNUP: 'open', CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: '4' } });
 
-/** The path of the newest console link queued for an address. */
+/** The path of the newest console link e-mailed to an address. */
 async function linkFor(email: string): Promise<string | null> {
-  const [row] = await handles.db.sql<{ path: string }[]>`
-    select data ->> 'path' as path from app.email_messages where kind = 'console.link' and recipient = ${email} order by created_at desc limit 1`;
-  return row?.path ?? null;
+  const mail = mailbox.accepted.findLast((m) => m.envelope.to.includes(email));
+  return mail ? /(\/console\/[\w/]+\?token=[\w-]+)/.exec(mail.text)?.[1] ?? null : null;
 }
 
 test.serial('sign-up: errors beside the fields, a verification link queued, sign-in only once verified, the link used once', async (t) => {
@@ -71,6 +74,43 @@ test.serial('password reset: the same answer for any address, a link that sets a
   t.is((await client.setPassword(path, 'yet another passphrase')).status, 410);
   t.is((await new ConsoleClient(handles.api.base).signIn('reset@example.com', PASSWORD)).status, 401);
   t.is((await new ConsoleClient(handles.api.base).signIn('reset@example.com', 'a brand new passphrase')).status, 302);
+});
+
+test.serial('the outbox records a link e-mail as delivered, without the link', async (t) => {
+  const rows = await handles.db.sql<{ data: Record<string, unknown>; status: string; attempts: number }[]>`
+    select data, status, attempts from app.email_messages where kind = 'console.link' and recipient = 'new@example.com'`;
+  t.is(rows.length, 1);
+  t.like(rows[0], { data: { purpose: 'verify_email', hours: 48 }, status: 'delivered', attempts: 1 });
+  t.false('path' in rows[0]!.data);
+  const [stored] = await handles.db.sql`select count(*)::int as n from app.email_messages m where m::text like '%token=%'`;
+  t.is(stored!.n, 0, 'no link at rest');
+});
+
+test.serial('SMTP down: sign-up and reset say the e-mail could not be sent, and nothing is made', async (t) => {
+  // this file's other tests count reset requests against the client's per-minute limit
+  await handles.db.sql`delete from app.auth_failures`;
+  const { owner } = await signedInAccount(handles.db.sql, handles.api.base, 'down-reset@example.com');
+  const tokens = async () => (await handles.db.sql`select count(*)::int as n from app.console_tokens where purpose <> 'invite'`)[0]!.n as number;
+  const before = await tokens();
+  await mailbox.stop();
+  try {
+    const client = new ConsoleClient(handles.api.base);
+    await client.get('/console/sign-up');
+    const signUp = await client.post('/console/sign-up', { email: 'down@example.com', password: PASSWORD });
+    t.is(signUp.status, 503);
+    t.regex(signUp.text, /could not be sent[^<]*nothing was changed/);
+    t.is((await handles.db.sql`select count(*)::int as n from app.owners where email = 'down@example.com'`)[0]!.n, 0);
+    const known = await client.post('/console/reset', { email: 'down-reset@example.com' });
+    const unknown = await client.post('/console/reset', { email: 'nobody-down@example.com' });
+    t.is(known.status, 503);
+    t.is(unknown.status, 503, 'the same answer for an address without an account');
+    t.regex(known.text, /could not be sent/);
+    t.is(await tokens(), before, 'no link stored');
+    t.is((await handles.db.sql`select count(*)::int as n from app.email_messages where owner = ${owner} and kind = 'console.link'`)[0]!.n, 0);
+  } finally {
+    await mailbox.start();
+    await handles.db.sql`delete from app.auth_failures`;
+  }
 });
 
 test.serial('an invite makes the account of the invited address once, verified and signed in; another address is refused', async (t) => {
