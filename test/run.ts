@@ -15,7 +15,10 @@ ava.stdout.on('data', (chunk: Buffer) => {
   output += chunk.toString();
 });
 const code = await new Promise<number>((resolve) => ava.on('close', (exit) => resolve(exit ?? 1)));
-if (!process.env.TEST_DATABASE_URL) rmSync(TEMPLATE_DIR, { recursive: true, force: true });
+if (!process.env.TEST_DATABASE_URL) {
+  // the template, and the demo one with its lock (test/helpers/demo.ts)
+  for (const dir of [TEMPLATE_DIR, `${TEMPLATE_DIR.replace(/\/$/, '')}-demo`, `${TEMPLATE_DIR.replace(/\/$/, '')}-demo.lock`]) rmSync(dir, { recursive: true, force: true });
+}
 const lines = output.split('\n');
 /** `# pass N` and the like, ava's TAP summary */
 const summary = (name: string) => Number(lines.map((line) => new RegExp(`^# ${name} (\\d+)$`).exec(line)?.[1]).find(Boolean) ?? 0);

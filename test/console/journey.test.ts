@@ -74,8 +74,9 @@ browserTest('the journey from sign-up to a revoked key, every page accessible an
     await mailbox.waitFor(1, 10_000);
     const mail = mailbox.accepted.find((m) => m.envelope.to.includes(email))!;
     t.is(mail.headers.subject, 'Confirm your e-mail address');
-    const link = /(http:\/\/\S+\/console\/verify\?token=[\w-]+)/.exec(mail.text)![1]!;
-    await page.goto(link);
+    // the link's base is PUBLIC_URL, else HOST:PORT; the test's API listens on a port of its own
+    const link = /http:\/\/\S+(\/console\/verify\?token=[\w-]+)/.exec(mail.text)![1]!;
+    await page.goto(`${api.base}${link}`);
     await page.getByRole('heading', { name: 'Address confirmed' }).waitFor();
     await check(page, 'verified');
 

@@ -23,13 +23,14 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-export async function testDatabase(options: { idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number } = {}): Promise<TestDatabase> {
+export async function testDatabase(options: { idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number; template?: string } = {}): Promise<TestDatabase> {
   const external = process.env.TEST_DATABASE_URL;
   if (external) return externalDatabase(external);
-  if (!existsSync(join(TEMPLATE_DIR, 'pgdata'))) await buildTemplate();
+  const { template = TEMPLATE_DIR, ...limits } = options;
+  if (!existsSync(join(template, 'pgdata'))) await buildTemplate();
   const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-test-'));
-  cpSync(TEMPLATE_DIR, dataDir, { recursive: true });
-  const embedded = await ensureEmbedded({ dataDir, port: 0, ...options });
+  cpSync(template, dataDir, { recursive: true });
+  const embedded = await ensureEmbedded({ dataDir, port: 0, ...limits });
   const url = embeddedUrl(embedded.port);
   const sql = createSql({ url, pooled: true, embedded: true }, { max: 4 });
   return {

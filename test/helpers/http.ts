@@ -76,12 +76,16 @@ export async function awayFromMinuteBoundary(needSeconds = 10) {
  */
 export function useApi(
   test: { before: (fn: () => Promise<void>) => void; after: { always: (fn: () => Promise<void>) => void } },
-  options: Parameters<typeof testApi>[1] & { setup?: (handles: { db: TestDatabase; api: TestApi }) => Promise<void> } = {},
+  options: Parameters<typeof testApi>[1] & {
+    /** the file's database (default: a new migrated one) */
+    database?: () => Promise<TestDatabase>;
+    setup?: (handles: { db: TestDatabase; api: TestApi }) => Promise<void>;
+  } = {},
 ) {
   const handles = {} as { db: TestDatabase; api: TestApi };
   // One hook: ava runs a file's before hooks concurrently.
   test.before(async () => {
-    handles.db = await testDatabase();
+    handles.db = await (options.database ?? testDatabase)();
     handles.api = await testApi(handles.db, options);
     await options.setup?.(handles);
   });

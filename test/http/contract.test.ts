@@ -9,14 +9,14 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { apiRoutes } from '../../src/api/index.ts';
 import type { RouteSpec } from '../../src/http/routes.ts';
-import { loadDemoData } from '../helpers/demo.ts';
+import { demoDatabase } from '../helpers/demo.ts';
 import { useApi, type TestResponse } from '../helpers/http.ts';
 import { DIFFERENCES, NULLS } from './contract-differences.ts';
 import { loadFixture, referenceOperation, requestFor, type Fixture, type ReferenceSchema } from './operations.ts';
 
 const EXAMPLES_FILE = new URL('../../src/http/openapi-examples.json', import.meta.url);
 let fixture: Promise<Fixture> | undefined;
-const handles = useApi(test, { env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, setup: async ({ db }) => loadDemoData(db) });
+const handles = useApi(test, { env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, database: demoDatabase });
 
 // CONTRACT_TAGS=Coins,Prices reports only those groups (all operations still run).
 const TAGS = process.env.CONTRACT_TAGS?.split(',');

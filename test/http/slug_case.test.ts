@@ -5,11 +5,11 @@
 import test from 'ava';
 import { apiRoutes } from '../../src/api/index.ts';
 import type { RouteSpec } from '../../src/http/routes.ts';
-import { loadDemoData } from '../helpers/demo.ts';
+import { demoDatabase } from '../helpers/demo.ts';
 import { useApi, type TestResponse } from '../helpers/http.ts';
 import { loadFixture, requestFor } from './operations.ts';
 
-const handles = useApi(test, { env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, setup: async ({ db }) => loadDemoData(db) });
+const handles = useApi(test, { env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, database: demoDatabase });
 
 interface Parameter { name: string; in: 'path' | 'query'; schema: { 'x-slug-of'?: string } }
 const KINDS = ['coin', 'exchange', 'asset'];

@@ -3,13 +3,12 @@
 // The functions and their slug arguments come from the catalogue, so a new one is covered unasked.
 import { isDeepStrictEqual } from 'node:util';
 import test from 'ava';
-import { loadDemoData } from '../helpers/demo.ts';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { demoDatabase } from '../helpers/demo.ts';
+import type { TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;
 test.before(async () => {
-  db = await testDatabase();
-  await loadDemoData(db);
+  db = await demoDatabase();
 });
 test.after.always(async () => db?.close());
 
