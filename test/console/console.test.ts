@@ -7,7 +7,7 @@ import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { awayFromMinuteBoundary, testApi, type TestApi } from '../helpers/http.ts';
 import { ConsoleClient, PASSWORD, shownKey, signedInAccount } from '../helpers/console.ts';
 import { poll } from '../../dev/wait.ts';
-import { hashKey } from '../../src/keys.ts';
+import { createKey, hashKey } from '../../src/keys.ts';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -281,15 +281,25 @@ test('sign-up: refused when closed; without SMTP it says e-mail cannot be sent a
   }
 });
 
-test('a disabled account is signed out and its keys are refused within a second', async (t) => {
+/** An MCP tools/list with a key: its HTTP status. */
+const mcpStatus = async (key: string) => (await fetch(`${api.base}/mcp`, {
+  method: 'POST',
+  headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+})).status;
+
+test('a disabled account is signed out and its keys, Data API and MCP, are refused within a second', async (t) => {
   const { owner, client } = await signedInAccount(db.sql, api.base, nextEmail());
   await client.get('/console/keys');
   const key = shownKey((await client.post('/console/keys', { name: 'k', plan: 'free' })).text)!;
+  const mcpKey = (await createKey(db.sql, { plan: 'mcp-free', owner, scope: 'mcp' })).key;
   t.is((await api.get('/api/v1/ping', key)).status, 200, 'cached by the admission batcher');
+  t.is(await mcpStatus(mcpKey), 200);
   const disabledAt = Date.now();
   await db.sql`select app.console_set_disabled(${owner}, true)`;
   const refused = await poll(() => api.get('/api/v1/ping', key), (r) => r.status !== 200, { timeoutMs: 2000, everyMs: 20 });
   t.is(refused.status, 401);
+  t.is(await poll(() => mcpStatus(mcpKey), (status) => status !== 200, { timeoutMs: 2000, everyMs: 20 }), 401);
   t.true(Date.now() - disabledAt < 1000, `refused ${Date.now() - disabledAt} ms after`);
   t.is((await client.get('/console/keys')).status, 302);
   await db.sql`select app.console_set_disabled(${owner}, false)`;
