@@ -3234,6 +3234,77 @@ function app.console_account(p_owner text) returns TABLE(owner text, email text,
   |   select o.owner, o.email, o.email_verified_at, o.role, o.password_hash is not null
   |   from app.owners o where o.owner = p_owner and o.role is not null and o.disabled_at is null
 
+function app.console_admin_accounts(p_query text, p_owner text, p_limit integer, p_offset integer) returns TABLE(owner text, email text, role text, email_verified_at timestamp with time zone, created_at timestamp with time zone, disabled_at timestamp with time zone, keys bigint, requests_this_month bigint) language sql stable
+  -- Console accounts whose address contains p_query (any case; empty: all), or the one of p_owner, by address: role, verification, created, disabled, working keys and requests this month (UTC, all its keys). At most 100 rows from p_offset.
+  |   select o.owner, o.email, o.role, o.email_verified_at, o.created_at, o.disabled_at,
+  |     (select count(*) from app.api_keys k where k.owner = o.owner and app.key_live(k.revoked_at)),
+  |     coalesce((select sum(u.used) from app.usage_monthly u join app.api_keys k on k.id = u.key_id
+  |               where k.owner = o.owner and u.month = date_trunc('month', now() at time zone 'utc')::date), 0)::bigint
+  |   from app.owners o
+  |   where o.role is not null
+  |     and (p_owner is null or o.owner = p_owner)
+  |     and strpos(lower(o.email), lower(coalesce(p_query, ''))) > 0
+  |   order by lower(o.email), o.owner
+  |   limit least(greatest(coalesce(p_limit, 1), 1), 100) offset greatest(coalesce(p_offset, 0), 0)
+
+function app.console_admin_set_disabled(p_by text, p_owner text, p_disabled boolean) returns text language plpgsql volatile
+  -- The admin p_by disables (or enables) the account p_owner through app.console_set_disabled. Returns changed, self (an admin does not disable its own account) or no_account.
+  | begin
+  |   if p_disabled and p_by = p_owner then
+  |     return 'self';
+  |   end if;
+  |   if not exists (select from app.owners o where o.owner = p_owner and o.role is not null) then
+  |     return 'no_account';
+  |   end if;
+  |   perform app.console_set_disabled(p_owner, p_disabled);
+  |   return 'changed';
+  | end;
+
+function app.console_admin_set_plan(p_owner text, p_key_id bigint, p_plan text) returns text language sql volatile
+  -- Sets the plan of a working key of the owner (the API sees it within a second: NOTIFY api_keys). Returns changed, wrong_plan (no plan of that name in the key's scope) or no_key.
+  |   with target as (
+  |     select k.id, k.scope from app.api_keys k where k.id = p_key_id and k.owner = p_owner and app.key_live(k.revoked_at)),
+  |   changed as (
+  |     update app.api_keys k set plan = p_plan
+  |     from target t join app.plans p on p.name = p_plan and p.scope = t.scope
+  |     where k.id = t.id
+  |     returning 1)
+  |   select case when exists (select from changed) then 'changed' when exists (select from target) then 'wrong_plan' else 'no_key' end
+
+function app.console_admin_set_role(p_owner text, p_role text) returns text language plpgsql volatile
+  -- Sets an account's console role (user or admin; its sessions see it on their next request). Returns changed, last_admin (it is the last enabled admin: refused) or no_account.
+  | declare
+  |   v_role text;
+  | begin
+  |   perform from app.owners o where o.role = 'admin' order by o.owner for update;
+  |   select o.role into v_role from app.owners o where o.owner = p_owner and o.role is not null for update;
+  |   if not found then
+  |     return 'no_account';
+  |   end if;
+  |   if v_role = 'admin' and p_role <> 'admin'
+  |     and not exists (select from app.owners o where o.role = 'admin' and o.disabled_at is null and o.owner <> p_owner) then
+  |     return 'last_admin';
+  |   end if;
+  |   update app.owners o set role = p_role, updated_at = now() where o.owner = p_owner and o.role is distinct from p_role;
+  |   return 'changed';
+  | end;
+
+function app.console_admin_top_accounts(p_limit integer) returns TABLE(owner text, email text, role text, disabled_at timestamp with time zone, data_api bigint, mcp bigint, requests bigint, all_requests bigint) language sql stable
+  -- The key owners (console accounts or owners made by the CLI) with the most requests this month (UTC), at most p_limit (100): Data API and MCP requests, their sum, and all owners' requests this month.
+  |   select k.owner, o.email, o.role, o.disabled_at,
+  |     coalesce(sum(u.used) filter (where k.scope = 'data-api'), 0)::bigint,
+  |     coalesce(sum(u.used) filter (where k.scope = 'mcp'), 0)::bigint,
+  |     sum(u.used)::bigint,
+  |     (sum(sum(u.used)) over ())::bigint
+  |   from app.usage_monthly u
+  |   join app.api_keys k on k.id = u.key_id
+  |   left join app.owners o on o.owner = k.owner
+  |   where u.month = date_trunc('month', now() at time zone 'utc')::date
+  |   group by k.owner, o.email, o.role, o.disabled_at
+  |   having sum(u.used) > 0
+  |   order by sum(u.used) desc, k.owner
+  |   limit least(greatest(coalesce(p_limit, 1), 1), 100)
+
 function app.console_attempts_left(p_email text, p_client text, p_per_account integer, p_per_client integer) returns boolean language sql stable
   -- False when this minute's failed console sign-ins (or reset requests) of the address or of the client reached their limit.
   |   select not exists (

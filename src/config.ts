@@ -9,6 +9,11 @@ import { booleanFlag } from './validators.ts';
 /** A variable's description, and its default in words where the schema's value is computed or absent. */
 const doc = (description: string, documentedDefault?: string) => ({ description, ...(documentedDefault ? { documentedDefault } : {}) });
 
+/** A comma-separated list of plans of one key scope, at least one. */
+const planList = <S extends keyof typeof PLANS_BY_SCOPE>(scope: S, fallback: string) => z.string().default(fallback)
+  .transform((value) => value.split(',').map((plan) => plan.trim()).filter(Boolean))
+  .pipe(z.array(z.enum(PLANS_BY_SCOPE[scope])).min(1));
+
 const database = {
   DATABASE_URL: z.string().url().optional().meta(doc('PostgreSQL/TimescaleDB URL (`postgres://user:password@host:5432/db`); unset: the embedded database.', 'unset (embedded)')),
   DATABASE_POOLED: booleanFlag.optional().meta(doc('A transaction-level pooler that cannot keep prepared statements apart (PgBouncer without `max_prepared_statements`) sits in front: none are used.', '`false`')),
@@ -108,13 +113,13 @@ const consoleSettings = {
   CONSOLE: z.enum(['on', 'off']).default('on').meta(doc('The developer console at `/console` (accounts, keys); `off` removes it.')),
   CONSOLE_SIGNUP: z.enum(['closed', 'invite', 'open']).default('closed')
     .meta(doc('Who may make a console account: `closed` (the operator, `mdapi create-account`), `invite` (also whoever has an invite link), `open` (anyone, with a verified e-mail address).')),
-  CONSOLE_MAX_KEYS: z.coerce.number().int().min(1).max(1000).default(10).meta(doc('Most unrevoked Data API keys an account may hold through the console.')),
+  CONSOLE_MAX_KEYS: z.coerce.number().int().min(1).max(1000).default(10).meta(doc('Most working keys an account may hold through the console, counted per scope: this many Data API keys and this many MCP keys.')),
   CONSOLE_SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(120).meta(doc('A console session unused this long ends (minutes).')),
   CONSOLE_SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(30).meta(doc('A console session ends this long after sign-in, used or not (days).')),
-  CONSOLE_SELF_SERVICE_PLANS: z.string().default('free')
-    .transform((value) => value.split(',').map((plan) => plan.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(PLANS_BY_SCOPE['data-api'])).min(1))
+  CONSOLE_SELF_SERVICE_PLANS: planList('data-api', 'free')
     .meta(doc('The Data API plans an account may pick for a key it creates in the console (comma-separated).', '`free`')),
+  CONSOLE_SELF_SERVICE_MCP_PLANS: planList('mcp', 'mcp-free')
+    .meta(doc('The MCP plans an account may pick for an MCP key it creates in the console (comma-separated).', '`mcp-free`')),
   CONSOLE_SIGN_IN_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5).meta(doc('Failed console sign-ins (and reset requests) per address per minute before refusing.')),
   CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(20).meta(doc('Failed console sign-ins (and reset requests) per client address per minute before refusing.')),
 };

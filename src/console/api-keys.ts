@@ -1,47 +1,80 @@
-// The account's Data API keys: create (name, a self-service plan; shown once), list, rename, rotate
-// with a grace period, revoke. At most CONSOLE_MAX_KEYS live keys.
+// The account's keys, in two sections of one shape: Data API keys (/console/keys) and MCP keys
+// (/console/mcp-keys), each with the self-service plans of its scope. Create (name, plan; shown
+// once), list, rename, rotate with a grace period, revoke. At most CONSOLE_MAX_KEYS working keys
+// per scope.
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { createKey, MAX_ROTATION_GRACE_HOURS, revokeKey, rotateKey } from '../keys.ts';
+import { createKey, MAX_ROTATION_GRACE_HOURS, revokeKey, rotateKey, type NewKey } from '../keys.ts';
 import type { Sql } from '../db/client.ts';
-import type { PlanName } from '../plans.ts';
+import { publicBase } from '../http/pages.ts';
+import { MCP_PATH } from '../mcp/server.ts';
 import { field, form, html, notice, type Html } from './html.ts';
-import { fieldErrors, when, type Account, type Errors, type PageGroup } from './kit.ts';
+import { fieldErrors, when, type Account, type Errors, type Kit, type PageGroup } from './kit.ts';
 
 const keyName = z.string().trim().min(1, 'Give the key a name.').max(100, 'Use at most 100 characters.');
 const keyId = z.string().regex(/^\d{1,18}$/, 'Unknown key.');
 
-export const keyPages: PageGroup = (router, { sql, config, csrf, page, signedIn, signedInForm }) => {
-  const plans = config.CONSOLE_SELF_SERVICE_PLANS as [PlanName, ...PlanName[]];
-  const createForm = z.object({ name: keyName, plan: z.enum(plans, `Choose one of: ${plans.join(', ')}.`) });
+/** One section of keys: its scope, where it is, and how a key of it is used. */
+interface KeySection {
+  scope: NewKey['scope'];
+  path: string;
+  title: string;
+  plans: [NewKey['plan'], ...NewKey['plan'][]];
+  /** how to send a key of this scope, on the service at `base` */
+  usage: (base: string) => Html;
+}
 
-  // ---- Data API keys
+const sections = (config: Kit['config']): KeySection[] => [
+  {
+    scope: 'data-api', path: '/keys', title: 'Data API keys', plans: config.CONSOLE_SELF_SERVICE_PLANS as KeySection['plans'],
+    usage: (base) => html`<p>Send the key as <code>Authorization: Bearer &lt;key&gt;</code> to <code>${base}/api/v1/…</code> (the <a href="/docs">API guide</a>). Keep it on a server: never in a web page or an app. MCP keys are refused there.</p>`,
+  },
+  {
+    scope: 'mcp', path: '/mcp-keys', title: 'MCP keys', plans: config.CONSOLE_SELF_SERVICE_MCP_PLANS as KeySection['plans'],
+    usage: (base) => html`<p>The tool server is at <code>${base}${MCP_PATH}</code> (Model Context Protocol, Streamable HTTP). Give your MCP client that URL and the key as
+<code>Authorization: Bearer &lt;key&gt;</code>, or as <code>X-API-Key: &lt;key&gt;</code>. Each tool call costs one request of the key's plan. Data API keys are refused there, and MCP keys on <code>/api/v1</code>.</p>
+<pre><code>curl ${base}${MCP_PATH} -H 'Authorization: Bearer &lt;key&gt;' -H 'Content-Type: application/json' \\
+  -H 'Accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'</code></pre>`,
+  },
+];
+
+export const keyPages: PageGroup = (router, kit) => {
+  for (const section of sections(kit.config)) keySection(router, kit, section);
+};
+
+/** The pages and forms of one section of keys. */
+function keySection(router: Parameters<PageGroup>[0], { sql, config, csrf, page, signedIn, signedInForm }: Kit, { scope, path, title, plans, usage }: KeySection) {
+  const createForm = z.object({ name: keyName, plan: z.enum(plans, `Choose one of: ${plans.join(', ')}.`) });
+  const action = (verb = '') => `/console${path}${verb && `/${verb}`}`;
+
   async function keysPage(ctx: Context, who: Account, extra: { message?: Html; values?: Record<string, string>; errors?: Errors; renameError?: { key: string; name: string; error: string }; status?: number } = {}) {
     const keys = await sql<{ id: string; name: string | null; prefix: string; plan: string; created_at: Date; last_used_at: Date | null; requests_this_month: string; retires_at: Date | null }[]>`
-      select * from app.console_keys(${who.owner}, 'data-api')`;
+      select * from app.console_keys(${who.owner}, ${scope})`;
     const token = csrf(ctx);
     const { values = {}, errors = {} } = extra;
-    page(ctx, 'Data API keys', html`${extra.message ?? ''}
+    page(ctx, title, html`${extra.message ?? ''}
 <h2>Your keys</h2>
 ${keys.length === 0 ? html`<p>No key yet.</p>` : html`<div class="table"><table><thead><tr><th>Name</th><th>Prefix</th><th>Plan</th><th>Created</th><th>Last used</th><th>Requests this month</th><th>Actions</th></tr></thead><tbody>
 ${keys.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'}</td><td data-label="Prefix"><code>${key.prefix}</code></td><td data-label="Plan">${key.plan}</td><td data-label="Created">${when(key.created_at)}</td><td data-label="Last used">${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td data-label="Requests this month">${key.requests_this_month}${key.retires_at ? html`<br><strong>Retires ${when(key.retires_at)}</strong> (rotated)` : ''}</td>
-<td class="row-actions">${form('/console/keys/rename', token, renameField(key.id, key.name, extra.renameError?.key === key.id ? extra.renameError : undefined), 'Rename')}
-${key.retires_at ? '' : form('/console/keys/rotate', token, rotateFields(key.id), `Rotate ${key.prefix}`)}
-${form('/console/keys/revoke', token, html`<input type="hidden" name="key" value="${key.id}">`, `Revoke ${key.prefix}`, 'danger')}</td></tr>`)}
+<td class="row-actions">${form(action('rename'), token, renameField(key.id, key.name, extra.renameError?.key === key.id ? extra.renameError : undefined), 'Rename')}
+${key.retires_at ? '' : form(action('rotate'), token, rotateFields(key.id), `Rotate ${key.prefix}`)}
+${form(action('revoke'), token, html`<input type="hidden" name="key" value="${key.id}">`, `Revoke ${key.prefix}`, 'danger')}</td></tr>`)}
 </tbody></table></div>`}
 <h2>Create a key</h2>
-${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys, the most this service allows (${config.CONSOLE_MAX_KEYS}): revoke one to create another.</p>` : form('/console/keys', token, [
+${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys, the most this service allows (${config.CONSOLE_MAX_KEYS}): revoke one to create another.</p>` : form(action(), token, [
     field({ name: 'name', label: 'Name', value: values.name, error: errors.name }),
     html`<div class="field${errors.plan ? ' invalid' : ''}"><label for="f-plan">Plan</label>${errors.plan ? html`<p class="error" id="f-plan-error">Error: ${errors.plan}</p>` : ''}
 <select id="f-plan" name="plan">${plans.map((plan) => html`<option${values.plan === plan ? html` selected` : ''}>${plan}</option>`)}</select></div>`,
-  ], 'Create key')}`, extra.status ?? 200, who);
+  ], 'Create key')}
+<h2>Using a key</h2>
+${usage(publicBase(ctx, config))}`, extra.status ?? 200, who);
   }
 
-  router.get('/keys', async (ctx) => {
+  router.get(path, async (ctx) => {
     const who = await signedIn(ctx);
     if (who) await keysPage(ctx, who);
   });
-  router.post('/keys', async (ctx) => {
+  router.post(path, async (ctx) => {
     const form = await signedInForm(ctx);
     if (!form) return;
     const { fields, who } = form;
@@ -50,14 +83,14 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys,
     const created = await sql.begin(async (tx) => {
       // one creation at a time per account, so two tabs cannot pass the limit together
       await tx`select 1 from app.owners where owner = ${who.owner} for update`;
-      const [count] = await tx<{ n: number }[]>`select count(*)::int as n from app.console_keys(${who.owner}, 'data-api')`;
+      const [count] = await tx<{ n: number }[]>`select count(*)::int as n from app.console_keys(${who.owner}, ${scope})`;
       if (count!.n >= config.CONSOLE_MAX_KEYS) return null;
-      return createKey(tx as unknown as Sql, { plan: parsed.data.plan, owner: who.owner, scope: 'data-api', name: parsed.data.name });
+      return createKey(tx as unknown as Sql, { plan: parsed.data.plan, owner: who.owner, scope, name: parsed.data.name });
     });
     if (!created) return keysPage(ctx, who, { values: fields, errors: { name: `You hold the most keys allowed (${config.CONSOLE_MAX_KEYS}).` }, status: 409 });
     await keysPage(ctx, who, { message: shownOnce(created.key) });
   });
-  router.post('/keys/rotate', async (ctx) => {
+  router.post(`${path}/rotate`, async (ctx) => {
     const form = await signedInForm(ctx);
     if (!form) return;
     const { fields, who } = form;
@@ -67,7 +100,7 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys,
     const old = rotated.retiresAt.getTime() <= Date.now() ? 'The old key is refused from now on.' : `The old key keeps working until ${when(rotated.retiresAt)}, then is refused.`;
     await keysPage(ctx, who, { message: shownOnce(rotated.key, old) });
   });
-  router.post('/keys/rename', async (ctx) => {
+  router.post(`${path}/rename`, async (ctx) => {
     const form = await signedInForm(ctx);
     if (!form) return;
     const { fields, who } = form;
@@ -80,7 +113,7 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys,
     const [row] = await sql<{ ok: boolean }[]>`select app.console_rename_key(${who.owner}, ${parsed.data.key}, ${parsed.data.name}) as ok`;
     await keysPage(ctx, who, row!.ok ? { message: notice('Key renamed.') } : { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
   });
-  router.post('/keys/revoke', async (ctx) => {
+  router.post(`${path}/revoke`, async (ctx) => {
     const form = await signedInForm(ctx);
     if (!form) return;
     const { fields, who } = form;
@@ -88,8 +121,7 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys,
     const revoked = id.success ? await revokeKey(sql, id.data, who.owner) : 0;
     await keysPage(ctx, who, revoked ? { message: notice('Key revoked: the API refuses it from now on.') } : { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
   });
-
-};
+}
 
 /** How long a rotated key may keep working beside its successor: [hours, label], up to MAX_ROTATION_GRACE_HOURS. */
 const GRACE_CHOICES: [number, string][] = [[0, 'none: refuse it now'], [1, '1 hour'], [24, '1 day'], [72, '3 days'], [MAX_ROTATION_GRACE_HOURS, '7 days']];

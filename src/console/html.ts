@@ -37,7 +37,7 @@ export interface Page {
 }
 
 /** The signed-in navigation: [path, label], and the operator's pages for an admin. */
-const NAV: [string, string][] = [['/console/keys', 'Keys'], ['/console/account', 'Account']];
+const NAV: [string, string][] = [['/console/keys', 'Data API keys'], ['/console/mcp-keys', 'MCP keys'], ['/console/account', 'Account']];
 const ADMIN_NAV: [string, string][] = [];
 
 /** Adds a page to the signed-in navigation (a page group does, when mounted). */
@@ -73,7 +73,7 @@ export interface Field {
   /** the input's id when a page has several fields of one name (default f-<name>) */
   id?: string;
   label: string;
-  type?: 'text' | 'email' | 'password' | 'hidden';
+  type?: 'text' | 'email' | 'password' | 'hidden' | 'search';
   value?: string;
   error?: string;
   autocomplete?: string;

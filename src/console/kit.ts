@@ -149,6 +149,13 @@ export function consoleKit(deps: Deps) {
     return who;
   }
 
+  /** An admin's form post, after its CSRF check: its fields and account, or null when refused (the page is written). */
+  async function adminForm(ctx: Context): Promise<{ fields: Fields; who: Account } | null> {
+    const fields = await posted(ctx);
+    const who = fields && (await admin(ctx));
+    return who ? { fields: fields!, who } : null;
+  }
+
   async function openSession(ctx: Context, owner: string, next: string) {
     const token = newToken();
     await sql`select app.console_open_session(${owner}, ${tokenHash(token)}, ${ctx.get('user-agent').slice(0, 200)}, ${idle}::interval, ${absolute}::interval)`;
@@ -158,7 +165,7 @@ export function consoleKit(deps: Deps) {
 
   const endSession = (ctx: Context) => setCookie(ctx, cookies.session, '', cookies.secure, 0);
 
-  return { sql, config, deps, account, csrf, page, parseForms, posted, signedIn, signedInForm, admin, openSession, endSession };
+  return { sql, config, deps, account, csrf, page, parseForms, posted, signedIn, signedInForm, admin, adminForm, openSession, endSession };
 }
 
 /** One group of console pages, mounted on the console's router with the shared kit. */

@@ -86,24 +86,32 @@ const figureText = (value: unknown): string => {
   return String(value);
 };
 
+/**
+ * The report as markup, escaped: the overall state, when it was checked (and `extra`: links beside
+ * it) and the components' table. The /status page and the console's operator status page show it.
+ */
+export function statusMarkup(report: StatusReport, extra = ''): string {
+  const rows = report.components.map((component) => {
+    const figures = Object.entries(component.figures)
+      .map(([name, value]) => `${escapeHtml(name.replace(/_/g, ' '))}: ${escapeHtml(figureText(value))}`)
+      .join('<br>');
+    return `<tr data-component="${escapeHtml(component.id)}"><th scope="row">${escapeHtml(component.name)}</th>` +
+      `<td class="${component.state}" data-state="${component.state}">${LABEL[component.state]}</td><td>${figures}</td></tr>`;
+  });
+  return `<p id="overall" class="${report.status}" data-state="${report.status}"><strong>${HEADLINE[report.status]}</strong></p>
+<p>Version ${escapeHtml(report.version)} · checked ${escapeHtml(report.checked_at)}${extra}</p>
+<table class="components"><thead><tr><th>Component</th><th>State</th><th>Figures</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody></table>`;
+}
+
 export function statusPage(deps: Deps) {
   return async (ctx: Context) => {
     ctx.set('Cache-Control', 'no-store');
     const report = await statusReport(deps);
-    const rows = report.components.map((component) => {
-      const figures = Object.entries(component.figures)
-        .map(([name, value]) => `${escapeHtml(name.replace(/_/g, ' '))}: ${escapeHtml(figureText(value))}`)
-        .join('<br>');
-      return `<tr data-component="${escapeHtml(component.id)}"><th scope="row">${escapeHtml(component.name)}</th>` +
-        `<td class="${component.state}" data-state="${component.state}">${LABEL[component.state]}</td><td>${figures}</td></tr>`;
-    });
     htmlPage(ctx, 'Status', `<h1>Status</h1>
-<p id="overall" class="${report.status}" data-state="${report.status}"><strong>${HEADLINE[report.status]}</strong></p>
-<p>Version ${escapeHtml(report.version)} · checked ${escapeHtml(report.checked_at)} · ${refreshControl(REFRESH_SECONDS)} ·
-<a href="/status.json">JSON</a> · <a href="/docs/status">thresholds</a></p>
-<table class="components"><thead><tr><th>Component</th><th>State</th><th>Figures</th></tr></thead>
-<tbody>
-${rows.join('\n')}
-</tbody></table>`, { refreshSeconds: REFRESH_SECONDS });
+${statusMarkup(report, ` · ${refreshControl(REFRESH_SECONDS)} ·
+<a href="/status.json">JSON</a> · <a href="/docs/status">thresholds</a>`)}`, { refreshSeconds: REFRESH_SECONDS });
   };
 }

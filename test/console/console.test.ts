@@ -158,6 +158,64 @@ test('keys: created with a name and plan, shown once, listed, renamed, revoked; 
   t.is(await keyCount(owner), 1);
 });
 
+test('MCP keys: their own page and plans, usable on /mcp only; Data API keys refused there; CONSOLE_MAX_KEYS counted per scope', async (t) => {
+  const { owner, client } = await signedInAccount(db.sql, api.base, nextEmail());
+  const page = await client.get('/console/mcp-keys');
+  t.is(page.status, 200);
+  t.regex(page.text, /<h1>MCP keys<\/h1>/);
+  t.true(page.text.includes(`<code>${api.base}/mcp</code>`), 'says where the tool server is');
+  t.regex(page.text, /Authorization: Bearer &lt;key&gt;/);
+  t.regex(page.text, /<option>mcp-free<\/option><\/select>/, 'only the self-service MCP plan (default mcp-free)');
+  t.regex(page.text, /aria-current="page">MCP keys</);
+
+  const badPlan = await client.post('/console/mcp-keys', { name: 'agent', plan: 'free' });
+  t.is(badPlan.status, 422, 'a Data API plan is not an MCP plan');
+  t.regex(badPlan.text, /Error: Choose one of: mcp-free/);
+  const mcp = shownKey((await client.post('/console/mcp-keys', { name: 'agent', plan: 'mcp-free' })).text)!;
+  t.truthy(mcp);
+  await client.get('/console/keys');
+  const data = shownKey((await client.post('/console/keys', { name: 'server', plan: 'free' })).text)!;
+  t.like((await db.sql`select scope, plan from app.api_keys where key_hash = ${hashKey(mcp)}`)[0], { scope: 'mcp', plan: 'mcp-free' });
+
+  const toolsList = (headers: Record<string, string>) => api.request('POST', '/mcp', {
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  const listed = await toolsList({ authorization: `Bearer ${mcp}` });
+  t.is(listed.status, 200);
+  t.true(JSON.stringify(listed.body).includes('search_coins'));
+  t.is((await toolsList({ 'x-api-key': mcp })).status, 200);
+  t.is((await toolsList({ authorization: `Bearer ${data}` })).status, 401, 'a Data API key is refused on /mcp');
+  t.is((await api.get('/api/v1/ping', mcp)).status, 401, 'an MCP key is refused on the Data API');
+  t.is((await api.get('/api/v1/ping', data)).status, 200);
+
+  // listed on its own page only, renamed, rotated and revoked there
+  const mcpPage = await client.get('/console/mcp-keys');
+  t.true(mcpPage.text.includes(mcp.slice(0, 12)));
+  t.false(mcpPage.text.includes(data.slice(0, 12)));
+  t.false((await client.get('/console/keys')).text.includes(mcp.slice(0, 12)));
+  const [row] = await db.sql`select id from app.api_keys where key_hash = ${hashKey(mcp)}`;
+  await client.get('/console/mcp-keys');
+  t.is((await client.post('/console/mcp-keys/rename', { key: String(row!.id), name: 'desktop agent' })).status, 200);
+  const rotated = await client.post('/console/mcp-keys/rotate', { key: String(row!.id), grace: '0' });
+  t.is(rotated.status, 200);
+  const fresh = shownKey(rotated.text)!;
+  t.like((await db.sql`select scope, plan, name from app.api_keys where key_hash = ${hashKey(fresh)}`)[0], { scope: 'mcp', plan: 'mcp-free', name: 'desktop agent' });
+  t.is((await toolsList({ authorization: `Bearer ${fresh}` })).status, 200);
+
+  // the limit (2 here) is per scope: a second MCP key beside the Data API key, not a third
+  t.is((await client.post('/console/mcp-keys', { name: 'second', plan: 'mcp-free' })).status, 200);
+  t.is((await client.post('/console/mcp-keys', { name: 'third', plan: 'mcp-free' })).status, 409);
+  await client.get('/console/keys');
+  t.is((await client.post('/console/keys', { name: 'second', plan: 'free' })).status, 200);
+  t.is(Number((await db.sql`select count(*) from app.api_keys where owner = ${owner} and scope = 'mcp' and app.key_live(revoked_at)`)[0]!.count), 2);
+
+  const [freshRow] = await db.sql`select id from app.api_keys where key_hash = ${hashKey(fresh)}`;
+  await client.get('/console/mcp-keys');
+  t.is((await client.post('/console/mcp-keys/revoke', { key: String(freshRow!.id) })).status, 200);
+  t.is((await poll(() => toolsList({ authorization: `Bearer ${fresh}` }), (r) => r.status !== 200, { timeoutMs: 2000, everyMs: 20 })).status, 401);
+});
+
 test('rotating a key: a new secret at once, the old one working for the grace chosen, then refused; none: refused now', async (t) => {
   const { owner, client } = await signedInAccount(db.sql, api.base, nextEmail());
   await client.get('/console/keys');

@@ -6,13 +6,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { AxeBuilder } from '@axe-core/playwright';
 import { Logger, run, type Runner } from 'graphile-worker';
 import { chromium, type Page } from 'playwright-core';
 import { sendEmail } from '../../jobs/send_email.ts';
 import { startMailbox, type Mailbox } from '../../dev/mailbox.ts';
 import { poll } from '../../dev/wait.ts';
-import { browserTest, CHROMIUM } from '../helpers/browser.ts';
+import { browserTest, checkPage, CHROMIUM } from '../helpers/browser.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { PASSWORD } from '../helpers/console.ts';
@@ -46,11 +45,7 @@ browserTest('the journey from sign-up to a revoked key, every page accessible an
   let shot = 0;
   /** axe, the 375 px width, and a screenshot of the page as it is now */
   const check = async (page: Page, name: string) => {
-    const { violations } = await new AxeBuilder({ page }).analyze();
-    const grave = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    t.deepEqual(grave.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `${name}: axe`);
-    const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-    t.true(scrollWidth <= innerWidth, `${name}: ${scrollWidth} px wide in a ${innerWidth} px window`);
+    await checkPage(t, page, name);
     const path = join(shots, `${String(++shot).padStart(2, '0')}-${name}.png`);
     await page.screenshot({ path, fullPage: true });
     t.log(`screenshot: ${path}`);

@@ -1,7 +1,9 @@
 // Debian's chromium for the browser tests (driven by playwright-core). Where it is not installed,
 // a browser test is skipped and its title says why.
 import { existsSync } from 'node:fs';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
+import { AxeBuilder } from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -9,3 +11,12 @@ export const browserTest = existsSync(CHROMIUM)
   ? test.serial
   : (((title: string, ...rest: unknown[]) =>
     (test.skip as (title: string, ...rest: unknown[]) => void)(`${title} [skipped: no ${CHROMIUM}; apt-get install chromium]`, ...rest)) as unknown as typeof test.serial);
+
+/** What every console page must pass: axe-core finds no serious or critical violation, and nothing scrolls sideways. */
+export async function checkPage(t: ExecutionContext, page: Page, name: string) {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  const grave = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  t.deepEqual(grave.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `${name}: axe`);
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  t.true(scrollWidth <= innerWidth, `${name}: ${scrollWidth} px wide in a ${innerWidth} px window`);
+}

@@ -56,9 +56,9 @@ export class ConsoleClient {
 
 export const PASSWORD = 'correct horse battery staple';
 
-/** An account made as the operator makes one, signed in by a client with PASSWORD. */
-export async function signedInAccount(sql: Sql, base: string, email: string, userAgent?: string) {
-  const { owner, path } = await sql.begin((tx) => createAccount(tx as unknown as Sql, { email }));
+/** An account made as the operator makes one (an admin with `admin`), signed in by a client with PASSWORD. */
+export async function signedInAccount(sql: Sql, base: string, email: string, userAgent?: string, admin = false) {
+  const { owner, path } = await sql.begin((tx) => createAccount(tx as unknown as Sql, { email, admin }));
   const client = new ConsoleClient(base, userAgent);
   const page = await client.setPassword(path, PASSWORD);
   if (page.status !== 302) throw new Error(`setting the password answered ${page.status}: ${page.text.slice(0, 500)}`);
