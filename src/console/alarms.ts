@@ -8,7 +8,7 @@ import { alarmChanges, createAlarm, deleteAlarm, DIRECTIONS, METRICS, newAlarmBo
 import type { Config } from '../config.ts';
 import { notificationChannels } from '../mail/smtp.ts';
 import { choice, field, form, html, navigation, notice, type Html } from './html.ts';
-import { fieldErrors, pageNumber, refusal, rowId, when, type Account, type Errors, type Fields, type PageGroup } from './kit.ts';
+import { fieldErrors, pageNumber, Refused, refusal, rowId, when, type Account, type Errors, type Fields, type PageGroup } from './kit.ts';
 
 const PER_PAGE = 25;
 const METRIC_LABELS: Record<(typeof METRICS)[number], string> = { rate: 'price (USD)', volume: '24h volume (USD)', marketcap: 'market cap (USD)' };
@@ -150,50 +150,45 @@ ${alarm.status === 'triggered' ? html`<h2>Re-arm</h2><p>Arms it again with its c
     const alarm = who && (await ownAlarm(ctx, who));
     if (alarm) await editPage(ctx, who!, alarm);
   });
-  router.post('/alarms/:id', async (ctx) => {
-    const posted = await signedInForm(ctx);
-    const alarm = posted && (await ownAlarm(ctx, posted.who));
-    if (!alarm) return;
-    const { fields, who } = posted!;
+  /**
+   * A form on one alarm of the account (edit: '', or /rearm, /delete): `act` returns the message
+   * for the list, or throws Refused. A refusal (Refused, or the API's 422/409) is shown on the
+   * alarm's own form, beside the field it concerns, with what was typed when `keepTyped`; a 404 on
+   * the list.
+   */
+  function onAlarm(action: string, keepTyped: boolean, act: (who: Account, alarm: AlarmRow, fields: Fields) => Promise<Html>) {
+    router.post(`/alarms/:id${action}`, async (ctx) => {
+      const posted = await signedInForm(ctx);
+      const alarm = posted && (await ownAlarm(ctx, posted.who));
+      if (!alarm) return;
+      const { fields, who } = posted!;
+      let message: Html;
+      try {
+        message = await act(who, alarm, fields);
+      } catch (error) {
+        const refused = error instanceof Refused ? { status: 422, errors: error.errors } : refusal(error, FIELD_OF_CODE);
+        if (refused.status === 404) return alarmsPage(ctx, who, { message: notice(GONE, 'error'), status: 404 });
+        return editPage(ctx, who, alarm, { values: keepTyped ? fields : undefined, errors: refused.errors, status: refused.status });
+      }
+      await alarmsPage(ctx, who, { message });
+    });
+  }
+  onAlarm('', true, async (who, alarm, fields) => {
     const parsed = alarmChanges.safeParse(fields);
-    const errors = parsed.success ? await noEndpoint(who.owner, parsed.data.notification, alarm.notification) : fieldErrors(parsed.error);
-    if (!parsed.success || Object.keys(errors).length) return editPage(ctx, who, alarm, { values: fields, errors, status: 422 });
-    try {
-      const { target, ...changes } = parsed.data;
-      await updateAlarm(sql, config, who.owner, alarm.id, { ...changes, ...(target === undefined ? {} : { target: String(target) }) });
-    } catch (error) {
-      const refused = refusal(error, FIELD_OF_CODE);
-      if (refused.status === 404) return alarmsPage(ctx, who, { message: notice(GONE, 'error'), status: 404 });
-      return editPage(ctx, who, alarm, { values: fields, errors: refused.errors, status: refused.status });
-    }
-    await alarmsPage(ctx, who, { message: notice(html`Alarm <strong>${parsed.data.name ?? alarm.name}</strong> saved.`) });
+    if (!parsed.success) throw new Refused(fieldErrors(parsed.error));
+    const errors = await noEndpoint(who.owner, parsed.data.notification, alarm.notification);
+    if (Object.keys(errors).length) throw new Refused(errors);
+    const { target, ...changes } = parsed.data;
+    await updateAlarm(sql, config, who.owner, alarm.id, { ...changes, ...(target === undefined ? {} : { target: String(target) }) });
+    return notice(html`Alarm <strong>${parsed.data.name ?? alarm.name}</strong> saved.`);
   });
-  router.post('/alarms/:id/rearm', async (ctx) => {
-    const posted = await signedInForm(ctx);
-    const alarm = posted && (await ownAlarm(ctx, posted.who));
-    if (!alarm) return;
-    const { who } = posted!;
-    try {
-      await updateAlarm(sql, config, who.owner, alarm.id, { status: 'active' });
-    } catch (error) {
-      const refused = refusal(error, FIELD_OF_CODE);
-      if (refused.status === 404) return alarmsPage(ctx, who, { message: notice(GONE, 'error'), status: 404 });
-      // the guard's answer beside the field to change (the target, mostly) on the alarm's own form
-      return editPage(ctx, who, alarm, { errors: refused.errors, status: refused.status });
-    }
-    await alarmsPage(ctx, who, { message: notice(html`Alarm <strong>${alarm.name}</strong> re-armed.`) });
+  // the guard's refusal is shown beside the field to change (the target, mostly) on the alarm's own form
+  onAlarm('/rearm', false, async (who, alarm) => {
+    await updateAlarm(sql, config, who.owner, alarm.id, { status: 'active' });
+    return notice(html`Alarm <strong>${alarm.name}</strong> re-armed.`);
   });
-  router.post('/alarms/:id/delete', async (ctx) => {
-    const posted = await signedInForm(ctx);
-    const alarm = posted && (await ownAlarm(ctx, posted.who));
-    if (!alarm) return;
-    const { who } = posted!;
-    try {
-      await deleteAlarm(sql, who.owner, alarm.id);
-    } catch (error) {
-      if (refusal(error).status === 404) return alarmsPage(ctx, who, { message: notice(GONE, 'error'), status: 404 });
-      throw error;
-    }
-    await alarmsPage(ctx, who, { message: notice(html`Alarm <strong>${alarm.name}</strong> deleted; one is back in your inventory.`) });
+  onAlarm('/delete', false, async (who, alarm) => {
+    await deleteAlarm(sql, who.owner, alarm.id);
+    return notice(html`Alarm <strong>${alarm.name}</strong> deleted; one is back in your inventory.`);
   });
 };
