@@ -89,8 +89,8 @@ export const alarmPages: PageGroup = (router, { sql, config, csrf, page, signedI
 <h2>Your alarms</h2>
 ${data.length === 0 ? html`<p>${total === 0 ? 'No alarm yet.' : 'No alarm on this page.'}</p>` : html`<div class="table"><table><thead><tr><th>Name</th><th>Coin</th><th>Condition</th><th>Target</th><th>Current value</th><th>Distance</th><th>Status</th><th>Actions</th></tr></thead><tbody>
 ${data.map((alarm) => html`<tr><td data-label="Name">${alarm.name}</td><td data-label="Coin">${alarm.coin.name} (${alarm.coin.symbol})</td>
-<td data-label="Condition">${METRIC_LABELS[alarm.metric]} ${DIRECTION_LABELS[alarm.direction]}</td><td data-label="Target">${alarm.target}</td>
-<td data-label="Current value">${alarm.current_value ?? 'none'}</td>
+<td data-label="Condition">${METRIC_LABELS[alarm.metric]} ${DIRECTION_LABELS[alarm.direction]}</td><td data-label="Target" class="num">${alarm.target}</td>
+<td data-label="Current value" class="num">${alarm.current_value ?? 'none'}</td>
 <td data-label="Distance">${alarm.distance === null || alarm.distance === undefined ? 'unknown' : `${alarm.distance}${alarm.distance_percent === null ? '' : ` (${alarm.distance_percent} %)`}`}</td>
 <td data-label="Status">${alarm.status === 'active' ? 'armed' : html`<strong>triggered</strong> ${when(alarm.triggered_at!)} at ${alarm.triggered_value}`}<br>notifies by ${alarm.notification}</td>
 <td class="row-actions"><a href="/console/alarms/${String(alarm.id)}">Edit</a>

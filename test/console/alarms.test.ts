@@ -61,8 +61,8 @@ test.serial('create, edit, re-arm and delete in the console, seen through the AP
   t.is(listed.body.meta.balance, 9);
 
   // the list: target, the current value and the distance (absolute and %) as SQL computed them
-  t.regex(created.text, /<td data-label="Target">150\.000000000000000001<\/td>/);
-  t.regex(created.text, /<td data-label="Current value">100<\/td>/);
+  t.regex(created.text, /<td data-label="Target" class="num">150\.000000000000000001<\/td>/);
+  t.regex(created.text, /<td data-label="Current value" class="num">100<\/td>/);
   t.regex(created.text, /<td data-label="Distance">50\.000000000000000001 \(50\.00 %\)<\/td>/);
   t.regex(created.text, /armed/);
 

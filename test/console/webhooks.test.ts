@@ -175,6 +175,18 @@ test.serial('a disabled endpoint is re-enabled; a test to it while disabled is r
   t.is(enabled.status, 200);
   t.regex(enabled.text, /Endpoint re-enabled/);
   t.like((await call('GET', `/webhooks/${id}`)).body.data, { status: 'delivering', consecutive_failures: 0, disabled_at: null });
+  // the log pages newest first, 20 a page, with a link to older ones
+  await db.sql`
+    with events as (insert into app.webhook_events (owner, event, data, created_at)
+      select ${owner}, 'alarm.triggered', jsonb_build_object('n', n), now() - n * interval '1 minute' from generate_series(1, 25) n returning id, created_at)
+    insert into app.webhook_deliveries (endpoint_id, event_id, status, created_at) select ${id}, id, 'failed', created_at from events`;
+  const newest = await client.get(`/console/webhooks/${id}`);
+  t.is([...newest.text.matchAll(/>Redeliver</g)].length, 20);
+  t.regex(newest.text, new RegExp(`href="/console/webhooks/${id}\\?page=2" rel="next">Older<`));
+  const older = await client.get(`/console/webhooks/${id}?page=2`);
+  t.is([...older.text.matchAll(/>Redeliver</g)].length, 5);
+  t.regex(older.text, />Newer</);
+  t.notRegex(older.text, />Older</);
   // deleted in the console, gone for the API
   t.is((await client.post(`/console/webhooks/${id}/delete`)).status, 200);
   t.is((await call('GET', `/webhooks/${id}`)).status, 404);
