@@ -11,8 +11,8 @@ export interface Received {
   body: { id: string; type: string; created_at: string; test: boolean; data: Record<string, unknown> };
 }
 
-/** A status to answer with, or 'hang' to never answer (a time-out, or a worker killed meanwhile). */
-export type Reply = number | 'hang';
+/** A status to answer with (and a body), or 'hang' to never answer (a time-out, or a worker killed meanwhile). */
+export type Reply = number | { status: number; body: string } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -37,7 +37,8 @@ export async function startReceiver(...initial: Reply[]): Promise<Receiver> {
       received.push({ at: Date.now(), headers: request.headers, rawBody, body: JSON.parse(rawBody) });
       const reply = script[Math.min(index++, script.length - 1)]!;
       if (reply === 'hang') hanging.add(response);
-      else response.writeHead(reply).end();
+      else if (typeof reply === 'number') response.writeHead(reply).end();
+      else response.writeHead(reply.status, { 'content-type': 'text/plain; charset=utf-8' }).end(reply.body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

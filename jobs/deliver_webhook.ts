@@ -28,8 +28,8 @@ export function deliverWebhook(config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBH
       { url: row.url, secret: row.secret, event: row.event, eventId: row.event_id, attempt: row.attempt, body: row.body },
       { timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS },
     );
-    await helpers.query('select app.finish_webhook_attempt($1, $2, $3, $4, $5)', [
-      row.attempt_id, outcome.responseStatus, outcome.durationMs, outcome.error, config.WEBHOOK_RETRY_BASE_MS,
+    await helpers.query('select app.finish_webhook_attempt($1, $2, $3, $4, $5, $6)', [
+      row.attempt_id, outcome.responseStatus, outcome.durationMs, outcome.error, config.WEBHOOK_RETRY_BASE_MS, outcome.responseExcerpt,
     ]);
   };
 }

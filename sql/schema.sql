@@ -417,9 +417,11 @@ table app.webhook_attempts
   response_status integer
   duration_ms integer
   error text
+  response_excerpt text  -- The first 1 000 bytes of the receiver's response body as text (invalid UTF-8 and NUL bytes replaced by U+FFFD); null when no response arrived. Shown in the delivery log, escaped.
   constraint webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES app.webhook_deliveries(id) ON DELETE CASCADE
   constraint webhook_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'failed'::text, 'interrupted'::text])))
   constraint webhook_attempts_pkey PRIMARY KEY (id)
+  constraint webhook_attempts_response_excerpt_bound CHECK ((char_length(response_excerpt) <= 1000))
   CREATE INDEX webhook_attempts_delivery ON app.webhook_attempts USING btree (delivery_id, id)
   CREATE UNIQUE INDEX webhook_attempts_pkey ON app.webhook_attempts USING btree (id)
 
@@ -434,6 +436,7 @@ table app.webhook_deliveries
   error text
   delivered_at timestamp with time zone
   created_at timestamp with time zone not null default now()
+  redelivered_at timestamp with time zone  -- When the owner last asked for this delivery to be sent again (app.redeliver_webhook); retries are counted from the attempts since. Null: never redelivered.
   constraint webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES app.webhook_endpoints(id) ON DELETE CASCADE
   constraint webhook_deliveries_event_id_endpoint_id_key UNIQUE (event_id, endpoint_id)
   constraint webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES app.webhook_events(id) ON DELETE CASCADE
@@ -3305,6 +3308,22 @@ function app.console_admin_top_accounts(p_limit integer) returns TABLE(owner tex
   |   order by sum(u.used) desc, k.owner
   |   limit least(greatest(coalesce(p_limit, 1), 1), 100)
 
+function app.console_alarms(p_owner text, p_page integer, p_per_page integer) returns jsonb language sql stable
+  -- app.list_alarms (one page of p_owner's alarms, newest first: {total, balance, data}) with, on each alarm, the coin's current value of its metric (app.alarm_metric_value, decimal text), distance = target - current value and distance_percent = that as a percent of the current value (2 places); null without a current value. Also webhook_endpoints: how many endpoints the owner has (the webhook channel is offered only then).
+  |   select l.page || jsonb_build_object(
+  |     'webhook_endpoints', jsonb_array_length(app.list_webhook_endpoints(p_owner)),
+  |     'data', coalesce((
+  |       select jsonb_agg(j.alarm || jsonb_build_object(
+  |           'current_value', v.value::text,
+  |           'distance', (a.target - v.value)::text,
+  |           'distance_percent', round((a.target - v.value) / nullif(v.value, 0) * 100, 2)::text)
+  |         order by j.n)
+  |       from jsonb_array_elements(l.page -> 'data') with ordinality j(alarm, n)
+  |       join app.alarms a on a.id = (j.alarm ->> 'id')::bigint
+  |       left join market.coin_state s on s.coin_id = a.coin_id
+  |       cross join lateral (select app.alarm_metric_value(s, a.metric) as value) v), '[]'))
+  |   from (select app.list_alarms(p_owner, null, null, null, p_page, p_per_page) as page) l
+
 function app.console_attempts_left(p_email text, p_client text, p_per_account integer, p_per_client integer) returns boolean language sql stable
   -- False when this minute's failed console sign-ins (or reset requests) of the address or of the client reached their limit.
   |   select not exists (
@@ -3476,8 +3495,7 @@ function app.create_webhook_endpoint(p_owner text, p_url text, p_events text[], 
   |   end if;
   |   insert into app.webhook_endpoints (owner, url, events, secret)
   |   values (p_owner, p_url, array(select distinct unnest(p_events) order by 1),
-  |     -- two v4 uuids: 244 random bits from the server's strong random source
-  |     'whsec_' || replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''))
+  |     app.new_webhook_secret())
   |   returning * into v_endpoint;
   |   return app.webhook_endpoint_json(v_endpoint) || jsonb_build_object('secret', v_endpoint.secret);
   | end;
@@ -3701,8 +3719,8 @@ function app.finish_email_attempt(p_attempt_id bigint, p_outcome text, p_smtp_co
   |   return 'failed';
   | end;
 
-function app.finish_webhook_attempt(p_attempt_id bigint, p_response_status integer, p_duration_ms integer, p_error text, p_retry_base_ms integer) returns text language plpgsql volatile
-  -- Closes an attempt: 2xx and no error is a success (delivery succeeded, endpoint count reset); otherwise a retry is queued after p_retry_base_ms x 5^(n-1) for failed attempt n < 4, and the 4th failure fails the delivery, counting one consecutive failure (10 disable the endpoint). Returns succeeded | retry | failed | disabled | stale.
+function app.finish_webhook_attempt(p_attempt_id bigint, p_response_status integer, p_duration_ms integer, p_error text, p_retry_base_ms integer, p_response_excerpt text) returns text language plpgsql volatile
+  -- Closes an attempt (keeping at most 1 000 characters of p_response_excerpt, the start of the receiver's answer): 2xx and no error is a success (delivery succeeded, endpoint count reset); otherwise a retry is queued after p_retry_base_ms x 5^(n-1) for failed attempt n < 4 (counted since the last redelivery), and the 4th failure fails the delivery, counting one consecutive failure (10 disable the endpoint). Returns succeeded | retry | failed | disabled | stale.
   | declare
   |   v_ok boolean := p_error is null and p_response_status between 200 and 299;
   |   v_attempt app.webhook_attempts;
@@ -3711,7 +3729,7 @@ function app.finish_webhook_attempt(p_attempt_id bigint, p_response_status integ
   |   v_failures int;
   | begin
   |   update app.webhook_attempts a set finished_at = now(), outcome = case when v_ok then 'succeeded' else 'failed' end,
-  |     response_status = p_response_status, duration_ms = p_duration_ms,
+  |     response_status = p_response_status, duration_ms = p_duration_ms, response_excerpt = left(p_response_excerpt, 1000),
   |     error = coalesce(p_error, case when not v_ok then 'HTTP ' || p_response_status end)
   |   where a.id = p_attempt_id and a.finished_at is null
   |   returning * into v_attempt;
@@ -3728,8 +3746,10 @@ function app.finish_webhook_attempt(p_attempt_id bigint, p_response_status integ
   |     return 'succeeded';
   |   end if;
   |
-  |   -- Interrupted attempts do not use up a retry: only attempts with an outcome count.
-  |   select count(*) into v_failed from app.webhook_attempts a where a.delivery_id = v_delivery.id and a.outcome = 'failed';
+  |   -- Interrupted attempts do not use up a retry: only attempts with an outcome count, and only since
+  |   -- the delivery was last redelivered (a redelivery gets retries of its own).
+  |   select count(*) into v_failed from app.webhook_attempts a
+  |   where a.delivery_id = v_delivery.id and a.outcome = 'failed' and a.started_at >= coalesce(v_delivery.redelivered_at, '-infinity');
   |   update app.webhook_deliveries d set response_status = p_response_status, error = v_attempt.error where d.id = v_delivery.id;
   |   if app.outbox_retry_at(v_failed, p_retry_base_ms) is not null then
   |     perform app.queue_webhook_job(v_delivery.id, app.outbox_retry_at(v_failed, p_retry_base_ms));
@@ -3779,7 +3799,7 @@ function app.list_alarms(p_owner text, p_status text, p_direction text, p_notifi
   |             offset (p_page - 1)::bigint * p_per_page limit p_per_page) p), '[]'))
 
 function app.list_webhook_deliveries(p_owner text, p_id bigint, p_page integer, p_per_page integer) returns jsonb language plpgsql stable
-  -- One page of an endpoint's deliveries (kept app.outbox_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error), and the retention as text.
+  -- One page of an endpoint's deliveries (kept app.outbox_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error, the start of the receiver's answer), and the retention as text.
   | begin
   |   if not exists (select from app.webhook_endpoints where id = p_id and owner = p_owner) then
   |     raise exception 'Webhook endpoint % does not exist.', p_id using errcode = 'MD404';
@@ -3797,7 +3817,8 @@ function app.list_webhook_deliveries(p_owner text, p_id bigint, p_page integer, 
   |           'attempt_log', (
   |             select coalesce(jsonb_agg(jsonb_build_object(
   |               'started_at', market.iso_time(a.started_at), 'outcome', coalesce(a.outcome, 'in_flight'),
-  |               'response_status', a.response_status, 'duration_ms', a.duration_ms, 'error', a.error) order by a.id), '[]')
+  |               'response_status', a.response_status, 'duration_ms', a.duration_ms, 'error', a.error,
+  |               'response_excerpt', a.response_excerpt) order by a.id), '[]')
   |             from app.webhook_attempts a where a.delivery_id = d.id)) as row
   |         from app.webhook_deliveries d
   |         join app.webhook_events v on v.id = d.event_id
@@ -3868,6 +3889,11 @@ function app.neglected_timescaledb_jobs(p_grace interval) returns TABLE(job_id i
   |     and greatest(s.last_successful_finish, case when r.last_error is null then r.last_run_at end, coalesce(seen.first_seen_at, 'infinity'))
   |       < now() - j.schedule_interval - p_grace
   |   order by j.job_id;
+
+function app.new_webhook_secret() returns text language sql volatile
+  -- A new endpoint signing secret: whsec_ and 64 hex digits (244 random bits).
+  |   -- two v4 uuids: 244 random bits from the server's strong random source
+  |   select 'whsec_' || replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')
 
 function app.outbox_retention() returns interval language sql immutable
   -- How long the outboxes keep a send on record: webhook deliveries and their events (app.prune_webhook_deliveries; meta.retention of the delivery log) and settled e-mails (app.finish_email_attempt).
@@ -4018,6 +4044,29 @@ function app.recent_endpoint_callers(p_endpoint text, p_within interval) returns
   |     and (e.last_called_at > now() - p_within or e.last_called_at is null)
   |   group by k.owner
 
+function app.redeliver_webhook(p_owner text, p_endpoint_id bigint, p_delivery_id bigint) returns jsonb language plpgsql volatile
+  -- Sends a settled delivery (succeeded, failed or skipped) of an endpoint of p_owner again: pending, a deliver_webhook job queued, the same event id and body, with retries of its own (counted from redelivered_at). MD404: not p_owner's endpoint or not its delivery; MD409 endpoint_disabled, delivery_pending.
+  | declare
+  |   v_endpoint app.webhook_endpoints := app.owned_webhook_endpoint(p_owner, p_endpoint_id);
+  |   v_delivery app.webhook_deliveries;
+  | begin
+  |   select * into v_delivery from app.webhook_deliveries d where d.id = p_delivery_id and d.endpoint_id = v_endpoint.id for update;
+  |   if not found then
+  |     raise exception 'Delivery % does not exist.', p_delivery_id using errcode = 'MD404';
+  |   end if;
+  |   if v_endpoint.status = 'disabled' then
+  |     raise exception 'Webhook endpoint % is disabled; re-enable it first.', p_endpoint_id using errcode = 'MD409', hint = 'endpoint_disabled';
+  |   end if;
+  |   if v_delivery.status = 'pending' then
+  |     raise exception 'Delivery % is queued already.', p_delivery_id using errcode = 'MD409', hint = 'delivery_pending';
+  |   end if;
+  |   -- the same event (same id, same body) to the same endpoint, by the worker's own job
+  |   update app.webhook_deliveries d set status = 'pending', response_status = null, error = null, delivered_at = null, redelivered_at = now()
+  |   where d.id = v_delivery.id;
+  |   perform app.queue_webhook_job(v_delivery.id);
+  |   return jsonb_build_object('queued', true, 'event_id', v_delivery.event_id, 'delivery_id', v_delivery.id);
+  | end;
+
 function app.refresh_piece_length(p_bucket_width interval) returns interval language sql immutable
   -- How long a window one refresh call of a continuous aggregate with buckets of p_bucket_width covers at most where its source is dense (app.refresh_pieces).
   |   select case when p_bucket_width < interval '1 hour' then interval '1 day'
@@ -4057,6 +4106,16 @@ function app.release_dead_workers(p_stale interval) returns integer language plp
   |   perform graphile_worker.force_unlock_workers(v_workers);
   |   delete from app.worker_heartbeats where worker_id = any (v_workers);
   |   return cardinality(v_workers);
+  | end;
+
+function app.rotate_webhook_secret(p_owner text, p_id bigint) returns jsonb language plpgsql volatile
+  -- Gives an endpoint of p_owner a new signing secret, at once: every attempt from now on, retries of earlier events included, is signed with it. Returns the endpoint with the new secret, the only time it is returned. Not p_owner's: MD404.
+  | declare
+  |   v_endpoint app.webhook_endpoints := app.owned_webhook_endpoint(p_owner, p_id);
+  | begin
+  |   update app.webhook_endpoints set secret = app.new_webhook_secret() where id = v_endpoint.id
+  |   returning * into v_endpoint;
+  |   return app.webhook_endpoint_json(v_endpoint) || jsonb_build_object('secret', v_endpoint.secret);
   | end;
 
 function app.run_due_timescaledb_jobs(IN p_neglected_only boolean) returns procedure language plpgsql volatile

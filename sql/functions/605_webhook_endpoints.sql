@@ -26,6 +26,15 @@ begin
 end;
 $$;
 
+-- why: one recipe for a signing secret, at registration and at rotation
+create or replace function app.new_webhook_secret() returns text
+language sql volatile
+as $$
+  -- two v4 uuids: 244 random bits from the server's strong random source
+  select 'whsec_' || replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')
+$$;
+comment on function app.new_webhook_secret() is 'A new endpoint signing secret: whsec_ and 64 hex digits (244 random bits).';
+
 create or replace function app.create_webhook_endpoint(p_owner text, p_url text, p_events text[], p_max_endpoints int) returns jsonb
 language plpgsql
 as $$
@@ -47,8 +56,7 @@ begin
   end if;
   insert into app.webhook_endpoints (owner, url, events, secret)
   values (p_owner, p_url, array(select distinct unnest(p_events) order by 1),
-    -- two v4 uuids: 244 random bits from the server's strong random source
-    'whsec_' || replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''))
+    app.new_webhook_secret())
   returning * into v_endpoint;
   return app.webhook_endpoint_json(v_endpoint) || jsonb_build_object('secret', v_endpoint.secret);
 end;
@@ -143,7 +151,8 @@ begin
           'attempt_log', (
             select coalesce(jsonb_agg(jsonb_build_object(
               'started_at', market.iso_time(a.started_at), 'outcome', coalesce(a.outcome, 'in_flight'),
-              'response_status', a.response_status, 'duration_ms', a.duration_ms, 'error', a.error) order by a.id), '[]')
+              'response_status', a.response_status, 'duration_ms', a.duration_ms, 'error', a.error,
+              'response_excerpt', a.response_excerpt) order by a.id), '[]')
             from app.webhook_attempts a where a.delivery_id = d.id)) as row
         from app.webhook_deliveries d
         join app.webhook_events v on v.id = d.event_id
@@ -155,4 +164,4 @@ begin
 end;
 $$;
 comment on function app.list_webhook_deliveries(text, bigint, int, int) is
-'One page of an endpoint''s deliveries (kept app.outbox_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error), and the retention as text.';
+'One page of an endpoint''s deliveries (kept app.outbox_retention()), newest first, each with every HTTP attempt (outcome, response status, duration, error, the start of the receiver''s answer), and the retention as text.';

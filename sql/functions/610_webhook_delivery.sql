@@ -45,7 +45,8 @@ comment on function app.begin_webhook_attempt(bigint) is
 '(delivery settled or gone; endpoint disabled: the delivery is skipped). Closes an attempt a dead worker left open as interrupted.';
 
 create or replace function app.finish_webhook_attempt(
-  p_attempt_id bigint, p_response_status int, p_duration_ms int, p_error text, p_retry_base_ms int default 60000
+  p_attempt_id bigint, p_response_status int, p_duration_ms int, p_error text, p_retry_base_ms int default 60000,
+  p_response_excerpt text default null
 ) returns text
 language plpgsql
 as $$
@@ -57,7 +58,7 @@ declare
   v_failures int;
 begin
   update app.webhook_attempts a set finished_at = now(), outcome = case when v_ok then 'succeeded' else 'failed' end,
-    response_status = p_response_status, duration_ms = p_duration_ms,
+    response_status = p_response_status, duration_ms = p_duration_ms, response_excerpt = left(p_response_excerpt, 1000),
     error = coalesce(p_error, case when not v_ok then 'HTTP ' || p_response_status end)
   where a.id = p_attempt_id and a.finished_at is null
   returning * into v_attempt;
@@ -74,8 +75,10 @@ begin
     return 'succeeded';
   end if;
 
-  -- Interrupted attempts do not use up a retry: only attempts with an outcome count.
-  select count(*) into v_failed from app.webhook_attempts a where a.delivery_id = v_delivery.id and a.outcome = 'failed';
+  -- Interrupted attempts do not use up a retry: only attempts with an outcome count, and only since
+  -- the delivery was last redelivered (a redelivery gets retries of its own).
+  select count(*) into v_failed from app.webhook_attempts a
+  where a.delivery_id = v_delivery.id and a.outcome = 'failed' and a.started_at >= coalesce(v_delivery.redelivered_at, '-infinity');
   update app.webhook_deliveries d set response_status = p_response_status, error = v_attempt.error where d.id = v_delivery.id;
   if app.outbox_retry_at(v_failed, p_retry_base_ms) is not null then
     perform app.queue_webhook_job(v_delivery.id, app.outbox_retry_at(v_failed, p_retry_base_ms));
@@ -92,9 +95,9 @@ begin
   return case when v_failures >= 10 then 'disabled' else 'failed' end;
 end;
 $$;
-comment on function app.finish_webhook_attempt(bigint, int, int, text, int) is
-'Closes an attempt: 2xx and no error is a success (delivery succeeded, endpoint count reset); otherwise a retry is queued after p_retry_base_ms x 5^(n-1) '
-'for failed attempt n < 4, and the 4th failure fails the delivery, counting one consecutive failure (10 disable the endpoint). '
+comment on function app.finish_webhook_attempt(bigint, int, int, text, int, text) is
+'Closes an attempt (keeping at most 1 000 characters of p_response_excerpt, the start of the receiver''s answer): 2xx and no error is a success (delivery succeeded, endpoint count reset); otherwise a retry is queued after p_retry_base_ms x 5^(n-1) '
+'for failed attempt n < 4 (counted since the last redelivery), and the 4th failure fails the delivery, counting one consecutive failure (10 disable the endpoint). '
 'Returns succeeded | retry | failed | disabled | stale.';
 
 -- why: pruned where deliveries are written, per endpoint, rather than by a job of its own

@@ -9,13 +9,15 @@ import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
 import { decimal, envelope, int, pageOf, resource, text, timestamp } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
+import type { Config } from '../config.ts';
+import type { Sql } from '../db/client.ts';
 import { notificationChannels } from '../mail/smtp.ts';
 import { slug } from '../validators.ts';
 
 const tag = 'Alarms';
-const METRICS = ['rate', 'volume', 'marketcap'] as const;
-const DIRECTIONS = ['above', 'below'] as const;
-const NOTIFICATIONS = ['email', 'push', 'webhook'] as const;
+export const METRICS = ['rate', 'volume', 'marketcap'] as const;
+export const DIRECTIONS = ['above', 'below'] as const;
+export const NOTIFICATIONS = ['email', 'push', 'webhook'] as const;
 const STATUSES = ['active', 'triggered'] as const;
 
 // Response shapes: app.alarm_json (sql/functions/620_alarms.sql) and app.alarm_triggered_event (625).
@@ -77,6 +79,36 @@ function exactTarget(ctx: Context, parsed: number | string): string {
   return sources.get(root) ?? String(parsed);
 }
 
+/** The body of a new alarm: the API's POST /alarms and the console's form. */
+export const newAlarmBody = z.object({ ...fields, type: z.literal('TARGET').optional().describe('TARGET, the only type (optional).') });
+/** The changes of an alarm: the API's PATCH /alarms/{id} and the console's edit and re-arm forms. */
+export const alarmChanges = z
+  .object({ ...z.object(fields).partial().shape, status: z.literal('active').optional().describe('active re-arms a triggered alarm.') })
+  .refine((changes) => Object.keys(changes).length > 0, 'Give at least one field to change.');
+
+type NewAlarm = Omit<z.infer<typeof newAlarmBody>, 'target' | 'type'> & { target: string };
+
+/** app.create_alarm with the channels this service can send (the API and the console): {alarm, balance}. */
+export async function createAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL'>, owner: string, alarm: NewAlarm) {
+  const [row] = await sql<{ created: { alarm: { id: number }; balance: number } }[]>`
+    select app.create_alarm(${owner}, ${alarm.name}, ${alarm.coin}, ${alarm.metric}, ${alarm.direction},
+      ${alarm.target}, ${alarm.notification}, ${notificationChannels(config)}) as created`;
+  return row!.created;
+}
+
+/** app.update_alarm with the channels this service can send (the API and the console); target as decimal text. */
+export async function updateAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL'>, owner: string, id: number | string, changes: Omit<z.infer<typeof alarmChanges>, 'target'> & { target?: string }) {
+  const [row] = await sql<{ data: unknown }[]>`
+    select app.update_alarm(${owner}, ${id}, ${sql.json(changes)}, ${notificationChannels(config)}) as data`;
+  return row!.data;
+}
+
+/** app.delete_alarm (the API and the console): {deleted, balance}. */
+export async function deleteAlarm(sql: Sql, owner: string, id: number | string) {
+  const [row] = await sql<{ result: { deleted: boolean; balance: number } }[]>`select app.delete_alarm(${owner}, ${id}) as result`;
+  return row!.result;
+}
+
 export const alarmRoutes = [
   defineRoute({
     method: 'get', path: '/alarms', operationId: 'listAlarms', tag, plan: 'free', noStore: true,
@@ -100,17 +132,15 @@ export const alarmRoutes = [
   defineRoute({
     method: 'post', path: '/alarms', operationId: 'createAnAlarm', tag, plan: 'free', noStore: true, status: 201,
     conflict: 'alarm_inventory_exhausted: the owner has no alarm left in its inventory (details.balance).',
-    body: z.object({ ...fields, type: z.literal('TARGET').optional().describe('TARGET, the only type (optional).') }),
+    body: newAlarmBody,
     response: envelope(Alarm, balanceMeta),
     summary:
       'Creates an active TARGET alarm on a coin, taking one from the owner\'s alarm inventory (409 alarm_inventory_exhausted at 0). ' +
       '422 alarm_would_trigger when the current value already meets the target, 422 no_current_value when the coin has none for the metric; ' +
       '422 email_not_configured, email_address_missing or push_not_available for a notification this service cannot send.',
     handler: async ({ body, key, ctx, deps: { sql, config } }) => {
-      const [row] = await sql<{ created: { alarm: unknown; balance: number } }[]>`
-        select app.create_alarm(${key.owner}, ${body.name}, ${body.coin}, ${body.metric}, ${body.direction},
-          ${exactTarget(ctx, body.target)}, ${body.notification}, ${notificationChannels(config)}) as created`;
-      return { data: row!.created.alarm, meta: { balance: row!.created.balance } };
+      const created = await createAlarm(sql, config, key.owner, { ...body, target: exactTarget(ctx, body.target) });
+      return { data: created.alarm, meta: { balance: created.balance } };
     },
   }),
   defineRoute({
@@ -125,18 +155,14 @@ export const alarmRoutes = [
   }),
   defineRoute({
     method: 'patch', path: '/alarms/{id}', operationId: 'updateAnAlarm', tag, plan: 'free', noStore: true, params: idParams,
-    body: z
-      .object({ ...z.object(fields).partial().shape, status: z.literal('active').optional().describe('active re-arms a triggered alarm.') })
-      .refine((changes) => Object.keys(changes).length > 0, 'Give at least one field to change.'),
+    body: alarmChanges,
     response: envelope(Alarm),
     summary:
       'Changes any of name, coin, metric, direction, target, notification; status "active" re-arms a triggered alarm. ' +
       'The instant-trigger guard re-applies when an active alarm\'s condition changes or it is re-armed; a changed notification gets the checks of create.',
     handler: async ({ params: { id }, body, key, ctx, deps: { sql, config } }) => {
-      const changes = body.target === undefined ? body : { ...body, target: exactTarget(ctx, body.target) };
-      const [row] = await sql<{ data: unknown }[]>`
-        select app.update_alarm(${key.owner}, ${id}, ${sql.json(changes)}, ${notificationChannels(config)}) as data`;
-      return { data: row!.data };
+      const changes = { ...body, target: body.target === undefined ? undefined : exactTarget(ctx, body.target) };
+      return { data: await updateAlarm(sql, config, key.owner, id, changes) };
     },
   }),
   defineRoute({
@@ -144,9 +170,8 @@ export const alarmRoutes = [
     response: envelope(z.object({ deleted: z.literal(true) }), balanceMeta),
     summary: 'Deletes an alarm (active or triggered) and returns one to the owner\'s alarm inventory.',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
-      const [row] = await sql<{ result: { deleted: boolean; balance: number } }[]>`
-        select app.delete_alarm(${key.owner}, ${id}) as result`;
-      return { data: { deleted: row!.result.deleted }, meta: { balance: row!.result.balance } };
+      const result = await deleteAlarm(sql, key.owner, id);
+      return { data: { deleted: result.deleted }, meta: { balance: result.balance } };
     },
   }),
 ];

@@ -7,6 +7,9 @@ import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
 import { envelope, int, pageOf, resource, text, timestamp, url } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
+import type { Config } from '../config.ts';
+import type { Sql } from '../db/client.ts';
+import { RESPONSE_EXCERPT_BYTES } from '../webhooks/post.ts';
 import { targetProblem } from '../webhooks/target.ts';
 
 /** Endpoints one owner may register. */
@@ -31,8 +34,28 @@ const WebhookDelivery = resource('WebhookDelivery', z.object({
   attempt_log: z.array(z.object({
     started_at: timestamp(), outcome: z.enum(['in_flight', 'succeeded', 'failed', 'interrupted']),
     response_status: int().nullable(), duration_ms: int().nullable(), error: text().nullable(),
+    response_excerpt: text(`The start of the receiver's answer (at most ${RESPONSE_EXCERPT_BYTES} bytes, invalid UTF-8 replaced); null without an answer.`).nullable(),
   })),
 }), 'One delivery of an event to an endpoint, with every HTTP attempt.');
+
+/** The body of a new endpoint: the API's POST /webhooks and the console's form. */
+export const endpointBody = z.object({
+  url: z.string().max(2048).describe('Where to POST events: an http(s) URL of a public host (loopback and private-range addresses are refused).'),
+  events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).describe('Event kinds to receive: alarm.triggered.'),
+});
+
+/**
+ * Registers an endpoint of `owner` (the API's create and the console's): the URL checked against
+ * the private-target rules first (a 422 ApiError on url), then app.create_webhook_endpoint. Returns
+ * the endpoint with its secret.
+ */
+export async function createWebhookEndpoint(sql: Sql, config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'>, owner: string, body: z.infer<typeof endpointBody>) {
+  const problem = await targetProblem(body.url, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
+  if (problem) throw ApiError.validation({ url: [problem] });
+  const [row] = await sql<{ data: { id: number; url: string; secret: string } }[]>`
+    select app.create_webhook_endpoint(${owner}, ${body.url}, ${body.events}::text[], ${WEBHOOK_ENDPOINT_LIMIT}) as data`;
+  return row!.data;
+}
 
 export const webhookRoutes = [
   defineRoute({
@@ -47,19 +70,12 @@ export const webhookRoutes = [
   defineRoute({
     method: 'post', path: '/webhooks', operationId: 'createAWebhookEndpoint', tag, plan: 'free', noStore: true, status: 201,
     conflict: 'conflict: the owner already has the maximum number of webhook endpoints.',
-    body: z.object({
-      url: z.string().max(2048).describe('Where to POST events: an http(s) URL of a public host (loopback and private-range addresses are refused).'),
-      events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length).describe('Event kinds to receive: alarm.triggered.'),
-    }),
+    body: endpointBody,
     response: envelope(WebhookEndpoint.extend({ secret: text('The signing secret, shown this once only.') }), z.object({ note: text() })),
     summary: `Registers a webhook endpoint (at most ${WEBHOOK_ENDPOINT_LIMIT} per owner). The response carries the signing secret, shown this once only.`,
-    handler: async ({ body, key, deps: { sql, config } }) => {
-      const problem = await targetProblem(body.url, config.WEBHOOK_ALLOW_PRIVATE_TARGETS);
-      if (problem) throw ApiError.validation({ url: [problem] });
-      const [row] = await sql<{ data: unknown }[]>`
-        select app.create_webhook_endpoint(${key.owner}, ${body.url}, ${body.events}::text[], ${WEBHOOK_ENDPOINT_LIMIT}) as data`;
-      return { data: row!.data, meta: { note: 'Store the secret now: it is not shown again.' } };
-    },
+    handler: async ({ body, key, deps: { sql, config } }) => ({
+      data: await createWebhookEndpoint(sql, config, key.owner, body), meta: { note: 'Store the secret now: it is not shown again.' },
+    }),
   }),
   defineRoute({
     method: 'get', path: '/webhooks/{id}', operationId: 'getAWebhookEndpoint', tag, plan: 'free', noStore: true, params: idParams,

@@ -8,7 +8,7 @@ import { createKey, MAX_ROTATION_GRACE_HOURS, revokeKey, rotateKey, type NewKey 
 import type { Sql } from '../db/client.ts';
 import { publicBase } from '../http/pages.ts';
 import { MCP_PATH } from '../mcp/server.ts';
-import { field, form, html, notice, type Html } from './html.ts';
+import { choice, field, form, html, notice, shownOnce, type Html } from './html.ts';
 import { fieldErrors, when, type Account, type Errors, type Kit, type PageGroup } from './kit.ts';
 
 const keyName = z.string().trim().min(1, 'Give the key a name.').max(100, 'Use at most 100 characters.');
@@ -63,8 +63,7 @@ ${form(action('revoke'), token, html`<input type="hidden" name="key" value="${ke
 <h2>Create a key</h2>
 ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} keys, the most this service allows (${config.CONSOLE_MAX_KEYS}): revoke one to create another.</p>` : form(action(), token, [
     field({ name: 'name', label: 'Name', value: values.name, error: errors.name }),
-    html`<div class="field${errors.plan ? ' invalid' : ''}"><label for="f-plan">Plan</label>${errors.plan ? html`<p class="error" id="f-plan-error">Error: ${errors.plan}</p>` : ''}
-<select id="f-plan" name="plan">${plans.map((plan) => html`<option${values.plan === plan ? html` selected` : ''}>${plan}</option>`)}</select></div>`,
+    choice({ name: 'plan', label: 'Plan', options: plans.map((plan) => [plan, plan] as const), value: values.plan, error: errors.plan }),
   ], 'Create key')}
 <h2>Using a key</h2>
 ${usage(publicBase(ctx, config))}`, extra.status ?? 200, who);
@@ -88,7 +87,7 @@ ${usage(publicBase(ctx, config))}`, extra.status ?? 200, who);
       return createKey(tx as unknown as Sql, { plan: parsed.data.plan, owner: who.owner, scope, name: parsed.data.name });
     });
     if (!created) return keysPage(ctx, who, { values: fields, errors: { name: `You hold the most keys allowed (${config.CONSOLE_MAX_KEYS}).` }, status: 409 });
-    await keysPage(ctx, who, { message: shownOnce(created.key) });
+    await keysPage(ctx, who, { message: newKey(created.key) });
   });
   router.post(`${path}/rotate`, async (ctx) => {
     const form = await signedInForm(ctx);
@@ -98,7 +97,7 @@ ${usage(publicBase(ctx, config))}`, extra.status ?? 200, who);
     const rotated = parsed.success ? await rotateKey(sql, parsed.data.key, who.owner, Number(parsed.data.grace)) : null;
     if (!rotated) return keysPage(ctx, who, { message: notice('That key is gone (revoked or rotated in another tab?); nothing was changed.', 'error'), status: 404 });
     const old = rotated.retiresAt.getTime() <= Date.now() ? 'The old key is refused from now on.' : `The old key keeps working until ${when(rotated.retiresAt)}, then is refused.`;
-    await keysPage(ctx, who, { message: shownOnce(rotated.key, old) });
+    await keysPage(ctx, who, { message: newKey(rotated.key, old) });
   });
   router.post(`${path}/rename`, async (ctx) => {
     const form = await signedInForm(ctx);
@@ -127,13 +126,10 @@ ${usage(publicBase(ctx, config))}`, extra.status ?? 200, who);
 const GRACE_CHOICES: [number, string][] = [[0, 'none: refuse it now'], [1, '1 hour'], [24, '1 day'], [72, '3 days'], [MAX_ROTATION_GRACE_HOURS, '7 days']];
 
 /** A new key, shown this once with its copy button (and what became of the key it replaces). */
-const shownOnce = (key: string, replaced?: string) => html`<section class="notice" aria-labelledby="new-key"><h2 id="new-key">Your new key</h2>
-<p>Copy it now: it is shown this once and cannot be shown again.${replaced ? ` ${replaced}` : ''}</p>
-<p class="secret"><code id="new-key-value">${key}</code> <button type="button" class="secondary" data-copy="new-key-value" hidden>Copy</button></p></section>`;
+const newKey = (key: string, replaced?: string) => shownOnce({ id: 'new-key', heading: 'Your new key', secret: key, note: replaced });
 
 /** A key's rotate fields: how long the old key keeps working. */
-const rotateFields = (id: string) => html`<input type="hidden" name="key" value="${id}"><div class="field"><label for="grace-${id}">Old key works for</label>
-<select id="grace-${id}" name="grace">${GRACE_CHOICES.map(([hours, label]) => html`<option value="${String(hours)}"${hours === 24 ? html` selected` : ''}>${label}</option>`)}</select></div>`;
+const rotateFields = (id: string) => html`<input type="hidden" name="key" value="${id}">${choice({ name: 'grace', id: `grace-${id}`, label: 'Old key works for', options: GRACE_CHOICES.map(([hours, label]) => [String(hours), label] as const), value: '24' })}`;
 
 /** A key's rename field, with the error of a refused rename beside it. */
 const renameField = (id: string, name: string | null, refused?: { name: string; error: string }) =>

@@ -86,6 +86,18 @@ ${error ? html`<p class="error" id="${id}-error">Error: ${error}</p>` : ''}
 <input id="${id}" name="${name}" type="${type}" value="${type === 'password' ? '' : value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}></div>`;
 }
 
+/** A labelled select of [value, label] options with its error beside it, as `field`. */
+export function choice({ name, id = `f-${name}`, label, options, value, error }: { name: string; id?: string; label: string; options: readonly (readonly [string, string])[]; value?: string; error?: string }): Html {
+  return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${label}</label>
+${error ? html`<p class="error" id="${id}-error">Error: ${error}</p>` : ''}
+<select id="${id}" name="${name}"${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}>${options.map(([option, text]) => html`<option value="${option}"${option === value ? html` selected` : ''}>${text}</option>`)}</select></div>`;
+}
+
+/** A secret shown this once (a new API key, an endpoint's signing secret), with its copy button. */
+export const shownOnce = ({ id, heading, secret, note }: { id: string; heading: string; secret: string; note?: string }) => html`<section class="notice" aria-labelledby="${id}"><h2 id="${id}">${heading}</h2>
+<p>Copy it now: it is shown this once and cannot be shown again.${note ? ` ${note}` : ''}</p>
+<p class="secret"><code id="${id}-value">${secret}</code> <button type="button" class="secondary" data-copy="${id}-value" hidden>Copy</button></p></section>`;
+
 /** A form posting to the console with its CSRF token. */
 export const form = (action: string, csrf: string, content: Html | Html[], button: string, className = '') =>
   html`<form method="post" action="${action}"${className ? html` class="${className}"` : ''}><input type="hidden" name="csrf" value="${csrf}">${content}<button type="submit">${button}</button></form>`;

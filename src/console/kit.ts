@@ -7,6 +7,7 @@ import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../http/admission.ts';
+import { toApiError } from '../http/errors.ts';
 import { html, layout, notice, type Html } from './html.ts';
 import { cookieNames, csrfFor, csrfMatches, newToken, readCookie, safeNext, setCookie, tokenHash } from './session.ts';
 
@@ -36,8 +37,26 @@ export function fieldErrors(error: z.ZodError): Errors {
   return errors;
 }
 
+/**
+ * A refusal by the API's own code (an ApiError, or an MD-class error of its SQL functions) as a
+ * console page shows it: the HTTP status the API would answer, and each message beside its field:
+ * a validation error names its field; an error code of its own (alarm_would_trigger, ...) is put
+ * beside the field `fieldOf` gives it, else at the top of the form ('form'). A 5xx is thrown on.
+ */
+export function refusal(error: unknown, fieldOf: Record<string, string> = {}): { status: number; errors: Errors } {
+  const refused = toApiError(error);
+  if (refused.status >= 500) throw error;
+  const listed = (refused.details.errors ?? {}) as Record<string, string[]>;
+  const errors: Errors = Object.fromEntries(Object.entries(listed).map(([name, messages]) => [name, messages[0] ?? refused.message]));
+  if (Object.keys(errors).length === 0) errors[fieldOf[refused.code] ?? 'form'] = refused.message;
+  return { status: refused.status, errors };
+}
+
 /** A database row's time as the console shows it. */
-export const when = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+export const when = (date: Date | string) => `${new Date(date).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/** A page number from the query string: 1 unless a whole number 1..1 000 000. */
+export const pageNumber = (value: unknown) => (typeof value === 'string' && /^[1-9]\d{0,6}$/.test(value) ? Math.min(Number(value), 1_000_000) : 1);
 
 export const rowId = z.string().regex(/^\d{1,18}$/, 'Unknown item.');
 

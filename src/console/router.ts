@@ -6,15 +6,17 @@ import { readFile } from 'node:fs/promises';
 import Router from '@koa/router';
 import type { Deps } from '../http/admission.ts';
 import { accountPages } from './account.ts';
+import { alarmPages } from './alarms.ts';
 import { keyPages } from './api-keys.ts';
 import { authPages } from './auth.ts';
 import { operatorPages } from './operator.ts';
 import { consoleKit, type PageGroup } from './kit.ts';
+import { webhookPages } from './webhooks.ts';
 
 const ASSETS = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'text/javascript; charset=utf-8', 'icon.svg': 'image/svg+xml' } as const;
 
 /** The page groups, in the order their routes are tried. */
-const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, operatorPages];
+const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, alarmPages, webhookPages, operatorPages];
 
 export function consoleRouter(deps: Deps): Router {
   const router = new Router({ prefix: '/console' });

@@ -1,6 +1,7 @@
 // One HTTP attempt of a webhook delivery. Success is a 2xx; a non-2xx (redirects are not
 // followed), a connection error or the time-out (the whole exchange, connect to the end of the
-// response) is a failure. Never throws: the outcome is what app.finish_webhook_attempt records.
+// response) is a failure. Never throws: the outcome is what app.finish_webhook_attempt records,
+// with the first RESPONSE_EXCERPT_BYTES of the receiver's answer for the delivery log.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
@@ -21,14 +22,25 @@ export interface AttemptOutcome {
   durationMs: number;
   /** null on success */
   error: string | null;
+  /** the start of the response body as text; null when no response arrived */
+  responseExcerpt: string | null;
 }
+
+/** How much of a receiver's answer the delivery log keeps (app.webhook_attempts.response_excerpt). */
+export const RESPONSE_EXCERPT_BYTES = 1000;
+
+/**
+ * Bytes of an answer as text that PostgreSQL can store: invalid UTF-8 (a character cut at the
+ * bound included) and NUL become U+FFFD, so there is at most one character per byte.
+ */
+export const excerptText = (bytes: Buffer) => new TextDecoder('utf-8').decode(bytes).replaceAll('\0', '\uFFFD');
 
 export const USER_AGENT = 'market-data-api-webhooks/1';
 
 export function postWebhook(message: WebhookMessage, options: { timeoutMs: number; allowPrivate: boolean }): Promise<AttemptOutcome> {
   const started = performance.now();
-  const done = (responseStatus: number | null, error: string | null): AttemptOutcome => ({
-    responseStatus, durationMs: Math.round(performance.now() - started), error,
+  const done = (responseStatus: number | null, error: string | null, responseExcerpt: string | null = null): AttemptOutcome => ({
+    responseStatus, durationMs: Math.round(performance.now() - started), error, responseExcerpt,
   });
   const url = new URL(message.url);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -47,19 +59,23 @@ export function postWebhook(message: WebhookMessage, options: { timeoutMs: numbe
   };
   return new Promise((resolve) => {
     let settled = false;
+    let excerpt: Buffer | null = null;
     const finish = (status: number | null, error: string | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(done(status, error));
+      resolve(done(status, error, excerpt && excerptText(excerpt)));
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(url, {
       method: 'POST', headers, lookup: options.allowPrivate ? undefined : publicOnlyLookup, agent: false,
     }, (response) => {
       const status = response.statusCode ?? 0;
-      // Read (and discard) the body so the exchange completes inside the time-out.
-      response.resume();
+      // Read the whole body, so the exchange completes inside the time-out; keep only its start.
+      excerpt = Buffer.alloc(0);
+      response.on('data', (chunk: Buffer) => {
+        if (excerpt!.length < RESPONSE_EXCERPT_BYTES) excerpt = Buffer.concat([excerpt!, chunk.subarray(0, RESPONSE_EXCERPT_BYTES - excerpt!.length)]);
+      });
       response.on('end', () => finish(status, status >= 200 && status < 300 ? null : `HTTP ${status}`));
       response.on('error', (error) => finish(status, `response: ${error.message}`));
     });
