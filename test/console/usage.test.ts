@@ -2,8 +2,14 @@
 // 429s) are counted per endpoint and status class by the admission flush, shown on the page and in
 // the CSV, with the quota figures of the X-Quota-* headers; another account sees nothing of them; the
 // analyst calls none of the functions; the rollup is the same with batching on and off.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
+import { AxeBuilder } from '@axe-core/playwright';
+import { chromium } from 'playwright-core';
 import postgres from 'postgres';
+import { browserTest, CHROMIUM } from '../helpers/browser.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { awayFromMinuteBoundary, testApi, type TestApi, type TestResponse } from '../helpers/http.ts';
 import { signedInAccount, type ConsolePage } from '../helpers/console.ts';
@@ -188,6 +194,41 @@ test.serial('the analyst calls none of the usage functions and reads no rollup',
     }
   } finally {
     await analyst.end();
+  }
+});
+
+browserTest('in Chromium: the chart drawn under the CSP, the day table folded beside it, accessible, nothing sideways at 375 px', async (t) => {
+  const { client, key, keyId } = await accountWithKey();
+  t.is((await api.get('/api/v1/ping', key)).status, 200);
+  // within ~2 s of the request (ADMISSION_FLUSH_MS 200 ms): what the lead's browser test relies on
+  await poll(() => client.get(`/console/usage?key=${keyId}`), (p) => endpointRows(p.text).length === 1, { timeoutMs: 2000, everyMs: 50 });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const errors: string[] = [];
+  try {
+    const shots = mkdtempSync(join(tmpdir(), 'mdapi-usage-'));
+    for (const width of [375, 1024]) {
+      const context = await browser.newContext({ viewport: { width, height: 800 } });
+      await context.addCookies([...client.jar].map(([name, value]) => ({ name, value, url: api.base })));
+      const page = await context.newPage();
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(`${message.text()} ${message.location().url}`);
+      });
+      await page.goto(`${api.base}/console/usage?key=${keyId}`);
+      await page.locator('#usage-chart canvas').waitFor();
+      t.false(await page.locator('#usage-days').evaluate((details) => (details as HTMLDetailsElement).open), 'the table folds once the chart is drawn');
+      t.truthy(await page.getByRole('img', { name: /Requests per day over the last 30 days: 1 in all/ }).count());
+      const { violations } = await new AxeBuilder({ page }).analyze();
+      const grave = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      t.deepEqual(grave.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `${width}: axe`);
+      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+      t.true(scrollWidth <= innerWidth, `${scrollWidth} px wide in a ${innerWidth} px window`);
+      await page.screenshot({ path: join(shots, `usage-${width}.png`), fullPage: true });
+      t.log(`screenshot: ${join(shots, `usage-${width}.png`)}`);
+      await context.close();
+    }
+    t.deepEqual(errors, [], 'no CSP violation or script error');
+  } finally {
+    await browser.close();
   }
 });
 

@@ -3,6 +3,8 @@
 // click away once the chart is drawn. The series come from the chart element's data attributes.
 import uPlot from '/console/assets/uplot.esm.js';
 
+const WHOLE = Array.from({ length: 13 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
 const box = document.getElementById('usage-chart');
 if (box) draw(box);
 
@@ -22,7 +24,8 @@ function draw(box) {
       { label: 'Day (UTC)', value: (u, ts) => (ts == null ? '' : new Date(ts * 1000).toISOString().slice(0, 10)) },
       ...classes.map(([label, stroke]) => ({ label, stroke, width: 2, points: { show: true, size: 5 } })),
     ],
-    axes: [{}, { label: 'Requests' }],
+    // whole requests only: ticks 1, 2, 5, 10, 20, 50, …
+    axes: [{}, { label: 'Requests', incrs: WHOLE }],
   };
   const data = [xs, ...classes.map(([label]) => series[label] ?? xs.map(() => 0))];
   const plot = new uPlot(options, data, box);
