@@ -53,14 +53,14 @@ export const usagePages: PageGroup = (router, { sql, page, signedIn }) => {
 
   router.get('/usage', async (ctx) => {
     const who = await signedIn(ctx);
-    const chosen = who && (await selection(ctx, who));
-    if (!chosen) return;
+    const chosen = who ? await selection(ctx, who) : undefined;
+    if (!who || !chosen) return;
     const { keys, key } = chosen;
     const keyId = key?.id ?? null;
     const [days, endpoints, [refusals]] = await Promise.all([
-      sql<(ClassCounts & { day: string })[]>`select day::text, requests, by_class from app.console_usage_days(${who!.owner}, ${keyId})`,
-      sql<(ClassCounts & { endpoint: string })[]>`select * from app.console_usage_endpoints(${who!.owner}, ${keyId})`,
-      sql<{ this_month: string; last_30_days: string }[]>`select * from app.console_usage_refusals(${who!.owner}, ${keyId})`,
+      sql<(ClassCounts & { day: string })[]>`select day::text, requests, by_class from app.console_usage_days(${who.owner}, ${keyId})`,
+      sql<(ClassCounts & { endpoint: string })[]>`select * from app.console_usage_endpoints(${who.owner}, ${keyId})`,
+      sql<{ this_month: string; last_30_days: string }[]>`select * from app.console_usage_refusals(${who.owner}, ${keyId})`,
     ]);
     const shown = key ? [key] : keys;
     const query = keyId ? `?key=${keyId}` : '';
@@ -82,11 +82,11 @@ ${endpoints.map((row) => html`<tr><td data-label="Endpoint"><code>${row.endpoint
 
   router.get('/usage.csv', async (ctx) => {
     const who = await signedIn(ctx);
-    const chosen = who && (await selection(ctx, who));
-    if (!chosen) return;
+    const chosen = who ? await selection(ctx, who) : undefined;
+    if (!who || !chosen) return;
     const keyId = chosen.key?.id ?? null;
     const rows = await sql<{ day: string; endpoint: string; status_class: string; requests: string }[]>`
-      select day::text, endpoint, status_class, requests from app.console_usage_rows(${who!.owner}, ${keyId})`;
+      select day::text, endpoint, status_class, requests from app.console_usage_rows(${who.owner}, ${keyId})`;
     ctx.type = 'text/csv; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Content-Disposition', `attachment; filename="usage-${keyId ? `key-${keyId}` : 'account'}-${new Date().toISOString().slice(0, 10)}.csv"`);
