@@ -387,6 +387,20 @@ table app.timescaledb_jobs_seen
   constraint timescaledb_jobs_seen_pkey PRIMARY KEY (job_id)
   CREATE UNIQUE INDEX timescaledb_jobs_seen_pkey ON app.timescaledb_jobs_seen USING btree (job_id)
 
+table app.usage_daily
+  -- Responses to each API key per UTC day, endpoint and status class, counting every answered request of a known key (refusals included), written by the admission flush (or per response with ADMISSION_FLUSH_MS=0). Kept 400 days (app.prune_counters). Read by the console's usage page.
+  key_id bigint not null  -- The key that made the requests (app.api_keys.id); the rows go with the key.
+  day date not null  -- The UTC day the requests were answered on.
+  endpoint text not null  -- The route as declared, never the URL sent: "GET /api/v1/coins/{slug}", "TOOL <name>" for an MCP tool call, "unrouted" for a request answered before any route (no route matched, an unreadable or oversized body, oversized headers).
+  status_class text not null  -- The response's status class: 2xx, 3xx, 4xx (but 429), 429 (rate limit or quota refusal), 5xx.
+  requests bigint not null  -- How many responses of the class the key got from the endpoint that day.
+  constraint usage_daily_key_id_fkey FOREIGN KEY (key_id) REFERENCES app.api_keys(id) ON DELETE CASCADE
+  constraint usage_daily_pkey PRIMARY KEY (key_id, day, endpoint, status_class)
+  constraint usage_daily_requests_check CHECK ((requests > 0))
+  constraint usage_daily_status_class_check CHECK ((status_class = ANY (ARRAY['2xx'::text, '3xx'::text, '4xx'::text, '429'::text, '5xx'::text])))
+  CREATE INDEX usage_daily_day ON app.usage_daily USING btree (day)
+  CREATE UNIQUE INDEX usage_daily_pkey ON app.usage_daily USING btree (key_id, day, endpoint, status_class)
+
 table app.usage_endpoints
   -- Per-endpoint breakdown of usage_monthly, for GET /api/v1/usage.
   key_id bigint not null
@@ -2781,7 +2795,7 @@ function api.williams_r(p_slug text, p_period integer, p_start date, p_end date,
   | end;
 
 function app.admission_flush(p_counts jsonb) returns TABLE(key_id bigint, window_start timestamp with time zone, month date, quota_used bigint, window_requests integer, key_valid boolean, plan text, quota_limit bigint, rate_limit integer, per_page_cap integer) language plpgsql volatile security definer
-  -- Adds one API process's batched counts (rate windows, monthly usage, per-endpoint usage) to the shared counter rows and returns, for the keys it reads, the shared minute and month counts, whether the key is still valid, and its plan and limits.
+  -- Adds one API process's batched counts (rate windows, monthly usage, per-endpoint usage, responses per day and status class) to the shared counter rows and returns, for the keys it reads, the shared minute and month counts, whether the key is still valid, and its plan and limits.
   | #variable_conflict use_column
   | begin
   |   insert into app.rate_windows as w (key_id, window_start, requests)
@@ -2807,6 +2821,14 @@ function app.admission_flush(p_counts jsonb) returns TABLE(key_id bigint, window
   |   from jsonb_to_recordset(p_counts -> 'endpoints') as r (key_id bigint, month date, endpoint text, requests bigint)
   |   order by r.key_id, r.month, r.endpoint
   |   on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + excluded.requests, last_called_at = excluded.last_called_at;
+  |
+  |   -- a key deleted since its requests were answered takes its counts with it
+  |   insert into app.usage_daily as d (key_id, day, endpoint, status_class, requests)
+  |   select r.key_id, r.day, r.endpoint, r.status_class, r.requests
+  |   from jsonb_to_recordset(coalesce(p_counts -> 'responses', '[]')) as r (key_id bigint, day date, endpoint text, status_class text, requests bigint)
+  |   where exists (select from app.api_keys k where k.id = r.key_id)
+  |   order by r.key_id, r.day, r.endpoint, r.status_class
+  |   on conflict on constraint usage_daily_pkey do update set requests = d.requests + excluded.requests;
   |
   |   update app.api_keys k set last_used_at = now()
   |   where k.id in (select (r ->> 'key_id')::bigint from jsonb_array_elements(p_counts -> 'usage') r)
@@ -3436,6 +3458,70 @@ function app.console_sign_in_candidate(p_email text) returns TABLE(owner text, p
   |   select o.owner, o.password_hash, o.email_verified_at from app.owners o
   |   where lower(o.email) = lower(p_email) and o.role is not null and o.disabled_at is null
 
+function app.console_usage_days(p_owner text, p_key_id bigint) returns TABLE(day date, requests bigint, by_class jsonb) language sql stable security definer
+  -- Responses per UTC day over the last 30 days (today included, days without any as zeros) to the owner's Data API keys or to p_key_id: in all, and by status class as {"2xx": n, "4xx": n, "429": n, …} (classes without any left out). No row for another owner's key.
+  |   with keys as (select app.console_usage_key_ids(p_owner, p_key_id) as id),
+  |   today as (select (now() at time zone 'utc')::date as day),
+  |   classes as (
+  |     select r.day, r.status_class, sum(r.requests) as requests
+  |     from today, app.console_usage_rows(p_owner, p_key_id, today.day - 29) r
+  |     group by r.day, r.status_class)
+  |   select d.day::date, coalesce(sum(c.requests), 0)::bigint,
+  |     coalesce(jsonb_object_agg(c.status_class, c.requests) filter (where c.status_class is not null), '{}')
+  |   from today
+  |   cross join generate_series(today.day - 29, today.day, interval '1 day') d (day)
+  |   left join classes c on c.day = d.day::date
+  |   where exists (select from keys)
+  |   group by d.day
+  |   order by d.day
+
+function app.console_usage_endpoints(p_owner text, p_key_id bigint) returns TABLE(endpoint text, requests bigint, by_class jsonb) language sql stable security definer
+  -- Responses this month (UTC) to the owner's Data API keys or to p_key_id, per endpoint: in all, and by status class as {"2xx": n, "429": n, …}; most used first. No row for another owner's key.
+  |   with classes as (
+  |     select r.endpoint, r.status_class, sum(r.requests) as requests
+  |     from app.console_usage_rows(p_owner, p_key_id, date_trunc('month', now() at time zone 'utc')::date) r
+  |     group by r.endpoint, r.status_class)
+  |   select c.endpoint, sum(c.requests)::bigint, jsonb_object_agg(c.status_class, c.requests)
+  |   from classes c
+  |   group by c.endpoint
+  |   order by sum(c.requests) desc, c.endpoint
+
+function app.console_usage_key_ids(p_owner text, p_key_id bigint) returns SETOF bigint language sql stable security definer
+  -- The ids of the owner's Data API keys (revoked ones included), or only p_key_id when it is one of them; nothing for another owner's key.
+  |   select k.id from app.api_keys k
+  |   where k.owner = p_owner and k.scope = 'data-api' and (p_key_id is null or k.id = p_key_id)
+
+function app.console_usage_quota(p_owner text, p_key_id bigint) returns TABLE(id bigint, name text, prefix text, plan text, quota_limit bigint, quota_used bigint, quota_remaining bigint, quota_reset timestamp with time zone) language sql stable security definer
+  -- This month's quota of each working Data API key of the owner (or of p_key_id, when it is one): name, prefix, plan, limit, used, remaining and reset, from app.key_quota (the figures of the X-Quota-* headers). No row for another owner's key or a revoked one.
+  |   select k.id, k.name, k.prefix, q.plan, q.quota_limit, q.quota_used, q.quota_remaining, q.quota_reset
+  |   from app.api_keys k
+  |   cross join lateral app.key_quota(k.id) q
+  |   where k.id in (select app.console_usage_key_ids(p_owner, p_key_id)) and app.key_live(k.revoked_at)
+  |   order by k.id
+
+function app.console_usage_refusals(p_owner text, p_key_id bigint) returns TABLE(this_month bigint, last_30_days bigint) language sql stable security definer
+  -- Requests of the owner's Data API keys (or of p_key_id) refused with 429 (per-minute rate limit or monthly quota), this month (UTC) and over the last 30 days. No row for another owner's key.
+  |   with keys as (select app.console_usage_key_ids(p_owner, p_key_id) as id),
+  |   today as (select (now() at time zone 'utc')::date as day)
+  |   select
+  |     coalesce(sum(r.requests) filter (where r.day >= date_trunc('month', today.day)::date), 0)::bigint,
+  |     coalesce(sum(r.requests) filter (where r.day >= today.day - 29), 0)::bigint
+  |   from today
+  |   -- the rows' default period covers both this month and the last 30 days
+  |   left join app.console_usage_rows(p_owner, p_key_id) r on r.status_class = '429'
+  |   where exists (select from keys)
+  |   group by today.day
+
+function app.console_usage_rows(p_owner text, p_key_id bigint, p_since date) returns TABLE(day date, endpoint text, status_class text, requests bigint) language sql stable security definer
+  -- Responses per UTC day, endpoint and status class to the owner's Data API keys (summed) or to p_key_id, from p_since (default: the earlier of this month's first day and 29 days ago, the console's CSV download) up to today. No row for another owner's key.
+  |   with today as (select (now() at time zone 'utc')::date as day)
+  |   select u.day, u.endpoint, u.status_class, sum(u.requests)::bigint
+  |   from today
+  |   join app.usage_daily u on u.day >= coalesce(p_since, least(date_trunc('month', today.day)::date, today.day - 29))
+  |   where u.key_id in (select app.console_usage_key_ids(p_owner, p_key_id))
+  |   group by u.day, u.endpoint, u.status_class
+  |   order by u.day, u.endpoint, u.status_class
+
 function app.console_use_token(p_purpose text, p_token_hash bytea) returns TABLE(owner text, email text) language sql volatile
   -- Uses a console link once: its account (null for an invite) and address; no row when it is unknown, used, expired, of another purpose or its account is disabled.
   |   update app.console_tokens t set used_at = now()
@@ -3781,6 +3867,17 @@ function app.key_live(p_revoked_at timestamp with time zone) returns boolean lan
   -- Whether an API key with this revoked_at still works: not revoked, or revoked at a time to come (a rotated key during its grace period).
   |  select p_revoked_at is null or p_revoked_at > now()
 
+function app.key_quota(p_key_id bigint) returns TABLE(plan text, quota_limit bigint, quota_used bigint, quota_remaining bigint, period_start date, quota_reset timestamp with time zone, burst_per_minute integer, per_page_cap integer) language sql stable security definer
+  -- A key's quota this month (UTC): plan, limit, used, remaining (never below 0), the month's first day, the reset (the next month's start, as X-Quota-Reset), the per-minute limit and the per_page cap. No row for an unknown key.
+  |   with period as (select date_trunc('month', now() at time zone 'utc')::date as month)
+  |   select p.name, p.monthly_quota, coalesce(u.used, 0), greatest(0, p.monthly_quota - coalesce(u.used, 0)),
+  |     period.month, (period.month + interval '1 month') at time zone 'utc', p.requests_per_minute, p.per_page_cap
+  |   from app.api_keys k
+  |   cross join period
+  |   join app.plans p on p.name = k.plan
+  |   left join app.usage_monthly u on u.key_id = k.id and u.month = period.month
+  |   where k.id = p_key_id;
+
 function app.list_alarms(p_owner text, p_status text, p_direction text, p_notification text, p_page integer, p_per_page integer) returns jsonb language sql stable
   -- One page of p_owner's alarms, newest first, optionally filtered by status, direction and notification: {total, balance, data}. Endpoint: GET /api/v1/alarms.
   |   with matched as (
@@ -3940,9 +4037,10 @@ function app.pending_migrations(p_migration_files text[]) returns text[] languag
   |   select array(select f from unnest(p_migration_files) f where not exists (select from app.migrations m where m.name = f) order by f)
 
 function app.prune_counters() returns void language sql volatile
-  -- Deletes rate-limit and failed-authentication windows older than an hour.
+  -- Deletes rate-limit and failed-authentication windows older than an hour, and daily response counts (app.usage_daily) older than 400 days.
   |   delete from app.rate_windows where window_start < now() - interval '1 hour';
   |   delete from app.auth_failures where window_start < now() - interval '1 hour';
+  |   delete from app.usage_daily where day < (now() at time zone 'utc')::date - 400;
 
 function app.prune_webhook_deliveries(p_endpoint_id bigint) returns void language sql volatile
   |   delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - app.outbox_retention();
@@ -4043,6 +4141,13 @@ function app.recent_endpoint_callers(p_endpoint text, p_within interval) returns
   |     and e.month >= date_trunc('month', now() - p_within)::date
   |     and (e.last_called_at > now() - p_within or e.last_called_at is null)
   |   group by k.owner
+
+function app.record_response(p_key_id bigint, p_endpoint text, p_status_class text) returns void language sql volatile security definer
+  -- Counts one response of a key in app.usage_daily (today, UTC; endpoint as declared; status class 2xx, 3xx, 4xx, 429 or 5xx); nothing for a key deleted meanwhile.
+  |   insert into app.usage_daily as d (key_id, day, endpoint, status_class, requests)
+  |   select k.id, (now() at time zone 'utc')::date, p_endpoint, p_status_class, 1
+  |   from app.api_keys k where k.id = p_key_id
+  |   on conflict on constraint usage_daily_pkey do update set requests = d.requests + 1;
 
 function app.redeliver_webhook(p_owner text, p_endpoint_id bigint, p_delivery_id bigint) returns jsonb language plpgsql volatile
   -- Sends a settled delivery (succeeded, failed or skipped) of an endpoint of p_owner again: pending, a deliver_webhook job queued, the same event id and body, with retries of its own (counted from redelivered_at). MD404: not p_owner's endpoint or not its delivery; MD409 endpoint_disabled, delivery_pending.
@@ -4346,32 +4451,29 @@ function app.update_alarm(p_owner text, p_id bigint, p_changes jsonb, p_channels
   | end;
 
 function app.usage_report(p_key_id bigint) returns json language sql stable
-  -- Usage of one key this month (UTC): plan, limit, used, remaining, period, per-endpoint counts and the owner's keys.
-  |   with k as (select * from app.api_keys where id = p_key_id),
-  |   period as (select date_trunc('month', now() at time zone 'utc')::date as month)
+  -- Usage of one key this month (UTC): plan, limit, used, remaining, period (app.key_quota), per-endpoint counts and the owner's keys.
+  |   with k as (select * from app.api_keys where id = p_key_id)
   |   select json_build_object(
-  |     'plan', p.name,
-  |     'limit', p.monthly_quota,
-  |     'used', coalesce(u.used, 0),
-  |     'remaining', greatest(0, p.monthly_quota - coalesce(u.used, 0)),
-  |     'period_start', to_char(period.month, 'YYYY-MM-DD'),
-  |     'period_end', to_char((period.month + interval '1 month') at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
-  |     'burst_per_minute', p.requests_per_minute,
-  |     'per_page_cap', p.per_page_cap,
+  |     'plan', q.plan,
+  |     'limit', q.quota_limit,
+  |     'used', q.quota_used,
+  |     'remaining', q.quota_remaining,
+  |     'period_start', to_char(q.period_start, 'YYYY-MM-DD'),
+  |     'period_end', to_char(q.quota_reset at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
+  |     'burst_per_minute', q.burst_per_minute,
+  |     'per_page_cap', q.per_page_cap,
   |     'endpoints', coalesce((
   |       select json_agg(json_build_object('endpoint', e.endpoint, 'requests', e.requests) order by e.requests desc, e.endpoint)
-  |       from app.usage_endpoints e where e.key_id = k.id and e.month = period.month), '[]'::json),
+  |       from app.usage_endpoints e where e.key_id = k.id and e.month = q.period_start), '[]'::json),
   |     'tokens', coalesce((
   |       select json_agg(json_build_object(
   |         'id', o.id, 'name', o.prefix, 'kind', o.scope,
-  |         'requests', coalesce((select m.used from app.usage_monthly m where m.key_id = o.id and m.month = period.month), 0),
+  |         'requests', coalesce((select m.used from app.usage_monthly m where m.key_id = o.id and m.month = q.period_start), 0),
   |         -- the API's one spelling of an instant (market.iso_time, defined after this file)
   |         'last_used_at', to_char(o.last_used_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'), 'revoked', not app.key_live(o.revoked_at)) order by o.id)
   |       from app.api_keys o where o.owner = k.owner), '[]'::json))
   |   from k
-  |   cross join period
-  |   join app.plans p on p.name = k.plan
-  |   left join app.usage_monthly u on u.key_id = k.id and u.month = period.month;
+  |   cross join app.key_quota(k.id) q;
 
 function app.webhook_endpoint_json(p_endpoint app.webhook_endpoints) returns jsonb language sql stable
   |   select jsonb_build_object(

@@ -148,6 +148,22 @@ comment on function app.admit(bytea, text, text, text, text, int, int, boolean, 
   'Admits one API request: outcome is ok, unauthorized, auth_rate_limited, plan_required, per_page_exceeded, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.';
 revoke execute on function app.admit(bytea, text, text, text, text, int, int, boolean, int) from public;
 
+-- The status of a response is known once it is written: counted per key, UTC day, endpoint and
+-- class (app.usage_daily) by the admission flush, or here, once per response, with
+-- ADMISSION_FLUSH_MS=0 (src/http/admission.ts, recordResponses).
+create or replace function app.record_response(p_key_id bigint, p_endpoint text, p_status_class text) returns void
+language sql volatile security definer
+set search_path = app, pg_temp
+as $$
+  insert into app.usage_daily as d (key_id, day, endpoint, status_class, requests)
+  select k.id, (now() at time zone 'utc')::date, p_endpoint, p_status_class, 1
+  from app.api_keys k where k.id = p_key_id
+  on conflict on constraint usage_daily_pkey do update set requests = d.requests + 1;
+$$;
+comment on function app.record_response(bigint, text, text) is
+  'Counts one response of a key in app.usage_daily (today, UTC; endpoint as declared; status class 2xx, 3xx, 4xx, 429 or 5xx); nothing for a key deleted meanwhile.';
+revoke execute on function app.record_response(bigint, text, text) from public;
+
 -- Counters older than their window are dead weight; the worker prunes them hourly.
 create or replace function app.prune_counters() returns void
 language sql volatile
@@ -155,40 +171,67 @@ set search_path = app, pg_temp
 as $$
   delete from app.rate_windows where window_start < now() - interval '1 hour';
   delete from app.auth_failures where window_start < now() - interval '1 hour';
+  delete from app.usage_daily where day < (now() at time zone 'utc')::date - 400;
 $$;
-comment on function app.prune_counters() is 'Deletes rate-limit and failed-authentication windows older than an hour.';
+comment on function app.prune_counters() is 'Deletes rate-limit and failed-authentication windows older than an hour, and daily response counts (app.usage_daily) older than 400 days.';
 revoke execute on function app.prune_counters() from public;
+
+-- A key's quota this month (UTC): the figures of the X-Quota-* headers as the counters hold them,
+-- for GET /api/v1/usage and the console's usage page alike.
+create or replace function app.key_quota(p_key_id bigint)
+returns table (
+  plan text,
+  quota_limit bigint,
+  quota_used bigint,
+  quota_remaining bigint,
+  period_start date,
+  quota_reset timestamptz,
+  burst_per_minute int,
+  per_page_cap int
+)
+language sql stable security definer
+set search_path = app, pg_temp
+as $$
+  with period as (select date_trunc('month', now() at time zone 'utc')::date as month)
+  select p.name, p.monthly_quota, coalesce(u.used, 0), greatest(0, p.monthly_quota - coalesce(u.used, 0)),
+    period.month, (period.month + interval '1 month') at time zone 'utc', p.requests_per_minute, p.per_page_cap
+  from app.api_keys k
+  cross join period
+  join app.plans p on p.name = k.plan
+  left join app.usage_monthly u on u.key_id = k.id and u.month = period.month
+  where k.id = p_key_id;
+$$;
+comment on function app.key_quota(bigint) is
+  'A key''s quota this month (UTC): plan, limit, used, remaining (never below 0), the month''s first day, the reset (the next month''s start, as X-Quota-Reset), the per-minute limit and the per_page cap. No row for an unknown key.';
+revoke execute on function app.key_quota(bigint) from public;
 
 -- GET /api/v1/usage: the key's plan and this month's counts, per endpoint and per key of its owner.
 create or replace function app.usage_report(p_key_id bigint) returns json
 language sql stable
 set search_path = app, pg_temp
 as $$
-  with k as (select * from app.api_keys where id = p_key_id),
-  period as (select date_trunc('month', now() at time zone 'utc')::date as month)
+  with k as (select * from app.api_keys where id = p_key_id)
   select json_build_object(
-    'plan', p.name,
-    'limit', p.monthly_quota,
-    'used', coalesce(u.used, 0),
-    'remaining', greatest(0, p.monthly_quota - coalesce(u.used, 0)),
-    'period_start', to_char(period.month, 'YYYY-MM-DD'),
-    'period_end', to_char((period.month + interval '1 month') at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
-    'burst_per_minute', p.requests_per_minute,
-    'per_page_cap', p.per_page_cap,
+    'plan', q.plan,
+    'limit', q.quota_limit,
+    'used', q.quota_used,
+    'remaining', q.quota_remaining,
+    'period_start', to_char(q.period_start, 'YYYY-MM-DD'),
+    'period_end', to_char(q.quota_reset at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
+    'burst_per_minute', q.burst_per_minute,
+    'per_page_cap', q.per_page_cap,
     'endpoints', coalesce((
       select json_agg(json_build_object('endpoint', e.endpoint, 'requests', e.requests) order by e.requests desc, e.endpoint)
-      from app.usage_endpoints e where e.key_id = k.id and e.month = period.month), '[]'::json),
+      from app.usage_endpoints e where e.key_id = k.id and e.month = q.period_start), '[]'::json),
     'tokens', coalesce((
       select json_agg(json_build_object(
         'id', o.id, 'name', o.prefix, 'kind', o.scope,
-        'requests', coalesce((select m.used from app.usage_monthly m where m.key_id = o.id and m.month = period.month), 0),
+        'requests', coalesce((select m.used from app.usage_monthly m where m.key_id = o.id and m.month = q.period_start), 0),
         -- the API's one spelling of an instant (market.iso_time, defined after this file)
         'last_used_at', to_char(o.last_used_at at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'), 'revoked', not app.key_live(o.revoked_at)) order by o.id)
       from app.api_keys o where o.owner = k.owner), '[]'::json))
   from k
-  cross join period
-  join app.plans p on p.name = k.plan
-  left join app.usage_monthly u on u.key_id = k.id and u.month = period.month;
+  cross join app.key_quota(k.id) q;
 $$;
-comment on function app.usage_report(bigint) is 'Usage of one key this month (UTC): plan, limit, used, remaining, period, per-endpoint counts and the owner''s keys.';
+comment on function app.usage_report(bigint) is 'Usage of one key this month (UTC): plan, limit, used, remaining, period (app.key_quota), per-endpoint counts and the owner''s keys.';
 revoke execute on function app.usage_report(bigint) from public;

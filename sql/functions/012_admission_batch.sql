@@ -37,7 +37,9 @@ revoke execute on function app.admission_key(bytea, text, timestamptz, date) fro
 -- at once lock rows in the same order), and returns the shared counts of every key it reads, with
 -- the key's validity and limits.
 -- p_counts: {"rates": [{key_id, window_start, requests}], "usage": [{key_id, month, used}],
--- "endpoints": [{key_id, month, endpoint, requests}], "reads": [{key_id, window_start, month}]}.
+-- "endpoints": [{key_id, month, endpoint, requests}], "reads": [{key_id, window_start, month}],
+-- "responses": [{key_id, day, endpoint, status_class, requests}]} (responses: the answers written
+-- since the last flush, by status class, for app.usage_daily; absent from an older process's flush).
 create or replace function app.admission_flush(p_counts jsonb)
 returns table (
   key_id bigint,
@@ -80,6 +82,14 @@ begin
   order by r.key_id, r.month, r.endpoint
   on conflict on constraint usage_endpoints_pkey do update set requests = e.requests + excluded.requests, last_called_at = excluded.last_called_at;
 
+  -- a key deleted since its requests were answered takes its counts with it
+  insert into app.usage_daily as d (key_id, day, endpoint, status_class, requests)
+  select r.key_id, r.day, r.endpoint, r.status_class, r.requests
+  from jsonb_to_recordset(coalesce(p_counts -> 'responses', '[]')) as r (key_id bigint, day date, endpoint text, status_class text, requests bigint)
+  where exists (select from app.api_keys k where k.id = r.key_id)
+  order by r.key_id, r.day, r.endpoint, r.status_class
+  on conflict on constraint usage_daily_pkey do update set requests = d.requests + excluded.requests;
+
   update app.api_keys k set last_used_at = now()
   where k.id in (select (r ->> 'key_id')::bigint from jsonb_array_elements(p_counts -> 'usage') r)
     and (k.last_used_at is null or k.last_used_at < now() - interval '1 minute');
@@ -98,7 +108,7 @@ begin
 end;
 $$;
 comment on function app.admission_flush(jsonb) is
-  'Adds one API process''s batched counts (rate windows, monthly usage, per-endpoint usage) to the shared counter rows and returns, for the keys it reads, the shared minute and month counts, whether the key is still valid, and its plan and limits.';
+  'Adds one API process''s batched counts (rate windows, monthly usage, per-endpoint usage, responses per day and status class) to the shared counter rows and returns, for the keys it reads, the shared minute and month counts, whether the key is still valid, and its plan and limits.';
 revoke execute on function app.admission_flush(jsonb) from public;
 
 -- A key revoked, re-planned, re-scoped or deleted, or any plan changed, is announced to every API

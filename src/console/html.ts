@@ -34,6 +34,13 @@ export interface Page {
   path: string;
   csrf: string;
   nonce: string;
+  /** a page's own scripts (ES modules) and style sheets beside the console's, by name under /console/assets/ */
+  assets?: PageAssets;
+}
+
+export interface PageAssets {
+  scripts?: string[];
+  styles?: string[];
 }
 
 /** The signed-in navigation: [path, label], and the operator's pages for an admin. */
@@ -46,7 +53,7 @@ export function navigation(path: string, label: string, admin = false) {
   if (!list.some(([known]) => known === path)) list.push([path, label]);
 }
 
-export function layout({ title, body, who, path, csrf, nonce }: Page): string {
+export function layout({ title, body, who, path, csrf, nonce, assets = {} }: Page): string {
   const links = [...NAV, ...(who?.role === 'admin' ? ADMIN_NAV : [])]
     .map(([href, label]) => html`<a href="${href}"${path === href || path.startsWith(`${href}/`) ? html` aria-current="page"` : ''}>${label}</a> `);
   const nav = who
@@ -57,9 +64,11 @@ export function layout({ title, body, who, path, csrf, nonce }: Page): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Developer console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
-<link rel="icon" href="/console/assets/icon.svg" type="image/svg+xml">
+${(assets.styles ?? []).map((name) => html`<link rel="stylesheet" href="/console/assets/${name}">
+`)}<link rel="icon" href="/console/assets/icon.svg" type="image/svg+xml">
 <script type="module" src="/console/assets/console.js" nonce="${nonce}"></script>
-</head><body>
+${(assets.scripts ?? []).map((name) => html`<script type="module" src="/console/assets/${name}" nonce="${nonce}"></script>
+`)}</head><body>
 <header><a class="brand" href="/console">Developer console</a>${nav}</header>
 <main><h1>${title}</h1>
 ${body}</main>

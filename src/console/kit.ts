@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../http/admission.ts';
 import { toApiError } from '../http/errors.ts';
-import { html, layout, notice, type Html } from './html.ts';
+import { html, layout, notice, type Html, type PageAssets } from './html.ts';
 import { cookieNames, csrfFor, csrfMatches, newToken, readCookie, safeNext, setCookie, tokenHash } from './session.ts';
 
 export interface Account {
@@ -99,7 +99,8 @@ export function consoleKit(deps: Deps) {
 
   const csrf = (ctx: Context) => csrfFor(formToken(ctx));
 
-  function page(ctx: Context, title: string, body: Html, status = 200, who: Account | null = ctx.state.consoleAccount ?? null) {
+  /** Writes a page; `assets`: its own scripts and style sheets (under /console/assets/), loaded with this response's nonce. */
+  function page(ctx: Context, title: string, body: Html, status = 200, who: Account | null = ctx.state.consoleAccount ?? null, assets?: PageAssets) {
     const nonce = randomBytes(16).toString('base64');
     ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
@@ -109,7 +110,7 @@ export function consoleKit(deps: Deps) {
       "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'",
     ].join('; '));
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = layout({ title, body, who, path: ctx.path, csrf: csrf(ctx), nonce });
+    ctx.body = layout({ title, body, who, path: ctx.path, csrf: csrf(ctx), nonce, assets });
   }
 
   /** Form bodies (the API's parser reads JSON only); an oversized one is answered by `posted`. */

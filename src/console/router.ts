@@ -12,11 +12,23 @@ import { authPages } from './auth.ts';
 import { operatorPages } from './operator.ts';
 import { consoleKit, type PageGroup } from './kit.ts';
 import { webhookPages } from './webhooks.ts';
+import { usagePages } from './usage.ts';
 
-const ASSETS = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'text/javascript; charset=utf-8', 'icon.svg': 'image/svg+xml' } as const;
+const CSS = 'text/css; charset=utf-8';
+const JS = 'text/javascript; charset=utf-8';
+/** What the console serves under /console/assets/: [type, where the file is]; nothing is fetched from elsewhere. */
+const ASSETS: Record<string, [type: string, file: () => URL | string]> = {
+  'console.css': [CSS, () => new URL('./assets/console.css', import.meta.url)],
+  'console.js': [JS, () => new URL('./assets/console.js', import.meta.url)],
+  'icon.svg': ['image/svg+xml', () => new URL('./assets/icon.svg', import.meta.url)],
+  'usage-chart.js': [JS, () => new URL('./assets/usage-chart.js', import.meta.url)],
+  // the usage chart's library (uPlot, MIT), as its package ships it
+  'uplot.esm.js': [JS, () => new URL(import.meta.resolve('uplot/dist/uPlot.esm.js'))],
+  'uplot.min.css': [CSS, () => new URL(import.meta.resolve('uplot/dist/uPlot.min.css'))],
+};
 
 /** The page groups, in the order their routes are tried. */
-const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, alarmPages, webhookPages, operatorPages];
+const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, usagePages, alarmPages, webhookPages, operatorPages];
 
 export function consoleRouter(deps: Deps): Router {
   const router = new Router({ prefix: '/console' });
@@ -24,11 +36,18 @@ export function consoleRouter(deps: Deps): Router {
   const kit = consoleKit(deps);
   router.use(kit.parseForms);
 
-  for (const [name, type] of Object.entries(ASSETS)) {
+  for (const [name, [type, file]] of Object.entries(ASSETS)) {
     router.get(`/assets/${name}`, async (ctx) => {
+      let body: Buffer;
+      try {
+        body = await readFile(file());
+      } catch {
+        // a package not installed: its page still works without it (the chart is an enhancement)
+        return;
+      }
       ctx.type = type;
       ctx.set('Cache-Control', 'public, max-age=300');
-      ctx.body = await readFile(new URL(`./assets/${name}`, import.meta.url));
+      ctx.body = body;
     });
   }
   router.get('/', async (ctx) => ctx.redirect((await kit.account(ctx)) ? '/console/keys' : '/console/sign-in'));

@@ -9,6 +9,8 @@
 // Unknown keys, requests without a key and everything about failed attempts go to app.admit as
 // before: only valid keys are ever cached. Each flush also re-reads every cached key's validity and
 // limits, so a NOTIFY missed (LISTEN through a transaction pooler) costs at most one flush interval.
+// Every keyed response is counted too, once written, by key, UTC day, endpoint and status class
+// (record), and goes to app.usage_daily in the same flush: the console's usage page.
 import type { Sql } from '../db/client.ts';
 import type { KeyDigest } from '../keys.ts';
 import type { Logger } from '../log.ts';
@@ -98,6 +100,16 @@ interface FlushRow {
   per_page_cap: number | null;
 }
 
+/** The status classes app.usage_daily counts, by the index responseClass gives. */
+export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '429', '5xx'] as const;
+
+/** A response status's class, as an index into STATUS_CLASSES. */
+export const responseClass = (status: number): number =>
+  status === 429 ? 3 : status >= 500 ? 4 : status >= 400 ? 2 : status >= 300 ? 1 : 0;
+
+/** Responses written, not yet sent: by UTC day (YYYY-MM-DD), key id and endpoint, a count per class. */
+type Responses = Map<string, Map<number, Map<string, number[]>>>;
+
 const emptyCounts = (): Counts => ({ rates: new Map(), usage: new Map(), endpoints: new Map() });
 const add = <K>(map: Map<K, number>, key: K, n: number) => map.set(key, (map.get(key) ?? 0) + n);
 function addEndpoint(counts: Counts, month: string, endpoint: string, n: number) {
@@ -123,6 +135,7 @@ function computePeriods(now: number) {
     window,
     windowLeft: Math.max(1, Math.ceil((window + 60_000 - now) / 1000)),
     month: new Date(monthStart).toISOString().slice(0, 10),
+    day: date.toISOString().slice(0, 10),
     monthReset: new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1)),
   };
 }
@@ -138,6 +151,8 @@ export class AdmissionBatcher {
   private flushing: Promise<void> | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   private closed = false;
+  /** responses counted here, not yet sent (record) */
+  private responses: Responses = new Map();
 
   private readonly sql: Sql;
   private readonly flushMs: number;
@@ -261,6 +276,14 @@ export class AdmissionBatcher {
   }
 
   /**
+   * Counts a response written to a key: its endpoint and status class, today (UTC). Every keyed
+   * response: a few Map lookups and an increment, nothing more; the next flush writes them.
+   */
+  record(keyId: number, endpoint: string, status: number) {
+    countResponse(this.responses, periods(Date.now()).day, keyId, endpoint, responseClass(status), 1);
+  }
+
+  /**
    * Writes every pending count and reads back the shared counts of every cached key, in one
    * statement; forgets keys unused for a minute. One flush at a time: a call during a flush waits
    * for it and then flushes again (so what was counted before the call is written when it returns).
@@ -295,10 +318,20 @@ export class AdmissionBatcher {
       }
       if (cached) reads.push({ key_id: keyId, window_start: new Date(window).toISOString(), month });
     }
-    if (sent.length === 0) return;
+    const answered = this.responses;
+    this.responses = new Map();
+    const responses: { key_id: number; day: string; endpoint: string; status_class: string; requests: number }[] = [];
+    for (const [day, byKey] of answered) {
+      for (const [keyId, byEndpoint] of byKey) {
+        for (const [endpoint, counts] of byEndpoint) {
+          counts.forEach((requests, i) => requests > 0 && responses.push({ key_id: keyId, day, endpoint, status_class: STATUS_CLASSES[i]!, requests }));
+        }
+      }
+    }
+    if (sent.length === 0 && responses.length === 0) return;
     try {
       const rows = await this.sql<FlushRow[]>`
-        select * from app.admission_flush(${this.sql.json({ rates, usage, endpoints, reads } as never)})`;
+        select * from app.admission_flush(${this.sql.json({ rates, usage, endpoints, reads, responses } as never)})`;
       const byId = new Map(rows.map((row) => [Number(row.key_id), row]));
       for (const entry of sent) {
         entry.inflight = emptyCounts();
@@ -313,6 +346,13 @@ export class AdmissionBatcher {
       }
     } catch (error) {
       // Kept for the next flush: counts are never lost to a failed write.
+      for (const [day, byKey] of answered) {
+        for (const [keyId, byEndpoint] of byKey) {
+          for (const [endpoint, counts] of byEndpoint) {
+            counts.forEach((n, i) => n > 0 && countResponse(this.responses, day, keyId, endpoint, i, n));
+          }
+        }
+      }
       for (const entry of sent) {
         merge(entry.pending, entry.inflight);
         entry.inflight = emptyCounts();
@@ -367,6 +407,16 @@ function requiredPlan(ranks: Record<string, number>, plan: AdmitRoute['plan']): 
   let required: string | null = null;
   for (const one of plan) if (ranks[one] !== undefined && (required === null || ranks[one]! > ranks[required]!)) required = one;
   return required;
+}
+
+function countResponse(responses: Responses, day: string, keyId: number, endpoint: string, statusClass: number, n: number) {
+  let byKey = responses.get(day);
+  if (!byKey) responses.set(day, (byKey = new Map()));
+  let byEndpoint = byKey.get(keyId);
+  if (!byEndpoint) byKey.set(keyId, (byEndpoint = new Map()));
+  let counts = byEndpoint.get(endpoint);
+  if (!counts) byEndpoint.set(endpoint, (counts = [0, 0, 0, 0, 0]));
+  counts[statusClass]! += n;
 }
 
 function hasCounts(entry: CachedKey) {

@@ -2,13 +2,15 @@
 // plan gate, rate limit, quota), then the quota and rate-limit headers: the spec's X-Quota-*,
 // X-RateLimit-*, and the IETF RateLimit-Policy/RateLimit fields (draft-ietf-httpapi-ratelimit-headers,
 // structured-field form) with a "minute" policy (the burst limit) and a "month" policy (the quota).
-import type { Context } from 'koa';
+// Once the response is written, its status is counted for the key and endpoint (countResponses).
+import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import type { McpPlanName, PlanName } from '../plans.ts';
-import type { AdmissionBatcher, AdmitRoute, AdmitRow } from './admission-batch.ts';
+import { responseClass, STATUS_CLASSES, type AdmissionBatcher, type AdmitRoute, type AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
+import type { Logger } from '../log.ts';
 import { keyDigest, type KeyDigest } from '../keys.ts';
 import type { RunningJob } from '../job-runs.ts';
 import { memoized } from '../memo.ts';
@@ -81,14 +83,47 @@ function admitted(ctx: Context, key: string | null, route: AdmitRoute, row: Admi
  */
 export function admissionDecision(ctx: Context, deps: Deps, presented: Presented | null, route: AdmitRoute): AdmitRow | Promise<AdmitRow> {
   const row = admit(ctx, deps, presented, route);
-  return row instanceof Promise ? row.then((settled) => noted(ctx, settled)) : noted(ctx, row);
+  return row instanceof Promise ? row.then((settled) => noted(ctx, settled, route.endpoint)) : noted(ctx, row, route.endpoint);
 }
 
-/** For the request log and metrics (src/http/observe.ts): the outcome, and which key (never the key itself). */
-function noted(ctx: Context, row: AdmitRow): AdmitRow {
+/**
+ * For the request log and metrics (src/http/observe.ts): the outcome, and which key (never the key
+ * itself); for countResponses, the key and the endpoint its response is counted under.
+ */
+function noted(ctx: Context, row: AdmitRow, endpoint: string): AdmitRow {
   ctx.state.admission = row.outcome;
-  if (row.key_id !== null) ctx.state.keyId = Number(row.key_id);
+  if (row.key_id !== null) {
+    ctx.state.keyId = Number(row.key_id);
+    ctx.state.endpoint = endpoint;
+  }
   return row;
+}
+
+/**
+ * Counts every response to a known key once its status is final (outside the error middleware, so
+ * a thrown ApiError and a 429 refusal count as answered): by key, UTC day, endpoint and status class
+ * (app.usage_daily). Batched: one Map increment, written by the next flush. ADMISSION_FLUSH_MS=0:
+ * app.record_response, after the answer was written for most (writeAnswer ends the response itself).
+ */
+export function countResponses(deps: Deps, logger: Logger): Middleware {
+  const count = (ctx: Context, status: number): void | Promise<void> => {
+    const keyId = ctx.state.keyId as number | undefined;
+    if (keyId === undefined) return;
+    const endpoint = (ctx.state.endpoint as string | undefined) ?? 'unrouted';
+    if (deps.admission) return deps.admission.record(keyId, endpoint, status);
+    return deps.sql`select app.record_response(${keyId}, ${endpoint}, ${STATUS_CLASSES[responseClass(status)]!})`.then(
+      () => {},
+      // the answer stands: a count lost to a failing database is logged, not turned into an error
+      (error) => logger.warn(`admission: counting a response failed (${(error as Error).message})`),
+    );
+  };
+  return (ctx, next) => next().then(
+    () => count(ctx, ctx.status),
+    async (error) => {
+      await count(ctx, 500);
+      throw error;
+    },
+  );
 }
 
 /**
@@ -100,7 +135,13 @@ export async function quotaHeaders(ctx: Context, deps: Deps): Promise<void> {
   const presented = presentedBearer(ctx.get('authorization'));
   if (!presented) return;
   try {
-    setLimitHeaders(ctx, await admit(ctx, deps, presented, { endpoint: 'unrouted', plan: 'free', consume: false }));
+    const row = await admit(ctx, deps, presented, { endpoint: 'unrouted', plan: 'free', consume: false });
+    setLimitHeaders(ctx, row);
+    // counted under "unrouted" (countResponses); ctx.state.admission stays unset: admission did not run
+    if (row.key_id !== null) {
+      ctx.state.keyId = Number(row.key_id);
+      ctx.state.endpoint = 'unrouted';
+    }
   } catch {
     // The response being answered is the error that matters; it leaves without quota headers.
   }

@@ -17,7 +17,7 @@ import { metricsHandler } from './metrics.ts';
 import { observeRequests } from './observe.ts';
 import { setPageLinks } from './pages.ts';
 import { mountPublic } from './public.ts';
-import { quotaHeaders } from './admission.ts';
+import { countResponses, quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache } from './cache.ts';
@@ -67,6 +67,8 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   const apiHead = (ctx: Context) => ['X-Request-Id', requestId(ctx), ...security.api, 'Vary', 'Accept-Encoding'];
   const cache = responseCache(deps, routes);
   app.use(observeRequests(logger, metrics, deps.config.LOG_REQUESTS));
+  // each keyed response's final status, for the key's usage (app.usage_daily)
+  app.use(countResponses(deps, logger));
   app.use(errorMiddleware(logger));
   // a URL answered from the response cache before is answered again here, before any other header is set
   app.use(cache.shortcut({
