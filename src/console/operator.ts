@@ -5,7 +5,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { statusMarkup, statusReport } from '../http/status.ts';
 import { PLANS_BY_SCOPE } from '../plans.ts';
-import { field, form, html, Html, navigation, notice } from './html.ts';
+import { choice, field, form, html, Html, navigation, notice } from './html.ts';
 import { fieldErrors, rowId, when, type Account, type PageGroup } from './kit.ts';
 
 /** Accounts shown on one page of a search. */
@@ -38,7 +38,7 @@ const accountPath = (owner: string) => `/console/admin/accounts/${encodeURICompo
 
 export const operatorPages: PageGroup = (router, { sql, deps, csrf, page, admin, adminForm }) => {
   navigation('/console/admin/accounts', 'Accounts', true);
-  navigation('/console/admin/usage', 'Usage', true);
+  navigation('/console/admin/usage', 'Service usage', true);
   navigation('/console/admin/status', 'Service status', true);
 
   // ---- accounts: search
@@ -82,8 +82,7 @@ ${form('/console/admin/accounts/role', token, [ownerInput, html`<input type="hid
 ${SCOPES.map(([scope, title], i) => html`<h2>${title}</h2>
 ${keys[i]!.length === 0 ? html`<p>No key.</p>` : html`<div class="table"><table><thead><tr><th>Name</th><th>Prefix</th><th>Plan</th><th>Created</th><th>Last used</th><th>Requests this month</th><th>Change plan</th></tr></thead><tbody>
 ${keys[i]!.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'}</td><td data-label="Prefix"><code>${key.prefix}</code></td><td data-label="Plan">${key.plan}</td><td data-label="Created">${when(key.created_at)}</td><td data-label="Last used">${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td data-label="Requests this month">${key.requests_this_month}${key.retires_at ? html`<br>Retires ${when(key.retires_at)} (rotated)` : ''}</td>
-<td class="row-actions">${form('/console/admin/accounts/plan', token, [ownerInput, html`<input type="hidden" name="key" value="${key.id}"><div class="field"><label for="plan-${key.id}">Plan of ${key.prefix}</label>
-<select id="plan-${key.id}" name="plan">${PLANS_BY_SCOPE[scope].map((plan) => html`<option${plan === key.plan ? html` selected` : ''}>${plan}</option>`)}</select></div>`], 'Change plan')}</td></tr>`)}
+<td class="row-actions">${form('/console/admin/accounts/plan', token, [ownerInput, html`<input type="hidden" name="key" value="${key.id}">${choice({ name: 'plan', id: `plan-${key.id}`, label: `Plan of ${key.prefix}`, options: PLANS_BY_SCOPE[scope].map((plan) => [plan, plan] as const), value: key.plan })}`], 'Change plan')}</td></tr>`)}
 </tbody></table></div>`}`)}`, status, who);
   }
 

@@ -165,7 +165,7 @@ test('MCP keys: their own page and plans, usable on /mcp only; Data API keys ref
   t.regex(page.text, /<h1>MCP keys<\/h1>/);
   t.true(page.text.includes(`<code>${api.base}/mcp</code>`), 'says where the tool server is');
   t.regex(page.text, /Authorization: Bearer &lt;key&gt;/);
-  t.regex(page.text, /<option>mcp-free<\/option><\/select>/, 'only the self-service MCP plan (default mcp-free)');
+  t.regex(page.text, /<option value="mcp-free">mcp-free<\/option><\/select>/, 'only the self-service MCP plan (default mcp-free)');
   t.regex(page.text, /aria-current="page">MCP keys</);
 
   const badPlan = await client.post('/console/mcp-keys', { name: 'agent', plan: 'free' });

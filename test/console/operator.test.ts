@@ -96,7 +96,7 @@ browserTest('the MCP keys page and the operator pages in Chromium: accessible, n
     await page.goto(`${api.base}${accountPath(owner)}`);
     await page.getByRole('button', { name: 'Change plan' }).first().waitFor();
     await check(page, 'account');
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('link', { name: 'Service usage' }).click();
     await page.getByRole('heading', { name: 'Top accounts this month' }).waitFor();
     await check(page, 'usage');
     await page.getByRole('link', { name: 'Service status' }).click();
@@ -178,7 +178,7 @@ test('an operator changes a key\'s plan to any plan of its kind, and the API app
   t.is((await api.get('/api/v1/ping', key)).body.data.plan, 'free', 'cached by the admission batcher');
   const page = await client.get(accountPath(owner));
   t.true(page.text.includes(key.slice(0, 12)));
-  t.regex(page.text, new RegExp(`<select id="plan-${keyId}" name="plan"><option selected>free</option><option>starter</option><option>pro</option></select>`));
+  t.regex(page.text, new RegExp(`<select id="plan-${keyId}" name="plan"><option value="free" selected>free</option><option value="starter">starter</option><option value="pro">pro</option></select>`));
 
   const wrongKind = await client.post('/console/admin/accounts/plan', { owner, key: keyId, plan: 'mcp-pro' });
   t.is(wrongKind.status, 422);
