@@ -1,7 +1,7 @@
 // Alarms group: the key owner's TARGET alarms on coins (create, list, get, update, delete),
 // the inventory balance and the instant-trigger guard. Another owner's alarm is 404. Evaluation
 // runs in SQL after each price refresh. SQL: sql/functions/620_alarms.sql, 625_alarm_evaluation.sql.
-// A notification the service cannot send (email without SMTP_URL, push) is refused here, in SQL.
+// A notification the service cannot send (email without SMTP_URL, push without a subscribed browser) is refused here, in SQL.
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { pageAnswer } from '../http/envelope.ts';
@@ -58,7 +58,7 @@ const fields = {
     .describe('The value to reach: a JSON number or a decimal string, kept exactly (responses return it as a decimal string).'),
   notification: z.enum(NOTIFICATIONS).describe(
     'webhook: an alarm.triggered event to your webhook endpoints; email: one e-mail to the address on record for your key (422 email_not_configured ' +
-    'when this service sends no e-mail, 422 email_address_missing without an address); push: not available yet (422 push_not_available).'),
+    'when this service sends no e-mail, 422 email_address_missing without an address); push: a notification to every browser the owner subscribed in the developer console (Account, "Notify this browser"; 422 push_not_available without one).'),
 };
 
 

@@ -10,7 +10,7 @@ import { keyPages } from './api-keys.ts';
 import { authPages } from './auth.ts';
 import { consoleKit, type PageGroup } from './kit.ts';
 
-const ASSETS = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'text/javascript; charset=utf-8', 'icon.svg': 'image/svg+xml' } as const;
+const ASSETS = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'text/javascript; charset=utf-8', 'push.js': 'text/javascript; charset=utf-8', 'icon.svg': 'image/svg+xml' } as const;
 
 /** The page groups, in the order their routes are tried. */
 const GROUPS: PageGroup[] = [authPages, accountPages, keyPages];
