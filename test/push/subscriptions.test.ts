@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
+import { MAX_PAYLOAD_BYTES, notification } from '../../src/push/send.ts';
 import { loadVapid, queryOf } from '../../src/push/vapid.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
@@ -195,4 +196,16 @@ test('the analyst reads no subscription, key or push record and calls no push fu
   } finally {
     await analyst.end();
   }
+});
+
+test('a notification too large for a push leaves the event out and keeps the link to the alarm', (t) => {
+  const event = {
+    alarm: { id: 9, name: 'n'.repeat(255) }, coin: { slug: 'alpha', name: 'A'.repeat(3000), symbol: 'ALP' },
+    metric: 'rate', direction: 'above', target: '1', value: '2', triggered_at: '2026-01-01T00:00:00+00:00',
+  };
+  const shown = notification({ kind: 'alarm.triggered', data: event });
+  t.is(shown.data, undefined);
+  t.is(shown.url, '/console/alarms#alarm-9');
+  t.true(Buffer.byteLength(JSON.stringify(shown)) <= MAX_PAYLOAD_BYTES);
+  t.deepEqual(notification({ kind: 'alarm.triggered', data: { ...event, coin: { ...event.coin, name: 'Alpha' } } }).data, { ...event, coin: { ...event.coin, name: 'Alpha' } });
 });
