@@ -13,6 +13,7 @@ import { refreshCoinMetadata } from './refresh_coin_metadata.ts';
 import { refreshSentiment } from './refresh_sentiment.ts';
 import { deliverWebhook } from './deliver_webhook.ts';
 import { sendEmail } from './send_email.ts';
+import { deliverPush } from './deliver_push.ts';
 import { exchangeTasks } from './fetch_exchanges.ts';
 
 export function taskList(config: Config): TaskList {
@@ -29,6 +30,7 @@ export function taskList(config: Config): TaskList {
     refresh_sentiment: refreshSentiment,
     deliver_webhook: deliverWebhook(config),
     send_email: sendEmail(config),
+    deliver_push: deliverPush(config),
   };
 }
 

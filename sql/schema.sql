@@ -352,6 +352,63 @@ table app.plans
   CREATE UNIQUE INDEX plans_scope_rank_key ON app.plans USING btree (scope, rank)
   CREATE TRIGGER plans_announce_change AFTER DELETE OR UPDATE ON app.plans FOR EACH STATEMENT EXECUTE FUNCTION app.announce_key_change()
 
+table app.push_attempts
+  -- Every attempt at a push service: outcome, HTTP status, error, duration. Service only.
+  id bigint not null
+  message_id uuid not null
+  started_at timestamp with time zone not null default now()
+  finished_at timestamp with time zone
+  outcome text
+  response_status integer
+  error text
+  duration_ms integer
+  constraint push_attempts_message_id_fkey FOREIGN KEY (message_id) REFERENCES app.push_messages(id) ON DELETE CASCADE
+  constraint push_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'gone'::text, 'failed'::text, 'refused'::text, 'interrupted'::text])))
+  constraint push_attempts_pkey PRIMARY KEY (id)
+  CREATE INDEX push_attempts_message ON app.push_attempts USING btree (message_id, id)
+  CREATE UNIQUE INDEX push_attempts_pkey ON app.push_attempts USING btree (id)
+
+table app.push_messages
+  -- The push outbox: one message per subscribed browser per alarm.triggered (or console test), queued in the transaction that raised it; its attempts are in app.push_attempts. Service only.
+  id uuid not null default gen_random_uuid()
+  subscription_id bigint
+  owner text not null
+  kind text not null
+  data jsonb not null
+  status text not null default 'pending'::text
+  attempts integer not null default 0
+  response_status integer
+  error text
+  created_at timestamp with time zone not null default now()
+  settled_at timestamp with time zone
+  constraint push_messages_kind_check CHECK ((kind = ANY (ARRAY['alarm.triggered'::text, 'push.test'::text])))
+  constraint push_messages_pkey PRIMARY KEY (id)
+  constraint push_messages_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'gone'::text, 'failed'::text])))
+  constraint push_messages_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES app.push_subscriptions(id) ON DELETE SET NULL
+  CREATE INDEX push_messages_owner ON app.push_messages USING btree (owner, created_at DESC)
+  CREATE UNIQUE INDEX push_messages_pkey ON app.push_messages USING btree (id)
+  CREATE INDEX push_messages_subscription ON app.push_messages USING btree (subscription_id)
+
+table app.push_subscriptions
+  -- Browsers subscribed to an account's alarm notifications in the console: the push endpoint, the browser's keys, a user-agent label, created, last accepted push. Removed by the account, or when the push service answers 404/410. Service only.
+  id bigint not null
+  owner text not null
+  endpoint text not null
+  p256dh text not null
+  auth text not null
+  user_agent text not null default ''::text
+  created_at timestamp with time zone not null default now()
+  last_success_at timestamp with time zone
+  constraint push_subscriptions_auth_check CHECK ((auth ~ '^[A-Za-z0-9_-]{22}$'::text))
+  constraint push_subscriptions_endpoint_check CHECK ((length(endpoint) <= 2000))
+  constraint push_subscriptions_owner_endpoint_key UNIQUE (owner, endpoint)
+  constraint push_subscriptions_owner_fkey FOREIGN KEY (owner) REFERENCES app.owners(owner) ON DELETE CASCADE
+  constraint push_subscriptions_p256dh_check CHECK ((p256dh ~ '^[A-Za-z0-9_-]{87}$'::text))
+  constraint push_subscriptions_pkey PRIMARY KEY (id)
+  constraint push_subscriptions_user_agent_check CHECK ((length(user_agent) <= 200))
+  CREATE UNIQUE INDEX push_subscriptions_owner_endpoint_key ON app.push_subscriptions USING btree (owner, endpoint)
+  CREATE UNIQUE INDEX push_subscriptions_pkey ON app.push_subscriptions USING btree (id)
+
 table app.rate_windows
   -- Per-minute request counts (fixed one-minute windows) for the rate limit.
   key_id bigint not null
@@ -420,6 +477,18 @@ table app.usage_monthly
   constraint usage_monthly_key_id_fkey FOREIGN KEY (key_id) REFERENCES app.api_keys(id) ON DELETE CASCADE
   constraint usage_monthly_pkey PRIMARY KEY (key_id, month)
   CREATE UNIQUE INDEX usage_monthly_pkey ON app.usage_monthly USING btree (key_id, month)
+
+table app.vapid_keys
+  -- The service's VAPID key pair (RFC 8292), made on first start when VAPID_PUBLIC_KEY/VAPID_PRIVATE_KEY are not set; deleting the row makes a new pair at the next start (every browser must subscribe again). Service only.
+  singleton boolean not null default true
+  public_key text not null
+  private_key text not null
+  created_at timestamp with time zone not null default now()
+  constraint vapid_keys_pkey PRIMARY KEY (singleton)
+  constraint vapid_keys_private_key_check CHECK ((private_key ~ '^[A-Za-z0-9_-]{43}$'::text))
+  constraint vapid_keys_public_key_check CHECK ((public_key ~ '^[A-Za-z0-9_-]{87}$'::text))
+  constraint vapid_keys_singleton_check CHECK (singleton)
+  CREATE UNIQUE INDEX vapid_keys_pkey ON app.vapid_keys USING btree (singleton)
 
 table app.webhook_attempts
   -- Every HTTP attempt of a delivery: response status, duration and error.
@@ -3094,6 +3163,41 @@ function app.begin_email_attempt(p_message_id uuid) returns TABLE(attempt_id big
   |   return next;
   | end;
 
+function app.begin_push_attempt(p_message_id uuid) returns TABLE(attempt_id bigint, attempt integer, endpoint text, p256dh text, auth text, kind text, data jsonb, created_at timestamp with time zone) language plpgsql volatile
+  -- Opens the next attempt of a pending push and returns what to send (endpoint, the browser's keys, kind, data); no row when there is nothing to send (settled, or the subscription is gone: settled as gone). Closes an attempt a dead worker left open as interrupted.
+  | #variable_conflict use_column
+  | declare
+  |   v_message app.push_messages;
+  |   v_subscription app.push_subscriptions;
+  | begin
+  |   select * into v_message from app.push_messages m where m.id = p_message_id for update;
+  |   -- already settled (a duplicate job) or gone: nothing to send
+  |   if not found or v_message.status <> 'pending' then
+  |     return;
+  |   end if;
+  |   select * into v_subscription from app.push_subscriptions s where s.id = v_message.subscription_id;
+  |   if not found then
+  |     update app.push_messages m set status = 'gone', error = 'the browser was unsubscribed before delivery', settled_at = now()
+  |     where m.id = p_message_id;
+  |     return;
+  |   end if;
+  |   -- An attempt still open here belongs to a worker that died mid-request: the push service may
+  |   -- or may not have the message; send it again (a duplicate notification at worst).
+  |   update app.push_attempts a set finished_at = now(), outcome = 'interrupted',
+  |     error = 'the worker stopped before recording the outcome; sent again'
+  |   where a.message_id = p_message_id and a.finished_at is null;
+  |   update app.push_messages m set attempts = m.attempts + 1 where m.id = p_message_id
+  |   returning m.attempts into attempt;
+  |   insert into app.push_attempts (message_id) values (p_message_id) returning id into attempt_id;
+  |   endpoint := v_subscription.endpoint;
+  |   p256dh := v_subscription.p256dh;
+  |   auth := v_subscription.auth;
+  |   kind := v_message.kind;
+  |   data := v_message.data;
+  |   created_at := v_message.created_at;
+  |   return next;
+  | end;
+
 function app.begin_webhook_attempt(p_delivery_id bigint) returns TABLE(attempt_id bigint, attempt integer, url text, secret text, event text, event_id uuid, body text) language plpgsql volatile
   -- Opens the next HTTP attempt of a pending delivery and returns what to POST (url, secret, event, event id, raw body); no row when there is nothing to send (delivery settled or gone; endpoint disabled: the delivery is skipped). Closes an attempt a dead worker left open as interrupted.
   | declare
@@ -3182,10 +3286,14 @@ function app.check_alarm_guard(p_coin_id integer, p_metric text, p_direction tex
   | end;
 
 function app.check_alarm_notification(p_owner text, p_notification text, p_channels text[]) returns void language plpgsql stable
-  -- Raises MD422 push_not_available for push (no browser subscription yet), email_not_configured for email when p_channels lacks it (no SMTP_URL), email_address_missing for email when p_owner has no address in app.owners (codes in HINT).
+  -- Raises MD422 push_not_available for push when p_channels lacks it (CONSOLE=off) or p_owner has no subscribed browser (app.push_subscriptions), email_not_configured for email when p_channels lacks it (no SMTP_URL), email_address_missing for email when p_owner has no address in app.owners (codes in HINT).
   | begin
   |   if p_notification = 'push' and not ('push' = any (p_channels)) then
-  |     raise exception 'Push notifications need a browser subscription, which comes with the developer console; until then choose email or webhook.'
+  |     raise exception 'Push notifications need a browser subscription, made in the developer console, which is off on this service; choose email or webhook.'
+  |       using errcode = 'MD422', hint = 'push_not_available', detail = jsonb_build_object('notification', p_notification)::text;
+  |   end if;
+  |   if p_notification = 'push' and not exists (select from app.push_subscriptions s where s.owner = p_owner) then
+  |     raise exception 'Push notifications need a browser subscription: sign in to the developer console, open Account and choose "Notify this browser"; then create the alarm again.'
   |       using errcode = 'MD422', hint = 'push_not_available', detail = jsonb_build_object('notification', p_notification)::text;
   |   end if;
   |   if p_notification = 'email' and not ('email' = any (p_channels)) then
@@ -3331,9 +3439,10 @@ function app.console_admin_top_accounts(p_limit integer) returns TABLE(owner tex
   |   limit least(greatest(coalesce(p_limit, 1), 1), 100)
 
 function app.console_alarms(p_owner text, p_page integer, p_per_page integer) returns jsonb language sql stable
-  -- app.list_alarms (one page of p_owner's alarms, newest first: {total, balance, data}) with, on each alarm, the coin's current value of its metric (app.alarm_metric_value, decimal text), distance = target - current value and distance_percent = that as a percent of the current value (2 places); null without a current value. Also webhook_endpoints: how many endpoints the owner has (the webhook channel is offered only then).
+  -- app.list_alarms (one page of p_owner's alarms, newest first: {total, balance, data}) with, on each alarm, the coin's current value of its metric (app.alarm_metric_value, decimal text), distance = target - current value and distance_percent = that as a percent of the current value (2 places); null without a current value. Also webhook_endpoints and push_browsers: how many endpoints and subscribed browsers the owner has (the webhook and push channels are offered only then).
   |   select l.page || jsonb_build_object(
   |     'webhook_endpoints', jsonb_array_length(app.list_webhook_endpoints(p_owner)),
+  |     'push_browsers', (select count(*) from app.push_subscriptions b where b.owner = p_owner),
   |     'data', coalesce((
   |       select jsonb_agg(j.alarm || jsonb_build_object(
   |           'current_value', v.value::text,
@@ -3715,8 +3824,8 @@ function app.enqueue_webhook_event(p_owner text, p_event text, p_data jsonb) ret
   |   return v_queued;
   | end;
 
-function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integer, emails integer) language plpgsql volatile
-  -- Triggers every active alarm whose condition (above: value >= target, below: value <= target) is met by market.coin_state now, or, for a rate alarm, by the high (above) or low (below) of a minute bar newer than both the alarm's armed_through and the coin's watermark (app.alarm_watermarks): status triggered, triggered_value (the current value, else that extreme), triggered_at, and for notification webhook one alarm.triggered event per delivering endpoint of the owner (app.enqueue_webhook_event), for notification email one alarm.triggered e-mail (app.queue_alarm_email), all in the caller's transaction; then advances the watermarks. Evaluations take turns (advisory transaction lock). Returns (alarms triggered, webhook deliveries queued, e-mails queued). Called by market.refresh_coin_state.
+function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integer, emails integer, pushes integer) language plpgsql volatile
+  -- Triggers every active alarm whose condition (above: value >= target, below: value <= target) is met by market.coin_state now, or, for a rate alarm, by the high (above) or low (below) of a minute bar newer than both the alarm's armed_through and the coin's watermark (app.alarm_watermarks): status triggered, triggered_value (the current value, else that extreme), triggered_at, and for notification webhook one alarm.triggered event per delivering endpoint of the owner (app.enqueue_webhook_event), for notification email one alarm.triggered e-mail (app.queue_alarm_email), for notification push one push per subscribed browser (app.queue_alarm_pushes), all in the caller's transaction; then advances the watermarks. Evaluations take turns (advisory transaction lock). Returns (alarms triggered, webhook deliveries queued, e-mails queued, pushes queued). Called by market.refresh_coin_state.
   | begin
   |   -- Evaluations take turns: the second sees the first's triggers and watermarks once it commits
   |   -- (the row locks below would keep an alarm from triggering twice anyway).
@@ -3749,12 +3858,13 @@ function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integ
   |     where a.id = d.id
   |     returning a
   |   )
-  |   -- Webhook alarms raise an event to the owner's endpoints, e-mail alarms queue one e-mail; push
-  |   -- has no sender yet (refused at creation): an older push alarm's trigger is recorded on the alarm only.
+  |   -- Webhook alarms raise an event to the owner's endpoints, e-mail alarms queue one e-mail, push
+  |   -- alarms one push per subscribed browser (none left: the trigger is recorded on the alarm only).
   |   select count(*)::int,
   |     coalesce(sum(case when (f.a).notification = 'webhook'
   |       then app.enqueue_webhook_event((f.a).owner, 'alarm.triggered', app.alarm_triggered_event(f.a)) else 0 end), 0)::int,
-  |     coalesce(sum(case when (f.a).notification = 'email' then app.queue_alarm_email(f.a) else 0 end), 0)::int
+  |     coalesce(sum(case when (f.a).notification = 'email' then app.queue_alarm_email(f.a) else 0 end), 0)::int,
+  |     coalesce(sum(case when (f.a).notification = 'push' then app.queue_alarm_pushes(f.a) else 0 end), 0)::int
   |   from fired f;
   |
   |   -- the bars compared above are not read again
@@ -3802,6 +3912,53 @@ function app.finish_email_attempt(p_attempt_id bigint, p_outcome text, p_smtp_co
   |     return 'retry';
   |   end if;
   |   update app.email_messages m set status = 'failed', settled_at = now() where m.id = v_attempt.message_id;
+  |   return 'failed';
+  | end;
+
+function app.finish_push_attempt(p_attempt_id bigint, p_response_status integer, p_error text, p_duration_ms integer, p_retry_base_ms integer) returns text language plpgsql volatile
+  -- Closes a push attempt: 2xx settles it delivered (the subscription's last_success_at); 404/410 settles it gone and removes the subscription; 5xx, 429, a time-out or connection error (p_error) queues a retry after p_retry_base_ms x 5^(n-1) for failed attempt n < 4 (app.outbox_retry_at), the 4th fails it; another 4xx fails it at once. Drops the owner's pushes settled longer ago than app.outbox_retention(). Returns delivered | gone | retry | failed | stale.
+  | declare
+  |   v_outcome text := case
+  |     when p_error is null and p_response_status between 200 and 299 then 'delivered'
+  |     when p_response_status in (404, 410) then 'gone'
+  |     when p_response_status between 400 and 499 and p_response_status <> 429 then 'refused'
+  |     else 'failed' end;
+  |   v_attempt app.push_attempts;
+  |   v_message app.push_messages;
+  |   v_failed int;
+  | begin
+  |   update app.push_attempts a set finished_at = now(), outcome = v_outcome, response_status = p_response_status,
+  |     error = left(coalesce(p_error, case when v_outcome <> 'delivered' then 'HTTP ' || p_response_status end), 1000), duration_ms = p_duration_ms
+  |   where a.id = p_attempt_id and a.finished_at is null
+  |   returning * into v_attempt;
+  |   -- already closed as interrupted by a later run of the job: that run owns the message now
+  |   if not found then
+  |     return 'stale';
+  |   end if;
+  |   select * into v_message from app.push_messages m where m.id = v_attempt.message_id for update;
+  |   -- pruned where pushes are settled, per owner, rather than by a job of its own
+  |   delete from app.push_messages m where m.owner = v_message.owner and m.settled_at < now() - app.outbox_retention();
+  |   update app.push_messages m set response_status = p_response_status, error = v_attempt.error where m.id = v_message.id;
+  |   if v_outcome = 'delivered' then
+  |     update app.push_messages m set status = 'delivered', error = null, settled_at = now() where m.id = v_message.id;
+  |     update app.push_subscriptions s set last_success_at = now() where s.id = v_message.subscription_id;
+  |     return 'delivered';
+  |   end if;
+  |   if v_outcome = 'gone' then
+  |     -- the push service no longer knows this browser (unsubscribed, expired): stop pushing to it
+  |     update app.push_messages m set status = 'gone', settled_at = now() where m.id = v_message.id;
+  |     delete from app.push_subscriptions s where s.id = v_message.subscription_id;
+  |     return 'gone';
+  |   end if;
+  |   if v_outcome = 'failed' then
+  |     -- Interrupted attempts do not use up a retry: only failed ones count.
+  |     select count(*) into v_failed from app.push_attempts a where a.message_id = v_message.id and a.outcome = 'failed';
+  |     if app.outbox_retry_at(v_failed, p_retry_base_ms) is not null then
+  |       perform app.queue_push_job(v_message.id, app.outbox_retry_at(v_failed, p_retry_base_ms));
+  |       return 'retry';
+  |     end if;
+  |   end if;
+  |   update app.push_messages m set status = 'failed', settled_at = now() where m.id = v_message.id;
   |   return 'failed';
   | end;
 
@@ -4048,9 +4205,65 @@ function app.prune_webhook_deliveries(p_endpoint_id bigint) returns void languag
   |   where v.created_at < now() - app.outbox_retention()
   |     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
 
+function app.push_max_subscriptions() returns integer language sql immutable
+  -- The most browsers one account may subscribe to its alarm notifications.
+  |  select 20
+
+function app.push_subscribe(p_owner text, p_endpoint text, p_p256dh text, p_auth text, p_user_agent text) returns bigint language plpgsql volatile
+  -- Stores a browser's push subscription for p_owner (endpoint URL, p256dh and auth as base64url, a user-agent label) or renews the keys of the same endpoint; returns its id. A malformed value MD422 (COLUMN names it); more than app.push_max_subscriptions() browsers MD422 on endpoint.
+  | declare
+  |   v_id bigint;
+  | begin
+  |   -- the service validated these (src/push/subscription.ts: a P-256 point, the endpoint's host); the shapes are checked again here
+  |   if p_endpoint is null or p_endpoint !~ '^https?://[^\s]+$' or length(p_endpoint) > 2000 then
+  |     raise exception 'The endpoint must be an http(s) URL of at most 2000 characters.' using errcode = 'MD422', column = 'endpoint';
+  |   end if;
+  |   if p_p256dh is null or p_p256dh !~ '^[A-Za-z0-9_-]{87}$' then
+  |     raise exception 'The p256dh key must be a P-256 public key (65 bytes, base64url).' using errcode = 'MD422', column = 'p256dh';
+  |   end if;
+  |   if p_auth is null or p_auth !~ '^[A-Za-z0-9_-]{22}$' then
+  |     raise exception 'The auth secret must be 16 bytes (base64url).' using errcode = 'MD422', column = 'auth';
+  |   end if;
+  |   -- one subscription at a time per account, so two tabs cannot pass the limit together
+  |   perform 1 from app.owners o where o.owner = p_owner for update;
+  |   if (select count(*) from app.push_subscriptions s where s.owner = p_owner and s.endpoint <> p_endpoint) >= app.push_max_subscriptions() then
+  |     raise exception 'This account has % browsers subscribed, the most allowed: remove one first.', app.push_max_subscriptions()
+  |       using errcode = 'MD422', column = 'endpoint';
+  |   end if;
+  |   -- the same browser subscribing again (new keys after the VAPID keys changed, say) replaces its row
+  |   insert into app.push_subscriptions as s (owner, endpoint, p256dh, auth, user_agent)
+  |   values (p_owner, p_endpoint, p_p256dh, p_auth, left(coalesce(p_user_agent, ''), 200))
+  |   on conflict (owner, endpoint) do update set p256dh = excluded.p256dh, auth = excluded.auth, user_agent = excluded.user_agent
+  |   returning s.id into v_id;
+  |   return v_id;
+  | end;
+
+function app.push_subscriptions_of(p_owner text) returns TABLE(id bigint, user_agent text, push_service text, created_at timestamp with time zone, last_success_at timestamp with time zone) language sql stable
+  -- The browsers subscribed to p_owner's alarm notifications, oldest first: user-agent label, the push service's host (never the endpoint or keys), created, last accepted push.
+  |   select s.id, s.user_agent, substring(s.endpoint from '^https?://([^/:?#]+)'), s.created_at, s.last_success_at
+  |   from app.push_subscriptions s where s.owner = p_owner order by s.id
+
+function app.push_unsubscribe(p_owner text, p_id bigint) returns boolean language sql volatile
+  -- Removes a subscribed browser of p_owner (its pending pushes settle as gone); false when p_owner has no such subscription.
+  |   with removed as (delete from app.push_subscriptions where owner = p_owner and id = p_id returning 1)
+  |   select exists (select from removed)
+
+function app.push_vapid_keys(p_public_key text, p_private_key text) returns TABLE(public_key text, private_key text) language plpgsql volatile
+  -- The stored VAPID key pair (base64url); stores the given candidate pair first when none is stored yet, so the first caller's pair is everyone's.
+  | #variable_conflict use_column
+  | begin
+  |   insert into app.vapid_keys (public_key, private_key) values (p_public_key, p_private_key) on conflict (singleton) do nothing;
+  |   return query select k.public_key, k.private_key from app.vapid_keys k;
+  | end;
+
 function app.queue_alarm_email(p_alarm app.alarms) returns integer language sql volatile
   -- Queues the alarm.triggered e-mail of a triggered alarm (data: app.alarm_triggered_event) in the caller's transaction; returns 1. Called by app.evaluate_alarms.
   |   select 1 from app.queue_email(p_alarm.owner, 'alarm.triggered', app.alarm_triggered_event(p_alarm))
+
+function app.queue_alarm_pushes(p_alarm app.alarms) returns integer language sql volatile
+  -- Queues one alarm.triggered push (data: app.alarm_triggered_event) per browser the alarm's owner subscribed, in the caller's transaction; returns how many. Called by app.evaluate_alarms.
+  |   select count(app.queue_push(s.id, 'alarm.triggered', app.alarm_triggered_event(p_alarm)))::int
+  |   from app.push_subscriptions s where s.owner = p_alarm.owner
 
 function app.queue_deprecation_notices(p_endpoint text, p_sunset date, p_changelog text) returns TABLE(owner text, status text) language plpgsql volatile
   -- For a deprecated endpoint and its sunset date: records and queues one deprecation.notice e-mail per owner who called it in the last 90 days (app.recent_endpoint_callers) and has an address, unless that owner was already notified of this endpoint and sunset. Returns each recent caller with queued | already_notified | no_address.
@@ -4111,6 +4324,29 @@ function app.queue_outbox_job(p_task text, p_payload json, p_run_at timestamp wi
   |   -- max_attempts only covers a task that throws (database unreachable): a failed send is retried
   |   -- by its outbox with app.outbox_retry_at, not by graphile-worker.
   |   select null from graphile_worker.add_job(p_task, p_payload, run_at => p_run_at, max_attempts => 5)
+
+function app.queue_push(p_subscription_id bigint, p_kind text, p_data jsonb) returns uuid language plpgsql volatile
+  -- Records one push of kind p_kind (alarm.triggered | push.test) to a subscribed browser and queues its deliver_push job, in the caller's transaction; returns the message id, null when the subscription does not exist.
+  | declare
+  |   v_id uuid;
+  | begin
+  |   insert into app.push_messages (subscription_id, owner, kind, data)
+  |   select s.id, s.owner, p_kind, coalesce(p_data, '{}') from app.push_subscriptions s where s.id = p_subscription_id
+  |   returning id into v_id;
+  |   if v_id is not null then
+  |     perform app.queue_push_job(v_id);
+  |   end if;
+  |   return v_id;
+  | end;
+
+function app.queue_push_job(p_message_id uuid, p_run_at timestamp with time zone) returns void language sql volatile
+  -- Queues the deliver_push job of a push message in the caller's transaction, at p_run_at (null: now).
+  |  select app.queue_outbox_job('deliver_push', json_build_object('message_id', p_message_id), p_run_at)
+
+function app.queue_test_push(p_owner text, p_subscription_id bigint) returns uuid language sql volatile
+  -- Queues a test notification to one browser of p_owner (the console's "Send a test notification"); null when p_owner has no such subscription.
+  |   select app.queue_push(s.id, 'push.test', jsonb_build_object('sent_at', market.iso_time(now())))
+  |   from app.push_subscriptions s where s.id = p_subscription_id and s.owner = p_owner
 
 function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamp with time zone) returns void language sql volatile
   |  select app.queue_outbox_job('deliver_webhook', json_build_object('delivery_id', p_delivery_id), p_run_at)

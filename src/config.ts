@@ -107,6 +107,15 @@ const notifications = {
   MAIL_FROM: z.string().min(3).optional().meta(doc('The From of every e-mail, e.g. `Market Data API <alerts@example.com>`; required with `SMTP_URL`.')),
   SMTP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000).meta(doc('Connect, greeting and each reply of an SMTP attempt.')),
   EMAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000).meta(doc('First retry of a deferred e-mail; the next ones are ×5 (1, 5, 25 minutes).')),
+  VAPID_PUBLIC_KEY: z.string().regex(/^[A-Za-z0-9_-]{87}$/, 'a P-256 public key: 87 base64url characters (web-push generate-vapid-keys)').optional()
+    .meta(doc('The VAPID public key browser push is signed with (RFC 8292), with `VAPID_PRIVATE_KEY`; changing it makes every browser subscribe again.', 'a pair made on first start and kept in the database')),
+  VAPID_PRIVATE_KEY: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'a P-256 private key: 43 base64url characters').optional()
+    .meta(doc('The VAPID private key, with `VAPID_PUBLIC_KEY`.', 'the database\'s')),
+  VAPID_SUBJECT: z.string().regex(/^(mailto:\S+@\S+|https:\/\/\S+)$/, 'a mailto: address or an https:// URL').optional()
+    .meta(doc('How push services reach the operator (the VAPID `sub`): a `mailto:` address or an `https://` URL.', '`PUBLIC_URL` when https, else `mailto:push@localhost`')),
+  PUSH_ALLOW_LOOPBACK: booleanFlag.default(false).meta(doc('Accept browser push endpoints on loopback addresses, over http too (local setups, tests); otherwise https to a public host only.')),
+  PUSH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).meta(doc('A request to a browser push service fails after this long.')),
+  PUSH_RETRY_BASE_MS: z.coerce.number().int().min(1).default(60_000).meta(doc('First retry of a push the push service did not accept (5xx, time-out); the next ones are ×5 (1, 5, 25 minutes).')),
 };
 
 const consoleSettings = {
@@ -141,7 +150,7 @@ export const CONFIG_GROUPS = {
   'Admission and caching': admission,
   'Jobs and workers': worker,
   'Market data sources': marketData,
-  'Webhooks and e-mail': notifications,
+  'Webhooks, e-mail and browser push': notifications,
   'The developer console': consoleSettings,
   'Logs and metrics': observability,
 };
@@ -175,6 +184,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // The embedded database has no replicas: a read URL beside it would point at some other database.
   if (values.DATABASE_READ_URL && !values.DATABASE_URL) {
     throw new Error('invalid configuration:\n  DATABASE_READ_URL: read replicas need a database server (DATABASE_URL); the embedded database has none');
+  }
+  if (Boolean(values.VAPID_PUBLIC_KEY) !== Boolean(values.VAPID_PRIVATE_KEY)) {
+    throw new Error('invalid configuration:\n  VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY: give both keys of the pair, or neither (the service then keeps its own in the database)');
   }
   if (values.SMTP_URL && !values.MAIL_FROM) {
     throw new Error('invalid configuration:\n  MAIL_FROM: e-mail needs a sender address with SMTP_URL, e.g. MAIL_FROM="Market Data API <alerts@example.com>"');

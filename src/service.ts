@@ -6,6 +6,7 @@ import { createSql, type Sql } from './db/client.ts';
 import { ReadReplicas } from './db/replicas.ts';
 import { openDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
+import { loadVapid, queryOf } from './push/vapid.ts';
 import { describeImport } from './content/import.ts';
 import { loadDemoContentIfEmpty } from './content/demo.ts';
 import { createApp, guardServer, type Served } from './http/app.ts';
@@ -43,6 +44,8 @@ export async function startService(initial: Config, logger: Logger = createLogge
   let worker: Worker | null = null;
   try {
     await migrate(sql, logger);
+    // the VAPID key pair of browser push: made now on a first start (kept in the database) unless configured
+    await loadVapid(queryOf(sql), config);
     // First start with the demo market on: the demo wallets and articles come with it.
     if (config.MARKET_SOURCE === 'simulated') {
       const loaded = await loadDemoContentIfEmpty(sql);

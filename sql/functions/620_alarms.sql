@@ -89,13 +89,17 @@ comment on function app.check_alarm_guard(int, text, text, numeric) is
 'Raises MD422 no_current_value (in HINT) when the coin has no current value for p_metric, MD422 alarm_would_trigger when an alarm with this direction and target would trigger at the current value.';
 
 -- why: a notification the service cannot send is refused at creation, never silently dropped.
--- p_channels: what the calling service can send now (webhook always; email with SMTP_URL).
+-- p_channels: what the calling service can send now (webhook always; email with SMTP_URL; push with the console).
 create or replace function app.check_alarm_notification(p_owner text, p_notification text, p_channels text[]) returns void
 language plpgsql stable
 as $$
 begin
   if p_notification = 'push' and not ('push' = any (p_channels)) then
-    raise exception 'Push notifications need a browser subscription, which comes with the developer console; until then choose email or webhook.'
+    raise exception 'Push notifications need a browser subscription, made in the developer console, which is off on this service; choose email or webhook.'
+      using errcode = 'MD422', hint = 'push_not_available', detail = jsonb_build_object('notification', p_notification)::text;
+  end if;
+  if p_notification = 'push' and not exists (select from app.push_subscriptions s where s.owner = p_owner) then
+    raise exception 'Push notifications need a browser subscription: sign in to the developer console, open Account and choose "Notify this browser"; then create the alarm again.'
       using errcode = 'MD422', hint = 'push_not_available', detail = jsonb_build_object('notification', p_notification)::text;
   end if;
   if p_notification = 'email' and not ('email' = any (p_channels)) then
@@ -109,7 +113,7 @@ begin
 end;
 $$;
 comment on function app.check_alarm_notification(text, text, text[]) is
-'Raises MD422 push_not_available for push (no browser subscription yet), email_not_configured for email when p_channels lacks it (no SMTP_URL), '
+'Raises MD422 push_not_available for push when p_channels lacks it (CONSOLE=off) or p_owner has no subscribed browser (app.push_subscriptions), email_not_configured for email when p_channels lacks it (no SMTP_URL), '
 'email_address_missing for email when p_owner has no address in app.owners (codes in HINT).';
 
 -- why: the one shape of an alarm in every response and in the alarm.triggered event

@@ -17,7 +17,7 @@ $$;
 comment on function app.alarm_triggered_event(app.alarms) is
 'The data of an alarm.triggered event: {alarm (as the API shows it), coin {id, slug, name, symbol}, metric, direction, target, value (the value that triggered it, decimal string), triggered_at}.';
 
-create or replace function app.evaluate_alarms() returns table (triggered int, deliveries int, emails int)
+create or replace function app.evaluate_alarms() returns table (triggered int, deliveries int, emails int, pushes int)
 language plpgsql volatile
 as $$
 begin
@@ -52,12 +52,13 @@ begin
     where a.id = d.id
     returning a
   )
-  -- Webhook alarms raise an event to the owner's endpoints, e-mail alarms queue one e-mail; push
-  -- has no sender yet (refused at creation): an older push alarm's trigger is recorded on the alarm only.
+  -- Webhook alarms raise an event to the owner's endpoints, e-mail alarms queue one e-mail, push
+  -- alarms one push per subscribed browser (none left: the trigger is recorded on the alarm only).
   select count(*)::int,
     coalesce(sum(case when (f.a).notification = 'webhook'
       then app.enqueue_webhook_event((f.a).owner, 'alarm.triggered', app.alarm_triggered_event(f.a)) else 0 end), 0)::int,
-    coalesce(sum(case when (f.a).notification = 'email' then app.queue_alarm_email(f.a) else 0 end), 0)::int
+    coalesce(sum(case when (f.a).notification = 'email' then app.queue_alarm_email(f.a) else 0 end), 0)::int,
+    coalesce(sum(case when (f.a).notification = 'push' then app.queue_alarm_pushes(f.a) else 0 end), 0)::int
   from fired f;
 
   -- the bars compared above are not read again
@@ -73,5 +74,6 @@ comment on function app.evaluate_alarms() is
 'Triggers every active alarm whose condition (above: value >= target, below: value <= target) is met by market.coin_state now, '
 'or, for a rate alarm, by the high (above) or low (below) of a minute bar newer than both the alarm''s armed_through and the coin''s watermark (app.alarm_watermarks): '
 'status triggered, triggered_value (the current value, else that extreme), triggered_at, and for notification webhook one alarm.triggered event per delivering endpoint of the owner '
-'(app.enqueue_webhook_event), for notification email one alarm.triggered e-mail (app.queue_alarm_email), all in the caller''s transaction; then advances the watermarks. '
-'Evaluations take turns (advisory transaction lock). Returns (alarms triggered, webhook deliveries queued, e-mails queued). Called by market.refresh_coin_state.';
+'(app.enqueue_webhook_event), for notification email one alarm.triggered e-mail (app.queue_alarm_email), for notification push one push per subscribed browser (app.queue_alarm_pushes), '
+'all in the caller''s transaction; then advances the watermarks. '
+'Evaluations take turns (advisory transaction lock). Returns (alarms triggered, webhook deliveries queued, e-mails queued, pushes queued). Called by market.refresh_coin_state.';

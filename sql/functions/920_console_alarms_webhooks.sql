@@ -9,6 +9,7 @@ language sql stable
 as $$
   select l.page || jsonb_build_object(
     'webhook_endpoints', jsonb_array_length(app.list_webhook_endpoints(p_owner)),
+    'push_browsers', (select count(*) from app.push_subscriptions b where b.owner = p_owner),
     'data', coalesce((
       select jsonb_agg(j.alarm || jsonb_build_object(
           'current_value', v.value::text,
@@ -24,7 +25,7 @@ $$;
 comment on function app.console_alarms(text, int, int) is
 'app.list_alarms (one page of p_owner''s alarms, newest first: {total, balance, data}) with, on each alarm, the coin''s current value of its metric '
 '(app.alarm_metric_value, decimal text), distance = target - current value and distance_percent = that as a percent of the current value (2 places); '
-'null without a current value. Also webhook_endpoints: how many endpoints the owner has (the webhook channel is offered only then).';
+'null without a current value. Also webhook_endpoints and push_browsers: how many endpoints and subscribed browsers the owner has (the webhook and push channels are offered only then).';
 
 create or replace function app.rotate_webhook_secret(p_owner text, p_id bigint) returns jsonb
 language plpgsql

@@ -1,7 +1,7 @@
 // Alarms group: the key owner's TARGET alarms on coins (create, list, get, update, delete),
 // the inventory balance and the instant-trigger guard. Another owner's alarm is 404. Evaluation
 // runs in SQL after each price refresh. SQL: sql/functions/620_alarms.sql, 625_alarm_evaluation.sql.
-// A notification the service cannot send (email without SMTP_URL, push) is refused here, in SQL.
+// A notification the service cannot send (email without SMTP_URL, push without a subscribed browser) is refused here, in SQL.
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { pageAnswer } from '../http/envelope.ts';
@@ -60,7 +60,7 @@ const fields = {
     .describe('The value to reach: a JSON number or a decimal string, kept exactly (responses return it as a decimal string).'),
   notification: z.enum(NOTIFICATIONS).describe(
     'webhook: an alarm.triggered event to your webhook endpoints; email: one e-mail to the address on record for your key (422 email_not_configured ' +
-    'when this service sends no e-mail, 422 email_address_missing without an address); push: not available yet (422 push_not_available).'),
+    'when this service sends no e-mail, 422 email_address_missing without an address); push: a notification to every browser the owner subscribed in the developer console (Account, "Notify this browser"; 422 push_not_available without one).'),
 };
 
 
@@ -89,7 +89,7 @@ export const alarmChanges = z
 type NewAlarm = Omit<z.infer<typeof newAlarmBody>, 'target' | 'type'> & { target: string };
 
 /** app.create_alarm with the channels this service can send (the API and the console): {alarm, balance}. */
-export async function createAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL'>, owner: string, alarm: NewAlarm) {
+export async function createAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL' | 'CONSOLE'>, owner: string, alarm: NewAlarm) {
   const [row] = await sql<{ created: { alarm: { id: number }; balance: number } }[]>`
     select app.create_alarm(${owner}, ${alarm.name}, ${alarm.coin}, ${alarm.metric}, ${alarm.direction},
       ${alarm.target}, ${alarm.notification}, ${notificationChannels(config)}) as created`;
@@ -97,7 +97,7 @@ export async function createAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL'>, ow
 }
 
 /** app.update_alarm with the channels this service can send (the API and the console); target as decimal text. */
-export async function updateAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL'>, owner: string, id: number | string, changes: Omit<z.infer<typeof alarmChanges>, 'target'> & { target?: string }) {
+export async function updateAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL' | 'CONSOLE'>, owner: string, id: number | string, changes: Omit<z.infer<typeof alarmChanges>, 'target'> & { target?: string }) {
   const [row] = await sql<{ data: unknown }[]>`
     select app.update_alarm(${owner}, ${id}, ${sql.json(changes)}, ${notificationChannels(config)}) as data`;
   return row!.data;

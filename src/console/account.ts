@@ -1,9 +1,13 @@
-// The account page: who is signed in, and the account's sessions (revoke one, sign out everywhere).
+// The account page: who is signed in, the account's sessions (revoke one, sign out everywhere) and
+// the browsers notified of its push alarms (./push.ts).
 import type { Context } from 'koa';
 import { form, html, notice, type Html } from './html.ts';
 import { rowId, when, type Account, type PageGroup } from './kit.ts';
+import { pushBrowsers } from './push.ts';
 
-export const accountPages: PageGroup = (router, { sql, csrf, page, signedIn, signedInForm, endSession }) => {
+export const accountPages: PageGroup = (router, kit) => {
+  const { sql, csrf, page, signedIn, signedInForm, endSession } = kit;
+  const pushSection = pushBrowsers(router, kit, (ctx, who, message, status) => accountPage(ctx, who, message, status));
   // ---- the account: sessions
   router.get('/account', async (ctx) => {
     const who = await signedIn(ctx);
@@ -11,7 +15,7 @@ export const accountPages: PageGroup = (router, { sql, csrf, page, signedIn, sig
     await accountPage(ctx, who);
   });
 
-  async function accountPage(ctx: Context, who: Account, message?: Html) {
+  async function accountPage(ctx: Context, who: Account, message?: Html, status = 200) {
     const sessions = await sql<{ id: string; user_agent: string; created_at: Date; last_seen_at: Date; expires_at: Date }[]>`select * from app.console_sessions_of(${who.owner})`;
     page(ctx, 'Account', html`${message ?? ''}<p>Signed in as <strong>${who.email}</strong> (${who.role}).</p>
 <h2>Sessions</h2>
@@ -19,7 +23,8 @@ export const accountPages: PageGroup = (router, { sql, csrf, page, signedIn, sig
 ${sessions.map((s) => html`<tr><td data-label="Browser">${s.user_agent || 'unknown'}${s.id === who.session_id ? ' (this one)' : ''}</td><td data-label="Signed in">${when(s.created_at)}</td><td data-label="Last used">${when(s.last_seen_at)}</td>
 <td>${form('/console/sessions/revoke', csrf(ctx), html`<input type="hidden" name="session" value="${s.id}">`, 'Revoke', 'inline')}</td></tr>`)}
 </tbody></table></div>
-${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}`, 200, who);
+${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}
+${await pushSection(ctx, who)}`, status, who);
   }
 
   router.post('/sessions/revoke', async (ctx) => {

@@ -37,20 +37,24 @@ interface AlarmRow {
   distance_percent?: string | null;
 }
 
-/** What this service can send to this account now: e-mail with SMTP, webhook once it has an endpoint (push: not yet). */
-const channelsOffered = (config: Pick<Config, 'SMTP_URL'>, endpoints: number) =>
-  notificationChannels(config).filter((channel) => channel !== 'webhook' || endpoints > 0);
+/** What this service can send to this account: e-mail with SMTP, webhook once it has an endpoint, push once a browser is subscribed. */
+const channelsOffered = (config: Pick<Config, 'SMTP_URL' | 'CONSOLE'>, { endpoints, browsers }: Reach) =>
+  notificationChannels(config).filter((channel) => (channel !== 'webhook' || endpoints > 0) && (channel !== 'push' || browsers > 0));
+
+/** How many webhook endpoints and browsers subscribed to push an account has. */
+interface Reach { endpoints: number; browsers: number }
 
 export const alarmPages: PageGroup = (router, { sql, config, csrf, page, signedIn, signedInForm }) => {
   navigation('/console/alarms', 'Alarms');
 
-  const endpointCount = async (owner: string) =>
-    (await sql<{ n: number }[]>`select jsonb_array_length(app.list_webhook_endpoints(${owner})) as n`)[0]!.n;
+  const reach = async (owner: string): Promise<Reach> => (await sql<Reach[]>`
+    select jsonb_array_length(app.list_webhook_endpoints(${owner})) as endpoints,
+      (select count(*)::int from app.push_subscriptions where owner = ${owner}) as browsers`)[0]!;
 
   /** The channel select: those offered, and the alarm's own one when it has another (kept as it is). */
   const channelChoice = (who: Account, offered: string[], values: Fields, errors: Errors, current?: string) => {
     const channels = current && !offered.includes(current) ? [...offered, current] : offered;
-    const label = (channel: string) => (channel === 'email' ? `E-mail to ${who.email}` : channel === 'webhook' ? 'Webhook (your endpoints)' : `${channel} (not available)`);
+    const label = (channel: string) => (channel === 'email' ? `E-mail to ${who.email}` : channel === 'webhook' ? 'Webhook (your endpoints)' : channel === 'push' ? 'Push to your subscribed browsers' : `${channel} (not available)`);
     return choice({ name: 'notification', label: 'Notify by', options: channels.map((channel) => [channel, label(channel)] as const), value: values.notification, error: errors.notification });
   };
 
@@ -71,17 +75,17 @@ export const alarmPages: PageGroup = (router, { sql, config, csrf, page, signedI
    * e-mail without SMTP) is refused by the API's SQL, as it is there.
    */
   const noEndpoint = async (owner: string, notification: string | undefined, current?: string): Promise<Errors> =>
-    notification === 'webhook' && current !== 'webhook' && (await endpointCount(owner)) === 0
+    notification === 'webhook' && current !== 'webhook' && (await reach(owner)).endpoints === 0
       ? { notification: 'You have no webhook endpoint: add one on the Webhooks page first, or choose another channel.' }
       : {};
 
   // ---- the list and the create form
   async function alarmsPage(ctx: Context, who: Account, extra: { message?: Html; values?: Fields; errors?: Errors; status?: number } = {}) {
     const pageNo = pageNumber(ctx.query.page);
-    const [row] = await sql<{ page: { total: number; balance: number; webhook_endpoints: number; data: AlarmRow[] } }[]>`
+    const [row] = await sql<{ page: { total: number; balance: number; webhook_endpoints: number; push_browsers: number; data: AlarmRow[] } }[]>`
       select app.console_alarms(${who.owner}, ${pageNo}, ${PER_PAGE}) as page`;
-    const { total, balance, webhook_endpoints: endpoints, data } = row!.page;
-    const offered = channelsOffered(config, endpoints);
+    const { total, balance, webhook_endpoints: endpoints, push_browsers: browsers, data } = row!.page;
+    const offered = channelsOffered(config, { endpoints, browsers });
     const token = csrf(ctx);
     const { values = {}, errors = {} } = extra;
     const lastPage = Math.max(1, Math.ceil(total / PER_PAGE));
@@ -136,7 +140,7 @@ ${offered.length === 0
   }
 
   async function editPage(ctx: Context, who: Account, alarm: AlarmRow, extra: { values?: Fields; errors?: Errors; status?: number } = {}) {
-    const offered = channelsOffered(config, await endpointCount(who.owner));
+    const offered = channelsOffered(config, await reach(who.owner));
     const values = extra.values ?? { name: alarm.name, coin: alarm.coin.slug, metric: alarm.metric, direction: alarm.direction, target: alarm.target, notification: alarm.notification };
     const token = csrf(ctx);
     page(ctx, `Alarm: ${alarm.name}`, html`<p>${alarm.status === 'active' ? 'Armed.' : html`<strong>Triggered</strong> ${when(alarm.triggered_at!)} at ${alarm.triggered_value}.`} <a href="/console/alarms">All alarms</a></p>

@@ -104,10 +104,11 @@ export function consoleKit(deps: Deps) {
     const nonce = randomBytes(16).toString('base64');
     ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
-    // nothing of another origin, no inline script or style; the one script carries this response's nonce
+    // nothing of another origin, no inline script or style; the one script carries this response's nonce;
+    // the console's own service worker (/console/sw.js, push notifications) may be registered
     ctx.set('Content-Security-Policy', [
       "default-src 'none'", `script-src 'self' 'nonce-${nonce}'`, "style-src 'self'", "img-src 'self'", "connect-src 'self'",
-      "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'",
+      "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'", "worker-src 'self'",
     ].join('; '));
     ctx.set('Cache-Control', 'no-store');
     ctx.body = layout({ title, body, who, path: ctx.path, csrf: csrf(ctx), nonce, assets });

@@ -20,6 +20,7 @@ const JS = 'text/javascript; charset=utf-8';
 const ASSETS: Record<string, [type: string, file: () => URL | string]> = {
   'console.css': [CSS, () => new URL('./assets/console.css', import.meta.url)],
   'console.js': [JS, () => new URL('./assets/console.js', import.meta.url)],
+  'push.js': [JS, () => new URL('./assets/push.js', import.meta.url)],
   'icon.svg': ['image/svg+xml', () => new URL('./assets/icon.svg', import.meta.url)],
   'usage-chart.js': [JS, () => new URL('./assets/usage-chart.js', import.meta.url)],
   // the usage chart's library (uPlot, MIT), as its package ships it

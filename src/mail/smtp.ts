@@ -8,8 +8,12 @@ import { alarmTriggeredEmail, consoleLinkEmail, deprecationNoticeEmail, type Ala
 
 export type MailConfig = Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'SMTP_TIMEOUT_MS' | 'EMAIL_RETRY_BASE_MS' | 'PUBLIC_URL' | 'HOST' | 'PORT'>;
 
-/** The notification channels an alarm may use on this service (app.check_alarm_notification). */
-export const notificationChannels = (config: Pick<Config, 'SMTP_URL'>) => (emailConfigured(config) ? ['webhook', 'email'] : ['webhook']);
+/**
+ * The notification channels an alarm may use on this service (app.check_alarm_notification): push
+ * where the console is, in which browsers subscribe (the owner must have one, checked in SQL).
+ */
+export const notificationChannels = (config: Pick<Config, 'SMTP_URL' | 'CONSOLE'>) =>
+  ['webhook', ...(emailConfigured(config) ? ['email'] : []), ...(config.CONSOLE === 'off' ? [] : ['push'])];
 
 /** The links in e-mails: PUBLIC_URL, else where this service listens. */
 export const mailLinks = (config: Pick<Config, 'PUBLIC_URL' | 'HOST' | 'PORT'>): MailLinks => ({

@@ -60,10 +60,14 @@ const htmlDocument = (title: string, body: string) =>
   `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n` +
   `<body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1b1f24">\n${body}\n</body></html>\n`;
 
+/** What an alarm watches, in words: `Alpha (ALP) price (USD) at or above 150.10` (e-mail subjects, push notifications). */
+export const alarmHeadline = (data: Pick<AlarmTriggeredData, 'coin' | 'metric' | 'direction' | 'target'>) =>
+  `${data.coin.name} (${data.coin.symbol}) ${METRIC[data.metric]} ${DIRECTION[data.direction]} ${data.target}`;
+
 export function alarmTriggeredEmail(data: AlarmTriggeredData, links: MailLinks): RenderedEmail {
   const coin = `${data.coin.name} (${data.coin.symbol})`;
   const name = data.alarm?.name ?? 'Alarm';
-  const subject = `Alarm triggered: ${coin} ${METRIC[data.metric]} ${DIRECTION[data.direction]} ${data.target}`;
+  const subject = `Alarm triggered: ${alarmHeadline(data)}`;
   const table = facts([
     ['Alarm', name],
     ['Coin', coin],

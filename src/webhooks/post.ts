@@ -1,11 +1,12 @@
-// One HTTP attempt of a webhook delivery. Success is a 2xx; a non-2xx (redirects are not
-// followed), a connection error or the time-out (the whole exchange, connect to the end of the
-// response) is a failure. Never throws: the outcome is what app.finish_webhook_attempt records,
-// with the first RESPONSE_EXCERPT_BYTES of the receiver's answer for the delivery log.
+// One HTTP attempt of a webhook delivery (and, through postOnce, of a browser push: src/push/send.ts).
+// Success is a 2xx; a non-2xx (redirects are not followed), a connection error or the time-out (the
+// whole exchange, connect to the end of the response) is a failure. Never throws: the outcome is what
+// app.finish_webhook_attempt records, with the first RESPONSE_EXCERPT_BYTES of the receiver's answer
+// for the delivery log.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { isNonPublicAddress, publicOnlyLookup } from './target.ts';
+import { bareHost, guardedLookup, isNonPublicAddress, type AddressAllowed } from './target.ts';
 import { signatureHeader } from './signature.ts';
 
 export interface WebhookMessage {
@@ -38,16 +39,6 @@ export const excerptText = (bytes: Buffer) => new TextDecoder('utf-8').decode(by
 export const USER_AGENT = 'market-data-api-webhooks/1';
 
 export function postWebhook(message: WebhookMessage, options: { timeoutMs: number; allowPrivate: boolean }): Promise<AttemptOutcome> {
-  const started = performance.now();
-  const done = (responseStatus: number | null, error: string | null, responseExcerpt: string | null = null): AttemptOutcome => ({
-    responseStatus, durationMs: Math.round(performance.now() - started), error, responseExcerpt,
-  });
-  const url = new URL(message.url);
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  // An IP literal is dialled without a lookup: check it here.
-  if (!options.allowPrivate && isIP(host) && isNonPublicAddress(host)) {
-    return Promise.resolve(done(null, `refused non-public address ${host}`));
-  }
   const headers = {
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(message.body)),
@@ -57,6 +48,27 @@ export function postWebhook(message: WebhookMessage, options: { timeoutMs: numbe
     'x-service-delivery-attempt': String(message.attempt),
     'x-service-signature': signatureHeader(message.secret, message.body),
   };
+  return postOnce(new URL(message.url), headers, message.body, { timeoutMs: options.timeoutMs, allowed: options.allowPrivate ? 'any' : () => false });
+}
+
+/**
+ * One POST of `body` to `url`: redirects not followed; the time-out covers the whole exchange.
+ * `allowed`: the non-public addresses that may be dialled besides public ones ('any': no check).
+ * Never throws.
+ */
+export function postOnce(
+  url: URL, headers: Record<string, string>, body: string | Buffer, options: { timeoutMs: number; allowed: AddressAllowed | 'any' },
+): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const done = (responseStatus: number | null, error: string | null, responseExcerpt: string | null = null): AttemptOutcome => ({
+    responseStatus, durationMs: Math.round(performance.now() - started), error, responseExcerpt,
+  });
+  const host = bareHost(url);
+  const { allowed } = options;
+  // An IP literal is dialled without a lookup: check it here.
+  if (allowed !== 'any' && isIP(host) && isNonPublicAddress(host) && !allowed(host)) {
+    return Promise.resolve(done(null, `refused non-public address ${host}`));
+  }
   return new Promise((resolve) => {
     let settled = false;
     let excerpt: Buffer | null = null;
@@ -68,7 +80,7 @@ export function postWebhook(message: WebhookMessage, options: { timeoutMs: numbe
     };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(url, {
-      method: 'POST', headers, lookup: options.allowPrivate ? undefined : publicOnlyLookup, agent: false,
+      method: 'POST', headers, lookup: allowed === 'any' ? undefined : guardedLookup(allowed), agent: false,
     }, (response) => {
       const status = response.statusCode ?? 0;
       // Read the whole body, so the exchange completes inside the time-out; keep only its start.
@@ -84,6 +96,6 @@ export function postWebhook(message: WebhookMessage, options: { timeoutMs: numbe
       request.destroy();
     }, options.timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => finish(null, error.code ? `${error.code}: ${error.message}` : error.message));
-    request.end(message.body);
+    request.end(body);
   });
 }

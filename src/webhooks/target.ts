@@ -26,6 +26,39 @@ export function isNonPublicAddress(address: string): boolean {
   return NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** True for loopback addresses (127/8, ::1, and 127/8 mapped into IPv6). */
+export function isLoopbackAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return LOOPBACK.check(mapped[1]!, 'ipv4');
+  const family = isIP(address);
+  return family !== 0 && LOOPBACK.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** An address that may be dialled: a public one, or one `allowed` lets through (loopback where a setting allows it). */
+export type AddressAllowed = (address: string) => boolean;
+const noneAllowed: AddressAllowed = () => false;
+
+/** A URL's host without the brackets of an IPv6 literal. */
+export const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
+
+/** Why `host` must not be reached (it resolves to a non-public address `allowed` does not let through), or null. */
+export async function hostProblem(host: string, allowed: AddressAllowed = noneAllowed): Promise<string | null> {
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+  } catch {
+    return `The host ${host} does not resolve.`;
+  }
+  if (addresses.length === 0 || addresses.some((address) => isNonPublicAddress(address) && !allowed(address))) {
+    return 'Must point to a public host; loopback and private-range addresses are refused.';
+  }
+  return null;
+}
+
 /** Why `url` is not an acceptable webhook target, or null when it is. */
 export async function targetProblem(url: string, allowPrivate: boolean): Promise<string | null> {
   let parsed: URL;
@@ -37,25 +70,20 @@ export async function targetProblem(url: string, allowPrivate: boolean): Promise
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'Must be an http or https URL.';
   if (parsed.username || parsed.password) return 'Must not contain credentials.';
   if (allowPrivate) return null;
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  let addresses: string[];
-  try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
-  } catch {
-    return `The host ${host} does not resolve.`;
-  }
-  if (addresses.length === 0 || addresses.some(isNonPublicAddress)) return 'Must point to a public host; loopback and private-range addresses are refused.';
-  return null;
+  return hostProblem(bareHost(parsed));
 }
 
-/** A `lookup` for http.request that refuses to connect to a non-public address. */
-export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+/** A `lookup` for http.request that refuses to connect to a non-public address `allowed` does not let through. */
+export const guardedLookup = (allowed: AddressAllowed): LookupFunction => (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, '', 0);
     const entries = addresses as unknown as { address: string; family: number }[];
-    const refused = entries.find((entry) => isNonPublicAddress(entry.address));
+    const refused = entries.find((entry) => isNonPublicAddress(entry.address) && !allowed(entry.address));
     if (refused) return callback(Object.assign(new Error(`refused non-public address ${refused.address}`), { code: 'ENONPUBLIC' }), '', 0);
     if (options.all) return (callback as unknown as (e: null, all: typeof entries) => void)(null, entries);
     callback(null, entries[0]!.address, entries[0]!.family);
   });
 };
+
+/** A `lookup` for http.request that refuses to connect to a non-public address. */
+export const publicOnlyLookup: LookupFunction = guardedLookup(noneAllowed);

@@ -2,6 +2,7 @@
 // with a key of the same owner (and the other way round); the API's 422s (instant-trigger guard,
 // unknown coin, no current value, push) beside their fields with nothing stored; the channels
 // offered; another account's alarm a 404 with nothing changed; names rendered inert.
+import { createECDH, randomBytes } from 'node:crypto';
 import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
@@ -143,7 +144,7 @@ test.serial('the API\'s 422s are shown beside their field and nothing is stored'
   t.is((await db.sql`select target::text from app.alarms where id = ${id}`)[0]!.target, '150.000000000000000001');
 });
 
-test.serial('channels: e-mail only with SMTP, webhook only with an endpoint, never push', async (t) => {
+test.serial('channels: e-mail only with SMTP, webhook only with an endpoint, push only with a subscribed browser', async (t) => {
   const { owner, client } = await account(noMail);
   const none = await client.get('/console/alarms');
   t.notRegex(none.text, /name="notification"/);
@@ -159,6 +160,13 @@ test.serial('channels: e-mail only with SMTP, webhook only with an endpoint, nev
   const mail = await withMail.get('/console/alarms');
   t.regex(mail.text, /<option value="email">E-mail to alarms\d+@example.com<\/option>/);
   t.notRegex(mail.text, /value="webhook"|value="push"/);
+
+  // the SQL checks the subscription's keys (src/push/subscription.ts checks them first); the row is all the page counts
+  const { owner: subscribed, client: withPush } = await account(noMail);
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  await db.sql`select app.push_subscribe(${subscribed}, 'https://push.example.com/s/1', ${ecdh.getPublicKey().toString('base64url')}, ${randomBytes(16).toString('base64url')}, 'test browser')`;
+  t.regex((await withPush.get('/console/alarms')).text, /<option value="push">Push to your subscribed browsers<\/option>/);
 });
 
 test.serial("another account's alarm is a 404 and stays as it was", async (t) => {

@@ -39,7 +39,7 @@ const createAlarm = async (owner: string, coin: string, direction: string, targe
   return Number(row!.id);
 };
 const setPrice = (sql: Sql, coin: number, price: string) => sql`update market.coin_state set price = ${price}::numeric where coin_id = ${coin}`;
-const evaluate = async (sql: Sql) => (await sql<{ triggered: number; deliveries: number; emails: number }[]>`select * from app.evaluate_alarms()`)[0]!;
+const evaluate = async (sql: Sql) => (await sql<{ triggered: number; deliveries: number; emails: number; pushes: number }[]>`select * from app.evaluate_alarms()`)[0]!;
 const alarm = async (id: number) => (await db.sql`select status, triggered_value::text, triggered_at from app.alarms where id = ${id}`)[0]!;
 
 /** The alarm.triggered events of one alarm, their deliveries (endpoint urls) and queued deliver_webhook jobs. */
@@ -59,10 +59,10 @@ test.serial('a crossing triggers once, with one delivery and job per delivering 
   const email = await createAlarm('ann', 'alpha', 'above', '120', 'email');
   const untouched = await createAlarm('ann', 'alpha', 'above', '200');
   const below = await createAlarm('bob', 'alpha', 'below', '90');
-  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0 }, 'nothing crossed yet');
+  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0, pushes: 0 }, 'nothing crossed yet');
 
   await setPrice(db.sql, COINS.alpha, '150.5');
-  t.deepEqual(await evaluate(db.sql), { triggered: 2, deliveries: 2, emails: 1 }, 'the webhook alarm (2 endpoints) and the email alarm');
+  t.deepEqual(await evaluate(db.sql), { triggered: 2, deliveries: 2, emails: 1, pushes: 0 }, 'the webhook alarm (2 endpoints) and the email alarm');
   t.like(await alarm(above), { status: 'triggered', triggered_value: '150.5' });
   t.like(await alarm(email), { status: 'triggered', triggered_value: '150.5' });
   t.like(await alarm(untouched), { status: 'active', triggered_value: null });
@@ -88,13 +88,13 @@ test.serial('a crossing triggers once, with one delivery and job per delivering 
   // a real trigger's data (its alarm not null) has the documented AlarmTriggeredEvent shape
   t.deepEqual(AlarmTriggeredEvent.shape.data.parse(event!.data), event!.data);
 
-  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0 }, 'a second evaluation does nothing');
+  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0, pushes: 0 }, 'a second evaluation does nothing');
   await setPrice(db.sql, COINS.alpha, '160');
-  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0 }, 'a triggered alarm is not evaluated again');
+  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0, pushes: 0 }, 'a triggered alarm is not evaluated again');
   t.deepEqual(await eventsOf(above), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 });
 
   await setPrice(db.sql, COINS.alpha, '89');
-  t.deepEqual(await evaluate(db.sql), { triggered: 1, deliveries: 1, emails: 0 }, "bob's below alarm, to his one endpoint");
+  t.deepEqual(await evaluate(db.sql), { triggered: 1, deliveries: 1, emails: 0, pushes: 0 }, "bob's below alarm, to his one endpoint");
   t.deepEqual((await eventsOf(below)).urls, ['https://b.example/']);
 });
 
@@ -131,7 +131,7 @@ test.serial('a rolled-back evaluation leaves neither the trigger nor the event',
   const outcome = await db.sql
     .begin(async (tx) => {
       await setPrice(tx, COINS.beta, '49');
-      t.deepEqual(await evaluate(tx), { triggered: 1, deliveries: 2, emails: 0 });
+      t.deepEqual(await evaluate(tx), { triggered: 1, deliveries: 2, emails: 0, pushes: 0 });
       t.deepEqual(await eventsOf(id, tx), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 }, 'recorded and queued inside it');
       throw rolledBack;
     })
@@ -141,7 +141,7 @@ test.serial('a rolled-back evaluation leaves neither the trigger nor the event',
   t.deepEqual(await eventsOf(id), { events: 0, urls: null, jobs: 0 });
 
   await setPrice(db.sql, COINS.beta, '49');
-  t.deepEqual(await evaluate(db.sql), { triggered: 1, deliveries: 2, emails: 0 });
+  t.deepEqual(await evaluate(db.sql), { triggered: 1, deliveries: 2, emails: 0, pushes: 0 });
   t.deepEqual(await eventsOf(id), { events: 1, urls: ['https://a.example/1', 'https://a.example/2'], jobs: 2 });
 });
 
@@ -163,12 +163,12 @@ test.serial('two evaluations running concurrently on two connections trigger onc
       evaluated(await evaluate(tx));
       await held;
     });
-    t.deepEqual(await firstResult, { triggered: 3, deliveries: 5, emails: 0 });
+    t.deepEqual(await firstResult, { triggered: 3, deliveries: 5, emails: 0, pushes: 0 });
     const secondTx = second.begin(async (tx) => evaluate(tx));
     await new Promise((resolve) => setTimeout(resolve, 300));
     release();
     await firstTx;
-    t.deepEqual(await secondTx, { triggered: 0, deliveries: 0, emails: 0 });
+    t.deepEqual(await secondTx, { triggered: 0, deliveries: 0, emails: 0, pushes: 0 });
   } finally {
     await first.end({ timeout: 5 });
     await second.end({ timeout: 5 });
@@ -203,7 +203,7 @@ test.serial('a target passed between two refreshes triggers by the bar high or l
   t.deepEqual(await eventsOf(below), { events: 1, urls: ['https://b.example/'], jobs: 1 });
   // compared bars are not compared again: a re-armed alarm below the old wick stays active
   await sql`select app.update_alarm('ann', ${above}, '{"status": "active"}'::jsonb)`;
-  t.deepEqual(await evaluate(sql), { triggered: 0, deliveries: 0, emails: 0 });
+  t.deepEqual(await evaluate(sql), { triggered: 0, deliveries: 0, emails: 0, pushes: 0 });
   t.like(await alarm(above), { status: 'active' });
   const [mark] = await sql`select through = (select last_updated from market.coin_state where coin_id = ${wick}) as current
     from app.alarm_watermarks where coin_id = ${wick}`;
@@ -215,6 +215,6 @@ test.serial('a thousand active alarms that do not trigger: one evaluation, timed
     insert into app.alarms (owner, name, coin_id, metric, direction, target, notification)
     select 'bulk', 'bulk ' || i, ${COINS.alpha}, 'rate', 'above', 1000 + i, 'webhook' from generate_series(1, 1000) i`;
   const started = performance.now();
-  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0 });
+  t.deepEqual(await evaluate(db.sql), { triggered: 0, deliveries: 0, emails: 0, pushes: 0 });
   t.log(`evaluated 1000 active alarms in ${(performance.now() - started).toFixed(1)} ms`);
 });

@@ -1,4 +1,4 @@
-// The console's only script: "Copy" buttons for a secret shown once. The pages work without it.
+// The console's script: "Copy" buttons for a secret shown once, and push notifications (push.js) where offered. The pages work without it.
 for (const button of document.querySelectorAll('button[data-copy]')) {
   button.hidden = false;
   button.addEventListener('click', async () => {
@@ -7,3 +7,6 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
     button.textContent = 'Copied';
   });
 }
+
+// the account page's "Notify this browser" (assets/push.js), loaded where the page offers it
+if (document.getElementById('push-subscribe')) import('./push.js');

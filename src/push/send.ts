@@ -1,0 +1,77 @@
+// One push to one browser: the notification (title, body, the console link it opens, and the
+// alarm.triggered event as the API shows it) encrypted for the browser's keys (RFC 8291 aes128gcm)
+// and signed with the service's VAPID key (RFC 8292) by web-push, then POSTed here with the
+// webhook sender's guards (src/webhooks/post.ts: no redirects, the SSRF check at connection, one
+// time-out for the whole exchange). Never throws: the outcome is what app.finish_push_attempt records.
+import webPush from 'web-push';
+import type { Config } from '../config.ts';
+import { alarmHeadline, type AlarmTriggeredData } from '../mail/templates.ts';
+import { postOnce, type AttemptOutcome } from '../webhooks/post.ts';
+import { isLoopbackAddress } from '../webhooks/target.ts';
+import type { Vapid } from './vapid.ts';
+
+export interface OutboxPush {
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  kind: 'alarm.triggered' | 'push.test';
+  data: unknown;
+}
+
+/** What the service worker (src/console/assets/sw.js) shows: title, body, the console page a click opens, and the event. */
+export interface Notification {
+  type: OutboxPush['kind'];
+  title: string;
+  body: string;
+  url: string;
+  tag: string;
+  data?: unknown;
+}
+
+/** A push service keeps a message at most 4096 bytes; the encryption takes 103 of them (RFC 8291 §4). */
+export const MAX_PAYLOAD_BYTES = 3_993;
+
+/** The notification of a push; the event is left out when it would not fit (the link still opens the alarm). */
+export function notification(push: Pick<OutboxPush, 'kind' | 'data'>): Notification {
+  if (push.kind === 'push.test') {
+    return { type: 'push.test', title: 'Test notification', body: 'This browser is notified when your push alarms trigger.', url: '/console/account', tag: 'push.test' };
+  }
+  const event = push.data as AlarmTriggeredData;
+  const id = event.alarm?.id;
+  const full: Notification = {
+    type: 'alarm.triggered',
+    title: `${event.alarm?.name ?? 'Alarm'} triggered`,
+    body: `${alarmHeadline(event)}: now ${event.value}`,
+    url: id === undefined ? '/console/alarms' : `/console/alarms#alarm-${id}`,
+    tag: `alarm-${id ?? 'unknown'}`,
+    data: event,
+  };
+  if (Buffer.byteLength(JSON.stringify(full)) <= MAX_PAYLOAD_BYTES) return full;
+  const { data: _dropped, ...short } = full;
+  return { ...short, title: short.title.slice(0, 200), body: short.body.slice(0, 1000) };
+}
+
+export type PushConfig = Pick<Config, 'PUSH_TIMEOUT_MS' | 'PUSH_ALLOW_LOOPBACK'>;
+
+export const PUSH_USER_AGENT = 'market-data-api-push/1';
+
+/** How long a push service keeps an undelivered message for an offline browser. */
+const TTL_SECONDS = 24 * 3600;
+
+export async function sendPush(push: OutboxPush, vapid: Vapid, config: PushConfig): Promise<AttemptOutcome> {
+  let request: ReturnType<typeof webPush.generateRequestDetails>;
+  try {
+    request = webPush.generateRequestDetails(
+      { endpoint: push.endpoint, keys: { p256dh: push.p256dh, auth: push.auth } },
+      JSON.stringify(notification(push)),
+      { vapidDetails: vapid, TTL: TTL_SECONDS, urgency: push.kind === 'alarm.triggered' ? 'high' : 'normal', contentEncoding: 'aes128gcm' },
+    );
+  } catch (error) {
+    return { responseStatus: null, durationMs: 0, error: `not sent: ${(error as Error).message}`, responseExcerpt: null };
+  }
+  const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), String(value)]));
+  return postOnce(new URL(request.endpoint), { ...headers, 'user-agent': PUSH_USER_AGENT }, request.body ?? Buffer.alloc(0), {
+    timeoutMs: config.PUSH_TIMEOUT_MS,
+    allowed: config.PUSH_ALLOW_LOOPBACK ? isLoopbackAddress : () => false,
+  });
+}
