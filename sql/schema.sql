@@ -3438,6 +3438,21 @@ function app.console_admin_top_accounts(p_limit integer) returns TABLE(owner tex
   |   order by sum(u.used) desc, k.owner
   |   limit least(greatest(coalesce(p_limit, 1), 1), 100)
 
+function app.console_admin_top_endpoints(p_limit integer) returns TABLE(endpoint text, requests bigint, ok bigint, client_errors bigint, refused bigint, server_errors bigint, accounts bigint) language sql stable
+  -- The endpoints (route templates, MCP tools, unrouted) with the most keyed responses this month (UTC), at most p_limit (100), from app.usage_daily: all responses, 2xx/3xx, 4xx other than 429, 429 refusals, 5xx, and how many owners called each.
+  |   select u.endpoint, sum(u.requests)::bigint,
+  |     coalesce(sum(u.requests) filter (where u.status_class in ('2xx', '3xx')), 0)::bigint,
+  |     coalesce(sum(u.requests) filter (where u.status_class = '4xx'), 0)::bigint,
+  |     coalesce(sum(u.requests) filter (where u.status_class = '429'), 0)::bigint,
+  |     coalesce(sum(u.requests) filter (where u.status_class = '5xx'), 0)::bigint,
+  |     count(distinct k.owner)::bigint
+  |   from app.usage_daily u
+  |   join app.api_keys k on k.id = u.key_id
+  |   where u.day >= date_trunc('month', now() at time zone 'utc')::date
+  |   group by u.endpoint
+  |   order by sum(u.requests) desc, u.endpoint
+  |   limit least(greatest(coalesce(p_limit, 1), 1), 100)
+
 function app.console_alarms(p_owner text, p_page integer, p_per_page integer) returns jsonb language sql stable
   -- app.list_alarms (one page of p_owner's alarms, newest first: {total, balance, data}) with, on each alarm, the coin's current value of its metric (app.alarm_metric_value, decimal text), distance = target - current value and distance_percent = that as a percent of the current value (2 places); null without a current value. Also webhook_endpoints and push_browsers: how many endpoints and subscribed browsers the owner has (the webhook and push channels are offered only then).
   |   select l.page || jsonb_build_object(

@@ -113,3 +113,28 @@ $$;
 comment on function app.console_admin_top_accounts(int) is
 'The key owners (console accounts or owners made by the CLI) with the most requests this month (UTC), at most p_limit (100): Data API and MCP requests, their sum, and all owners'' requests this month.';
 revoke execute on function app.console_admin_top_accounts(int) from public;
+
+-- why: the operator's view of which operations the service spends its time on, from the same daily
+-- rollup the account's usage page reads
+create or replace function app.console_admin_top_endpoints(p_limit int)
+returns table (endpoint text, requests bigint, ok bigint, client_errors bigint, refused bigint, server_errors bigint, accounts bigint)
+language sql stable
+set search_path = app, pg_temp
+as $$
+  select u.endpoint, sum(u.requests)::bigint,
+    coalesce(sum(u.requests) filter (where u.status_class in ('2xx', '3xx')), 0)::bigint,
+    coalesce(sum(u.requests) filter (where u.status_class = '4xx'), 0)::bigint,
+    coalesce(sum(u.requests) filter (where u.status_class = '429'), 0)::bigint,
+    coalesce(sum(u.requests) filter (where u.status_class = '5xx'), 0)::bigint,
+    count(distinct k.owner)::bigint
+  from app.usage_daily u
+  join app.api_keys k on k.id = u.key_id
+  where u.day >= date_trunc('month', now() at time zone 'utc')::date
+  group by u.endpoint
+  order by sum(u.requests) desc, u.endpoint
+  limit least(greatest(coalesce(p_limit, 1), 1), 100)
+$$;
+comment on function app.console_admin_top_endpoints(int) is
+'The endpoints (route templates, MCP tools, unrouted) with the most keyed responses this month (UTC), at most p_limit (100), from app.usage_daily: '
+'all responses, 2xx/3xx, 4xx other than 429, 429 refusals, 5xx, and how many owners called each.';
+revoke execute on function app.console_admin_top_endpoints(int) from public;

@@ -148,11 +148,17 @@ ${keys[i]!.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'
     if (!who) return;
     const rows = await sql<{ owner: string; email: string | null; role: string | null; disabled_at: Date | null; data_api: string; mcp: string; requests: string; all_requests: string }[]>`
       select * from app.console_admin_top_accounts(${TOP_ACCOUNTS})`;
+    const endpoints = await sql<{ endpoint: string; requests: string; ok: string; client_errors: string; refused: string; server_errors: string; accounts: string }[]>`
+      select * from app.console_admin_top_endpoints(${TOP_ACCOUNTS})`;
     const month = new Date().toISOString().slice(0, 7);
     page(ctx, 'Usage', html`<p>Requests counted against the monthly quotas in ${month} (UTC), by every key of an owner: ${rows[0]?.all_requests ?? '0'} in all.</p>
 <h2>Top accounts this month</h2>
 ${rows.length === 0 ? html`<p>No request this month yet.</p>` : html`<div class="table"><table><thead><tr><th>Account</th><th>Data API requests</th><th>MCP requests</th><th>Requests</th></tr></thead><tbody>
 ${rows.map((row) => html`<tr><td data-label="Account">${row.role ? html`<a href="${accountPath(row.owner)}">${row.email}</a>` : html`${row.owner} (keys made by the CLI, no console account)`}${row.disabled_at ? ' (disabled)' : ''}</td><td data-label="Data API requests">${row.data_api}</td><td data-label="MCP requests">${row.mcp}</td><td data-label="Requests">${row.requests}</td></tr>`)}
+</tbody></table></div>`}
+<h2>Top endpoints this month</h2>
+${endpoints.length === 0 ? html`<p>No request this month yet.</p>` : html`<div class="table"><table><thead><tr><th>Endpoint</th><th>Responses</th><th>2xx/3xx</th><th>4xx</th><th>429</th><th>5xx</th><th>Accounts</th></tr></thead><tbody>
+${endpoints.map((row) => html`<tr><td data-label="Endpoint"><code>${row.endpoint}</code></td><td data-label="Responses">${row.requests}</td><td data-label="2xx/3xx">${row.ok}</td><td data-label="4xx">${row.client_errors}</td><td data-label="429">${row.refused}</td><td data-label="5xx">${row.server_errors}</td><td data-label="Accounts">${row.accounts}</td></tr>`)}
 </tbody></table></div>`}`, 200, who);
   });
 

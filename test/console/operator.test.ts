@@ -246,7 +246,20 @@ test('the usage page lists this month\'s top accounts by requests', async (t) =>
   const rows = [...page.text.matchAll(/<tr><td data-label="Account"><a href="([^"]+)">([^<]+)<\/a><\/td>.*?<td data-label="Requests">(\d+)<\/td><\/tr>/g)];
   t.deepEqual(rows.slice(0, 2).map((row) => [row[2], row[3]]), [[heavy.email, '900000001'], [light.email, '900000000']], 'last month not counted');
   t.is(rows[0]![1], accountPath(heavy.owner));
-  t.false(page.text.includes('Top endpoints'));
+});
+
+test('the usage page lists this month\'s top endpoints by responses, split by status class', async (t) => {
+  const { client } = await admin();
+  const caller = await userWithKey();
+  await db.sql`insert into app.usage_daily (key_id, day, endpoint, status_class, requests) values
+    (${caller.keyId}, (now() at time zone 'utc')::date, 'GET /api/v1/coins/{slug}', '2xx', 800000003),
+    (${caller.keyId}, (now() at time zone 'utc')::date, 'GET /api/v1/coins/{slug}', '429', 7),
+    (${caller.keyId}, (now() at time zone 'utc')::date, 'GET /api/v1/coins/{slug}', '4xx', 2),
+    (${caller.keyId}, date_trunc('month', now() at time zone 'utc')::date - 1, 'GET /api/v1/coins/{slug}', '2xx', 999999999)`;
+  const page = await client.get('/console/admin/usage');
+  t.regex(page.text, /<h2>Top endpoints this month<\/h2>/);
+  const [first] = [...page.text.matchAll(/<tr><td data-label="Endpoint"><code>([^<]+)<\/code><\/td><td data-label="Responses">(\d+)<\/td><td data-label="2xx\/3xx">(\d+)<\/td><td data-label="4xx">(\d+)<\/td><td data-label="429">(\d+)<\/td><td data-label="5xx">(\d+)<\/td>/g)];
+  t.deepEqual(first?.slice(1), ['GET /api/v1/coins/{slug}', '800000012', '800000003', '2', '7', '0'], 'last month not counted');
 });
 
 test('the status page shows the components /status shows', async (t) => {
@@ -267,7 +280,7 @@ test('the status page shows the components /status shows', async (t) => {
 test('the analyst calls none of the operator functions', async (t) => {
   const analyst = postgres(db.urlAs('analyst'), { prepare: false, max: 1, onnotice: () => {} });
   try {
-    for (const call of ["app.console_admin_accounts('', null, 10, 0)", "app.console_admin_set_plan('x', 1, 'pro')", "app.console_admin_set_disabled('x', 'y', true)", "app.console_admin_set_role('x', 'admin')", 'app.console_admin_top_accounts(10)']) {
+    for (const call of ["app.console_admin_accounts('', null, 10, 0)", "app.console_admin_set_plan('x', 1, 'pro')", "app.console_admin_set_disabled('x', 'y', true)", "app.console_admin_set_role('x', 'admin')", 'app.console_admin_top_accounts(10)', 'app.console_admin_top_endpoints(10)']) {
       const error = await t.throwsAsync(analyst.unsafe(`select * from ${call}`).simple(), undefined, call);
       t.is((error as { code?: string }).code, '42501', call);
     }
