@@ -17,6 +17,12 @@ export async function checkPage(t: ExecutionContext, page: Page, name: string) {
   const { violations } = await new AxeBuilder({ page }).analyze();
   const grave = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   t.deepEqual(grave.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `${name}: axe`);
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-  t.true(scrollWidth <= innerWidth, `${name}: ${scrollWidth} px wide in a ${innerWidth} px window`);
+  const { scrollWidth, innerWidth, widest } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    // the elements reaching past the window, or whose own text does, to name in the failure
+    widest: [...document.body.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > window.innerWidth || (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible'))
+      .slice(0, 3).map((e) => `<${e.tagName.toLowerCase()}${e.className ? ` class="${e.className}"` : ''}> ${Math.round(e.getBoundingClientRect().right)} px: ${e.textContent?.slice(0, 60)}`),
+  }));
+  t.true(scrollWidth <= innerWidth, `${name}: ${scrollWidth} px wide in a ${innerWidth} px window; ${widest.join('; ')}`);
 }
