@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
-import type { McpPlanName, PlanName } from '../plans.ts';
+import type { McpPlanName, PlanName, WidgetPlanName } from '../plans.ts';
 import type { AdmissionBatcher, AdmitRoute, AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
 import { keyDigest, type KeyDigest } from '../keys.ts';
@@ -32,7 +32,7 @@ export type { AdmitRoute, AdmitRow };
 export interface Admitted {
   id: number;
   owner: string;
-  plan: PlanName | McpPlanName;
+  plan: PlanName | McpPlanName | WidgetPlanName;
   perPageCap: number;
 }
 
