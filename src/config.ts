@@ -115,6 +115,10 @@ const consoleSettings = {
     .transform((value) => value.split(',').map((plan) => plan.trim()).filter(Boolean))
     .pipe(z.array(z.enum(PLANS_BY_SCOPE['data-api'])).min(1))
     .meta(doc('The Data API plans an account may pick for a key it creates in the console (comma-separated).', '`free`')),
+  CONSOLE_WIDGET_PLANS: z.string().default('widget-free')
+    .transform((value) => value.split(',').map((plan) => plan.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(PLANS_BY_SCOPE.widget)).min(1))
+    .meta(doc('The widget plans an account may pick for a widget key it creates in the console (comma-separated).', '`widget-free`')),
   CONSOLE_SIGN_IN_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5).meta(doc('Failed console sign-ins (and reset requests) per address per minute before refusing.')),
   CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(20).meta(doc('Failed console sign-ins (and reset requests) per client address per minute before refusing.')),
 };

@@ -9,11 +9,12 @@ import { accountPages } from './account.ts';
 import { keyPages } from './api-keys.ts';
 import { authPages } from './auth.ts';
 import { consoleKit, type PageGroup } from './kit.ts';
+import { widgetPages } from './widgets.ts';
 
 const ASSETS = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'text/javascript; charset=utf-8', 'icon.svg': 'image/svg+xml' } as const;
 
 /** The page groups, in the order their routes are tried. */
-const GROUPS: PageGroup[] = [authPages, accountPages, keyPages];
+const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, widgetPages];
 
 export function consoleRouter(deps: Deps): Router {
   const router = new Router({ prefix: '/console' });

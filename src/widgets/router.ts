@@ -65,6 +65,9 @@ const WIDGETS: Record<WidgetName, Widget> = {
   },
 };
 
+/** A widget's options (theme, currency, locale and its coin, coins or range), as its URL gives them. */
+export const widgetOptions = (name: WidgetName) => WIDGETS[name].options;
+
 /** The plan gate of a widget request: every widget plan may show every widget. */
 const WIDGET_PLAN = 'widget-free';
 
