@@ -1,6 +1,7 @@
 // The embeddable widgets at /widgets: a price ticker band, a coin card and a mini chart, each a
-// whole HTML page for an <iframe> (or inserted by /widgets/embed.js), with no script and nothing
-// fetched from anywhere: the stylesheet is inline (allowed by its hash), the charts inline SVG.
+// whole HTML page for an <iframe> (or inserted by /widgets/embed.js), fetching nothing from
+// anywhere else: the stylesheet is inline (allowed by its hash), the charts inline SVG, and the one
+// script, refresh.js, same-origin (it polls the page's own URL with its ETag).
 //
 // A request names a widget key (publishable, mdw_…) and is answered only for a page of one of the
 // key's origins (Origin, else Referer; the service's own pages too: the console's preview, and the
@@ -76,15 +77,16 @@ export function widgetRouter(deps: Deps, cache: ResponseCache): Router {
   const keys = new WidgetKeys(deps.sql, deps.admission);
   // the widgets read market data: its versions are followed whatever the API's routes are
   void cache.versions.start().catch(() => {});
-  const embed = readFileSync(new URL('./assets/embed.js', import.meta.url));
-
-  router.get('/embed.js', (ctx) => {
-    ctx.type = 'text/javascript; charset=utf-8';
-    // loaded by other origins' pages as a classic script (no-cors): CORP must let them
-    ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.body = embed;
-  });
+  for (const name of ['embed.js', 'refresh.js']) {
+    const script = readFileSync(new URL(`./assets/${name}`, import.meta.url));
+    router.get(`/${name}`, (ctx) => {
+      ctx.type = 'text/javascript; charset=utf-8';
+      // embed.js is loaded by other origins' pages as a classic script (no-cors): CORP must let them
+      ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.body = script;
+    });
+  }
 
   for (const name of WIDGET_NAMES) {
     const widget = WIDGETS[name];
@@ -130,7 +132,7 @@ export function widgetRouter(deps: Deps, cache: ResponseCache): Router {
       return refuse(ctx, 429, 'Widget paused', 'This widget has been shown as often as its plan allows this month.', look, ancestors);
     }
 
-    widgetHeaders(ctx, ancestors);
+    widgetHeaders(ctx, ancestors, true);
     const reads = widget.reads(options);
     const widgetLook: Look = { theme: options.theme, locale: options.locale, currency: options.currency, refreshSeconds: MARKET_CACHE.maxAgeSeconds };
     const produce = async () => {
@@ -156,8 +158,9 @@ export function widgetRouter(deps: Deps, cache: ResponseCache): Router {
 }
 
 /** A widget page's headers: framed by its key's origins only, loading nothing, sending no Referer elsewhere. */
-function widgetHeaders(ctx: Context, ancestors: string) {
-  ctx.set('Content-Security-Policy', `default-src 'none'; style-src ${STYLE_SOURCE}; base-uri 'none'; form-action 'none'; frame-ancestors ${ancestors}`);
+function widgetHeaders(ctx: Context, ancestors: string, script = false) {
+  // The one script is a file of this origin: a nonce cannot be, the body being cached and shared.
+  ctx.set('Content-Security-Policy', `default-src 'none'; ${script ? "script-src 'self'; connect-src 'self'; " : ''}style-src ${STYLE_SOURCE}; base-uri 'none'; form-action 'none'; frame-ancestors ${ancestors}`);
   // frame-ancestors decides framing; helmet's X-Frame-Options (same origin) would contradict it in old browsers
   ctx.remove('X-Frame-Options');
   ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
