@@ -154,8 +154,16 @@ test('a widget key\'s quota is its own: the Data API quota of the same owner is 
   t.is(over.status, 429);
   t.regex(text(over), /shown as often as its plan allows this month/);
   t.is(await views(id), plan!.quota);
-  // a widget key is no Data API key
+  // a widget key is no Data API key; the owner's Data API key keeps its own count, and its usage
+  // report lists the widget key with its page views
   t.is((await api.get('/api/v1/prices/bitcoin', key)).status, 401);
+  const owner = (await db.sql`select owner from app.api_keys where id = ${id}`)[0]!.owner as string;
+  const dataKey = await api.key({ owner });
+  const usage = await api.get('/api/v1/usage', dataKey);
+  t.is(usage.status, 200);
+  t.is(usage.body.data.used, 1);
+  const widgetToken = usage.body.data.tokens.find((token: { kind: string }) => token.kind === 'widget');
+  t.is(widgetToken.requests, plan!.quota);
 });
 
 test('a revoked key, or an origin removed, is refused within a second', async (t) => {
