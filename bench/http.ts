@@ -11,6 +11,7 @@ import Koa from 'koa';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createKey } from '../src/keys.ts';
+import { createWidgetKey } from '../src/widgets/keys.ts';
 import { silentLogger } from '../src/log.ts';
 import { apiRoutes } from '../src/api/index.ts';
 import { createApp } from '../src/http/app.ts';
@@ -280,6 +281,51 @@ export async function benchHttp(service: RunningService) {
   );
   console.log('\nconditional requests and compression (on the cache-on app, or the cold one without a cache):');
   for (const note of notes) console.log(`  ${note}`);
+
+  // The widgets (/widgets/*, HTML) measured as the warm API routes are: the warm app (the same
+  // response cache) beside a bare Koa route of the same bytes, and conditional requests (304).
+  // Each view is admitted and counted against a widget key's quota, and its origin checked.
+  if (!onlyRoutes || onlyRoutes.some((part) => 'widgets'.includes(part) || part.includes('widget'))) {
+    await attempt('widgets', async () => {
+      await sql`update app.plans set monthly_quota = 1000000000 where name = 'widget-pro'`;
+      const widgetKey = await createWidgetKey(sql, { owner: 'bench-http', plan: 'widget-pro', name: 'bench', origins: ['https://bench.example'] });
+      const framed = { referer: 'https://bench.example/', 'sec-fetch-dest': 'iframe', 'sec-fetch-site': 'cross-site' };
+      const app = await listen(createApp({ sql, config: warmConfig }, { logger: silentLogger }, served).callback());
+      let htmlBody = '';
+      const bareHtml = new Koa();
+      bareHtml.use((ctx) => {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = htmlBody;
+      });
+      const htmlCeiling = await listen(bareHtml.callback());
+      const rows: string[][] = [];
+      try {
+        for (const path of [`/widgets/ticker?coins=${slugs.slice(0, 5).join(',')}`, '/widgets/coin-card?coin=bitcoin&theme=dark&currency=eur&locale=de', '/widgets/mini-chart?coin=ethereum&range=30d']) {
+          const url = `${path}&key=${widgetKey.key}`;
+          const label = `GET ${path.replace(/coins=[^&]*/, 'coins=<5>')}`;
+          console.log(label);
+          const first = await probe(`${app.url}${url}`, { ...framed, 'accept-encoding': 'identity' });
+          if (first.status !== 200) throw new Error(`${label}: status ${first.status}`);
+          htmlBody = 'x'.repeat(first.bytes);
+          const top = await load(htmlCeiling, '/');
+          const warmRun = await load(app, url, framed);
+          const etag = first.headers.etag as string;
+          const conditional = await load(app, url, { ...framed, 'if-none-match': etag });
+          rows.push([
+            label, String(first.bytes), top.rps.toFixed(0),
+            `${warmRun.rps.toFixed(0)}${warmRun.statuses['200'] !== warmRun.total ? ` (statuses ${JSON.stringify(warmRun.statuses)})` : ''}`,
+            ms(warmRun.p50), ms(warmRun.p99), pct(warmRun.rps, top.rps),
+            `${conditional.rps.toFixed(0)} (304: ${conditional.statuses['304'] ?? 0}/${conditional.total})`, pct(conditional.rps, top.rps),
+          ]);
+        }
+      } finally {
+        await close(app);
+        await close(htmlCeiling);
+      }
+      console.log(`\nwidgets (warm, CACHE_FRESHNESS=${warmConfig.CACHE_FRESHNESS}; ceiling: a bare Koa app returning a fixed HTML body of the widget's size; each 200 a counted page view):`);
+      printColumns(['widget', 'bytes', 'ceiling', 'warm req/s', 'p50', 'p99', 'of ceil.', '304 req/s', 'of ceil.'], rows);
+    });
+  }
 
   await attempt('admission overhead', async () => {
     // The same no-op route, keyed and public (a public route without a key skips admission).

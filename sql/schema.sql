@@ -169,7 +169,7 @@ table app.api_keys
   constraint api_keys_pkey PRIMARY KEY (id)
   constraint api_keys_plan_fkey FOREIGN KEY (plan) REFERENCES app.plans(name)
   constraint api_keys_plan_scope_fkey FOREIGN KEY (plan, scope) REFERENCES app.plans(name, scope)
-  constraint api_keys_scope_check CHECK ((scope = ANY (ARRAY['data-api'::text, 'mcp'::text])))
+  constraint api_keys_scope_check CHECK ((scope = ANY (ARRAY['data-api'::text, 'mcp'::text, 'widget'::text])))
   CREATE UNIQUE INDEX api_keys_key_hash_key ON app.api_keys USING btree (key_hash)
   CREATE INDEX api_keys_owner ON app.api_keys USING btree (owner)
   CREATE UNIQUE INDEX api_keys_pkey ON app.api_keys USING btree (id)
@@ -339,13 +339,13 @@ table app.plans
   monthly_quota bigint not null
   requests_per_minute integer not null
   per_page_cap integer not null
-  scope text not null default 'data-api'::text  -- Which keys may carry the plan: data-api (/api/v1) or mcp (the /mcp tool server). Ranks compare within a scope.
+  scope text not null default 'data-api'::text  -- Which keys may carry the plan: data-api (/api/v1), mcp (the /mcp tool server) or widget (embeddable widgets at /widgets, quota in page views). Ranks compare within a scope.
   constraint plans_monthly_quota_check CHECK ((monthly_quota > 0))
   constraint plans_name_scope_key UNIQUE (name, scope)
   constraint plans_per_page_cap_check CHECK ((per_page_cap > 0))
   constraint plans_pkey PRIMARY KEY (name)
   constraint plans_requests_per_minute_check CHECK ((requests_per_minute > 0))
-  constraint plans_scope_check CHECK ((scope = ANY (ARRAY['data-api'::text, 'mcp'::text])))
+  constraint plans_scope_check CHECK ((scope = ANY (ARRAY['data-api'::text, 'mcp'::text, 'widget'::text])))
   constraint plans_scope_rank_key UNIQUE (scope, rank)
   CREATE UNIQUE INDEX plans_name_scope_key ON app.plans USING btree (name, scope)
   CREATE UNIQUE INDEX plans_pkey ON app.plans USING btree (name)
@@ -560,6 +560,20 @@ table app.webhook_events
   constraint webhook_events_pkey PRIMARY KEY (id)
   CREATE INDEX webhook_events_created_at ON app.webhook_events USING btree (created_at)
   CREATE UNIQUE INDEX webhook_events_pkey ON app.webhook_events USING btree (id)
+
+table app.widget_keys
+  -- Widget keys (app.api_keys rows of scope widget): the publishable key, shown in the console as often as asked since it is public in every embedding page, and the origins allowed to embed the widgets.
+  key_id bigint not null  -- The app.api_keys row: hash, owner, plan, revocation and counters.
+  publishable_key text not null  -- The key itself (mdw_…): publishable, safe in page source; requests are still looked up by its hash in app.api_keys.
+  allowed_origins text[] not null  -- The origins (scheme://host[:port], https, or http for loopback only) whose pages may show the widgets: checked against Origin or Referer and sent as frame-ancestors.
+  constraint widget_keys_allowed_origins_check CHECK (((cardinality(allowed_origins) >= 1) AND (cardinality(allowed_origins) <= 20)))
+  constraint widget_keys_key_id_fkey FOREIGN KEY (key_id) REFERENCES app.api_keys(id) ON DELETE CASCADE
+  constraint widget_keys_pkey PRIMARY KEY (key_id)
+  constraint widget_keys_publishable_key_check CHECK ((publishable_key ~ '^mdw_[A-Za-z0-9_-]{20,64}$'::text))
+  constraint widget_keys_publishable_key_key UNIQUE (publishable_key)
+  CREATE UNIQUE INDEX widget_keys_pkey ON app.widget_keys USING btree (key_id)
+  CREATE UNIQUE INDEX widget_keys_publishable_key_key ON app.widget_keys USING btree (publishable_key)
+  CREATE TRIGGER widget_keys_announce_change AFTER UPDATE OF allowed_origins ON app.widget_keys FOR EACH ROW WHEN ((old.allowed_origins IS DISTINCT FROM new.allowed_origins)) EXECUTE FUNCTION app.announce_widget_key_change()
 
 table app.worker_heartbeats
   -- The last heartbeat of each graphile-worker worker pool (the id it locks jobs and queues with), written by its process every few seconds; a stale beat marks a dead worker whose job and queue locks are released.
@@ -2849,6 +2863,48 @@ function api.wallet_top_score() returns double precision language sql stable
   -- The highest score of all published wallets (null when there are none): meta.top_score of the Wallets endpoints, to normalise scores to 0-1.
   |  select max(score) from api.wallets
 
+function api.widget_coins(p_slugs text[], p_currency text, p_period text) returns json language plpgsql stable
+  -- What the embeddable widgets draw: for each coin slug (in order; an unknown one raises MD404) slug, symbol, name, price and marketcap in p_currency (an active fiat with a rate; MD422 field currency otherwise) as decimal strings, change_24h (percent), last_updated, and with p_period (1d, 7d or 30d; MD422 field range otherwise) series {points: closes as decimal strings oldest first (api.coin_sparkline), low, high, change}. Served at /widgets/*, not an /api/v1 endpoint.
+  | declare
+  |   v_rate numeric;
+  |   v_ids int[];
+  |   v_sparkline text := case p_period when '1d' then '24h' when '7d' then '7d' when '30d' then '30d' end;
+  | begin
+  |   if upper(p_currency) = 'USD' then
+  |     v_rate := 1;
+  |   else
+  |     select f.rate into v_rate from market.fx_latest f left join market.fiat_currencies fc on fc.code = f.currency
+  |     where f.currency = upper(p_currency) and coalesce(fc.active, true);
+  |   end if;
+  |   if v_rate is null then
+  |     raise exception 'Unknown currency "%": use one of the fiat currencies of /api/v1/fiats.', p_currency using errcode = 'MD422', column = 'currency';
+  |   end if;
+  |   if p_period is not null and v_sparkline is null then
+  |     raise exception 'range must be 1d, 7d or 30d.' using errcode = 'MD422', column = 'range';
+  |   end if;
+  |   -- every slug must name a coin (MD404 otherwise), in the order given
+  |   select array_agg(market.coin_id(s.slug) order by s.n) into v_ids from unnest(p_slugs) with ordinality s (slug, n);
+  |   return (
+  |     select coalesce(json_agg(json_build_object(
+  |       'slug', c.slug, 'symbol', c.symbol, 'name', c.name,
+  |       'price', case when v_rate = 1 then s.price else trim_scale(s.price * v_rate) end::text,
+  |       'marketcap', case when v_rate = 1 then s.marketcap else round(s.marketcap * v_rate, 2) end::text,
+  |       'change_24h', s.change_24h,
+  |       'last_updated', market.iso_time(s.last_updated),
+  |       'series', case when v_sparkline is not null then (
+  |         select json_build_object(
+  |           'points', coalesce((select json_agg(trim_scale((p ->> 'price')::numeric * v_rate)::text) from json_array_elements(l -> 'points') p), '[]'::json),
+  |           'low', trim_scale((l ->> 'low')::numeric * v_rate)::text,
+  |           'high', trim_scale((l ->> 'high')::numeric * v_rate)::text,
+  |           'change', (l ->> 'change')::double precision)
+  |         from api.coin_sparkline(c.slug, v_sparkline) l) end
+  |     ) order by i.n), '[]'::json)
+  |     from unnest(v_ids) with ordinality i (id, n)
+  |     join market.coins c on c.id = i.id
+  |     left join market.coin_state s on s.coin_id = c.id
+  |   );
+  | end;
+
 function api.williams_r(p_slug text, p_period integer, p_start date, p_end date, p_limit integer) returns TABLE(date date, value double precision) language plpgsql stable
   -- Daily Williams %R (TA-Lib WILLR) of the coin with this slug: rows (date, value -100..0), oldest first, cut to [p_start, p_end] and the most recent p_limit rows. Above -20 overbought, below -80 oversold. Warm-up: the first p_period - 1 rows are null. Unknown slug: MD404. Endpoint: GET /api/v1/coins/{slug}/indicators/williams-r.
   | declare
@@ -3117,6 +3173,13 @@ function app.announce_owner_change() returns trigger language plpgsql volatile
   -- Trigger: NOTIFY api_keys with the hash of every key of an account whose disabled_at changed.
   | begin
   |   perform pg_notify('api_keys', encode(k.key_hash, 'hex')) from app.api_keys k where k.owner = new.owner;
+  |   return null;
+  | end;
+
+function app.announce_widget_key_change() returns trigger language plpgsql volatile
+  -- Trigger: NOTIFY api_keys with the hash of a widget key whose allowed origins changed.
+  | begin
+  |   perform pg_notify('api_keys', encode(k.key_hash, 'hex')) from app.api_keys k where k.id = old.key_id;
   |   return null;
   | end;
 
@@ -3508,6 +3571,17 @@ function app.console_create_account(p_email text, p_role text, p_password_hash t
   |   return v_owner;
   | end;
 
+function app.console_create_widget_key(p_owner text, p_key_hash bytea, p_key text, p_plan text, p_name text, p_origins text[]) returns bigint language sql volatile
+  -- Creates a widget key of the owner (its app.api_keys row of scope widget and its app.widget_keys row) in one statement; returns its id.
+  |   with created as (
+  |     insert into app.api_keys (key_hash, prefix, owner, plan, scope, name)
+  |     values (p_key_hash, left(p_key, 12), p_owner, p_plan, 'widget', p_name)
+  |     returning id
+  |   )
+  |   insert into app.widget_keys (key_id, publishable_key, allowed_origins)
+  |   select id, p_key, p_origins from created
+  |   returning key_id
+
 function app.console_issue_token(p_purpose text, p_token_hash bytea, p_owner text, p_email text, p_ttl interval) returns void language sql volatile
   -- Records a single-use console link (its SHA-256) of a purpose for an account (or an invited address), valid for p_ttl.
   |   insert into app.console_tokens (token_hash, purpose, owner, email, expires_at)
@@ -3551,6 +3625,15 @@ function app.console_revoke_sessions(p_owner text, p_session_id bigint) returns 
   |     returning 1)
   |   select count(*)::int from revoked
 
+function app.console_revoke_widget_key(p_owner text, p_key_id bigint) returns boolean language sql volatile
+  -- Revokes a working widget key of the owner (every widget refuses it within a second: NOTIFY api_keys); false when it has no such key.
+  |   with revoked as (
+  |     update app.api_keys set revoked_at = now()
+  |     where id = p_key_id and owner = p_owner and scope = 'widget' and app.key_live(revoked_at)
+  |     returning 1
+  |   )
+  |   select exists (select from revoked)
+
 function app.console_session(p_token_hash bytea) returns TABLE(session_id bigint, owner text, email text, email_verified_at timestamp with time zone, role text) language sql volatile
   -- The live session of a token hash with its account, its last_seen_at moved to now; no row when it is unknown, revoked, idle too long, past its absolute expiry, or its account is disabled.
   |   update app.console_sessions s set last_seen_at = now()
@@ -3576,6 +3659,16 @@ function app.console_set_password(p_owner text, p_password_hash text) returns vo
   -- Sets an account's password hash (argon2id) and revokes all its sessions.
   |   update app.owners set password_hash = p_password_hash, updated_at = now() where owner = p_owner;
   |   update app.console_sessions set revoked_at = now() where owner = p_owner and revoked_at is null;
+
+function app.console_set_widget_origins(p_owner text, p_key_id bigint, p_origins text[]) returns boolean language sql volatile
+  -- Replaces the allowed origins of a working widget key of the owner; false when it has no such key.
+  |   with changed as (
+  |     update app.widget_keys w set allowed_origins = p_origins
+  |     from app.api_keys k
+  |     where k.id = w.key_id and k.id = p_key_id and k.owner = p_owner and k.scope = 'widget' and app.key_live(k.revoked_at)
+  |     returning 1
+  |   )
+  |   select exists (select from changed)
 
 function app.console_sign_in_candidate(p_email text) returns TABLE(owner text, password_hash text, email_verified_at timestamp with time zone) language sql stable
   -- The enabled account with this address (any case): owner, password hash (to check) and verification.
@@ -3659,6 +3752,17 @@ function app.console_verify_email(p_token_hash bytea) returns text language sql 
   |   update app.owners o set email_verified_at = now(), updated_at = now()
   |   from used where o.owner = used.owner and o.email = used.email
   |   returning o.owner
+
+function app.console_widget_keys(p_owner text) returns TABLE(id bigint, name text, prefix text, publishable_key text, plan text, allowed_origins text[], created_at timestamp with time zone, last_used_at timestamp with time zone, views_this_month bigint, monthly_quota bigint) language sql stable
+  -- The working widget keys of an owner: name, prefix, the publishable key, plan, allowed origins, created, last used, page views this month (UTC) and the plan's monthly page views.
+  |   select k.id, k.name, k.prefix, w.publishable_key, k.plan, w.allowed_origins, k.created_at, k.last_used_at,
+  |     coalesce((select u.used from app.usage_monthly u where u.key_id = k.id and u.month = date_trunc('month', now() at time zone 'utc')::date), 0),
+  |     p.monthly_quota
+  |   from app.api_keys k
+  |   join app.widget_keys w on w.key_id = k.id
+  |   join app.plans p on p.name = k.plan
+  |   where k.owner = p_owner and k.scope = 'widget' and app.key_live(k.revoked_at)
+  |   order by k.id
 
 function app.create_alarm(p_owner text, p_name text, p_coin text, p_metric text, p_direction text, p_target text, p_notification text, p_channels text[]) returns jsonb language plpgsql volatile
   -- Creates an active alarm of p_owner and takes one from the owner's inventory; returns {alarm, balance}. p_target is decimal text; p_channels the notifications the service can send (app.check_alarm_notification). Unknown coin or bad target MD422 (column names the field), a notification it cannot send MD422 email_not_configured | email_address_missing | push_not_available, no current value MD422 no_current_value, would trigger at once MD422 alarm_would_trigger, no balance MD409 alarm_inventory_exhausted (codes in HINT). Endpoint: POST /api/v1/alarms.
@@ -4731,6 +4835,13 @@ function app.webhook_endpoint_json(p_endpoint app.webhook_endpoints) returns jso
   |     'id', p_endpoint.id, 'url', p_endpoint.url, 'events', to_jsonb(p_endpoint.events), 'status', p_endpoint.status,
   |     'consecutive_failures', p_endpoint.consecutive_failures,
   |     'disabled_at', market.iso_time(p_endpoint.disabled_at), 'created_at', market.iso_time(p_endpoint.created_at))
+
+function app.widget_key(p_key_hash bytea) returns TABLE(key_id bigint, allowed_origins text[]) language sql stable security definer
+  -- The live widget key with this hash and its allowed origins; no row for an unknown, revoked or disabled one.
+  |   select k.id, w.allowed_origins
+  |   from app.api_keys k
+  |   join app.widget_keys w on w.key_id = k.id
+  |   where k.key_hash = p_key_hash and k.scope = 'widget' and app.key_live(k.revoked_at) and app.owner_enabled(k.owner)
 
 function app.worker_farewell(p_worker_ids text[]) returns void language sql volatile
   -- Called by a stopping worker process: releases every lock its pools still hold and forgets their beats.

@@ -129,6 +129,8 @@ const consoleSettings = {
     .meta(doc('The Data API plans an account may pick for a key it creates in the console (comma-separated).', '`free`')),
   CONSOLE_SELF_SERVICE_MCP_PLANS: planList('mcp', 'mcp-free')
     .meta(doc('The MCP plans an account may pick for an MCP key it creates in the console (comma-separated).', '`mcp-free`')),
+  CONSOLE_WIDGET_PLANS: planList('widget', 'widget-free')
+    .meta(doc('The widget plans an account may pick for a widget key it creates in the console (comma-separated).', '`widget-free`')),
   CONSOLE_SIGN_IN_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5).meta(doc('Failed console sign-ins (and reset requests) per address per minute before refusing.')),
   CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(20).meta(doc('Failed console sign-ins (and reset requests) per client address per minute before refusing.')),
 };

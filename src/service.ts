@@ -13,6 +13,7 @@ import { createApp, guardServer, type Served } from './http/app.ts';
 import { apiRoutes } from './api/index.ts';
 import { mcpRouter } from './mcp/server.ts';
 import { consoleRouter } from './console/router.ts';
+import { widgetRouter } from './widgets/router.ts';
 import { startWorker, type JobSchedule, type Worker } from './worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -20,7 +21,7 @@ import { Metrics } from './metrics.ts';
 /** What the HTTP app serves: the API groups' routes and, beside them, the MCP tool server and the console. */
 export const served: Served = {
   routes: apiRoutes,
-  routers: [mcpRouter, consoleRouter],
+  routers: [mcpRouter, consoleRouter, widgetRouter],
   pageLinks: (config) => (config.CONSOLE === 'off' ? [] : [['/console', 'Console']]),
 };
 

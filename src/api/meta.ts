@@ -28,7 +28,7 @@ const Usage = resource('Usage', z.object({
   burst_per_minute: int(), per_page_cap: int(),
   endpoints: z.array(z.object({ endpoint: text('METHOD /api/v1/path'), requests: int() })),
   tokens: z.array(z.object({
-    id: int(), name: text('The key\'s prefix.'), kind: z.enum(['data-api', 'mcp']), requests: int(),
+    id: int(), name: text('The key\'s prefix.'), kind: z.enum(['data-api', 'mcp', 'widget']).describe('data-api, mcp, or widget (a widget key: requests are page views).'), requests: int(),
     last_used_at: timestamp().nullable(), revoked: z.boolean(),
   })).describe('Every key of the owner, with its count this month.'),
 }), 'The calling key\'s plan and usage this month.');

@@ -13,6 +13,7 @@ import { operatorPages } from './operator.ts';
 import { consoleKit, type PageGroup } from './kit.ts';
 import { webhookPages } from './webhooks.ts';
 import { usagePages } from './usage.ts';
+import { widgetPages } from './widgets.ts';
 
 const CSS = 'text/css; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
@@ -29,7 +30,7 @@ const ASSETS: Record<string, [type: string, file: () => URL | string]> = {
 };
 
 /** The page groups, in the order their routes are tried. */
-const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, usagePages, alarmPages, webhookPages, operatorPages];
+const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, usagePages, alarmPages, webhookPages, widgetPages, operatorPages];
 
 export function consoleRouter(deps: Deps): Router {
   const router = new Router({ prefix: '/console' });

@@ -14,13 +14,13 @@
 import type { Sql } from '../db/client.ts';
 import type { KeyDigest } from '../keys.ts';
 import type { Logger } from '../log.ts';
-import type { McpPlanName, PlanName } from '../plans.ts';
+import type { McpPlanName, PlanName, WidgetPlanName } from '../plans.ts';
 
 export interface AdmitRow {
   outcome: 'ok' | 'unauthorized' | 'auth_rate_limited' | 'plan_required' | 'per_page_exceeded' | 'rate_limited' | 'quota_exceeded';
   key_id: string | null;
   owner: string | null;
-  plan: PlanName | McpPlanName | null;
+  plan: PlanName | McpPlanName | WidgetPlanName | null;
   quota_limit: string | null;
   quota_used: string | null;
   quota_reset: Date;
@@ -36,10 +36,10 @@ export interface AdmitRow {
 export interface AdmitRoute {
   endpoint: string;
   /** the plan the request needs, or several (all must be met: the highest by app.plans.rank counts) */
-  plan: PlanName | McpPlanName | (PlanName | McpPlanName)[];
+  plan: PlanName | McpPlanName | WidgetPlanName | (PlanName | McpPlanName)[];
   consume: boolean;
   perPage?: number;
-  scope?: 'data-api' | 'mcp';
+  scope?: 'data-api' | 'mcp' | 'widget';
 }
 
 /** A cached key is forgotten after this long unused (its shared counts are then read afresh). */
@@ -182,9 +182,22 @@ export class AdmissionBatcher {
       .catch((error) => this.logger?.warn(`admission: LISTEN api_keys failed (${error}); keys are looked up per request`));
   }
 
+  /** Whether a revocation reaches this process at once (LISTEN is in place): what may be cached beside the keys. */
+  get live() {
+    return this.listening && !this.closed;
+  }
+
+  private readonly forgetting: ((payload: string) => void)[] = [];
+
+  /** Also called with every key change announced (a hash in hex, or `*`): what others cache per key (widget origins). */
+  onForget(listener: (payload: string) => void) {
+    this.forgetting.push(listener);
+  }
+
   /** Drops one cached key (its hash in hex) or, with `*`, every one. Counts not yet flushed are kept. */
   forget(payload: string) {
     this.generation++;
+    for (const listener of this.forgetting) listener(payload);
     for (const entry of this.keys.values()) {
       if (payload !== '*' && entry.hex !== payload) continue;
       this.keys.delete(entry);

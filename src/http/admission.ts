@@ -7,7 +7,7 @@ import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
-import type { McpPlanName, PlanName } from '../plans.ts';
+import type { McpPlanName, PlanName, WidgetPlanName } from '../plans.ts';
 import { responseClass, STATUS_CLASSES, type AdmissionBatcher, type AdmitRoute, type AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
 import type { Logger } from '../log.ts';
@@ -34,7 +34,7 @@ export type { AdmitRoute, AdmitRow };
 export interface Admitted {
   id: number;
   owner: string;
-  plan: PlanName | McpPlanName;
+  plan: PlanName | McpPlanName | WidgetPlanName;
   perPageCap: number;
 }
 

@@ -20,7 +20,7 @@ import { mountPublic } from './public.ts';
 import { countResponses, quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
-import { responseCache } from './cache.ts';
+import { responseCache, type ResponseCache } from './cache.ts';
 import { compressResponses, flushHead, getHeader, headOpen, openHead } from './head.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -33,8 +33,8 @@ const HARD_HEADER_BYTES = 4 * MAX_HEADER_BYTES;
 export interface Served {
   /** the API groups' route declarations, mounted under /api/v1 */
   routes: RouteSpec[];
-  /** routers built from the app's dependencies and mounted beside /api/v1, after the operations endpoints (MCP) */
-  routers?: ((deps: Deps) => Router)[];
+  /** routers built from the app's dependencies (and its response cache) and mounted beside /api/v1, after the operations endpoints (MCP, console, widgets) */
+  routers?: ((deps: Deps, cache: ResponseCache) => Router)[];
   /** links the HTML pages' navigation adds for what the routers serve: [path, label] */
   pageLinks?: (config: Deps['config']) => [string, string][];
 }
@@ -132,7 +132,7 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   operations.get('/metrics', metricsHandler(deps, metrics));
   mountPublic(operations, deps);
   app.use(operations.routes());
-  for (const router of served.routers ?? []) app.use(router(deps).routes());
+  for (const router of served.routers ?? []) app.use(router(deps, cache).routes());
 
   return Object.assign(app, {
     admission: deps.admission ?? null,

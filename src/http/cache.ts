@@ -334,6 +334,9 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
   return { serve, shortcut, versions };
 }
 
+/** The response cache of one app (createApp's), handed to the routers mounted beside the API. */
+export type ResponseCache = ReturnType<typeof responseCache>;
+
 /** Only a GET of shared data that depends on some data version: never per-key state, never public routes. */
 export function cacheable(route: CachedRoute): boolean {
   return route.method === 'get' && !!route.cache && route.cache.data.length > 0 && !route.noStore && !route.public;
