@@ -89,7 +89,7 @@ test('the builder previews the widget in a frame and gives both snippets; bad op
   const page = await client.get(`/console/widgets/builder?key=${key!.id}&widget=mini-chart&coin=ethereum&range=30d&theme=dark&currency=eur&locale=de`);
   t.is(page.status, 200, page.text);
   const csp = page.headers.get('content-security-policy')!;
-  t.regex(csp, /frame-ancestors 'none'; frame-src 'self'$/);
+  t.regex(csp, /frame-ancestors 'none'; worker-src 'self'; frame-src 'self'$/);
   const src = /<iframe id="preview" src="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
   t.is(new URL(src).pathname, '/widgets/mini-chart');
   t.is(new URL(src).searchParams.get('key'), key!.publishable_key);
