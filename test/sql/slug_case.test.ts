@@ -36,6 +36,7 @@ const REQUIRED: Record<string, (kind: Kind) => unknown> = {
   p_buy_date: () => daysAgo(60),
   p_sell_date: () => daysAgo(10),
   p_amount: () => 1,
+  p_currency: () => 'usd',
   p_from: () => 'usd',
   p_to: () => ['usd'],
 };
