@@ -3516,11 +3516,16 @@ function app.console_admin_top_endpoints(p_limit integer) returns TABLE(endpoint
   |   order by sum(u.requests) desc, u.endpoint
   |   limit least(greatest(coalesce(p_limit, 1), 1), 100)
 
+function app.console_alarm_reach(p_owner text, OUT endpoints integer, OUT browsers integer) returns record language sql stable
+  -- How many webhook endpoints and browsers subscribed to push p_owner has: the console offers the webhook and push channels only then.
+  |   select jsonb_array_length(app.list_webhook_endpoints(p_owner)),
+  |     (select count(*)::int from app.push_subscriptions b where b.owner = p_owner)
+
 function app.console_alarms(p_owner text, p_page integer, p_per_page integer) returns jsonb language sql stable
   -- app.list_alarms (one page of p_owner's alarms, newest first: {total, balance, data}) with, on each alarm, the coin's current value of its metric (app.alarm_metric_value, decimal text), distance = target - current value and distance_percent = that as a percent of the current value (2 places); null without a current value. Also webhook_endpoints and push_browsers: how many endpoints and subscribed browsers the owner has (the webhook and push channels are offered only then).
   |   select l.page || jsonb_build_object(
-  |     'webhook_endpoints', jsonb_array_length(app.list_webhook_endpoints(p_owner)),
-  |     'push_browsers', (select count(*) from app.push_subscriptions b where b.owner = p_owner),
+  |     'webhook_endpoints', (app.console_alarm_reach(p_owner)).endpoints,
+  |     'push_browsers', (app.console_alarm_reach(p_owner)).browsers,
   |     'data', coalesce((
   |       select jsonb_agg(j.alarm || jsonb_build_object(
   |           'current_value', v.value::text,

@@ -3,13 +3,23 @@
 -- no operation for: the alarm list with each coin's current value, rotating an endpoint's secret
 -- and sending a delivery again.
 
+-- why: which channels the alarm forms offer depends on what the account can be reached by
+create or replace function app.console_alarm_reach(p_owner text, out endpoints int, out browsers int)
+language sql stable
+as $$
+  select jsonb_array_length(app.list_webhook_endpoints(p_owner)),
+    (select count(*)::int from app.push_subscriptions b where b.owner = p_owner)
+$$;
+comment on function app.console_alarm_reach(text) is
+'How many webhook endpoints and browsers subscribed to push p_owner has: the console offers the webhook and push channels only then.';
+
 -- why: the alarms page shows how far each alarm is from triggering, in the query that lists them
 create or replace function app.console_alarms(p_owner text, p_page int, p_per_page int) returns jsonb
 language sql stable
 as $$
   select l.page || jsonb_build_object(
-    'webhook_endpoints', jsonb_array_length(app.list_webhook_endpoints(p_owner)),
-    'push_browsers', (select count(*) from app.push_subscriptions b where b.owner = p_owner),
+    'webhook_endpoints', (app.console_alarm_reach(p_owner)).endpoints,
+    'push_browsers', (app.console_alarm_reach(p_owner)).browsers,
     'data', coalesce((
       select jsonb_agg(j.alarm || jsonb_build_object(
           'current_value', v.value::text,

@@ -47,9 +47,7 @@ interface Reach { endpoints: number; browsers: number }
 export const alarmPages: PageGroup = (router, { sql, config, csrf, page, signedIn, signedInForm }) => {
   navigation('/console/alarms', 'Alarms');
 
-  const reach = async (owner: string): Promise<Reach> => (await sql<Reach[]>`
-    select jsonb_array_length(app.list_webhook_endpoints(${owner})) as endpoints,
-      (select count(*)::int from app.push_subscriptions where owner = ${owner}) as browsers`)[0]!;
+  const reach = async (owner: string): Promise<Reach> => (await sql<Reach[]>`select * from app.console_alarm_reach(${owner})`)[0]!;
 
   /** The channel select: those offered, and the alarm's own one when it has another (kept as it is). */
   const channelChoice = (who: Account, offered: string[], values: Fields, errors: Errors, current?: string) => {

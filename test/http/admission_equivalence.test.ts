@@ -33,7 +33,7 @@ const SECONDS_LEFT = /^(x-ratelimit-reset|retry-after)$/;
 
 interface Plan {
   name: string;
-  scope: 'data-api' | 'mcp';
+  scope: 'data-api' | 'mcp' | 'widget';
   monthly_quota: number;
   requests_per_minute: number;
   per_page_cap: number;
@@ -147,7 +147,7 @@ function secondsApart(name: string, x: string, y: string, apart: number) {
 /** Creates a role's key on both paths, with the same counts already used this minute or month. */
 async function keyFor(paths: Path[], role: string, plan: Plan, used: { minute?: number; month?: number } = {}) {
   for (const path of paths) {
-    const created = await createKey(db.sql, { plan: plan.name as never, owner: `${path.name} ${role}`, scope: plan.scope });
+    const created = await createKey(db.sql, { plan: plan.name as never, owner: `${path.name} ${role}`, scope: plan.scope as never });
     path.keys.set(role, created);
     if (used.minute !== undefined) {
       await db.sql`insert into app.rate_windows (key_id, window_start, requests) values (${created.id}, date_trunc('minute', now()), ${used.minute})`;
