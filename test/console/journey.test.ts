@@ -193,6 +193,14 @@ browserTest('the journey from sign-up to a disabled account, every page accessib
 
     await page.goto(`${api.base}/console/mcp-keys`);
     await check(page, 'mcp-keys');
+    // the pages the journey does not pass through on its way
+    await page.goto(`${api.base}/console/alarms`);
+    await page.getByRole('link', { name: 'Edit' }).first().click();
+    await check(page, 'alarm-edit');
+    await page.goto(`${api.base}/console/widgets`);
+    await check(page, 'widgets');
+    await page.goto(`${api.base}/console/widgets/builder`);
+    await check(page, 'widget-builder');
     await page.goto(`${api.base}/console/account`);
     await page.getByText(`Signed in as ${email}`).waitFor();
     await check(page, 'account');
@@ -226,6 +234,8 @@ browserTest('the journey from sign-up to a disabled account, every page accessib
     t.regex(page.url(), /\/console\/sign-in/);
     await page.goto(`${api.base}/console/reset`);
     await check(page, 'reset');
+    await page.goto(`${api.base}/console/invite?token=not-a-real-one`);
+    await check(page, 'invite');
     t.deepEqual(blocked, [], 'no CSP violation or script error');
   } finally {
     await browser.close();
