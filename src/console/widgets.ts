@@ -4,6 +4,7 @@
 // an iframe) and the snippets to copy (iframe and embed.js). At most CONSOLE_MAX_KEYS live widget keys.
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { publicBase } from '../http/pages.ts';
 import type { WidgetPlanName } from '../plans.ts';
 import { LOCALES } from '../widgets/format.ts';
 import { createWidgetKey } from '../widgets/keys.ts';
@@ -132,7 +133,7 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} widge
     const parsed = widgetOptions(widget).safeParse(given);
     const errors = parsed.success ? {} : fieldErrors(parsed.error);
     const fiats = await sql<{ slug: string; name: string }[]>`select slug, name from api.fiats()`;
-    const base = config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
+    const base = publicBase(ctx, config);
     const params = new URLSearchParams({ key: key.publishable_key, ...given });
     const url = `${base}/widgets/${widget}?${params}`;
     const [width, height] = SIZES[widget];

@@ -14,6 +14,7 @@ import type { Sql } from '../db/client.ts';
 import { admissionDecision, limitHeaders, presentedBearer, type AdmitRoute, type AdmitRow } from './admission.ts';
 import { COMPRESS_THRESHOLD_BYTES, openHead, setHeaders, writeAnswer, writeNotModified } from './head.ts';
 import type { Deps } from './admission.ts';
+import { publicBase } from './pages.ts';
 
 /** The groups of served data, one row each in app.data_versions. */
 export type DataGroup = 'market' | 'sentiment' | 'indicators' | 'fx' | 'content' | 'liquidations';
@@ -33,6 +34,11 @@ export interface RouteCache {
   data: DataGroup[];
   /** Cache-Control max-age, and the in-process TTL: the refresh cadence of the data */
   maxAgeSeconds: number;
+  /**
+   * Browsers revalidate every use (no-cache, with the ETag): for answers whose permission depends on
+   * the page showing them (widgets), which a browser's cache would otherwise hand to any page.
+   */
+  revalidate?: boolean;
 }
 
 // The declarations of src/api, by refresh cadence: market data every minute (FX rates ride along,
@@ -173,8 +179,8 @@ interface Entry {
 }
 
 /** The caching headers of a cached answer, flat: private, since every request carries a key and a shared cache must not answer for its quota. */
-const cacheHeaders = (etag: string, changedAt: Date, maxAgeSeconds: number) =>
-  ['Cache-Control', `private, max-age=${maxAgeSeconds}`, 'ETag', etag, 'Last-Modified', httpDate(changedAt.getTime())];
+const cacheHeaders = (etag: string, changedAt: Date, { maxAgeSeconds, revalidate }: RouteCache) =>
+  ['Cache-Control', revalidate ? 'private, no-cache' : `private, max-age=${maxAgeSeconds}`, 'ETag', etag, 'Last-Modified', httpDate(changedAt.getTime())];
 
 /** HTTP-dates of the versions' change times (epoch ms), formatted once each: there are a handful at a time. */
 const httpDate = memoized((time: number) => new Date(time).toUTCString(), { max: 100 });
@@ -212,11 +218,9 @@ export type Produce = () => Promise<string>;
 export type Serve = (ctx: Context, input: { query: unknown; params: unknown }, produce: Produce, status: number, admission: AdmitRoute | null) => Promise<void>;
 
 /** What a request URL parsed to the last time it was answered: enough to answer it again without parsing. */
-interface Shortcut {
+interface Shortcut extends RouteCache {
   /** the cache key without the data versions */
   base: string;
-  data: DataGroup[];
-  maxAgeSeconds: number;
   status: number;
   /** the route's admission of this URL (plan, per_page, endpoint) */
   admission: AdmitRoute;
@@ -252,8 +256,9 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
   const strict = deps.config.CACHE_FRESHNESS === 'strict' && store !== null;
   /** The versions of `data` as a request must see them: re-read after its arrival (strict), or as last announced. */
   const currentFor = async (data: DataGroup[]) => (!strict || (await versions.confirm()) ? versions.current(data) : null);
-  // links in the bodies are absolute: the origin is part of every key unless PUBLIC_URL fixes it
-  const origin = (ctx: Context) => deps.config.PUBLIC_URL ?? ctx.origin;
+  // links in the bodies are absolute, on the service's base (PUBLIC_URL, else the request's Host): part of
+  // every key. (Koa's ctx.origin is the browser's Origin header: keyed on it, one host's links went to another.)
+  const origin = (ctx: Context) => publicBase(ctx, deps.config);
 
   /**
    * 304 when the request holds the ETag, else the body: a kept entry's in the encoding the client
@@ -281,7 +286,7 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
       if (!store) {
         const text = await produce();
         const etag = strongEtag(text);
-        setHeaders(ctx, cacheHeaders(etag, current.changedAt, maxAgeSeconds));
+        setHeaders(ctx, cacheHeaders(etag, current.changedAt, route.cache!));
         return send(ctx, status, etag, text);
       }
       const base = [
@@ -294,8 +299,8 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
         entry = { body, etag: strongEtag(body), encoded: {} };
         store.set(key, entry, { ttl: maxAgeSeconds * 1000 });
       }
-      if (admission) shortcuts?.set(`${origin(ctx)}\n${ctx.url}`, { base, data, maxAgeSeconds, status, admission, matchedRoute });
-      setHeaders(ctx, cacheHeaders(entry.etag, current.changedAt, maxAgeSeconds));
+      if (admission) shortcuts?.set(`${origin(ctx)}\n${ctx.url}`, { ...route.cache!, base, status, admission, matchedRoute });
+      setHeaders(ctx, cacheHeaders(entry.etag, current.changedAt, route.cache!));
       await send(ctx, status, entry.etag, entry);
     };
   }
@@ -325,7 +330,7 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
         return next();
       }
       const headers = head.headers(ctx);
-      headers.push(...limitHeaders(row), ...cacheHeaders(entry.etag, current.changedAt, hit.maxAgeSeconds));
+      headers.push(...limitHeaders(row), ...cacheHeaders(entry.etag, current.changedAt, hit));
       openHead(ctx, headers);
       await send(ctx, hit.status, entry.etag, entry);
     };

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import type { Deps } from '../http/admission.ts';
 import { admissionDecision } from '../http/admission.ts';
 import { MARKET_CACHE, type CachedRoute, type ResponseCache } from '../http/cache.ts';
+import { publicBase } from '../http/pages.ts';
 import { keyDigest } from '../keys.ts';
 import { slug, slugList } from '../validators.ts';
 import { LOCALES, type Locale } from './format.ts';
@@ -90,7 +91,8 @@ export function widgetRouter(deps: Deps, cache: ResponseCache): Router {
 
   for (const name of WIDGET_NAMES) {
     const widget = WIDGETS[name];
-    const route: CachedRoute = { method: 'get', path: `/widgets/${name}`, cache: MARKET_CACHE, query: widget.options };
+    // revalidated on every use: a browser's cached copy would be shown on a page its key does not list
+    const route: CachedRoute = { method: 'get', path: `/widgets/${name}`, cache: { ...MARKET_CACHE, revalidate: true }, query: widget.options };
     const serve = cache.serve(route, route.path)!;
     router.get(`/${name}`, (ctx) => answer(ctx, name, widget, serve));
   }
@@ -106,8 +108,7 @@ export function widgetRouter(deps: Deps, cache: ResponseCache): Router {
 
     // A navigation started by the service's own page (the widget reloading itself, the console's
     // preview) says so in Sec-Fetch-Site, which a page cannot forge; Referer may be left out then.
-    // (Koa's ctx.origin is the Origin request header, not the service's.)
-    const self = deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
+    const self = publicBase(ctx, deps.config);
     const origin = ctx.get('sec-fetch-site') === 'same-origin' ? self : requestOrigin(ctx);
     if (origin !== self && (origin === null || !found.origins.includes(origin))) {
       return refuse(ctx, 403, 'Widget not allowed here', origin === null

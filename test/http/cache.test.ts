@@ -230,6 +230,24 @@ test.serial('the cache key: parameter order does not matter, the values do; pagi
   t.is(swapped.body.links.first, `${handles.api.base}/api/v1/coins?page=1&per_page=2`);
 });
 
+test.serial('the cache key: the Host the links are built on, never the Origin header a browser adds', async (t) => {
+  const k = await key();
+  const path = '/api/v1/coins?per_page=2&page=1';
+  const port = new URL(handles.api.base).port;
+  // the same Origin through two host names: each answer links to its own host
+  for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `127.0.0.1:${port}`]) {
+    const answer = await rawGet(handles.api, path, { authorization: `Bearer ${k}`, host, origin: 'https://shop.example', 'accept-encoding': 'identity' });
+    t.is(JSON.parse(answer.bytes.toString()).links.first, `http://${host}${path}`);
+  }
+  // other Origin headers are the same answer (one kept body: the same strong ETag)
+  const etags = new Set<string>();
+  for (const origin of ['https://a.example', 'https://b.example', 'null']) {
+    const answer = await rawGet(handles.api, path, { authorization: `Bearer ${k}`, origin, 'accept-encoding': 'identity' });
+    etags.add(String(answer.headers.etag));
+  }
+  t.is(etags.size, 1);
+});
+
 test.serial('a URL answered again without parsing or routing: the same headers, each request admitted and counted, refusals as before', async (t) => {
   const k = await handles.api.key({ plan: 'free' });
   const path = '/api/v1/coins/alpha?convert=USD';

@@ -88,10 +88,10 @@ browserTest('a page of a listed origin shows the coin card through embed.js; an 
     const viewed = async () => Number((await db.sql`select coalesce(sum(used), 0) as n from app.usage_monthly where key_id = ${id}`)[0]!.n);
     t.is(await viewed(), 1);
 
-    // Another visitor (a browser cache of its own: this one would give the frame its cached copy,
-    // which frame-ancestors then blocks without a message; two loopback ports are one site to
-    // Chromium's cache partitioning, two real sites are not).
-    const other = await (await browser.newContext({ viewport: { width: 480, height: 400 } })).newPage();
+    // The same browser on the unlisted site (two loopback ports are one site to Chromium's cache
+    // partitioning): the widget, revalidated on each use, is refused with its message, not handed
+    // from the cache to a frame that frame-ancestors would leave blank.
+    const other = await page.context().newPage();
     await other.goto(`${unlisted}/`);
     const refused = other.frameLocator('iframe[title="Bitcoin price"]');
     await refused.getByText('Widget not allowed here').waitFor();
