@@ -19,6 +19,12 @@ import { benchIndicators } from './indicators.ts';
 import { benchIngest } from './ingest.ts';
 import { benchMarket } from './market.ts';
 
+// BENCH_MODE=as-run: the service as `make start` runs it, measured from outside (bench/as-run.ts)
+if (process.env.BENCH_MODE === 'as-run') {
+  await import('./as-run.ts');
+  process.exit(0);
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-bench-'));
 // On a server the figures come from a database of their own, dropped afterwards.
 const server = process.env.BENCH_DATABASE_URL ? await benchDatabase(process.env.BENCH_DATABASE_URL) : null;

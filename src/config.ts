@@ -69,6 +69,8 @@ const admission = {
   // the NOTIFY already received, which can trail a commit by the delivery time.
   CACHE_FRESHNESS: z.enum(['strict', 'notify']).default('strict')
     .meta(doc('`strict`: a cached answer waits for a (shared) read of the data versions begun after the request arrived, so no committed refresh is missed; `notify`: trusts the NOTIFY already received (can trail a commit by milliseconds; for the embedded database, where the read costs more than the answer).')),
+  CACHE_CONFIRM_WAIT_MS: z.coerce.number().int().min(0).default(10)
+    .meta(doc('With `CACHE_FRESHNESS=strict`, how long a cached answer waits for its read of the data versions. While the database has not answered a read for that long (busy with a long statement: the embedded database runs one at a time), answers go on at once with the versions as announced by NOTIFY, as with `notify`. `0`: as `notify` always.')),
 };
 
 const worker = {

@@ -6,6 +6,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from './config.ts';
 import type { ReplicaState } from './db/replicas.ts';
+import { droppedLogLines, LOG_BUFFER_BYTES } from './log.ts';
 
 export interface SnapshotRow {
   metric: string;
@@ -55,6 +56,35 @@ export class Metrics {
   countAdmission(outcome: string) {
     this.admissionTally.set(outcome, (this.admissionTally.get(outcome) ?? 0) + 1);
   }
+
+  /** the response cache's count of strict reads that outlasted CACHE_CONFIRM_WAIT_MS, once the app registers it */
+  cacheWaitsOut: () => number = () => 0;
+  private cacheWaitsSeen = 0;
+
+  readonly cacheConfirmWaitsOut = new Counter({
+    name: 'mdapi_cache_confirm_waits_out_total',
+    help: 'Cached answers (CACHE_FRESHNESS=strict) whose read of the data versions outlasted CACHE_CONFIRM_WAIT_MS, answered from the versions announced by NOTIFY.',
+    registers: [this.registry],
+    collect: () => {
+      const now = this.cacheWaitsOut();
+      if (now > this.cacheWaitsSeen) this.cacheConfirmWaitsOut.inc(now - this.cacheWaitsSeen);
+      this.cacheWaitsSeen = now;
+    },
+  });
+
+  /** what droppedLogLines() said at the last scrape: the counter grows by the difference */
+  private logDropsSeen = 0;
+
+  readonly logLinesDropped = new Counter({
+    name: 'mdapi_log_lines_dropped_total',
+    help: `Log lines dropped because stderr did not take them as fast as they came (more than ${LOG_BUFFER_BYTES / 2 ** 20} MiB waiting).`,
+    registers: [this.registry],
+    collect: () => {
+      const now = droppedLogLines();
+      if (now > this.logDropsSeen) this.logLinesDropped.inc(now - this.logDropsSeen);
+      this.logDropsSeen = now;
+    },
+  });
 
   readonly jobRuns = new Counter({
     name: 'mdapi_job_runs_total',

@@ -66,6 +66,7 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   /** What every API answer carries before its own headers: its id, the security headers and Vary (koa-compress's) */
   const apiHead = (ctx: Context) => ['X-Request-Id', requestId(ctx), ...security.api, 'Vary', 'Accept-Encoding'];
   const cache = responseCache(deps, routes);
+  metrics.cacheWaitsOut = () => cache.versions.waitedOut;
   app.use(observeRequests(logger, metrics, deps.config.LOG_REQUESTS));
   // each keyed response's final status, for the key's usage (app.usage_daily)
   app.use(countResponses(deps, logger));

@@ -122,24 +122,57 @@ export class DataVersions {
     return { tag: parts.join(','), changedAt };
   }
 
-  /** a read of the versions under way, and the one that starts when it ends */
+  /** the read of the versions under way (and since when), and the one that starts when it ends */
   private reading: Promise<boolean> | null = null;
+  private readingSince = 0;
   private following: Promise<boolean> | null = null;
+  /** the last read handed out with its bound, shared by the requests that wait for it */
+  private waitedFor: { read: Promise<boolean>; bounded: Promise<boolean> } | null = null;
+  /** confirmations answered from the announced versions because the database took longer than the bound */
+  waitedOut = 0;
 
   /**
    * Resolves once the versions were read by a query that began after this call, so a refresh
    * committed before the request arrived is seen even while its NOTIFY is still on the way (it can
    * trail the commit). Concurrent requests share the reads: one in flight, the next one starting as
    * it ends, for every request that arrived meanwhile. False when the database could not be asked.
+   *
+   * With `waitMs`: a database that has not answered the read in flight for that long is busy (the
+   * embedded one runs one statement at a time: a backfill piece, a table's maintenance), and a
+   * request goes on at once with the versions as announced, like CACHE_FRESHNESS=notify: a refresh
+   * committed before sent its NOTIFY at its commit, and only one committed within the notification's
+   * delivery time can be missed. A request arriving while the database answers waits at most `waitMs`.
    */
-  confirm(): Promise<boolean> {
+  confirm(waitMs = Infinity): Promise<boolean> {
+    if (!Number.isFinite(waitMs)) return this.read();
+    if (this.reading && performance.now() - this.readingSince >= waitMs) {
+      this.waitedOut++;
+      return Promise.resolve(this.known);
+    }
+    const read = this.read();
+    if (this.waitedFor?.read !== read) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => {
+          this.waitedOut++;
+          resolve(this.known);
+        }, waitMs);
+      });
+      this.waitedFor = { read, bounded: Promise.race([read, late]).finally(() => clearTimeout(timer)) };
+    }
+    return this.waitedFor.bounded;
+  }
+
+  /** A read begun after this call: the one starting now, or the one following the read in flight. */
+  private read(): Promise<boolean> {
     if (!this.reading) {
+      this.readingSince = performance.now();
       this.reading = this.reread().finally(() => (this.reading = null));
       return this.reading;
     }
     this.following ??= this.reading.then(() => {
       this.following = null;
-      return this.confirm();
+      return this.read();
     });
     return this.following;
   }
@@ -255,7 +288,8 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
   // only give Last-Modified, not worth a read per request
   const strict = deps.config.CACHE_FRESHNESS === 'strict' && store !== null;
   /** The versions of `data` as a request must see them: re-read after its arrival (strict), or as last announced. */
-  const currentFor = async (data: DataGroup[]) => (!strict || (await versions.confirm()) ? versions.current(data) : null);
+  const wait = deps.config.CACHE_CONFIRM_WAIT_MS;
+  const currentFor = async (data: DataGroup[]) => (!strict || (await versions.confirm(wait)) ? versions.current(data) : null);
   // links in the bodies are absolute, on the service's base (PUBLIC_URL, else the request's Host): part of
   // every key. (Koa's ctx.origin is the browser's Origin header: keyed on it, one host's links went to another.)
   const origin = (ctx: Context) => publicBase(ctx, deps.config);

@@ -23,6 +23,13 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
+/**
+ * The settings every test app starts from. A strict cached answer waits for its versions read however
+ * long it takes (on a loaded machine one can outlast the production bound, and a test reads what it
+ * just wrote); test/http/cache.test.ts tests the bound itself.
+ */
+const TEST_DEFAULTS = { LOG_REQUESTS: 'false', WORKER: 'off', MARKET_SOURCE: 'none', CACHE_CONFIRM_WAIT_MS: '600000' };
+
 export async function testDatabase(options: { idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number; template?: string } = {}): Promise<TestDatabase> {
   const external = process.env.TEST_DATABASE_URL;
   if (external) return externalDatabase(external);
@@ -42,7 +49,7 @@ export async function testDatabase(options: { idleInTransactionTimeoutMs?: numbe
     dataDir,
     config: (overrides = {}) =>
       // The demo market stays off unless a test asks for it: its first tick backfills two years.
-      loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', MARKET_SOURCE: 'none', ...overrides, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(embedded.port) }),
+      loadConfig({ ...TEST_DEFAULTS, ...overrides, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(embedded.port) }),
     async close() {
       await sql.end({ timeout: 5 });
       await embedded.stop();
@@ -72,7 +79,7 @@ async function externalDatabase(serverUrl: string): Promise<TestDatabase> {
     embedded: null,
     dataDir: null,
     config: (overrides = {}) =>
-      loadConfig({ LOG_REQUESTS: 'false', WORKER: 'off', MARKET_SOURCE: 'none', ...overrides, DATABASE_URL: url.toString() }),
+      loadConfig({ ...TEST_DEFAULTS, ...overrides, DATABASE_URL: url.toString() }),
     async close() {
       await sql.end({ timeout: 5 });
       await admin.unsafe(`drop database if exists ${name} with (force)`);

@@ -149,6 +149,34 @@ test.serial('strict freshness reads the versions itself; notify mode trusts the 
   }
 });
 
+test.serial('strict: a versions read queued behind a long statement gives way after CACHE_CONFIRM_WAIT_MS to the versions announced', async (t) => {
+  const bounded = await testApi(handles.db, { env: { CACHE_CONFIRM_WAIT_MS: '50' } });
+  try {
+    const k = await key();
+    await tick('321.5');
+    // the new version's body, computed once (that needs the database)
+    t.is((await alphaPrice(bounded)).price, '321.5');
+    // a statement that holds the embedded database (one session) for two seconds; on a server it
+    // holds one connection only and the read is not queued at all
+    const holding = handles.db.sql`select pg_sleep(2)`.then(() => Date.now());
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const asked = Date.now();
+    const answer = await bounded.get('/api/v1/prices?slugs=alpha', k);
+    const answered = Date.now();
+    t.is(answer.status, 200);
+    t.is(answer.body.data[0].price, '321.5');
+    const released = await holding;
+    t.true(answered < released, `answered ${released - answered} ms before the statement ended`);
+    t.true(answered - asked < 1000, `answered in ${answered - asked} ms`);
+    if (!process.env.TEST_DATABASE_URL) {
+      const metrics = await bounded.get('/metrics');
+      t.regex(metrics.body as string, /mdapi_cache_confirm_waits_out_total [1-9]/);
+    }
+  } finally {
+    await bounded.close();
+  }
+});
+
 test.serial('ETag and If-None-Match: 304 without a body, the request still counted against the quota', async (t) => {
   const k = await handles.api.key({ plan: 'free' });
   const first = await handles.api.get('/api/v1/coins/alpha', k);

@@ -1,0 +1,32 @@
+// The service's log lines on stderr (src/log.ts): written asynchronously, so an answer never waits
+// for the terminal or the log collector, and yet none lost at a normal exit, process.exit included.
+import { spawnSync } from 'node:child_process';
+import test from 'ava';
+
+/** A process that logs `count` lines through the service's logger on its real stderr, then exits at once. */
+function logThenExit(format: 'json' | 'pretty', count: number) {
+  const script = `
+    import { createLogger } from './src/log.ts';
+    const logger = createLogger({ LOG_FORMAT: '${format}', LOG_LEVEL: 'info' });
+    for (let i = 0; i < ${count}; i++) logger.info({ line: i, key: 'mdk_secret' }, 'line ' + i);
+    process.exit(0);`;
+  const result = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', '--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return { status: result.status, lines: result.stderr.split('\n').filter(Boolean) };
+}
+
+test('JSON lines: every one of 20 000 reaches stderr although the process exits right after logging them', (t) => {
+  const { status, lines } = logThenExit('json', 20_000);
+  t.is(status, 0);
+  t.is(lines.length, 20_000);
+  const last = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+  t.is(last.line, 19_999);
+  t.is(last.key, '[Redacted]');
+});
+
+test('pretty lines (a terminal, or LOG_FORMAT=pretty) are formatted off the main thread and flushed at exit too', (t) => {
+  const { status, lines } = logThenExit('pretty', 200);
+  t.is(status, 0);
+  t.is(lines.length, 200);
+  t.regex(lines.at(-1)!, /INFO.*line 199/);
+  t.false(lines.some((line) => line.includes('mdk_secret')));
+});
