@@ -2,6 +2,7 @@
 // for the terminal or the log collector, and yet none lost at a normal exit, process.exit included.
 import { spawnSync } from 'node:child_process';
 import test from 'ava';
+import { captureLog } from './helpers/log.ts';
 
 /** A process that logs `count` lines through the service's logger on its real stderr, then exits at once. */
 function logThenExit(format: 'json' | 'pretty', count: number) {
@@ -29,4 +30,35 @@ test('pretty lines (a terminal, or LOG_FORMAT=pretty) are formatted off the main
   t.is(lines.length, 200);
   t.regex(lines.at(-1)!, /INFO.*line 199/);
   t.false(lines.some((line) => line.includes('mdk_secret')));
+});
+
+test('secret fields are censored at any of the first three levels, URLs keep all but the password, the logged object untouched', (t) => {
+  const log = captureLog();
+  const given = {
+    key: 'mdk_top',
+    request: { headers: { authorization: 'Bearer mdk_nested', host: 'api.example' }, token: 't0' },
+    config: { DATABASE_URL: 'postgres://mdapi:hunter2@db.example:5432/market' },
+    list: [{ secret: 's1' }],
+    deep: { a: { b: { password: 'fourth level' } } },
+    err: Object.assign(new Error('failed'), { pass: 'p1' }),
+  };
+  log.logger.info(given, 'with secrets');
+  log.logger.child({ apiKey: 'mdk_bound' }).info({ route: '/x' }, 'child');
+  const [line, child] = log.lines() as any[];
+  t.is(line.key, '[Redacted]');
+  t.is(line.request.headers.authorization, '[Redacted]');
+  t.is(line.request.headers.host, 'api.example');
+  t.is(line.request.token, '[Redacted]');
+  t.is(line.config.DATABASE_URL, 'postgres://mdapi:redacted@db.example:5432/market');
+  t.is(line.list[0].secret, '[Redacted]');
+  t.is(line.deep.a.b.password, 'fourth level', 'three levels, as documented');
+  t.is(line.err.pass, '[Redacted]');
+  t.is(line.err.message, 'failed');
+  t.regex(line.err.stack, /Error: failed/);
+  t.is(child.apiKey, '[Redacted]');
+  t.is(child.route, '/x');
+  t.false(log.text().includes('mdk_') || log.text().includes('hunter2') || log.text().includes('s1'));
+  t.is(given.key, 'mdk_top', "the caller's object is left as it was");
+  t.is(given.request.headers.authorization, 'Bearer mdk_nested');
+  t.is(given.err.pass, 'p1');
 });
