@@ -12,10 +12,11 @@
 //   BENCH_TOPOLOGY (inline,separate)  BENCH_PHASES (backfill,steady,tick)  BENCH_ROUNDS (5)
 //   BENCH_ROUND_SECONDS (3)  BENCH_HTTP_CONNECTIONS (16)  BENCH_AS_RUN_ENV (extra settings for the
 //   service, e.g. LOG_REQUESTS=false,CACHE_FRESHNESS=notify)  BENCH_KEEP=1 keeps the logs
+//   BENCH_LOG_LINE=off skips the cost of a request log line (measured first)
 //   BENCH_PROFILE=1: the API process runs with --cpu-prof; its busiest functions and packages are
 //   printed at the end (with BENCH_PHASES=steady, the profile is of warm answers)
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +30,7 @@ import { Managed, cleanUpOnSignal, freePort, sleep, tail } from './chaos/process
 import { printColumns } from './harness.ts';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL || null;
-const TOPOLOGIES = (process.env.BENCH_TOPOLOGY ?? 'inline,separate').split(',').map((name) => name.trim()) as Topology[];
+const TOPOLOGIES = (process.env.BENCH_TOPOLOGY ?? 'inline,separate').split(',').map((name) => name.trim()).filter((name) => name === 'inline' || name === 'separate') as Topology[];
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'backfill,steady,tick').split(',').map((name) => name.trim()));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 3);
@@ -286,7 +287,34 @@ const quantile = (values: number[], q: number) => {
   return sorted[low]! + (sorted[Math.min(low + 1, sorted.length - 1)]! - sorted[low]!) * (at - low);
 };
 
+/**
+ * What a request log line costs the process writing it (bench/as-run/log-line.ts, stderr to a file):
+ * JSON and pretty as the service writes them now and as it did before (synchronously, formatted on the
+ * main thread), in interleaved rounds.
+ */
+function logLineCost() {
+  const formats = ['json-sync', 'json', 'pretty-sync', 'pretty'] as const;
+  const costs = new Map<string, number[]>(formats.map((format) => [format, []]));
+  for (let index = 0; index < ROUNDS; index++) {
+    for (const format of index % 2 === 0 ? formats : [...formats].reverse()) {
+      const out = openSync(join(root, `log-line-${format}.log`), 'w');
+      const result = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', new URL('./as-run/log-line.ts', import.meta.url).pathname, format, '20000'], { stdio: ['ignore', 'pipe', out], encoding: 'utf8' });
+      closeSync(out);
+      costs.get(format)!.push((JSON.parse(result.stdout) as { handedUs: number }).handedUs);
+    }
+  }
+  console.log(`\na request log line (20 000 lines a round, ${ROUNDS} rounds; µs of the writing thread per line, median and middle half):`);
+  printColumns(['destination', 'µs/line', '(middle half)'], formats.map((format) => {
+    const values = costs.get(format)!;
+    return [{
+      'json-sync': 'JSON, written synchronously (before)', json: 'JSON, written asynchronously (default off a terminal)',
+      'pretty-sync': 'pretty, formatted on the main thread (before)', pretty: 'pretty, formatted in a worker thread (default on a terminal)',
+    }[format], quantile(values, 0.5).toFixed(1), `${quantile(values, 0.25).toFixed(1)}–${quantile(values, 0.75).toFixed(1)}`];
+  }));
+}
+
 try {
+  if (process.env.BENCH_LOG_LINE !== 'off') logLineCost();
   for (const topology of TOPOLOGIES) await run(topology);
 } finally {
   await cleanup();

@@ -6,10 +6,12 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { createLogger } from '../../src/log.ts';
 
-const [format, count] = [process.argv[2] as 'json' | 'pretty' | 'json-sync', Number(process.argv[3] ?? 100_000)];
-const logger = format === 'json-sync'
-  ? createLogger({ LOG_FORMAT: 'json', LOG_LEVEL: 'info' }, pino.destination({ dest: 2, sync: true }))
-  : createLogger({ LOG_FORMAT: format, LOG_LEVEL: 'info' });
+// json and pretty: the service's own destinations; the -sync ones, written (and formatted) on the
+// logging thread itself, as the service did before
+const [format, count] = [process.argv[2] as 'json' | 'pretty' | 'json-sync' | 'pretty-sync', Number(process.argv[3] ?? 100_000)];
+const logger = format.endsWith('-sync')
+  ? createLogger({ LOG_FORMAT: format === 'json-sync' ? 'json' : 'pretty', LOG_LEVEL: 'info' }, pino.destination({ dest: 2, sync: true }))
+  : createLogger({ LOG_FORMAT: format as 'json' | 'pretty', LOG_LEVEL: 'info' });
 const line = { requestId: '4c41a437-69bb-4d78-9847-2b3f7a1501f4', method: 'GET', route: '/api/v1/coins/{slug}', status: 200, durationMs: 0.4, keyId: 2, admission: 'ok' };
 const started = performance.now();
 for (let i = 0; i < count; i++) logger.info(line, 'request');
