@@ -7,6 +7,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Config } from './config.ts';
 import type { ReplicaState } from './db/replicas.ts';
 import { droppedLogLines, LOG_BUFFER_BYTES } from './log.ts';
+import { memoized } from './memo.ts';
 
 export interface SnapshotRow {
   metric: string;
@@ -35,6 +36,15 @@ export class Metrics {
     buckets: REQUEST_BUCKETS,
     registers: [this.registry],
   });
+
+  /**
+   * The two series a request adds to, bound to its labels once per method, route and status: a
+   * labelled inc or observe sorts, hashes and checks its labels on every call.
+   */
+  readonly requestSeries = memoized((labels: string) => {
+    const [method, route, status] = labels.split('\n') as [string, string, string];
+    return { requests: this.httpRequests.labels(method, route, status), duration: this.httpDuration.labels(method, route, status) };
+  }, { max: 2_000 });
 
   /**
    * Admission outcomes since the counter was last read, counted per keyed request in a plain map

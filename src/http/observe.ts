@@ -24,9 +24,10 @@ export function observeRequests(logger: Logger, metrics: Metrics, logRequests: b
       await next();
     } finally {
       const seconds = (performance.now() - started) / 1000;
-      const labels = { method: ctx.method, route: routeLabel(ctx), status: String(ctx.status) };
-      metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe(labels, seconds);
+      const route = routeLabel(ctx);
+      const series = metrics.requestSeries(`${ctx.method}\n${route}\n${ctx.status}`);
+      series.requests.inc();
+      series.duration.observe(seconds);
       const admission = ctx.state.admission as string | undefined;
       if (admission) metrics.countAdmission(admission);
       if (logRequests) {
@@ -34,7 +35,7 @@ export function observeRequests(logger: Logger, metrics: Metrics, logRequests: b
           {
             requestId: ctx.state.requestId,
             method: ctx.method,
-            route: labels.route,
+            route,
             status: ctx.status,
             durationMs: Math.round(seconds * 10_000) / 10,
             keyId: ctx.state.keyId,
