@@ -166,18 +166,6 @@ as $$
 $$;
 comment on function market.live_prices_since(bigint, text[]) is 'Live index prices changed after p_version (0: all of them, the snapshot), in each of p_currencies (converted with the latest rate of market.fx_rates; an unknown currency raises MD422), in version order: id, slug, symbol, currency, price (decimal string), at (ISO 8601) and version. What an API process reads on NOTIFY live_prices, and after missing some.';
 
-create or replace function market.live_price_venues()
-returns table (exchange text, newest_at timestamptz, prices int)
-language sql stable
-as $$
-  select e.slug, max(p.at), count(*)::int
-  from market.live_venue_prices p
-  join market.exchanges e on e.id = p.exchange_id
-  group by e.slug
-  order by e.slug
-$$;
-comment on function market.live_price_venues() is 'Per venue: the newest live price received and how many markets have one (the /metrics age of the newest live price per venue).';
-
 -- why: exactly one process holds the venue streams; another takes over when the lease expires
 create or replace function market.take_stream_lease(p_name text, p_holder text, p_seconds numeric) returns boolean
 language sql volatile
@@ -201,3 +189,30 @@ as $$
 $$;
 comment on function market.release_stream_lease(text, text) is 'Gives up the lease p_name if p_holder holds it (a process stopping cleanly), so another can take it at once.';
 revoke execute on function market.release_stream_lease(text, text) from public;
+
+-- why: a stream is refused before it opens when it names a coin that does not exist
+create or replace function api.stream_coins(p_ids int[], p_slugs text[], p_symbols text[], p_convert text default 'USD')
+returns table (coin_id int)
+language plpgsql stable
+as $$
+declare
+  v_unknown text;
+begin
+  perform market.fx_rate(coalesce(p_convert, 'USD'));
+  select string_agg(x::text, ', ') into v_unknown from unnest(p_ids) x where not exists (select from market.coins c where c.id = x);
+  if v_unknown is not null then
+    raise exception 'Unknown coin ids: %.', v_unknown using errcode = 'MD422', column = 'ids';
+  end if;
+  select string_agg(x, ', ') into v_unknown from unnest(p_slugs) x where not exists (select from market.coin_ids(array[x]));
+  if v_unknown is not null then
+    raise exception 'Unknown coin slugs: %.', v_unknown using errcode = 'MD422', column = 'slugs';
+  end if;
+  select string_agg(x, ', ') into v_unknown from unnest(p_symbols) x
+  where not exists (select from market.coins c where upper(c.symbol) = upper(x));
+  if v_unknown is not null then
+    raise exception 'Unknown coin symbols: %.', v_unknown using errcode = 'MD422', column = 'symbols';
+  end if;
+  return query select r.coin_id from market.resolve_coin_selectors(p_ids, p_slugs, p_symbols) r;
+end;
+$$;
+comment on function api.stream_coins(int[], text[], text[], text) is 'The coins a live price stream selects (ids, slugs, symbols as GET /prices takes them): an unknown selector, or a convert currency without a rate, raises MD422 naming the parameter, so the stream is refused before it opens.';

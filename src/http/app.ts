@@ -21,6 +21,7 @@ import { countResponses, quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache, type ResponseCache } from './cache.ts';
+import { StreamHub } from './streams.ts';
 import { compressResponses, flushHead, getHeader, headOpen, openHead } from './head.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -56,8 +57,9 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   const flushMs = given.config.ADMISSION_FLUSH_MS;
   const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, flushMs, logger) : null;
   batcher?.start();
-  const deps: Deps = { ...given, admission: given.admission ?? batcher };
-  const metrics = observability.metrics ?? new Metrics(deps.config);
+  const metrics = observability.metrics ?? new Metrics(given.config);
+  const streams = given.streams === undefined ? new StreamHub(given.sql, given.config, metrics, logger).start() : null;
+  const deps: Deps = { ...given, admission: given.admission ?? batcher, streams: given.streams ?? streams };
   const app = new Koa();
   setPageLinks(app, served.pageLinks?.(deps.config) ?? []);
   app.proxy = deps.config.TRUST_PROXY;
@@ -136,8 +138,10 @@ export function createApp(given: Deps, observability: Observability, served: Ser
 
   return Object.assign(app, {
     admission: deps.admission ?? null,
+    streams: deps.streams ?? null,
     close: async () => {
       await cache.versions.stop();
+      await streams?.close();
       await batcher?.close();
     },
   });
