@@ -53,6 +53,8 @@ class VenueFeed {
       try {
         this.exchange = createVenue(this.id, { baseUrl: this.options.baseUrl, timeoutMs: this.options.timeoutMs });
         websocketSchemes(this.exchange);
+        // a plain ws:// URL (a loopback replay) needs ccxt's http agent loaded first
+        if (/^http:/i.test(this.options.baseUrl ?? '')) await (this.exchange as Exchange & { loadHttpProxyAgent(): Promise<unknown> }).loadHttpProxyAgent();
         await this.exchange.loadMarkets();
         const symbols = await this.markets();
         if (symbols.length === 0) throw new Error('no market of the index on this venue');
