@@ -121,6 +121,8 @@ export class StreamHub {
   private readonly sql: Sql;
   private readonly logger: Logger | undefined;
   private readonly subscribers = new Set<Subscriber>();
+  /** subscribers by coin: a change is offered only to those who selected the coin */
+  private readonly byCoin = new Map<number, Set<Subscriber>>();
   private version = 0;
   private reading: Promise<void> | null = null;
   private again = false;
@@ -161,12 +163,22 @@ export class StreamHub {
 
   add(subscriber: Subscriber) {
     this.subscribers.add(subscriber);
+    for (const coin of subscriber.coins) {
+      let set = this.byCoin.get(coin);
+      if (!set) this.byCoin.set(coin, (set = new Set()));
+      set.add(subscriber);
+    }
     this.metrics?.streamSubscribers.set(this.subscribers.size);
     subscriber.every(this.config.STREAM_HEARTBEAT_MS, () => subscriber.write(': heartbeat\n\n'));
   }
 
   remove(subscriber: Subscriber) {
-    this.subscribers.delete(subscriber);
+    if (!this.subscribers.delete(subscriber)) return;
+    for (const coin of subscriber.coins) {
+      const set = this.byCoin.get(coin);
+      set?.delete(subscriber);
+      if (set?.size === 0) this.byCoin.delete(coin);
+    }
     this.metrics?.streamSubscribers.set(this.subscribers.size);
   }
 
@@ -189,7 +201,7 @@ export class StreamHub {
         const rows = await this.sql<LiveRow[]>`select * from market.live_prices_since(${this.version}, ${currencies}::text[])`;
         for (const row of rows) {
           this.version = Math.max(this.version, Number(row.version));
-          for (const subscriber of this.subscribers) subscriber.deliver(row);
+          for (const subscriber of this.byCoin.get(row.id) ?? []) subscriber.deliver(row);
         }
       } while (this.again && !this.closed);
     })()

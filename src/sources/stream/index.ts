@@ -65,6 +65,10 @@ export class StreamHolder {
         select market.take_stream_lease(${LEASE}, ${this.holder}, ${this.config.STREAM_LEASE_SECONDS}) as held`;
       const held = lease?.held === true;
       if (held !== this.holding) this.logger?.info(held ? `live streams: held by this process (${this.holder})` : 'live streams: lease lost to another process');
+      if (held && !this.holding) {
+        // the demo market's venues stream made-up prices: the source says so, as the demo sources do
+        await this.sql`update market.data_sources set demo = ${this.config.MARKET_SOURCE === 'simulated'} where name = ${STREAM_SOURCE}`;
+      }
       this.holding = held;
       if (!held) {
         await this.feeds?.close();
