@@ -185,3 +185,12 @@ test.serial('a client that never reads is dropped with its unsent bytes bounded'
   t.regex(text, /event: end\ndata: \{"reason":"slow_consumer"/);
   t.regex(await (await fetch(`${api.base}/metrics`)).text(), /mdapi_stream_dropped_total\{reason="slow_consumer"\} 1/);
 });
+
+test.serial('the OpenAPI document declares the stream, its content type and what it costs against the quota', async (t) => {
+  const document = (await api.get('/api/v1/openapi.json')).body;
+  const operation = document.paths['/api/v1/stream/prices'].get;
+  t.is(operation.operationId, 'streamPrices');
+  t.truthy(operation.responses['200'].content['text/event-stream']);
+  t.regex(operation.responses['200'].description, /one request per connection-minute/);
+  t.true(operation.parameters.some((parameter: { name: string }) => parameter.name === 'slugs'));
+});
