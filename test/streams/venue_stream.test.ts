@@ -7,7 +7,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
-import { createSql } from '../../src/db/client.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { createLogger } from '../../src/log.ts';
 
@@ -60,7 +59,8 @@ test.before(async () => {
     MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance', EXCHANGE_URLS: `binance=${replay.baseUrl('binance')}`,
     STREAM_INTERVAL_MS: '200', STREAM_MAX_AGE_SECONDS: '2',
   });
-  holder = new StreamHolder(config, process.env.DEBUG_STREAM ? createLogger(config) : undefined, createSql(config.database, { max: 1 })).start();
+  // its own connection, ended by stop(): none is left open when the database closes
+  holder = new StreamHolder(config, process.env.DEBUG_STREAM ? createLogger(config) : undefined).start();
 });
 test.after.always(async () => {
   await holder?.stop();
