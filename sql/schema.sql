@@ -418,6 +418,18 @@ table app.rate_windows
   constraint rate_windows_pkey PRIMARY KEY (key_id, window_start)
   CREATE UNIQUE INDEX rate_windows_pkey ON app.rate_windows USING btree (key_id, window_start)
 
+table app.stream_slots
+  -- Live streams (SSE and WebSocket) open per key and API process (host:pid:nonce), so the per-plan concurrent limit (STREAM_CONNECTIONS) holds across processes; a row counts until expires_at, which its process renews while it runs (app.renew_stream_slots), so a dead process's streams stop counting within STREAM_LEASE_SECONDS.
+  key_id bigint not null
+  process text not null
+  streams integer not null
+  expires_at timestamp with time zone not null
+  constraint stream_slots_key_id_fkey FOREIGN KEY (key_id) REFERENCES app.api_keys(id) ON DELETE CASCADE
+  constraint stream_slots_pkey PRIMARY KEY (key_id, process)
+  constraint stream_slots_process_check CHECK (((length(process) >= 1) AND (length(process) <= 200)))
+  constraint stream_slots_streams_check CHECK ((streams >= 0))
+  CREATE UNIQUE INDEX stream_slots_pkey ON app.stream_slots USING btree (key_id, process)
+
 table app.timescaledb_job_runner
   -- The last decision of the run_timescaledb_jobs task: which runner is in charge of the TimescaleDB jobs (service, timescaledb, none) and why. One row.
   id boolean not null default true
@@ -3442,6 +3454,26 @@ function app.churn_tables() returns SETOF regclass language sql stable
   |     ('app', 'timescaledb_job_runs'))
   |   order by 1;
 
+function app.claim_stream_slot(p_key_id bigint, p_process text, p_limit integer, p_seconds numeric) returns boolean language plpgsql volatile
+  -- Claims one concurrent live stream for key p_key_id in process p_process: true when the key's unexpired streams over all processes are below p_limit (then counted, valid p_seconds unless renewed), false when the limit is reached.
+  | declare
+  |   v_open int;
+  | begin
+  |   -- one claim per key at a time: the count and the increment are one decision
+  |   perform 1 from app.api_keys where id = p_key_id for update;
+  |   select coalesce(sum(streams), 0) into v_open from app.stream_slots where key_id = p_key_id and expires_at > now();
+  |   if v_open >= p_limit then
+  |     return false;
+  |   end if;
+  |   insert into app.stream_slots as s (key_id, process, streams, expires_at)
+  |   values (p_key_id, p_process, 1, now() + make_interval(secs => p_seconds::double precision))
+  |   on conflict (key_id, process) do update set
+  |     -- an expired row of this process (it was stalled) starts again from this stream
+  |     streams = case when s.expires_at > now() then s.streams + 1 else 1 end,
+  |     expires_at = excluded.expires_at;
+  |   return true;
+  | end;
+
 function app.coin_aggregate_refresh_plan(p_start timestamp with time zone, p_end timestamp with time zone, p_now timestamp with time zone) returns TABLE(step integer, aggregate text, window_start timestamp with time zone, window_end timestamp with time zone) language sql stable
   -- The refresh_continuous_aggregate calls that bring the 30m, 1h and 1d coin aggregates up to date over a window of raw bars, in order.
   |   -- Each call has a fixed cost (about 0.2 s on the embedded database for the daily level) besides
@@ -4640,6 +4672,20 @@ function app.release_dead_workers(p_stale interval) returns integer language plp
   |   delete from app.worker_heartbeats where worker_id = any (v_workers);
   |   return cardinality(v_workers);
   | end;
+
+function app.renew_stream_slots(p_process text, p_streams jsonb, p_seconds numeric) returns void language sql volatile
+  -- Sets the live streams process p_process has open per key (p_streams: {"<key id>": n}) and renews them for p_seconds; a key it no longer streams for is released. Called by every API process while it runs and when a stream closes.
+  |   -- the process's own count is the truth: rows of keys it no longer streams for go
+  |   delete from app.stream_slots s
+  |   where s.process = p_process and not (p_streams ? s.key_id::text and (p_streams ->> s.key_id::text)::int > 0);
+  |   insert into app.stream_slots as s (key_id, process, streams, expires_at)
+  |   select k.id, p_process, (x.value)::int, now() + make_interval(secs => p_seconds::double precision)
+  |   from jsonb_each_text(p_streams) x
+  |   join app.api_keys k on k.id = x.key::bigint
+  |   where (x.value)::int > 0
+  |   on conflict (key_id, process) do update set streams = excluded.streams, expires_at = excluded.expires_at;
+  |   -- rows of processes gone for a while are only clutter
+  |   delete from app.stream_slots where expires_at < now() - interval '1 hour';
 
 function app.rotate_webhook_secret(p_owner text, p_id bigint) returns jsonb language plpgsql volatile
   -- Gives an endpoint of p_owner a new signing secret, at once: every attempt from now on, retries of earlier events included, is signed with it. Returns the endpoint with the new secret, the only time it is returned. Not p_owner's: MD404.
@@ -5851,6 +5897,16 @@ function market.fear_greed_readings(p_now timestamp with time zone) returns TABL
   |         from scored s where s.coin_id is not distinct from m.coin_id and s.score is not null),
   |       'updated_at', market.iso_time(p_now))
   |   from main m
+
+function market.forget_live_venue_prices(p_exchange text) returns integer language plpgsql volatile
+  -- Deletes the live venue prices of a venue (slug = ccxt id) whose stream broke off, so the live index price leaves it out until its stream is resynchronised from its REST tickers and writes again. Returns the prices deleted.
+  | declare
+  |   v_count int;
+  | begin
+  |   delete from market.live_venue_prices where exchange_id = market.venue_id(p_exchange);
+  |   get diagnostics v_count = row_count;
+  |   return v_count;
+  | end;
 
 function market.fx_rate(p_currency text) returns numeric language plpgsql stable
   -- Units of the currency per 1 USD from the latest row of market.fx_rates (USD: 1); raises MD422 (HTTP 422, field convert) for a currency without a rate.

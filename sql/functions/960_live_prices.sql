@@ -216,3 +216,67 @@ begin
 end;
 $$;
 comment on function api.stream_coins(int[], text[], text[], text) is 'The coins a live price stream selects (ids, slugs, symbols as GET /prices takes them): an unknown selector, or a convert currency without a rate, raises MD422 naming the parameter, so the stream is refused before it opens.';
+
+-- why: the per-key concurrent stream limit holds across API processes, and a dead process's
+-- streams stop counting once its rows expire
+create or replace function app.claim_stream_slot(p_key_id bigint, p_process text, p_limit int, p_seconds numeric)
+returns boolean
+language plpgsql volatile
+set search_path = app, public, pg_temp
+as $$
+declare
+  v_open int;
+begin
+  -- one claim per key at a time: the count and the increment are one decision
+  perform 1 from app.api_keys where id = p_key_id for update;
+  select coalesce(sum(streams), 0) into v_open from app.stream_slots where key_id = p_key_id and expires_at > now();
+  if v_open >= p_limit then
+    return false;
+  end if;
+  insert into app.stream_slots as s (key_id, process, streams, expires_at)
+  values (p_key_id, p_process, 1, now() + make_interval(secs => p_seconds::double precision))
+  on conflict (key_id, process) do update set
+    -- an expired row of this process (it was stalled) starts again from this stream
+    streams = case when s.expires_at > now() then s.streams + 1 else 1 end,
+    expires_at = excluded.expires_at;
+  return true;
+end;
+$$;
+comment on function app.claim_stream_slot(bigint, text, int, numeric) is 'Claims one concurrent live stream for key p_key_id in process p_process: true when the key''s unexpired streams over all processes are below p_limit (then counted, valid p_seconds unless renewed), false when the limit is reached.';
+revoke execute on function app.claim_stream_slot(bigint, text, int, numeric) from public;
+
+create or replace function app.renew_stream_slots(p_process text, p_streams jsonb, p_seconds numeric) returns void
+language sql volatile
+set search_path = app, public, pg_temp
+as $$
+  -- the process's own count is the truth: rows of keys it no longer streams for go
+  delete from app.stream_slots s
+  where s.process = p_process and not (p_streams ? s.key_id::text and (p_streams ->> s.key_id::text)::int > 0);
+  insert into app.stream_slots as s (key_id, process, streams, expires_at)
+  select k.id, p_process, (x.value)::int, now() + make_interval(secs => p_seconds::double precision)
+  from jsonb_each_text(p_streams) x
+  join app.api_keys k on k.id = x.key::bigint
+  where (x.value)::int > 0
+  on conflict (key_id, process) do update set streams = excluded.streams, expires_at = excluded.expires_at;
+  -- rows of processes gone for a while are only clutter
+  delete from app.stream_slots where expires_at < now() - interval '1 hour';
+$$;
+comment on function app.renew_stream_slots(text, jsonb, numeric) is 'Sets the live streams process p_process has open per key (p_streams: {"<key id>": n}) and renews them for p_seconds; a key it no longer streams for is released. Called by every API process while it runs and when a stream closes.';
+revoke execute on function app.renew_stream_slots(text, jsonb, numeric) from public;
+
+-- why: a venue whose stream broke off (disconnected, stalled, garbage) is out of the live price
+-- at once, not only once its last prices have aged, until REST has resynchronised it
+create or replace function market.forget_live_venue_prices(p_exchange text) returns int
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_count int;
+begin
+  delete from market.live_venue_prices where exchange_id = market.venue_id(p_exchange);
+  get diagnostics v_count = row_count;
+  return v_count;
+end;
+$$;
+comment on function market.forget_live_venue_prices(text) is 'Deletes the live venue prices of a venue (slug = ccxt id) whose stream broke off, so the live index price leaves it out until its stream is resynchronised from its REST tickers and writes again. Returns the prices deleted.';
+revoke execute on function market.forget_live_venue_prices(text) from public;

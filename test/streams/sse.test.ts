@@ -162,8 +162,8 @@ test.serial('a client that never reads is dropped with its unsent bytes bounded'
   let most = 0;
   let round = 0;
   const watch = setInterval(() => {
-    for (const subscriber of (hub as unknown as { subscribers: Set<{ res: { writableLength: number } }> }).subscribers) {
-      most = Math.max(most, subscriber.res.writableLength);
+    for (const subscriber of (hub as unknown as { subscribers: Set<{ transport: { buffered(): number } }> }).subscribers) {
+      most = Math.max(most, subscriber.transport.buffered());
     }
   }, 5);
   try {
