@@ -2,6 +2,7 @@
 // the demo market's venues publish prices every second between the minute bars and the live index
 // price moves with them, and when the holder dies the other takes over within the lease time.
 import test from 'ava';
+import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { demoDatabase } from '../helpers/demo.ts';
 import type { TestDatabase } from '../helpers/database.ts';
@@ -59,7 +60,7 @@ test.serial('one holder at a time; the demo market moves within the minute', asy
   t.is(after!.n, bars!.n);
   const [venues] = await db.sql`select count(distinct exchange_id)::int as n, extract(epoch from now() - max(at))::float8 as age from market.live_venue_prices`;
   t.true(venues!.n >= 3);
-  t.true(venues!.age < 2);
+  t.true(venues!.age < 2, `the newest venue price is ${venues!.age} s old`);
   // /status lists the serving market sources of market.source_health: the stream among them, a demo one here
   const [health] = await db.sql`select status, serving, demo, kind from market.source_health where name = 'stream'`;
   t.like(health, { status: 'ok', serving: true, demo: true, kind: 'exchange' });
@@ -75,4 +76,27 @@ test.serial('the holder killed: the other takes over within the lease time, and 
   t.true(took < 4_000, `took over after ${took} ms (lease 2 s)`);
   await until('prices go on', async () => BigInt((await bitcoin())!.version) > BigInt(before.version), 5_000);
   t.pass();
+});
+
+test.serial('a holder process killed (SIGKILL, `mdapi stream`): another takes over within the lease time', async (t) => {
+  for (const holder of holders.splice(0)) await holder.stop();
+  const config = db.config({ MARKET_SOURCE: 'simulated' });
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'bin/cli.ts', 'stream'], {
+    env: { ...process.env, DATABASE_URL: config.database.url, MARKET_SOURCE: 'simulated', STREAM_INTERVAL_MS: '250', STREAM_LEASE_SECONDS: '2', LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  });
+  try {
+    const lease = async () => (await db.sql`select holder from market.stream_leases where name = 'stream' and expires_at > now()`)[0]?.holder as string | undefined;
+    await until('the process holds the streams', async () => (await lease())?.includes(`:${child.pid}:`) ?? false, 20_000);
+    const waiting = holderOf();
+    await sleep(600);
+    t.false(waiting.holding);
+    const before = (await bitcoin())!;
+    child.kill('SIGKILL');
+    const took = await until('the other process takes over', () => waiting.holding, 30_000);
+    t.true(took < 5_000, `took over ${took} ms after the kill (lease 2 s)`);
+    await until('prices go on', async () => BigInt((await bitcoin())!.version) > BigInt(before.version), 5_000);
+  } finally {
+    child.kill('SIGKILL');
+  }
 });
