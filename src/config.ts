@@ -104,13 +104,13 @@ const streams = {
   STREAM_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000)
     .meta(doc('How often the stream holder writes the live venue prices, rebuilds the live index price and renews its lease.')),
   STREAM_LEASE_SECONDS: z.coerce.number().min(1).max(600).default(10)
-    .meta(doc('The stream holder\'s lease: another process takes the streams over this long after the holder stopped renewing it.')),
+    .meta(doc('The stream holder\'s lease: another process takes the streams over this long after the holder stopped renewing it. Likewise an API process\'s open streams stop counting against their keys\' limits (`STREAM_CONNECTIONS`) this long after it died.')),
   STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30)
-    .meta(doc('A venue\'s live price older than this (its stream stalled or failed) is left out of the live index price.')),
+    .meta(doc('A venue stream silent this long counts as stalled: the venue is left out of the live index price until it has reconnected and been resynchronised from its REST tickers; a venue price older than this is left out too.')),
   STREAM_PLANS: z.string().default('starter,pro')
     .transform((value) => value.split(',').map((plan) => plan.trim()).filter(Boolean))
     .pipe(z.array(z.enum(PLANS_BY_SCOPE['data-api'])).min(1))
-    .meta(doc('The plans whose keys may open live streams (`/api/v1/stream/prices`), comma-separated; the lowest of them is the one required.', '`starter,pro`')),
+    .meta(doc('The plans whose keys may open live streams (`/api/v1/stream/prices`, `/api/v1/ws`), comma-separated; the lowest of them is the one required.', '`starter,pro`')),
   STREAM_CONNECTIONS: z.string().default('starter=2,pro=10')
     .transform((value, ctx) => {
       const limits: Record<string, number> = {};
@@ -124,8 +124,8 @@ const streams = {
       }
       return limits;
     })
-    .meta(doc('Concurrent live streams per key, by plan (`plan=n,…`); a plan not named gets one.', '`starter=2,pro=10`')),
-  STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000).meta(doc('A `:` comment line on every open stream this often.')),
+    .meta(doc('Concurrent live streams per key (SSE and WebSocket together, over all API processes), by plan (`plan=n,…`); a plan not named gets one.', '`starter=2,pro=10`')),
+  STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000).meta(doc('A `:` comment line on every open SSE stream, a ping on every WebSocket (one not answered by the next is closed), this often.')),
   STREAM_BUFFER_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024)
     .meta(doc('A subscriber with more than this unsent in its socket\'s buffer is dropped (slow consumer), with a final event saying why.')),
 };
