@@ -18,6 +18,7 @@ import { benchHttp } from './http.ts';
 import { benchIndicators } from './indicators.ts';
 import { benchIngest } from './ingest.ts';
 import { benchMarket } from './market.ts';
+import { benchStreams } from './streams.ts';
 
 // BENCH_MODE=as-run: the service as `make start` runs it, measured from outside (bench/as-run.ts)
 if (process.env.BENCH_MODE === 'as-run') {
@@ -70,6 +71,7 @@ try {
   if (process.env.BENCH_INGEST !== 'off') await benchIngest(sql);
   if (process.env.BENCH_VENUES !== 'off') await benchVenues(sql);
   if (process.env.BENCH_BACKFILL !== 'off') await benchBackfill(sql);
+  if (process.env.BENCH_STREAMS !== 'off') await benchStreams(service);
   const memory = process.memoryUsage();
   console.log(`\nAPI process memory: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);
 } finally {

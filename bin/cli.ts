@@ -272,6 +272,20 @@ export const COMMANDS: Record<string, Command> = {
       process.exit(0);
     },
   },
+  stream: {
+    synopsis: 'stream',
+    description: '  hold the live venue streams alone, in the foreground (one process holds them at a time; a worker with STREAM=on also can)',
+    run: async () => {
+      const [{ openDatabase }, { StreamHolder }, { createLogger }] = await Promise.all([import('../src/db/open.ts'), import('../src/sources/stream/index.ts'), import('../src/log.ts')]);
+      const { config, embedded } = await openDatabase(loadConfig());
+      if (config.MARKET_SOURCE === 'none') throw new Error('MARKET_SOURCE=none: there are no venue streams to hold');
+      const holder = new StreamHolder(config, createLogger(config)).start();
+      process.stderr.write('stream holder running\n');
+      await untilSignal();
+      await holder.stop();
+      await embedded?.stop();
+    },
+  },
   backup: {
     synopsis: 'backup FILE',
     description: '  back the database up (embedded: a .tar.gz of DATA_DIR/pgdata)',

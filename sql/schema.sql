@@ -418,6 +418,18 @@ table app.rate_windows
   constraint rate_windows_pkey PRIMARY KEY (key_id, window_start)
   CREATE UNIQUE INDEX rate_windows_pkey ON app.rate_windows USING btree (key_id, window_start)
 
+table app.stream_slots
+  -- Live streams (SSE and WebSocket) open per key and API process (host:pid:nonce), so the per-plan concurrent limit (STREAM_CONNECTIONS) holds across processes; a row counts until expires_at, which its process renews while it runs (app.renew_stream_slots), so a dead process's streams stop counting within STREAM_LEASE_SECONDS.
+  key_id bigint not null
+  process text not null
+  streams integer not null
+  expires_at timestamp with time zone not null
+  constraint stream_slots_key_id_fkey FOREIGN KEY (key_id) REFERENCES app.api_keys(id) ON DELETE CASCADE
+  constraint stream_slots_pkey PRIMARY KEY (key_id, process)
+  constraint stream_slots_process_check CHECK (((length(process) >= 1) AND (length(process) <= 200)))
+  constraint stream_slots_streams_check CHECK ((streams >= 0))
+  CREATE UNIQUE INDEX stream_slots_pkey ON app.stream_slots USING btree (key_id, process)
+
 table app.timescaledb_job_runner
   -- The last decision of the run_timescaledb_jobs task: which runner is in charge of the TimescaleDB jobs (service, timescaledb, none) and why. One row.
   id boolean not null default true
@@ -1065,6 +1077,36 @@ view market.liquidations_1d
   longs bigint
   shorts bigint
 
+table market.live_prices
+  -- The live index price of each coin (USD), rebuilt at most once a second from market.live_venue_prices by the price index's rules (market.refresh_live_prices); one row per coin, overwritten. Between minutes it runs ahead of market.coin_bars_1m, which stays built from closed candles.
+  coin_id integer not null
+  price numeric not null  -- Live index price in USD, 10 significant digits.
+  venues integer not null  -- Venue markets the price was made of (after the rules left some out).
+  at timestamp with time zone not null  -- When it was computed.
+  version bigint not null  -- From market.live_price_version at its last change: a client that saw version v has missed exactly the rows above v.
+  constraint live_prices_coin_id_fkey FOREIGN KEY (coin_id) REFERENCES market.coins(id) ON DELETE CASCADE
+  constraint live_prices_pkey PRIMARY KEY (coin_id)
+  constraint live_prices_price_check CHECK ((price > (0)::numeric))
+  constraint live_prices_venues_check CHECK ((venues > 0))
+  CREATE UNIQUE INDEX live_prices_pkey ON market.live_prices USING btree (coin_id)
+  CREATE INDEX live_prices_version ON market.live_prices USING btree (version)
+
+table market.live_venue_prices
+  -- The latest price of each venue spot market as its live stream published it (last trade or ticker, in the quote currency), overwritten in place; the inputs of the live index price (market.refresh_live_prices). A venue whose stream fails or stalls is left out by age (market.refresh_live_prices' p_max_age).
+  exchange_id integer not null
+  coin_id integer not null
+  quote text not null  -- The quote currency code (USD, EUR, USDT, BTC …).
+  quote_coin_id integer  -- The catalogue coin the quote is (stablecoins, BTC …); null for a fiat quote.
+  price numeric not null  -- Latest price in units of the quote.
+  at timestamp with time zone not null  -- When the venue published it (else when it was received).
+  constraint live_venue_prices_coin_id_fkey FOREIGN KEY (coin_id) REFERENCES market.coins(id) ON DELETE CASCADE
+  constraint live_venue_prices_exchange_id_fkey FOREIGN KEY (exchange_id) REFERENCES market.exchanges(id) ON DELETE CASCADE
+  constraint live_venue_prices_pkey PRIMARY KEY (coin_id, exchange_id, quote)
+  constraint live_venue_prices_price_check CHECK ((price > (0)::numeric))
+  constraint live_venue_prices_quote_check CHECK ((quote ~ '^\S{1,30}$'::text))
+  constraint live_venue_prices_quote_coin_id_fkey FOREIGN KEY (quote_coin_id) REFERENCES market.coins(id) ON DELETE SET NULL
+  CREATE UNIQUE INDEX live_venue_prices_pkey ON market.live_venue_prices USING btree (coin_id, exchange_id, quote)
+
 table market.pair_keys
   -- One row per base coin and quote symbol traded anywhere (BTC/USDT, ETH/BTC, SOL/EUR): the stable pair id. quote_coin_id is set when the quote is a tracked coin, null for fiat.
   id integer not null
@@ -1170,6 +1212,17 @@ view market.source_health
   status text
   venues jsonb
   serving boolean
+
+table market.stream_leases
+  -- Leases of singleton work (the live venue streams: name stream): which process (host:pid:nonce) holds it, since when, and until when unless renewed. Taken and renewed by market.take_stream_lease.
+  name text not null
+  holder text not null
+  acquired_at timestamp with time zone not null default now()
+  expires_at timestamp with time zone not null
+  constraint stream_leases_holder_check CHECK (((length(holder) >= 1) AND (length(holder) <= 200)))
+  constraint stream_leases_name_check CHECK ((name ~ '^[a-z][a-z0-9_-]{0,40}$'::text))
+  constraint stream_leases_pkey PRIMARY KEY (name)
+  CREATE UNIQUE INDEX stream_leases_pkey ON market.stream_leases USING btree (name)
 
 table market.tally_coin_states
   -- Per coin ranked 1-100 and counting category of the indicator tally (rsi ... highs-lows), its state and the value behind it; rewritten coin by coin by market.refresh_tally_coin() every 15 minutes. See market.coin_tally_states().
@@ -2626,6 +2679,28 @@ function api.stoch_rsi(p_slug text, p_period integer, p_start date, p_end date, 
   |   ) w order by w.date;
   | end;
 
+function api.stream_coins(p_ids integer[], p_slugs text[], p_symbols text[], p_convert text) returns TABLE(coin_id integer) language plpgsql stable
+  -- The coins a live price stream selects (ids, slugs, symbols as GET /prices takes them): an unknown selector, or a convert currency without a rate, raises MD422 naming the parameter, so the stream is refused before it opens.
+  | declare
+  |   v_unknown text;
+  | begin
+  |   perform market.fx_rate(coalesce(p_convert, 'USD'));
+  |   select string_agg(x::text, ', ') into v_unknown from unnest(p_ids) x where not exists (select from market.coins c where c.id = x);
+  |   if v_unknown is not null then
+  |     raise exception 'Unknown coin ids: %.', v_unknown using errcode = 'MD422', column = 'ids';
+  |   end if;
+  |   select string_agg(x, ', ') into v_unknown from unnest(p_slugs) x where not exists (select from market.coin_ids(array[x]));
+  |   if v_unknown is not null then
+  |     raise exception 'Unknown coin slugs: %.', v_unknown using errcode = 'MD422', column = 'slugs';
+  |   end if;
+  |   select string_agg(x, ', ') into v_unknown from unnest(p_symbols) x
+  |   where not exists (select from market.coins c where upper(c.symbol) = upper(x));
+  |   if v_unknown is not null then
+  |     raise exception 'Unknown coin symbols: %.', v_unknown using errcode = 'MD422', column = 'symbols';
+  |   end if;
+  |   return query select r.coin_id from market.resolve_coin_selectors(p_ids, p_slugs, p_symbols) r;
+  | end;
+
 function api.ticker_list(p_scope_exchange text, p_scope_coin text, p_exchange text, p_pair integer, p_instrument text, p_search text, p_min_volume numeric, p_max_volume numeric, p_min_change double precision, p_max_change double precision, p_sort text[], p_page integer, p_per_page integer) returns json language sql stable
   -- One page of tickers as JSON {"total", "data"}: api.ticker_list_page as one object, the same arguments. Endpoints: GET /api/v1/tickers, /exchanges/{slug}/tickers, /coins/{slug}/markets.
   |   select json_build_object('total', p.total, 'data', p.data)
@@ -3378,6 +3453,26 @@ function app.churn_tables() returns SETOF regclass language sql stable
   |     ('app', 'usage_monthly'), ('app', 'usage_endpoints'), ('app', 'api_keys'),
   |     ('app', 'timescaledb_job_runs'))
   |   order by 1;
+
+function app.claim_stream_slot(p_key_id bigint, p_process text, p_limit integer, p_seconds numeric) returns boolean language plpgsql volatile
+  -- Claims one concurrent live stream for key p_key_id in process p_process: true when the key's unexpired streams over all processes are below p_limit (then counted, valid p_seconds unless renewed), false when the limit is reached.
+  | declare
+  |   v_open int;
+  | begin
+  |   -- one claim per key at a time: the count and the increment are one decision
+  |   perform 1 from app.api_keys where id = p_key_id for update;
+  |   select coalesce(sum(streams), 0) into v_open from app.stream_slots where key_id = p_key_id and expires_at > now();
+  |   if v_open >= p_limit then
+  |     return false;
+  |   end if;
+  |   insert into app.stream_slots as s (key_id, process, streams, expires_at)
+  |   values (p_key_id, p_process, 1, now() + make_interval(secs => p_seconds::double precision))
+  |   on conflict (key_id, process) do update set
+  |     -- an expired row of this process (it was stalled) starts again from this stream
+  |     streams = case when s.expires_at > now() then s.streams + 1 else 1 end,
+  |     expires_at = excluded.expires_at;
+  |   return true;
+  | end;
 
 function app.coin_aggregate_refresh_plan(p_start timestamp with time zone, p_end timestamp with time zone, p_now timestamp with time zone) returns TABLE(step integer, aggregate text, window_start timestamp with time zone, window_end timestamp with time zone) language sql stable
   -- The refresh_continuous_aggregate calls that bring the 30m, 1h and 1d coin aggregates up to date over a window of raw bars, in order.
@@ -4212,7 +4307,7 @@ function app.list_webhook_endpoints(p_owner text) returns jsonb language sql sta
   |   from app.webhook_endpoints e where e.owner = p_owner
 
 function app.metrics_snapshot(p_heartbeat_fresh interval) returns TABLE(metric text, labels jsonb, value double precision) language sql stable
-  -- Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database's client connections by application and state.
+  -- Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database's client connections by application and state.
   |   -- graphile-worker jobs per queue (unqueued jobs under '') and state.
   |   select 'mdapi_job_queue_jobs', jsonb_build_object('queue', coalesce(q.queue_name, ''), 'state', s.state), count(*)::double precision
   |   from graphile_worker._private_jobs j
@@ -4237,6 +4332,11 @@ function app.metrics_snapshot(p_heartbeat_fresh interval) returns TABLE(metric t
   |   from market.coins c
   |   cross join lateral (select b.time from market.coin_bars_1m b where b.coin_id = c.id order by b.time desc limit 1) b
   |   group by c.source
+  |   union all
+  |   select 'mdapi_live_price_age_seconds', jsonb_build_object('venue', e.slug), extract(epoch from now() - max(p.at))::double precision
+  |   from market.live_venue_prices p
+  |   join market.exchanges e on e.id = p.exchange_id
+  |   group by e.slug
   |   union all
   |   select 'mdapi_webhook_deliveries_24h', jsonb_build_object('status', d.status), count(*)::double precision
   |   from app.webhook_deliveries d
@@ -4572,6 +4672,20 @@ function app.release_dead_workers(p_stale interval) returns integer language plp
   |   delete from app.worker_heartbeats where worker_id = any (v_workers);
   |   return cardinality(v_workers);
   | end;
+
+function app.renew_stream_slots(p_process text, p_streams jsonb, p_seconds numeric) returns void language sql volatile
+  -- Sets the live streams process p_process has open per key (p_streams: {"<key id>": n}) and renews them for p_seconds; a key it no longer streams for is released. Called by every API process while it runs and when a stream closes.
+  |   -- the process's own count is the truth: rows of keys it no longer streams for go
+  |   delete from app.stream_slots s
+  |   where s.process = p_process and not (p_streams ? s.key_id::text and (p_streams ->> s.key_id::text)::int > 0);
+  |   insert into app.stream_slots as s (key_id, process, streams, expires_at)
+  |   select k.id, p_process, (x.value)::int, now() + make_interval(secs => p_seconds::double precision)
+  |   from jsonb_each_text(p_streams) x
+  |   join app.api_keys k on k.id = x.key::bigint
+  |   where (x.value)::int > 0
+  |   on conflict (key_id, process) do update set streams = excluded.streams, expires_at = excluded.expires_at;
+  |   -- rows of processes gone for a while are only clutter
+  |   delete from app.stream_slots where expires_at < now() - interval '1 hour';
 
 function app.rotate_webhook_secret(p_owner text, p_id bigint) returns jsonb language plpgsql volatile
   -- Gives an endpoint of p_owner a new signing secret, at once: every attempt from now on, retries of earlier events included, is signed with it. Returns the endpoint with the new secret, the only time it is returned. Not p_owner's: MD404.
@@ -4976,6 +5090,30 @@ function market.apply_coin_supplies(p_source text, p_rows jsonb) returns integer
   |   )
   |   select count(*)::int from updated
 
+function market.apply_index_rules(p_max_deviation numeric, p_min_volume_usd numeric) returns void language plpgsql volatile
+  -- The price index's rules, applied to the caller's temporary table index_components (coin_id, time, rate, market_volume_usd, close_usd, reason): a component without a USD rate is left out (reason no_rate); one whose market's 24h USD volume is under p_min_volume_usd is left out when another market of the coin and time reaches it (low_volume); with three or more left, one further than p_max_deviation from their median USD price is left out (outlier). Leaves the medians in the temporary table index_medians (coin_id, time, n, median). Used by market.build_index_bars (minutes) and market.refresh_live_prices (live).
+  | begin
+  |   update index_components set reason = 'no_rate' where rate is null or rate <= 0;
+  |   -- Thin markets are left out only when the coin trades on a market above the threshold.
+  |   update index_components x set reason = 'low_volume'
+  |   where x.reason is null and x.market_volume_usd < p_min_volume_usd
+  |     and exists (select from index_components o
+  |       where o.coin_id = x.coin_id and o.time = x.time and o.reason is null and o.market_volume_usd >= p_min_volume_usd);
+  |
+  |   drop table if exists index_medians;
+  |   create temporary table index_medians on commit drop as
+  |   select x.coin_id, x.time, count(*) as n,
+  |     percentile_cont(0.5) within group (order by x.close_usd::double precision)::numeric as median
+  |   from index_components x where x.reason is null
+  |   group by x.coin_id, x.time;
+  |
+  |   update index_components x set reason = 'outlier'
+  |   from index_medians m
+  |   where m.coin_id = x.coin_id and m.time = x.time and x.reason is null
+  |     and m.n >= 3 and abs(x.close_usd / nullif(m.median, 0) - 1) > p_max_deviation;
+  |
+  | end;
+
 function market.article_json(p_article market.articles, p_texts jsonb, p_full boolean) returns json language sql stable
   -- An article as the API returns it: id, slug, title, subtitle, locale (the locale that won), fallback_fields (fields that came from another locale), tags, reading_time_minutes, hero_image, entities [{type, slug, name}], published_at, updated_at; with p_full also body (HTML), views, helpful_yes, helpful_no.
   |   select market.json_extend(json_build_object(
@@ -5050,23 +5188,7 @@ function market.build_index_bars(p_from timestamp with time zone, p_to timestamp
   |     left join market.coin_bars_1m qb on qb.coin_id = c.quote_coin_id and qb.time = c.time
   |   ) x;
   |
-  |   update index_components set reason = 'no_rate' where rate is null or rate <= 0;
-  |   -- Thin markets are left out only when the coin trades on a market above the threshold.
-  |   update index_components x set reason = 'low_volume'
-  |   where x.reason is null and x.market_volume_usd < p_min_volume_usd
-  |     and exists (select from index_components o
-  |       where o.coin_id = x.coin_id and o.time = x.time and o.reason is null and o.market_volume_usd >= p_min_volume_usd);
-  |
-  |   create temporary table index_medians on commit drop as
-  |   select x.coin_id, x.time, count(*) as n,
-  |     percentile_cont(0.5) within group (order by x.close_usd::double precision)::numeric as median
-  |   from index_components x where x.reason is null
-  |   group by x.coin_id, x.time;
-  |
-  |   update index_components x set reason = 'outlier'
-  |   from index_medians m
-  |   where m.coin_id = x.coin_id and m.time = x.time and x.reason is null
-  |     and m.n >= 3 and abs(x.close_usd / nullif(m.median, 0) - 1) > p_max_deviation;
+  |   perform market.apply_index_rules(p_max_deviation, p_min_volume_usd);
   |
   |   -- the window is recomputed whole: its earlier verdicts give way to this one
   |   delete from market.price_index_exclusions e
@@ -5775,6 +5897,16 @@ function market.fear_greed_readings(p_now timestamp with time zone) returns TABL
   |         from scored s where s.coin_id is not distinct from m.coin_id and s.score is not null),
   |       'updated_at', market.iso_time(p_now))
   |   from main m
+
+function market.forget_live_venue_prices(p_exchange text) returns integer language plpgsql volatile
+  -- Deletes the live venue prices of a venue (slug = ccxt id) whose stream broke off, so the live index price leaves it out until its stream is resynchronised from its REST tickers and writes again. Returns the prices deleted.
+  | declare
+  |   v_count int;
+  | begin
+  |   delete from market.live_venue_prices where exchange_id = market.venue_id(p_exchange);
+  |   get diagnostics v_count = row_count;
+  |   return v_count;
+  | end;
 
 function market.fx_rate(p_currency text) returns numeric language plpgsql stable
   -- Units of the currency per 1 USD from the latest row of market.fx_rates (USD: 1); raises MD422 (HTTP 422, field convert) for a currency without a rate.
@@ -6635,6 +6767,17 @@ function market.json_extend(p_object json, p_more json) returns json language sq
   |     ) e)
   |   end
 
+function market.live_prices_since(p_version bigint, p_currencies text[]) returns TABLE(id integer, slug text, symbol text, currency text, price text, at text, version bigint) language sql stable
+  -- Live index prices changed after p_version (0: all of them, the snapshot), in each of p_currencies (converted with the latest rate of market.fx_rates; an unknown currency raises MD422), in version order: id, slug, symbol, currency, price (decimal string), at (ISO 8601) and version. What an API process reads on NOTIFY live_prices, and after missing some.
+  |   select c.id, c.slug, c.symbol, r.currency,
+  |     market.round_significant(l.price * r.rate, 10)::text,
+  |     to_char(l.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), l.version
+  |   from market.live_prices l
+  |   join market.coins c on c.id = l.coin_id
+  |   cross join lateral (select upper(x) as currency, market.fx_rate(x) as rate from unnest(p_currencies) x) r
+  |   where l.version > coalesce(p_version, 0)
+  |   order by l.version, r.currency
+
 function market.load_exchange_venues(p_venues jsonb) returns integer language plpgsql volatile
   -- Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.
   | declare
@@ -7045,6 +7188,24 @@ function market.record_content_import(p_kind text, p_file jsonb, p_items integer
   |     where i.sha256 is distinct from excluded.sha256 or i.source is distinct from excluded.source;
   |   select app.bump_data_version('content');
 
+function market.record_live_venue_prices(p_exchange text, p_prices jsonb) returns integer language plpgsql volatile
+  -- Writes the latest live prices of a venue (slug = ccxt id) into market.live_venue_prices: p_prices is [{symbol (ccxt unified spot symbol), price (decimal string), at}]; markets not listed spot or not mapped to a coin are skipped, an older price never replaces a newer one. A malformed price or time rejects the whole call (SQLSTATE 22P02/22007): nothing of it is written. Returns the prices written.
+  | declare
+  |   v_exchange_id int := market.venue_id(p_exchange);
+  |   v_count int;
+  | begin
+  |   insert into market.live_venue_prices as l (exchange_id, coin_id, quote, quote_coin_id, price, at)
+  |   select distinct on (m.base_coin_id, m.quote) v_exchange_id, m.base_coin_id, m.quote, m.quote_coin_id, r.price, r.at
+  |   from jsonb_to_recordset(p_prices) as r (symbol text, price numeric, at timestamptz)
+  |   join market.venue_markets m on m.exchange_id = v_exchange_id and m.symbol = r.symbol and m.instrument = 'spot' and m.active
+  |   where m.base_coin_id is not null and r.price > 0 and r.at is not null
+  |   order by m.base_coin_id, m.quote, r.at desc
+  |   on conflict (coin_id, exchange_id, quote) do update set price = excluded.price, at = excluded.at, quote_coin_id = excluded.quote_coin_id
+  |   where excluded.at >= l.at;
+  |   get diagnostics v_count = row_count;
+  |   return v_count;
+  | end;
+
 function market.record_source_run(p_name text, p_error text, p_venues jsonb) returns void language sql volatile
   -- Records one run of a data source: success (p_error null) or its error, and the venues up and down when the source has several.
   |   update market.data_sources s set
@@ -7254,6 +7415,70 @@ function market.refresh_indicator_tally(p_now timestamp with time zone, p_coins 
   |   return v_count;
   | end;
 
+function market.refresh_live_prices(p_max_age interval, p_min_interval interval, p_max_deviation numeric, p_min_volume_usd numeric) returns integer language plpgsql volatile
+  -- The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age, converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin's median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market's 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. A coin's row in market.live_prices changes at most once per p_min_interval and only when its price does, taking the next version; then NOTIFY live_prices with the newest version. Returns the coins changed.
+  | declare
+  |   v_now timestamptz := now();
+  |   v_count int;
+  |   v_version bigint;
+  | begin
+  |   drop table if exists index_components;
+  |   create temporary table index_components on commit drop as
+  |   with prices as (
+  |     select p.*,
+  |       case when p.quote = 'USD' then 1::numeric when p.quote_coin_id is null then 1 / nullif(fx.rate, 0) end as fiat_usd,
+  |       t.volume_usd as market_volume_usd
+  |     from market.live_venue_prices p
+  |     left join market.fx_latest fx on fx.currency = p.quote
+  |     left join market.pair_keys k on k.base_coin_id = p.coin_id and k.quote_symbol = p.quote
+  |     left join market.tickers t on t.pair_id = k.id and t.exchange_id = p.exchange_id and t.instrument = 'spot'
+  |     -- a venue whose stream stalled or failed is left out by age
+  |     where p.at > v_now - p_max_age
+  |   ),
+  |   -- quote coins priced first from their own USD and fiat markets, the median (as the minute index)
+  |   direct as (
+  |     select p.coin_id, percentile_cont(0.5) within group (order by (p.price * p.fiat_usd)::double precision) as usd
+  |     from prices p
+  |     where p.fiat_usd is not null and p.coin_id in (select quote_coin_id from prices where quote_coin_id is not null)
+  |     group by p.coin_id
+  |   )
+  |   select x.coin_id, v_now as time, x.exchange_id, x.quote, x.market_volume_usd, x.rate, x.price * x.rate as close_usd, null::text as reason
+  |   from (
+  |     select p.*, coalesce(p.fiat_usd, d.usd::numeric, market.usd_rate(p.quote, p.quote_coin_id)) as rate
+  |     from prices p
+  |     left join direct d on d.coin_id = p.quote_coin_id
+  |   ) x;
+  |
+  |   perform market.apply_index_rules(p_max_deviation, p_min_volume_usd);
+  |
+  |   with computed as (
+  |     select x.coin_id, count(*)::int as venues,
+  |       market.round_significant(coalesce(sum(x.close_usd * x.market_volume_usd) / nullif(sum(x.market_volume_usd), 0), avg(x.close_usd)), 10) as price
+  |     from index_components x
+  |     where x.reason is null
+  |     group by x.coin_id
+  |   ),
+  |   due as (
+  |     select c.* from computed c
+  |     left join market.live_prices l on l.coin_id = c.coin_id
+  |     where c.price > 0 and (l.coin_id is null or (l.at <= v_now - p_min_interval and l.price <> c.price))
+  |     order by c.coin_id
+  |   ),
+  |   written as (
+  |     insert into market.live_prices as l (coin_id, price, venues, at, version)
+  |     select d.coin_id, d.price, d.venues, v_now, nextval('market.live_price_version') from due d
+  |     join market.coins c on c.id = d.coin_id
+  |     on conflict (coin_id) do update set price = excluded.price, venues = excluded.venues, at = excluded.at, version = excluded.version
+  |     returning l.version
+  |   )
+  |   select count(*)::int, max(w.version) into v_count, v_version from written w;
+  |   drop table index_components, index_medians;
+  |   if v_count > 0 then
+  |     perform pg_notify('live_prices', v_version::text);
+  |   end if;
+  |   return v_count;
+  | end;
+
 function market.refresh_sentiment(p_now timestamp with time zone) returns json language plpgsql volatile
   -- Rewrites the Fear & Greed and Bull/Bear snapshots (market and coins ranked 1-100) and brings market.altseason_days up to p_now's day (the first run backfills every day the daily history allows). Run every 15 minutes by the refresh_sentiment task. Returns the row counts.
   | declare
@@ -7297,6 +7522,10 @@ function market.refresh_tally_coin(p_coin_id integer, p_now timestamp with time 
   |   get diagnostics v_rows = row_count;
   |   return v_rows;
   | end;
+
+function market.release_stream_lease(p_name text, p_holder text) returns void language sql volatile
+  -- Gives up the lease p_name if p_holder holds it (a process stopping cleanly), so another can take it at once.
+  |   delete from market.stream_leases where name = p_name and holder = p_holder
 
 function market.replace_article_translations(p_items jsonb) returns integer language plpgsql volatile
   -- Makes the translations of the given articles ([{id, translations}], database ids) exactly the file's in market.article_translations, writing only rows that differ (market.translation_changes). Returns the number of rows written.
@@ -7479,6 +7708,10 @@ function market.sim_octave(p_key bigint, p_x double precision) returns double pr
   |        + market.sim_hash(p_key, floor(p_x)::bigint + 1)
   |            * ((p_x - floor(p_x)) * (p_x - floor(p_x)) * (3 - 2 * (p_x - floor(p_x))))
 
+function market.sim_price(p_reference double precision, p_volatility double precision, p_beta double precision, p_market double precision, p_coin double precision) returns double precision language sql immutable
+  -- Simulated market: a coin's USD price from its reference price, volatility and market beta, the market-wide noise and its own noise at an instant (market.simulated_bars, market.simulate_live_venue_prices).
+  |   select p_reference * exp(p_volatility * (p_beta * p_market + sqrt(1 - p_beta * p_beta) * p_coin))
+
 function market.sim_round(p_value double precision) returns numeric language sql immutable
   -- Simulated market: a positive price rounded to about eight significant digits (at least two decimals).
   |   select round(p_value::numeric, greatest(2, least(16, 7 - floor(log(p_value))::int)))
@@ -7606,6 +7839,44 @@ function market.simulate_liquidations(p_now timestamp with time zone) returns TA
   |   return query select v_inserted, v_earliest;
   | end;
 
+function market.simulate_live_venue_prices(p_now timestamp with time zone) returns integer language plpgsql volatile
+  -- The demo market within the minute: writes the live price of every spot market of the simulated venues at p_now (to the second) into market.live_venue_prices: the coin's simulated price at that instant (market.sim_price, as its bars), within half the venue's spread, in the quote at the quote coin's simulated price (else its USD rate). Deterministic for a given seed and second. Returns the prices written.
+  | declare
+  |   v_count int;
+  |   v_epoch double precision := extract(epoch from date_trunc('second', p_now))::double precision;
+  | begin
+  |   with source as (
+  |     select (s.settings ->> 'seed')::bigint as seed from market.data_sources s where s.name = 'simulated'
+  |   ),
+  |   coins as (
+  |     select c.id, market.sim_price(sc.reference_price::double precision, sc.volatility, sc.market_beta,
+  |         market.sim_market_noise(hashtext(s.seed || '/market'), v_epoch),
+  |         market.sim_coin_noise(hashtext(s.seed || '/' || c.slug)::bigint, v_epoch)) as usd
+  |     from market.simulated_coins sc
+  |     join market.coins c on c.id = sc.coin_id and c.status = 'active'
+  |     cross join source s
+  |   ),
+  |   venue_prices as (
+  |     -- each venue within half its spread of the coin price, a new draw every second
+  |     select t.exchange_id, t.base_coin_id, t.quote_symbol, t.quote_coin_id,
+  |       c.usd * (1 + market.sim_hash(t.id, v_epoch::bigint) * x.spread_bps / 20000) as usd,
+  |       coalesce(q.usd, market.usd_rate(t.quote_symbol, t.quote_coin_id)::double precision) as quote_usd
+  |     from market.tickers t
+  |     join market.exchanges e on e.id = t.exchange_id and e.source = 'simulated-exchanges' and e.status = 'active'
+  |     join market.simulated_exchanges x on x.exchange_id = t.exchange_id
+  |     join coins c on c.id = t.base_coin_id
+  |     left join coins q on q.id = t.quote_coin_id
+  |     where t.instrument = 'spot'
+  |   )
+  |   insert into market.live_venue_prices as l (exchange_id, coin_id, quote, quote_coin_id, price, at)
+  |   select v.exchange_id, v.base_coin_id, v.quote_symbol, v.quote_coin_id, market.sim_round(v.usd / v.quote_usd), date_trunc('second', p_now)
+  |   from venue_prices v
+  |   where v.quote_usd > 0 and v.usd > 0
+  |   on conflict (coin_id, exchange_id, quote) do update set price = excluded.price, at = excluded.at, quote_coin_id = excluded.quote_coin_id;
+  |   get diagnostics v_count = row_count;
+  |   return v_count;
+  | end;
+
 function market.simulate_market(p_now timestamp with time zone, p_piecewise boolean) returns TABLE(window_start timestamp with time zone, window_end timestamp with time zone, bars bigint, backfill_id bigint, done boolean) language plpgsql volatile
   -- Simulated market tick: writes the bars from the source's covered_until (first run: 2 years back) up to the current minute into market.coin_bars_1m. Piecewise (default) it stops after one band piece; repeat until done. Returns the window, bars written and the backfill id to refresh, if any.
   | declare
@@ -7711,7 +7982,7 @@ function market.simulated_bars(p_start timestamp with time zone, p_end timestamp
   |     from (
   |       -- offset 0 keeps the price a plain column above, so that sim_round is inlined, not called
   |       select c.id as coin_id, c.circulating_supply, c.key, c.volatility, c.daily_volume, p.time, p.width, p.epoch,
-  |         c.reference * exp(c.volatility * (c.beta * p.m + sqrt(1 - c.beta * c.beta) * market.sim_coin_noise(c.key, p.epoch))) as price
+  |         market.sim_price(c.reference, c.volatility, c.beta, p.m, market.sim_coin_noise(c.key, p.epoch)) as price
   |       from coins c
   |       join market_points p on p.time >= c.bars_from and p.time <= c.bars_until
   |       offset 0
@@ -7966,6 +8237,17 @@ function market.supply_figure(p_value jsonb) returns numeric language sql immuta
 function market.ta_is_zero(p_value double precision) returns boolean language sql immutable
   -- TA-Lib's TA_IS_ZERO: true when |x| < 1e-14.
   |  select p_value > -1e-14 and p_value < 1e-14
+
+function market.take_stream_lease(p_name text, p_holder text, p_seconds numeric) returns boolean language sql volatile
+  -- Takes or renews the lease p_name for p_holder for p_seconds: true when p_holder holds it now (it held it already, or the previous holder's lease expired), null when another holder's lease is still running.
+  |   insert into market.stream_leases as l (name, holder, acquired_at, expires_at)
+  |   values (p_name, p_holder, now(), now() + make_interval(secs => p_seconds::double precision))
+  |   on conflict (name) do update set
+  |     holder = excluded.holder,
+  |     acquired_at = case when l.holder = excluded.holder then l.acquired_at else excluded.acquired_at end,
+  |     expires_at = excluded.expires_at
+  |   where l.holder = excluded.holder or l.expires_at < now()
+  |   returning true
 
 function market.tally_state(p_score integer) returns text language sql immutable
   -- State of a tally category from its score: bullish at +20 or more, bearish at -20 or less, else neutral.

@@ -100,6 +100,38 @@ const marketData = {
   COINPAPRIKA_URL: z.string().url().default('https://api.coinpaprika.com').meta(doc('Where CoinPaprika is reached.')),
 };
 
+const streams = {
+  STREAM: z.enum(['on', 'off']).default('on')
+    .meta(doc('`on`: a job worker (inline or `mdapi worker`) also holds the live venue streams when no other process does (one holder at a time, by lease); `off`: this process never does.')),
+  STREAM_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000)
+    .meta(doc('How often the stream holder writes the live venue prices, rebuilds the live index price and renews its lease.')),
+  STREAM_LEASE_SECONDS: z.coerce.number().min(1).max(600).default(10)
+    .meta(doc('The stream holder\'s lease: another process takes the streams over this long after the holder stopped renewing it. Likewise an API process\'s open streams stop counting against their keys\' limits (`STREAM_CONNECTIONS`) this long after it died.')),
+  STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30)
+    .meta(doc('A venue stream silent this long counts as stalled: the venue is left out of the live index price until it has reconnected and been resynchronised from its REST tickers; a venue price older than this is left out too.')),
+  STREAM_PLANS: z.string().default('starter,pro')
+    .transform((value) => value.split(',').map((plan) => plan.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(PLANS_BY_SCOPE['data-api'])).min(1))
+    .meta(doc('The plans whose keys may open live streams (`/api/v1/stream/prices`, `/api/v1/ws`), comma-separated; the lowest of them is the one required.', '`starter,pro`')),
+  STREAM_CONNECTIONS: z.string().default('starter=2,pro=10')
+    .transform((value, ctx) => {
+      const limits: Record<string, number> = {};
+      for (const part of value.split(',').map((item) => item.trim()).filter(Boolean)) {
+        const match = /^([a-z]+)=(\d{1,6})$/.exec(part);
+        if (!match) {
+          ctx.addIssue({ code: 'custom', message: `expected plan=number, got "${part}"` });
+          return z.NEVER;
+        }
+        limits[match[1]!] = Number(match[2]);
+      }
+      return limits;
+    })
+    .meta(doc('Concurrent live streams per key (SSE and WebSocket together, over all API processes), by plan (`plan=n,…`); a plan not named gets one.', '`starter=2,pro=10`')),
+  STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000).meta(doc('A `:` comment line on every open SSE stream, a ping on every WebSocket (one not answered by the next is closed), this often.')),
+  STREAM_BUFFER_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024)
+    .meta(doc('A subscriber with more than this unsent in its socket\'s buffer is dropped (slow consumer), with a final event saying why.')),
+};
+
 const notifications = {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false).meta(doc('Allow webhook URLs on loopback and private ranges (local setups, tests).')),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000).meta(doc('A webhook attempt fails after this long (connect to end of response).')),
@@ -154,12 +186,13 @@ export const CONFIG_GROUPS = {
   'Admission and caching': admission,
   'Jobs and workers': worker,
   'Market data sources': marketData,
+  'Live streams': streams,
   'Webhooks, e-mail and browser push': notifications,
   'The developer console': consoleSettings,
   'Logs and metrics': observability,
 };
 
-const schema = z.object({ ...database, ...embedded, ...http, ...admission, ...worker, ...marketData, ...notifications, ...consoleSettings, ...observability });
+const schema = z.object({ ...database, ...embedded, ...http, ...admission, ...worker, ...marketData, ...streams, ...notifications, ...consoleSettings, ...observability });
 
 export type Config = Omit<z.infer<typeof schema>, 'FX_SOURCE' | 'METADATA_SOURCE'> & {
   FX_SOURCE: 'seed' | 'ecb';

@@ -125,12 +125,32 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly streamSubscribers = new Gauge({
+    name: 'mdapi_stream_subscribers',
+    help: 'Live stream subscribers connected to this process.',
+    registers: [this.registry],
+  });
+
+  readonly streamMessages = new Counter({
+    name: 'mdapi_stream_messages_total',
+    help: 'Events written to live stream subscribers (snapshots, prices, heartbeats, final events).',
+    registers: [this.registry],
+  });
+
+  readonly streamDropped = new Counter({
+    name: 'mdapi_stream_dropped_total',
+    help: 'Live stream subscribers this process closed, by reason: slow_consumer, revoked, quota_exceeded.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /** Gauges filled from app.metrics_snapshot() at each scrape (see its COMMENT for their meaning). */
   private readonly snapshotGauges = new Map<string, Gauge>(
     (
       [
         ['mdapi_job_queue_jobs', 'graphile-worker jobs by queue (empty for unqueued jobs) and state: ready, scheduled, locked, failed.', ['queue', 'state']],
         ['mdapi_job_queue_lock_age_seconds', 'Seconds the lock of a serial job queue has been held (0 when free).', ['queue']],
+        ['mdapi_live_price_age_seconds', 'Age in seconds of the newest live price received from each venue (market.live_venue_prices).', ['venue']],
         ['mdapi_newest_bar_age_seconds', 'Age in seconds of the newest 1-minute bar, per data source (the source that created the coin).', ['source']],
         ['mdapi_webhook_deliveries_24h', 'Webhook deliveries created in the last 24 hours, by status: pending, succeeded, failed, skipped.', ['status']],
         ['mdapi_workers', 'Workers by the age of their last heartbeat: fresh (as /readyz counts them) or stale.', ['state']],

@@ -12,6 +12,7 @@ import { loadDemoContentIfEmpty } from './content/demo.ts';
 import { createApp, guardServer, type Served } from './http/app.ts';
 import { apiRoutes } from './api/index.ts';
 import { mcpRouter } from './mcp/server.ts';
+import { priceSocket } from './api/stream.ts';
 import { consoleRouter } from './console/router.ts';
 import { widgetRouter } from './widgets/router.ts';
 import { startWorker, type JobSchedule, type Worker } from './worker.ts';
@@ -22,6 +23,7 @@ import { Metrics } from './metrics.ts';
 export const served: Served = {
   routes: apiRoutes,
   routers: [mcpRouter, consoleRouter, widgetRouter],
+  sockets: { '/api/v1/ws': priceSocket },
   pageLinks: (config) => (config.CONSOLE === 'off' ? [] : [['/console', 'Console']]),
 };
 
@@ -69,6 +71,7 @@ export async function startService(initial: Config, logger: Logger = createLogge
   const app = createApp({ sql, config, replicas, activity: running ? () => running.running() : undefined }, { logger, metrics }, served);
   const server = createServer(app.callback());
   guardServer(server);
+  app.attach(server);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const { port } = server.address() as { port: number };
   return {

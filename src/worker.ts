@@ -1,6 +1,7 @@
 // The graphile-worker runner: in the API process by default, or alone (`mdapi worker`). Its
 // worker pool beats in app.worker_heartbeats; each beat also frees the locks of dead pools, so a
 // worker killed mid-job holds its queue for about three beats, not graphile-worker's 4 hours.
+import { startStreamHolder } from './sources/stream/index.ts';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
@@ -100,12 +101,15 @@ export async function startWorker(config: Config, schedule: JobSchedule, observa
   };
 
   await launch();
+  // the live venue streams: held by one worker at a time (a lease), whichever process it runs in
+  const streams = startStreamHolder(config, logger);
   return {
     running: () => observed?.running() ?? [],
     async stop() {
       stopping = true;
       if (restartTimer) clearTimeout(restartTimer);
       heartbeat.stopBeating();
+      await streams?.stop();
       const current = runner;
       if (current) {
         // graphile-worker's graceful stop waits for running jobs, and a backfill takes minutes: past

@@ -63,6 +63,8 @@ export interface ReplayFault {
 }
 export interface VenueReplay {
   url: string;
+  /** the HTTP server, for a test that serves a venue's WebSocket stream beside its REST answers */
+  server: import('node:http').Server;
   baseUrl(venue: VenueId): string;
   /** requests per path (without the venue prefix, without the query) */
   requests(venue: VenueId): Record<string, number>;
@@ -764,6 +766,7 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
 
   return {
     url,
+    server,
     baseUrl: (venue) => `${url}/${venue}`,
     requests: (venue) => ({ ...(counts.get(venue) ?? {}) }),
     faults: {

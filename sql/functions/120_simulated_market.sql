@@ -50,6 +50,15 @@ as $$
 $$;
 comment on function market.sim_market_noise(bigint, double precision) is 'Simulated market: the market-wide log-price deviation at an instant (unix seconds).';
 
+-- why: one formula for a simulated coin's price at an instant, for its bars and its live price
+create or replace function market.sim_price(p_reference double precision, p_volatility double precision, p_beta double precision,
+  p_market double precision, p_coin double precision) returns double precision
+language sql immutable parallel safe
+as $$
+  select p_reference * exp(p_volatility * (p_beta * p_market + sqrt(1 - p_beta * p_beta) * p_coin))
+$$;
+comment on function market.sim_price(double precision, double precision, double precision, double precision, double precision) is 'Simulated market: a coin''s USD price from its reference price, volatility and market beta, the market-wide noise and its own noise at an instant (market.simulated_bars, market.simulate_live_venue_prices).';
+
 -- why: stored prices keep about eight significant digits, whatever their magnitude
 create or replace function market.sim_round(p_value double precision) returns numeric
 language sql immutable parallel safe
@@ -122,7 +131,7 @@ as $$
     from (
       -- offset 0 keeps the price a plain column above, so that sim_round is inlined, not called
       select c.id as coin_id, c.circulating_supply, c.key, c.volatility, c.daily_volume, p.time, p.width, p.epoch,
-        c.reference * exp(c.volatility * (c.beta * p.m + sqrt(1 - c.beta * c.beta) * market.sim_coin_noise(c.key, p.epoch))) as price
+        market.sim_price(c.reference, c.volatility, c.beta, p.m, market.sim_coin_noise(c.key, p.epoch)) as price
       from coins c
       join market_points p on p.time >= c.bars_from and p.time <= c.bars_until
       offset 0

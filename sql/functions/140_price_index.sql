@@ -1,6 +1,38 @@
 -- The price index: each coin's 1-minute bar built from the venues' 1-minute candles
 -- (market.venue_bars_1m). The bar then flows on like any other: aggregates, coin state, alarms.
 
+-- why: one set of rules for which venue markets make a coin's price, shared by the minute index
+-- (market.build_index_bars) and the live index (market.refresh_live_prices)
+create or replace function market.apply_index_rules(p_max_deviation numeric, p_min_volume_usd numeric) returns void
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+begin
+  update index_components set reason = 'no_rate' where rate is null or rate <= 0;
+  -- Thin markets are left out only when the coin trades on a market above the threshold.
+  update index_components x set reason = 'low_volume'
+  where x.reason is null and x.market_volume_usd < p_min_volume_usd
+    and exists (select from index_components o
+      where o.coin_id = x.coin_id and o.time = x.time and o.reason is null and o.market_volume_usd >= p_min_volume_usd);
+
+  drop table if exists index_medians;
+  create temporary table index_medians on commit drop as
+  select x.coin_id, x.time, count(*) as n,
+    percentile_cont(0.5) within group (order by x.close_usd::double precision)::numeric as median
+  from index_components x where x.reason is null
+  group by x.coin_id, x.time;
+
+  update index_components x set reason = 'outlier'
+  from index_medians m
+  where m.coin_id = x.coin_id and m.time = x.time and x.reason is null
+    and m.n >= 3 and abs(x.close_usd / nullif(m.median, 0) - 1) > p_max_deviation;
+
+end;
+$$;
+comment on function market.apply_index_rules(numeric, numeric) is
+'The price index''s rules, applied to the caller''s temporary table index_components (coin_id, time, rate, market_volume_usd, close_usd, reason): a component without a USD rate is left out (reason no_rate); one whose market''s 24h USD volume is under p_min_volume_usd is left out when another market of the coin and time reaches it (low_volume); with three or more left, one further than p_max_deviation from their median USD price is left out (outlier). Leaves the medians in the temporary table index_medians (coin_id, time, n, median). Used by market.build_index_bars (minutes) and market.refresh_live_prices (live).';
+revoke execute on function market.apply_index_rules(numeric, numeric) from public;
+
 -- why: one documented method, set-based over a window, re-run whenever late candles arrive
 create or replace function market.build_index_bars(
   p_from timestamptz,
@@ -55,23 +87,7 @@ begin
     left join market.coin_bars_1m qb on qb.coin_id = c.quote_coin_id and qb.time = c.time
   ) x;
 
-  update index_components set reason = 'no_rate' where rate is null or rate <= 0;
-  -- Thin markets are left out only when the coin trades on a market above the threshold.
-  update index_components x set reason = 'low_volume'
-  where x.reason is null and x.market_volume_usd < p_min_volume_usd
-    and exists (select from index_components o
-      where o.coin_id = x.coin_id and o.time = x.time and o.reason is null and o.market_volume_usd >= p_min_volume_usd);
-
-  create temporary table index_medians on commit drop as
-  select x.coin_id, x.time, count(*) as n,
-    percentile_cont(0.5) within group (order by x.close_usd::double precision)::numeric as median
-  from index_components x where x.reason is null
-  group by x.coin_id, x.time;
-
-  update index_components x set reason = 'outlier'
-  from index_medians m
-  where m.coin_id = x.coin_id and m.time = x.time and x.reason is null
-    and m.n >= 3 and abs(x.close_usd / nullif(m.median, 0) - 1) > p_max_deviation;
+  perform market.apply_index_rules(p_max_deviation, p_min_volume_usd);
 
   -- the window is recomputed whole: its earlier verdicts give way to this one
   delete from market.price_index_exclusions e

@@ -31,6 +31,11 @@ as $$
   cross join lateral (select b.time from market.coin_bars_1m b where b.coin_id = c.id order by b.time desc limit 1) b
   group by c.source
   union all
+  select 'mdapi_live_price_age_seconds', jsonb_build_object('venue', e.slug), extract(epoch from now() - max(p.at))::double precision
+  from market.live_venue_prices p
+  join market.exchanges e on e.id = p.exchange_id
+  group by e.slug
+  union all
   select 'mdapi_webhook_deliveries_24h', jsonb_build_object('status', d.status), count(*)::double precision
   from app.webhook_deliveries d
   where d.created_at > now() - interval '24 hours'
@@ -48,7 +53,7 @@ as $$
   group by a.application_name, a.state
 $$;
 comment on function app.metrics_snapshot(interval) is
-  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
+  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
 revoke execute on function app.metrics_snapshot(interval) from public;
 
 -- Migration files the calling code knows that this database has not applied: /readyz, the status

@@ -12,7 +12,8 @@ import { metaRoutes } from './meta.ts';
 import { priceRoutes } from './prices.ts';
 import { globalRoutes } from './global.ts';
 import { sentimentRoutes } from './sentiment.ts';
+import { streamRoutes } from './stream.ts';
 import { walletRoutes } from './wallets.ts';
 import { webhookRoutes } from './webhooks.ts';
 
-export const apiRoutes: RouteSpec[] = [...coinRoutes, ...priceRoutes, ...marketRoutes, ...exchangeRoutes, ...walletRoutes, ...indicatorRoutes, ...globalRoutes, ...sentimentRoutes, ...liquidationRoutes, ...conversionRoutes, ...calculatorRoutes, ...editorialRoutes, ...alarmRoutes, ...webhookRoutes, ...metaRoutes];
+export const apiRoutes: RouteSpec[] = [...coinRoutes, ...priceRoutes, ...streamRoutes, ...marketRoutes, ...exchangeRoutes, ...walletRoutes, ...indicatorRoutes, ...globalRoutes, ...sentimentRoutes, ...liquidationRoutes, ...conversionRoutes, ...calculatorRoutes, ...editorialRoutes, ...alarmRoutes, ...webhookRoutes, ...metaRoutes];

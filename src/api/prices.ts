@@ -10,7 +10,7 @@ import { slug } from '../validators.ts';
 
 // Which currencies exist is the database's business (market.fx_rates): the format is checked here,
 // an unknown code by market.fx_rate, whose MD422 names the convert parameter.
-const convert = z
+export const convert = z
   .string()
   .regex(/^[A-Za-z]{3}$/, 'Must be a three-letter currency code such as USD or EUR.')
   .transform((value) => value.toUpperCase())

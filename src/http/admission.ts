@@ -11,6 +11,7 @@ import type { McpPlanName, PlanName, WidgetPlanName } from '../plans.ts';
 import { responseClass, STATUS_CLASSES, type AdmissionBatcher, type AdmitRoute, type AdmitRow } from './admission-batch.ts';
 import { ApiError } from './errors.ts';
 import type { Logger } from '../log.ts';
+import type { StreamHub } from './streams.ts';
 import { keyDigest, type KeyDigest } from '../keys.ts';
 import type { RunningJob } from '../job-runs.ts';
 import { memoized } from '../memo.ts';
@@ -27,6 +28,8 @@ export interface Deps {
   admission?: AdmissionBatcher | null;
   /** what this process's job worker is running (WORKER=inline): what a busy database is doing */
   activity?: () => RunningJob[];
+  /** the process's live price streams (src/http/streams.ts), set by createApp */
+  streams?: StreamHub | null;
 }
 
 export type { AdmitRoute, AdmitRow };

@@ -2,7 +2,8 @@
 // router built from the route declarations it is given and the routers given to mount beside it
 // (src/service.ts gives src/api's routes and the MCP server: the HTTP core imports neither).
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import Koa, { type Context } from 'koa';
@@ -21,6 +22,7 @@ import { countResponses, quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache, type ResponseCache } from './cache.ts';
+import { StreamHub } from './streams.ts';
 import { compressResponses, flushHead, getHeader, headOpen, openHead } from './head.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -29,12 +31,17 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** Above this Node refuses the request before it is parsed (guardServer answers, without quota headers). */
 const HARD_HEADER_BYTES = 4 * MAX_HEADER_BYTES;
 
+/** A WebSocket endpoint: the upgrade request, its socket and first bytes, and a Koa context of the request. */
+export type SocketHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, ctx: Context) => void;
+
 /** What the app serves, handed in by the composition root (src/service.ts). */
 export interface Served {
   /** the API groups' route declarations, mounted under /api/v1 */
   routes: RouteSpec[];
   /** routers built from the app's dependencies (and its response cache) and mounted beside /api/v1, after the operations endpoints (MCP, console, widgets) */
   routers?: ((deps: Deps, cache: ResponseCache) => Router)[];
+  /** WebSocket endpoints by path (/api/v1/ws): each built from the app's dependencies, given the upgrade request and a Koa context of it (its ip, its headers) */
+  sockets?: Record<string, (deps: Deps) => SocketHandler>;
   /** links the HTML pages' navigation adds for what the routers serve: [path, label] */
   pageLinks?: (config: Deps['config']) => [string, string][];
 }
@@ -56,8 +63,9 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   const flushMs = given.config.ADMISSION_FLUSH_MS;
   const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, flushMs, logger) : null;
   batcher?.start();
-  const deps: Deps = { ...given, admission: given.admission ?? batcher };
-  const metrics = observability.metrics ?? new Metrics(deps.config);
+  const metrics = observability.metrics ?? new Metrics(given.config);
+  const streams = given.streams === undefined ? new StreamHub(given.sql, given.config, metrics, logger).start() : null;
+  const deps: Deps = { ...given, admission: given.admission ?? batcher, streams: given.streams ?? streams };
   const app = new Koa();
   setPageLinks(app, served.pageLinks?.(deps.config) ?? []);
   app.proxy = deps.config.TRUST_PROXY;
@@ -135,10 +143,23 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   app.use(operations.routes());
   for (const router of served.routers ?? []) app.use(router(deps, cache).routes());
 
+  const sockets = new Map(Object.entries(served.sockets ?? {}).map(([path, build]) => [path, build(deps)]));
+  /** An upgrade request to a WebSocket endpoint; anything else is refused. */
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const handler = sockets.get(new URL(req.url ?? '/', 'http://x').pathname);
+    if (!handler) return void socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    socket.on('error', () => socket.destroy());
+    handler(req, socket, head, app.createContext(req, new ServerResponse(req)));
+  };
+
   return Object.assign(app, {
     admission: deps.admission ?? null,
+    /** Serves the WebSocket endpoints on `server` (the one serving app.callback()). */
+    attach: (server: Server) => void server.on('upgrade', upgrade),
+    streams: deps.streams ?? null,
     close: async () => {
       await cache.versions.stop();
+      await streams?.close();
       await batcher?.close();
     },
   });

@@ -67,6 +67,9 @@ function parameters(schema: z.ZodType | undefined, location: 'query' | 'path') {
 }
 
 function successResponse(route: RouteSpec) {
+  if (route.stream) {
+    return { description: route.stream.description, headers: limitHeaders, content: { [route.stream.contentType]: { schema: { type: 'string' } } } };
+  }
   const example = recordedExample(route.operationId);
   return {
     description: 'Success: {data, meta} (meta at least {}); paginated lists add links (absolute URLs) and the page counts in meta.',
@@ -120,7 +123,7 @@ export function openApiDocument(routes: RouteSpec[], version: string, base = '')
 function openApiSource(routes: RouteSpec[], version: string, base: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    const plan = typeof route.plan === 'string' ? route.plan : 'depends on parameters';
+    const plan = typeof route.plan === 'string' ? route.plan : route.stream ? 'starter (STREAM_PLANS)' : 'depends on parameters';
     (paths[`/api/v1${route.path}`] ??= {})[route.method] = {
       operationId: route.operationId,
       tags: [route.tag],

@@ -43,7 +43,7 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
    * minimum plan; a function when it depends on the (valid) query, e.g. a longer period, which may
    * name several plans that must all be met (the highest by app.plans.rank counts)
    */
-  plan: PlanName | ((query: z.output<Q>) => PlanName | PlanName[]);
+  plan: PlanName | ((query: z.output<Q>, config?: Deps['config']) => PlanName | PlanName[]);
   query?: Q;
   params?: P;
   body?: B;
@@ -81,6 +81,11 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
    * deprecation dates from `since`, else from that version's release date.
    */
   deprecated?: { sunset: string; changelog: string; since?: string };
+  /**
+   * A long-lived response the handler writes itself (Server-Sent Events) after admission and
+   * validation: not cached, not enveloped; documented in OpenAPI under its content type.
+   */
+  stream?: { contentType: 'text/event-stream'; description: string };
   handler: (input: HandlerInput<z.output<Q>, z.output<P>, z.output<B>>) => Promise<unknown>;
 }
 
@@ -154,8 +159,8 @@ export function readsFromReplica(route: Pick<RouteSpec, 'method' | 'noStore' | '
 const retryOnPrimary = (error: unknown) => isDatabaseUnavailable(error) || (error as { code?: unknown } | null)?.code === '40001';
 
 /** The plan a request needs: a plan that depends on the query is judged on a valid query only. */
-export function routePlan(route: RouteSpec, query: unknown, valid: boolean): PlanName | PlanName[] {
-  return typeof route.plan === 'function' ? (valid ? route.plan(query as never) : 'free') : route.plan;
+export function routePlan(route: RouteSpec, query: unknown, valid: boolean, config?: Deps['config']): PlanName | PlanName[] {
+  return typeof route.plan === 'function' ? (valid ? route.plan(query as never, config) : 'free') : route.plan;
 }
 
 /**
@@ -202,13 +207,17 @@ function mountRoutes(router: Router, routes: RouteSpec[], all: RouteSpec[], deps
       if (route.noStore) setHeaders(ctx, ['Cache-Control', 'no-store']);
       const input = parseInputs(route, ctx);
       const valid = Object.keys(input.errors).length === 0;
-      const plan = routePlan(route, input.query, valid);
+      const plan = routePlan(route, input.query, valid, deps.config);
       const perPage = valid ? (input.query as { per_page?: unknown }).per_page : undefined;
       const admitWith = { endpoint, plan, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined };
       const admitted = route.public && !ctx.get('authorization') ? (null as unknown as Admitted) : admission(ctx, deps, admitWith);
       // awaited only when it is a promise (a key's first request): a cached key's costs no turn of the microtask queue
       const key = admitted instanceof Promise ? await admitted : admitted;
       if (!valid) throw ApiError.validation(input.errors);
+      if (route.stream) {
+        await route.handler({ query: input.query as never, params: input.params as never, body: input.body as never, key, deps, ctx, routes: all });
+        return;
+      }
       if (route.readsCounters) await deps.admission?.flush();
       const query = handlerQuery(route, deps, all, ctx, input, key);
       // serialised once, here: the cache keeps these bytes, an uncached answer sends them

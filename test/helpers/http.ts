@@ -33,6 +33,7 @@ export async function testApi(
   const app = createApp({ sql: db.sql, config, activity: options.activity }, { logger: options.logger ?? silentLogger }, { ...served, routes: options.routes ?? served.routes });
   const server = createServer(app.callback());
   guardServer(server);
+  app.attach(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const request: TestApi['request'] = async (method, path, init = {}) => {

@@ -21,7 +21,8 @@ const mixedCase = (value: string) => [...value].map((c, i) => (i % 2 === 0 ? c.t
 async function slugOperations() {
   const document = (await handles.api.get('/api/v1/openapi.json')).body;
   const found: { route: RouteSpec; parameters: Parameter[] }[] = [];
-  for (const route of apiRoutes) {
+  // streams never end (test/streams/sse.test.ts)
+  for (const route of apiRoutes.filter((candidate) => !candidate.stream)) {
     const parameters = (document.paths[`/api/v1${route.path}`][route.method].parameters as Parameter[])
       .filter((parameter) => KINDS.includes(parameter.schema['x-slug-of'] ?? ''));
     if (parameters.length > 0) found.push({ route, parameters });

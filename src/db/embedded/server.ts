@@ -70,6 +70,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
   // One call at a time reaches PGlite: the engine queues them in order.
   const backend = (batch: Buffer, timeoutMs?: number) =>
     new Promise<Uint8Array>((resolve, reject) => {
+      // a client gone while closing leaves statements to close: on a closed PGlite that traps (a "crash")
+      if (closing) return reject(new Error('the embedded database is shutting down'));
       const id = nextCall++;
       calls.set(id, { resolve, reject });
       send({ kind: 'run', id, batch, timeoutMs });
@@ -90,7 +92,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
       integer_datetimes: 'on',
       standard_conforming_strings: 'on',
     },
-    log: (line) => process.stderr.write(`[embedded-db] ${line}\n`),
+    // once closing, what departing clients leave undone is moot
+    log: (line) => void (closing || process.stderr.write(`[embedded-db] ${line}\n`)),
   });
 
   const server = createServer((socket) => multiplexer.accept(socket));
@@ -104,11 +107,11 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
   return {
     port,
     async close() {
+      closing = true;
       await new Promise<void>((done) => {
         server.close(() => done());
         for (const client of multiplexer.clients) client.socket.destroy();
       });
-      closing = true;
       await new Promise<void>((done) => {
         closed = done;
         send({ kind: 'close' });

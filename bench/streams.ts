@@ -1,0 +1,195 @@
+// Live streams at scale (issue 35): one API process, started as a process of its own on the bench's
+// database, holding BENCH_STREAM_CONNECTIONS (10 000) concurrent SSE subscribers of one coin: memory
+// per connection (the process's RSS delta / connections) and the time from a live price's write
+// (its row and NOTIFY, as the stream holder writes them) to its arrival at every subscriber
+// (p50/p99/max over all of them, BENCH_STREAM_ROUNDS rounds) — beside a bare node:http server, also
+// a process of its own, holding as many connections and writing the same event to all of them.
+// Each process may open 20 000 files here (`ulimit -n`); a larger count raises the soft limit of
+// the processes it starts where the hard limit allows.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { createServer, type ServerResponse } from 'node:http';
+import type { RunningService } from '../src/service.ts';
+import { createKey } from '../src/keys.ts';
+import { freePort, sleep } from './chaos/processes.ts';
+
+const ROOT = new URL('../', import.meta.url).pathname;
+const PRICE_EVENT = /event: price\ndata: [^\n]*"price":"(\d+\.\d+)"/g;
+
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+
+function spawnProcess(args: string[], env: NodeJS.ProcessEnv, files: number): ChildProcess {
+  // the soft open-files limit of the child, raised as far as the hard one allows
+  const command = `ulimit -n ${files} 2>/dev/null || ulimit -n hard 2>/dev/null; exec "${process.execPath}" --disable-warning=ExperimentalWarning ${args.join(' ')}`;
+  return spawn('sh', ['-c', command], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function waitFor(url: string, ms = 60_000) {
+  const started = Date.now();
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    if (Date.now() - started > ms) throw new Error(`${url}: not up within ${ms} ms`);
+    await sleep(200);
+  }
+}
+
+/** A subscriber's connection: the raw bytes of its stream, watched for the round's price. */
+interface Conn {
+  socket: Socket;
+  text: string;
+  arrived: Map<string, number>;
+}
+
+function openConnections(port: number, path: string, headers: string, count: number, parallel = 100): Promise<Conn[]> {
+  const conns: Conn[] = [];
+  let next = 0;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      const conn: Conn = { socket, text: '', arrived: new Map() };
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        const now = performance.now();
+        conn.text += chunk;
+        for (const match of conn.text.matchAll(PRICE_EVENT)) if (!conn.arrived.has(match[1]!)) conn.arrived.set(match[1]!, now);
+        // the connection is open once its first event (the snapshot) arrived
+        if (/\n\n/.test(conn.text)) resolve();
+        if (conn.text.length > 4096) conn.text = conn.text.slice(-1024);
+      });
+      socket.on('error', reject);
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}\r\n`);
+      conns.push(conn);
+    });
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      await one();
+    }
+  };
+  return Promise.all(Array.from({ length: parallel }, worker)).then(() => conns);
+}
+
+function percentiles(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1)! };
+}
+
+/** Publishes `rounds` prices and measures each one's arrival at every connection. */
+async function fanOut(conns: Conn[], rounds: number, publish: (price: string) => Promise<void>) {
+  const latencies: number[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const price = `${1000 + round}.5`;
+    const started = performance.now();
+    await publish(price);
+    const deadline = Date.now() + 30_000;
+    while (conns.some((conn) => !conn.arrived.has(price)) && Date.now() < deadline) await sleep(5);
+    const missing = conns.filter((conn) => !conn.arrived.has(price)).length;
+    if (missing) throw new Error(`round ${round}: ${missing} of ${conns.length} subscribers never got the price`);
+    for (const conn of conns) latencies.push(conn.arrived.get(price)! - started);
+    // the live index changes a coin at most once a second
+    await sleep(1_100);
+  }
+  return percentiles(latencies);
+}
+
+const row = (name: string, rssDelta: number, count: number, figures: { p50: number; p99: number; max: number }) =>
+  `${name.padEnd(34)} ${(rssDelta / count / 1024).toFixed(1).padStart(8)} KiB ${figures.p50.toFixed(0).padStart(8)} ms ${figures.p99.toFixed(0).padStart(8)} ms ${figures.max.toFixed(0).padStart(8)} ms`;
+
+export async function benchStreams(service: RunningService) {
+  const count = Number(process.env.BENCH_STREAM_CONNECTIONS ?? 10_000);
+  const rounds = Number(process.env.BENCH_STREAM_ROUNDS ?? 5);
+  const files = count * 2 + 1_000;
+  const { sql } = service;
+  const [coin] = await sql<{ id: number }[]>`
+    insert into market.coins (slug, symbol, name, type, source) values ('bench-live', 'BLIVE', 'Bench live coin', 'coin', 'exchanges')
+    on conflict (slug) do update set name = excluded.name returning id`;
+  const setPrice = async (price: string) => {
+    await sql.begin(async (tx) => {
+      const [written] = await tx`
+        insert into market.live_prices as l (coin_id, price, venues, at, version)
+        values (${coin!.id}, ${price}::numeric, 3, now(), nextval('market.live_price_version'))
+        on conflict (coin_id) do update set price = excluded.price, at = excluded.at, version = excluded.version
+        returning l.version::text as v`;
+      await tx`select pg_notify('live_prices', ${written!.v as string})`;
+    });
+  };
+  await setPrice('1000.5');
+  const { key } = await createKey(sql, { plan: 'bench' as never, owner: 'bench-streams', scope: 'data-api' });
+  const results: string[] = [];
+
+  // the API, a process of its own on the same database
+  const apiPort = await freePort();
+  const api = spawnProcess(['bin/main.ts'], {
+    ...process.env, DATABASE_URL: service.config.database.url, PORT: String(apiPort), HOST: '127.0.0.1', WORKER: 'off', STREAM: 'off',
+    LOG_LEVEL: 'warn', LOG_REQUESTS: 'false', STREAM_CONNECTIONS: `bench=${count}`, STREAM_HEARTBEAT_MS: '300000',
+  }, files);
+  try {
+    await waitFor(`http://127.0.0.1:${apiPort}/healthz`);
+    const path = '/api/v1/stream/prices?slugs=bench-live';
+    const headers = `Authorization: Bearer ${key}\r\n`;
+    // one stream first: what a running process with one subscriber takes
+    const [first] = await openConnections(apiPort, path, headers, 1, 1);
+    await sleep(500);
+    const before = rssOf(api.pid!);
+    const opening = performance.now();
+    const conns = [first!, ...await openConnections(apiPort, path, headers, count - 1)];
+    const openedMs = performance.now() - opening;
+    await sleep(1_000);
+    const rss = rssOf(api.pid!) - before;
+    const figures = await fanOut(conns, rounds, setPrice);
+    results.push(row(`API process (SSE, ${count} streams)`, rss, count, figures));
+    console.log(`  opened ${count} SSE streams in ${(openedMs / 1000).toFixed(1)} s (admission, slot claim and snapshot each)`);
+    for (const conn of conns) conn.socket.destroy();
+  } finally {
+    api.kill('SIGTERM');
+    await new Promise((resolve) => api.once('exit', resolve));
+  }
+
+  // a bare node:http server, a process of its own: the same event written to every response it holds
+  const barePort = await freePort();
+  const bare = spawnProcess(['bench/streams.ts', 'bare', String(barePort)], process.env, files);
+  try {
+    await waitFor(`http://127.0.0.1:${barePort}/ready`);
+    const [first] = await openConnections(barePort, '/stream', '', 1, 1);
+    await sleep(500);
+    const before = rssOf(bare.pid!);
+    const conns = [first!, ...await openConnections(barePort, '/stream', '', count - 1)];
+    await sleep(1_000);
+    const rss = rssOf(bare.pid!) - before;
+    const figures = await fanOut(conns, rounds, async (price) => void (await fetch(`http://127.0.0.1:${barePort}/publish?price=${price}`)).arrayBuffer());
+    results.push(row(`bare node:http (${count} streams)`, rss, count, figures));
+    for (const conn of conns) conn.socket.destroy();
+  } finally {
+    bare.kill('SIGTERM');
+    await new Promise((resolve) => bare.once('exit', resolve));
+  }
+  console.log(`\nLive streams: ${count} concurrent SSE subscribers of one coin, ${rounds} price changes, write → arrival at every subscriber\n`);
+  console.log(`${'server'.padEnd(34)} ${'per conn'.padStart(12)} ${'p50'.padStart(11)} ${'p99'.padStart(11)} ${'max'.padStart(11)}`);
+  for (const line of results) console.log(line);
+}
+
+/** The bare server: holds every /stream response open and writes each published price to all of them. */
+function bareServer(port: number) {
+  const held = new Set<ServerResponse>();
+  let version = 0;
+  createServer((req, res) => {
+    if (req.url === '/ready') return res.end('ok');
+    if (req.url === '/stream') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+      res.write(`event: snapshot\ndata: {}\n\n`);
+      held.add(res);
+      res.on('close', () => held.delete(res));
+      return;
+    }
+    const price = new URL(req.url ?? '/', 'http://x').searchParams.get('price');
+    const event = `id: ${++version}\nevent: price\ndata: ${JSON.stringify({ id: 1, slug: 'bench-live', symbol: 'BLIVE', price, currency: 'USD', at: new Date().toISOString() })}\n\n`;
+    for (const response of held) response.write(event);
+    res.end('ok');
+  }).listen(port, '127.0.0.1');
+}
+
+if (import.meta.main && process.argv[2] === 'bare') bareServer(Number(process.argv[3]));

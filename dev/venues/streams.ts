@@ -1,0 +1,123 @@
+// The venues' public ticker streams in their documented formats, served beside a loopback replay's
+// REST answers (dev/venues/replay.ts) on the same port, as ccxt pro speaks to them:
+// - binance spot (https://developers.binance.com/docs/binance-spot-api-docs/web-socket-streams):
+//   {"method": "SUBSCRIBE", "params": ["btcusdt@miniTicker"], "id"} answered {"result": null, "id"},
+//   then 24hrMiniTicker events {"e": "24hrMiniTicker", "E", "s", "c", "o", "h", "l", "v", "q"};
+// - okx v5 public (https://www.okx.com/docs-v5/en/#public-data-websocket-tickers-channel):
+//   {"op": "subscribe", "args": [{"channel": "tickers", "instId": "BTC-USDT"}]} answered
+//   {"event": "subscribe", "arg", "connId"}, then {"arg", "data": [{"instType": "SPOT", "instId", "last", …, "ts"}]};
+//   "ping" answered "pong".
+// Each venue sends its set price for every subscribed market every `intervalMs`; a test sets the
+// price, sends garbage, goes silent or cuts every connection.
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { VenueReplay } from './replay.ts';
+
+export type StreamVenue = 'binance' | 'okx';
+export type StreamMode = 'normal' | 'garbage' | 'silent';
+
+export interface VenueStreams {
+  /** the price (a decimal string) the venue streams for a market (its unified symbol, BTC/USDT) */
+  setPrice(venue: StreamVenue, symbol: string, price: string): void;
+  /** normal; garbage: messages that do not parse; silent: subscribed, nothing sent */
+  setMode(venue: StreamVenue, mode: StreamMode): void;
+  /** drops every connection of the venue (ccxt reconnects) */
+  cut(venue: StreamVenue): void;
+  /** connections accepted so far, per venue */
+  connections(venue: StreamVenue): number;
+  close(): void;
+}
+
+export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: number } = {}): VenueStreams {
+  const intervalMs = options.intervalMs ?? 100;
+  const wss = new WebSocketServer({ noServer: true });
+  const prices = new Map<string, string>();
+  const modes: Record<StreamVenue, StreamMode> = { binance: 'normal', okx: 'normal' };
+  const sockets: Record<StreamVenue, Set<WebSocket>> = { binance: new Set(), okx: new Set() };
+  const counts: Record<StreamVenue, number> = { binance: 0, okx: 0 };
+  const timers = new Set<NodeJS.Timeout>();
+  /** the unified symbol of a venue's market id */
+  const symbolOf = (venue: StreamVenue, id: string) => {
+    for (const symbol of prices.keys()) {
+      const [v, unified] = symbol.split(' ');
+      if (v === venue && replay.market(venue, unified!)?.id.toUpperCase() === id.toUpperCase()) return unified!;
+    }
+    return null;
+  };
+  const every = (ws: WebSocket, send: () => void) => {
+    const timer = setInterval(send, intervalMs);
+    timers.add(timer);
+    ws.on('close', () => {
+      clearInterval(timer);
+      timers.delete(timer);
+    });
+  };
+
+  const binance = (ws: WebSocket) =>
+    ws.on('message', (raw) => {
+      const message = JSON.parse(String(raw));
+      if (message.method !== 'SUBSCRIBE') return;
+      ws.send(JSON.stringify({ result: null, id: message.id }));
+      every(ws, () => {
+        if (modes.binance === 'silent') return;
+        for (const stream of message.params as string[]) {
+          const id = stream.split('@')[0]!.toUpperCase();
+          const symbol = symbolOf('binance', id);
+          const price = symbol && prices.get(`binance ${symbol}`);
+          if (!price) continue;
+          ws.send(modes.binance === 'garbage' ? '{"e":"24hrMiniTicker","s":' : JSON.stringify({
+            e: '24hrMiniTicker', E: Date.now(), s: id, c: price, o: price, h: price, l: price, v: '1000', q: '60000000',
+          }));
+        }
+      });
+    });
+
+  const okx = (ws: WebSocket) =>
+    ws.on('message', (raw) => {
+      const text = String(raw);
+      if (text === 'ping') return ws.send('pong');
+      const message = JSON.parse(text);
+      if (message.op !== 'subscribe') return;
+      for (const arg of message.args as { channel: string; instId: string }[]) {
+        ws.send(JSON.stringify({ event: 'subscribe', arg, connId: 'a4d3ae55' }));
+        every(ws, () => {
+          if (modes.okx === 'silent') return;
+          const symbol = symbolOf('okx', arg.instId);
+          const price = symbol && prices.get(`okx ${symbol}`);
+          if (!price) return;
+          const ts = String(Date.now());
+          ws.send(modes.okx === 'garbage' ? '{"arg":{"channel":"tickers"' : JSON.stringify({
+            arg,
+            data: [{
+              instType: 'SPOT', instId: arg.instId, last: price, lastSz: '0.1', askPx: price, askSz: '1', bidPx: price, bidSz: '1',
+              open24h: price, high24h: price, low24h: price, volCcy24h: '60000000', vol24h: '1000', ts, sodUtc0: price, sodUtc8: price,
+            }],
+          }));
+        });
+      }
+    });
+
+  replay.server.on('upgrade', (req, socket, head) => {
+    const venue: StreamVenue | null = req.url?.startsWith('/binance/ws') ? 'binance' : req.url?.startsWith('/okx/ws/v5/public') ? 'okx' : null;
+    if (!venue) return socket.destroy();
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      counts[venue]++;
+      sockets[venue].add(ws);
+      ws.on('close', () => sockets[venue].delete(ws));
+      (venue === 'binance' ? binance : okx)(ws);
+    });
+  });
+
+  return {
+    setPrice: (venue, symbol, price) => void prices.set(`${venue} ${symbol}`, price),
+    setMode: (venue, mode) => void (modes[venue] = mode),
+    cut: (venue) => {
+      for (const ws of sockets[venue]) ws.terminate();
+    },
+    connections: (venue) => counts[venue],
+    close: () => {
+      for (const timer of timers) clearInterval(timer);
+      for (const set of Object.values(sockets)) for (const ws of set) ws.terminate();
+      wss.close();
+    },
+  };
+}

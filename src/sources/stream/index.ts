@@ -1,0 +1,123 @@
+// The live venue streams (issue 35): exactly one process at a time holds them, by a lease row
+// (market.take_stream_lease) renewed every STREAM_INTERVAL_MS; when the holder dies, the lease
+// expires after STREAM_LEASE_SECONDS and the next process to ask takes it. Each tick the holder
+// writes the venues' latest prices (the simulated venues' with the demo market, ccxt pro's ticker
+// streams with MARKET_SOURCE=exchanges), rebuilds the live index price (market.refresh_live_prices,
+// which NOTIFYs every API process) and records the tick as a run of the source `stream`, so its
+// health is read like any other source's (/status, /readyz, market.source_health).
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../../config.ts';
+import { createSql, type Sql } from '../../db/client.ts';
+import type { Logger } from '../../log.ts';
+import type { Query } from '../aggregates.ts';
+import { runSource, type Source } from '../source.ts';
+import { VenueFeeds } from './venues.ts';
+
+export const STREAM_SOURCE = 'stream';
+const LEASE = 'stream';
+
+export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS'> & { database: Config['database'] };
+
+export interface TickResult {
+  /** venue prices written this tick */
+  prices: number;
+  /** coins whose live price changed */
+  coins: number;
+  venues: Record<string, 'up' | 'down'>;
+}
+
+export class StreamHolder {
+  readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly sql: Sql;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private feeds: VenueFeeds | null = null;
+  private stopped = false;
+  /** whether this process held the lease at its last tick */
+  holding = false;
+
+  private readonly config: StreamConfig;
+  private readonly logger: Logger | undefined;
+  private readonly ownSql: boolean;
+
+  constructor(config: StreamConfig, logger?: Logger, sql?: Sql) {
+    this.config = config;
+    this.logger = logger;
+    this.sql = sql ?? createSql(config.database, { max: 1 });
+    this.ownSql = !sql;
+  }
+
+  start() {
+    this.timer = setInterval(() => void (this.ticking ??= this.tick().finally(() => (this.ticking = null))), this.config.STREAM_INTERVAL_MS);
+    this.timer.unref();
+    void (this.ticking ??= this.tick().finally(() => (this.ticking = null)));
+    return this;
+  }
+
+  private readonly query: Query = async (text, values = []) => (await this.sql.unsafe(text, values as never[])) as Record<string, unknown>[];
+
+  /** One tick: renew or take the lease, and while held write the venue prices and the live index. */
+  async tick(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const [lease] = await this.sql<{ held: boolean | null }[]>`
+        select market.take_stream_lease(${LEASE}, ${this.holder}, ${this.config.STREAM_LEASE_SECONDS}) as held`;
+      const held = lease?.held === true;
+      if (held !== this.holding) this.logger?.info(held ? `live streams: held by this process (${this.holder})` : 'live streams: lease lost to another process');
+      if (held && !this.holding) {
+        // the demo market's venues stream made-up prices: the source says so, as the demo sources do
+        await this.sql`update market.data_sources set demo = ${this.config.MARKET_SOURCE === 'simulated'} where name = ${STREAM_SOURCE}`;
+      }
+      this.holding = held;
+      if (!held) {
+        await this.feeds?.close();
+        this.feeds = null;
+        return;
+      }
+      await runSource(this.query, this.source);
+    } catch (error) {
+      this.logger?.warn(`live streams: tick failed (${(error as Error).message})`);
+    }
+  }
+
+  private readonly source: Source<TickResult> = {
+    name: STREAM_SOURCE,
+    run: async (query) => {
+      const result: TickResult = { prices: 0, coins: 0, venues: {} };
+      if (this.config.MARKET_SOURCE === 'simulated') {
+        const [row] = await query('select market.simulate_live_venue_prices() as n');
+        result.prices = Number(row?.n ?? 0);
+      } else if (this.config.MARKET_SOURCE === 'exchanges') {
+        this.feeds ??= new VenueFeeds(this.config, query, this.logger);
+        const written = await this.feeds.flush();
+        result.prices = written.prices;
+        result.venues = written.venues;
+      }
+      const [row] = await query('select market.refresh_live_prices(make_interval(secs => $1::int)) as n', [this.config.STREAM_MAX_AGE_SECONDS]);
+      result.coins = Number(row?.n ?? 0);
+      return result;
+    },
+    venues: (result) => (Object.keys(result.venues).length ? result.venues : undefined) as Record<string, 'up' | 'down'>,
+  };
+
+  /** Stops ticking and closes the venue streams; `release`: gives the lease up so another takes over at once. */
+  async stop(release = true) {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.ticking?.catch(() => {});
+    await this.feeds?.close();
+    this.feeds = null;
+    if (release && this.holding) {
+      await this.sql`select market.release_stream_lease(${LEASE}, ${this.holder})`.catch(() => {});
+    }
+    this.holding = false;
+    if (this.ownSql) await this.sql.end({ timeout: 5 });
+  }
+}
+
+/** The stream holder a worker runs beside its jobs (STREAM=on and a built-in market source). */
+export function startStreamHolder(config: Config, logger?: Logger): StreamHolder | null {
+  if (config.STREAM === 'off' || config.MARKET_SOURCE === 'none') return null;
+  return new StreamHolder(config, logger).start();
+}

@@ -1,0 +1,124 @@
+// The live index price (market.refresh_live_prices) from venue prices written as the stream holder
+// writes them: the minute index's rules (outlier, thin market, non-USD quotes), at most once a
+// second per coin, a NOTIFY per change, and a malformed batch that writes nothing.
+import test from 'ava';
+import { Decimal } from 'decimal.js';
+import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+
+let db: TestDatabase;
+const MINUTE = 60_000;
+const T0 = Math.floor(Date.now() / MINUTE) * MINUTE - 10 * MINUTE;
+let eurPerUsd: Decimal;
+
+const venues = ['binance', 'coinbase', 'kraken', 'okx', 'bybit'];
+const markets: [venue: string, symbol: string, base: string, quote: string][] = [
+  ['binance', 'BTC/USD', 'btc', 'USD'],
+  ['coinbase', 'BTC/USD', 'btc', 'USD'],
+  ['kraken', 'BTC/USD', 'btc', 'USD'],
+  ['okx', 'BTC/USD', 'btc', 'USD'],
+  ['bybit', 'BTC/USD', 'btc', 'USD'],
+  ['kraken', 'ETH/EUR', 'eth', 'EUR'],
+  ['binance', 'ETH/USDT', 'eth', 'USDT'],
+  ['coinbase', 'USDT/USD', 'usdt', 'USD'],
+  ['kraken', 'USDT/USD', 'usdt', 'USD'],
+];
+
+const live = (venue: string, rows: [symbol: string, price: string][], at = new Date()) =>
+  db.sql`select market.record_live_venue_prices(${venue}, ${JSON.stringify(rows.map(([symbol, price]) => ({ symbol, price, at })))}::text::jsonb) as written`;
+const refresh = async (minInterval = '0 seconds') =>
+  Number((await db.sql`select market.refresh_live_prices(p_min_interval => ${minInterval}::interval) as n`)[0]!.n);
+const price = async (slug: string) =>
+  (await db.sql`select l.price::text, l.venues, l.version::text from market.live_prices l join market.coins c on c.id = l.coin_id where c.slug = ${slug}`)[0];
+
+test.before(async () => {
+  db = await testDatabase();
+  const { sql } = db;
+  await sql`insert into market.coins (slug, symbol, name, type, circulating_supply, source) values
+    ('btc', 'BTC', 'Bitcoin', 'coin', 20000000, 'exchanges'), ('eth', 'ETH', 'Ethereum', 'coin', 120000000, 'exchanges'),
+    ('usdt', 'USDT', 'Tether', 'token', 150000000000, 'exchanges')`;
+  await sql`select market.load_exchange_venues(${JSON.stringify(venues.map((slug) => ({ slug, name: slug })))}::text::jsonb)`;
+  for (const [venue, symbol, base, quote] of markets) {
+    await sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
+      select e.id, ${symbol}, ${symbol.replace('/', '')}, ${symbol.split('/')[0]!}, ${quote},
+        (select id from market.coins where slug = ${base}), (select id from market.coins where upper(symbol) = ${quote})
+      from market.exchanges e where e.slug = ${venue}`;
+  }
+  const [fx] = await sql`select rate::text from market.fx_latest where currency = 'EUR'`;
+  eurPerUsd = new Decimal(fx!.rate as string);
+});
+test.after.always(() => db?.close());
+
+test.serial('the live price equals the minute index built from the same prices: the outlier left out alike', async (t) => {
+  const prices: [string, string][] = [['binance', '100000'], ['coinbase', '100030'], ['kraken', '99990'], ['okx', '150000']];
+  for (const [venue, value] of prices) await live(venue, [['BTC/USD', value]]);
+  t.is(await refresh(), 1);
+  // the same prices as closed candles of one minute without volume (both take the plain mean)
+  for (const [venue, value] of prices) {
+    await db.sql`select * from market.ingest_venue_candles(${venue}, ${JSON.stringify([['BTC/USD', T0, value, value, value, value, '0']])}::text::jsonb)`;
+  }
+  const [built] = await db.sql`select * from market.build_index_bars(${new Date(T0)}, ${new Date(T0 + MINUTE)})`;
+  t.is(built!.excluded, 1);
+  const [bar] = await db.sql`select b.close::text from market.coin_bars_1m b join market.coins c on c.id = b.coin_id where c.slug = 'btc' and b.time = ${new Date(T0)}`;
+  const btc = (await price('btc'))!;
+  t.is(btc.price, bar!.close);
+  t.is(btc.price, new Decimal(100000).plus(100030).plus(99990).div(3).toSignificantDigits(10).toString());
+  t.is(btc.venues, 3);
+});
+
+test.serial('a thin market is left out while a deep one exists; the price is weighted by 24h volume', async (t) => {
+  await db.sql`select market.ingest_venue_tickers('bybit', ${JSON.stringify([{ symbol: 'BTC/USD', last: '100500', quoteVolume: '5000', baseVolume: '0.05' }])}::text::jsonb)`;
+  await db.sql`select market.ingest_venue_tickers('binance', ${JSON.stringify([{ symbol: 'BTC/USD', last: '100000', quoteVolume: '3000000', baseVolume: '30' }])}::text::jsonb)`;
+  await db.sql`select market.ingest_venue_tickers('coinbase', ${JSON.stringify([{ symbol: 'BTC/USD', last: '100030', quoteVolume: '1000000', baseVolume: '10' }])}::text::jsonb)`;
+  await live('bybit', [['BTC/USD', '100500']]);
+  await live('okx', [['BTC/USD', '100010']]);
+  await live('kraken', [['BTC/USD', '100020']]);
+  t.is(await refresh(), 1);
+  const btc = (await price('btc'))!;
+  // bybit (5 000 USD a day) is out; kraken and okx have no ticker volume: weight 0 beside those with volume
+  const expected = new Decimal(100000).times(3000000).plus(new Decimal(100030).times(1000000)).div(4000000).toSignificantDigits(10);
+  t.is(btc.price, expected.toString());
+  t.is(btc.venues, 4);
+});
+
+test.serial('non-USD quotes: EUR through the FX rate, USDT at its median live price on USD markets', async (t) => {
+  await live('coinbase', [['USDT/USD', '1.002']]);
+  await live('kraken', [['USDT/USD', '0.998'], ['ETH/EUR', eurPerUsd.times(3000).toFixed(8)]]);
+  await live('binance', [['ETH/USDT', '3001']]);
+  await refresh();
+  const eth = (await price('eth'))!;
+  // EUR → 3000 USD; USDT at the median of 1.002 and 0.998 = 1.000 → 3001 USD; the plain mean
+  const eur = new Decimal(eurPerUsd.times(3000).toFixed(8)).div(eurPerUsd);
+  t.is(eth.price, eur.plus(3001).div(2).toSignificantDigits(10).toString());
+  t.is(eth.venues, 2);
+});
+
+test.serial('at most once a second per coin; an unchanged price takes no version; a NOTIFY names the newest version', async (t) => {
+  const heard: string[] = [];
+  const { unlisten } = await db.sql.listen('live_prices', (payload) => heard.push(payload));
+  const before = (await price('btc'))!;
+  await live('binance', [['BTC/USD', '100005']]);
+  t.is(await refresh('1 second'), 0, 'the last change is younger than a second');
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  t.is(await refresh('1 second'), 1);
+  const after = (await price('btc'))!;
+  t.true(BigInt(after.version) > BigInt(before.version));
+  t.is(await refresh('0 seconds'), 0, 'nothing changed');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.deepEqual(heard, [after.version]);
+  await unlisten();
+});
+
+test.serial('a stale venue is left out by age; a malformed batch writes nothing', async (t) => {
+  // okx's stream stalled a minute ago: its last price ages out
+  await db.sql`update market.live_venue_prices p set at = now() - interval '1 minute' from market.exchanges e where e.id = p.exchange_id and e.slug = 'okx'`;
+  const error = await t.throwsAsync(live('kraken', [['BTC/USD', '100021'], ['BTC/USD', 'garbage']]));
+  t.regex(error!.message, /invalid input syntax/);
+  const [kraken] = await db.sql`select p.price::text from market.live_venue_prices p join market.exchanges e on e.id = p.exchange_id
+    join market.coins c on c.id = p.coin_id where e.slug = 'kraken' and c.slug = 'btc'`;
+  t.is(kraken!.price, '100020');
+  await live('binance', [['BTC/USD', '100007']]);
+  await refresh();
+  t.is((await price('btc'))!.venues, 3);
+  const [snapshot] = await db.sql`select count(*)::int as n from market.live_prices_since(0, '{USD,EUR}')`;
+  t.is(snapshot!.n, 6);
+});
