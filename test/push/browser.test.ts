@@ -6,9 +6,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { AxeBuilder } from '@axe-core/playwright';
 import { chromium } from 'playwright-core';
-import { browserTest, CHROMIUM } from '../helpers/browser.ts';
+import { browserTest, CHROMIUM, graveViolations } from '../helpers/browser.ts';
 import { signedInAccount } from '../helpers/console.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
@@ -74,9 +73,7 @@ browserTest('the service worker registers from the account page, offers "Notify 
     });
     t.deepEqual(shown, [{ title: message.title, body: message.body, tag: 'alarm-7', data: { url: '/console/alarms#alarm-7' } }]);
 
-    const { violations } = await new AxeBuilder({ page }).analyze();
-    const grave = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    t.deepEqual(grave.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], 'axe');
+    t.deepEqual(await graveViolations(page), [], 'axe');
     const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
     t.true(scrollWidth <= innerWidth, `${scrollWidth} px wide in a ${innerWidth} px window`);
     const path = join(mkdtempSync(join(tmpdir(), 'mdapi-push-')), 'account-push.png');

@@ -8,9 +8,8 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Page } from 'playwright-core';
-import { browserTest, CHROMIUM } from '../helpers/browser.ts';
+import { browserTest, CHROMIUM, graveViolations } from '../helpers/browser.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { loadDemoData } from '../helpers/demo.ts';
@@ -61,9 +60,7 @@ browserTest('a page of a listed origin shows the coin card through embed.js; an 
   const problems: string[] = [];
   const requests: string[] = [];
   const check = async (page: Page, name: string) => {
-    const { violations } = await new AxeBuilder({ page }).analyze();
-    const grave = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    t.deepEqual(grave.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), [], `${name}: axe`);
+    t.deepEqual(await graveViolations(page, { crossOrigin: true }), [], `${name}: axe`);
     const path = join(shots, `${name}.png`);
     await page.screenshot({ path, fullPage: true });
     t.log(`screenshot: ${path}`);

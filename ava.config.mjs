@@ -1,0 +1,34 @@
+// ava's configuration (a file, not package.json, for the sorter). Two files at a time on the two
+// cores CI has; the longest files start first, so that no long one is left to run alone at the end
+// (the run takes at least as long as its longest file).
+const LONGEST_FIRST = [
+  'test/console/journey.test.ts', // builds the run's demo template, then Chromium
+  'test/sources/backfill.test.ts',
+  'test/cli.test.ts',
+  // the other files on the demo data soon after: each copy catches up the minutes since the template was built
+  'test/widgets/embed.test.ts',
+  'test/widgets/console.test.ts',
+  'test/widgets/widgets.test.ts',
+  'test/http/contract.test.ts',
+  'test/http/slug_case.test.ts',
+  'test/sql/slug_case.test.ts',
+  'test/service_exchanges.test.ts',
+  'test/http/pages_a11y.test.ts',
+  'test/http/reference.test.ts',
+  'test/first_run.test.ts',
+  'test/db/supervision.test.ts',
+];
+const rank = (file) => {
+  const at = LONGEST_FIRST.findIndex((path) => file.endsWith(path));
+  return at === -1 ? LONGEST_FIRST.length : at;
+};
+
+export default {
+  files: ['test/**/*.test.ts'],
+  extensions: { ts: 'module' },
+  workerThreads: false,
+  concurrency: 2,
+  timeout: '5m',
+  nodeArguments: ['--disable-warning=ExperimentalWarning'],
+  sortTestFiles: (a, b) => rank(a) - rank(b) || a.localeCompare(b, [], { numeric: true }),
+};
