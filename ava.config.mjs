@@ -5,6 +5,8 @@ const LONGEST_FIRST = [
   'test/console/journey.test.ts', // builds the run's demo template, then Chromium
   'test/sources/backfill.test.ts',
   'test/cli.test.ts',
+  'test/streams/holder.test.ts', // a real stream process killed and taken over
+  'test/streams/venue_stream.test.ts',
   // the other files on the demo data soon after: each copy catches up the minutes since the template was built
   'test/widgets/embed.test.ts',
   'test/widgets/console.test.ts',
