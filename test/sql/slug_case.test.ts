@@ -39,6 +39,9 @@ const REQUIRED: Record<string, (kind: Kind) => unknown> = {
   p_currency: () => 'usd',
   p_from: () => 'usd',
   p_to: () => ['usd'],
+  // a stream's other selectors (api.stream_coins): none but the slugs
+  p_ids: () => null,
+  p_symbols: () => null,
 };
 
 /** bitcoin → bItCoIn */

@@ -105,6 +105,8 @@ test.serial('a venue sending garbage is left out at once (nothing of it written)
   streams.setMode('okx', 'garbage');
   // ccxt drops what does not parse: silence, then the stall after STREAM_MAX_AGE_SECONDS
   await until('okx left out', async () => (await venuePrice('okx')) === undefined, 6_000);
+  // the source's health is recorded when the flush that left it out ends (a statement later)
+  await until('okx down in the source health', async () => (await health())?.okx === 'down', 3_000);
   t.is((await health())?.okx, 'down');
   await until('the live price of binance alone', async () => (await btc()) === '60002.5');
   t.is(await venuePrice('binance'), '60002.5');
