@@ -64,7 +64,8 @@ browserTest('the service worker registers from the account page, offers "Notify 
     await cdp.send('ServiceWorker.deliverPushMessage', { origin: api.base, registrationId, data: JSON.stringify(message) });
     const shown = await page.evaluate(async () => {
       const registration = await navigator.serviceWorker.ready;
-      for (let i = 0; i < 100; i++) {
+      // up to 20 s: a worker woken for a push on a machine busy with the rest of the suite can take seconds
+      for (let i = 0; i < 400; i++) {
         const notifications = await registration.getNotifications();
         if (notifications.length) return notifications.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
         await new Promise((resolve) => setTimeout(resolve, 50));
