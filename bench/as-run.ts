@@ -17,7 +17,6 @@
 //   printed at the end (with BENCH_PHASES=steady, the profile is of warm answers)
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -27,7 +26,7 @@ import { createKey } from '../src/keys.ts';
 import { createWidgetKey } from '../src/widgets/keys.ts';
 import { until } from '../dev/wait.ts';
 import { Managed, cleanUpOnSignal, freePort, sleep, tail } from './chaos/processes.ts';
-import { printColumns } from './harness.ts';
+import { printColumns, quantile, rawGet } from './harness.ts';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL || null;
 const TOPOLOGIES = (process.env.BENCH_TOPOLOGY ?? 'inline,separate').split(',').map((name) => name.trim()).filter((name) => name === 'inline' || name === 'separate') as Topology[];
@@ -100,15 +99,9 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
 }
 
 /** The route's answer as a client gets it uncompressed: its bytes and type, which the ceiling then serves. */
-function fetchRaw(url: string, headers: Record<string, string>): Promise<{ status: number; type: string; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    request(url, { headers: { ...headers, 'accept-encoding': 'identity' }, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, type: String(response.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
-      response.on('error', reject);
-    }).on('error', reject).end();
-  });
+async function fetchRaw(url: string, headers: Record<string, string>): Promise<{ type: string; body: Buffer }> {
+  const answer = await rawGet(url, { ...headers, 'accept-encoding': 'identity' });
+  return { type: String(answer.headers['content-type'] ?? ''), body: answer.body };
 }
 
 async function setCeiling(name: string, answer: { type: string; body: Buffer }) {
@@ -280,12 +273,6 @@ function printProfile(topology: Topology, dir: string) {
   printColumns(['function', 'self', 'share'], top(functions, 25));
 }
 
-const quantile = (values: number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (sorted.length - 1) * q;
-  const low = Math.floor(at);
-  return sorted[low]! + (sorted[Math.min(low + 1, sorted.length - 1)]! - sorted[low]!) * (at - low);
-};
 
 /**
  * What a request log line costs the process writing it (bench/as-run/log-line.ts, stderr to a file):

@@ -11,6 +11,34 @@ export interface Figures {
   max: number;
 }
 
+import { request } from 'node:http';
+
+/**
+ * One GET through node:http, so that the bytes are those on the wire (fetch would decode them);
+ * on a connection of its own (no keep-alive agent), so no idle socket outlives the servers closed.
+ */
+export function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({ status: response.statusCode!, headers: response.headers, body, bytes: body.length });
+      });
+      response.on('error', reject);
+    }).on('error', reject).end();
+  });
+}
+
+/** The q-quantile of some figures (linear between the two nearest). */
+export function quantile(values: number[], q: number) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * q;
+  const below = Math.floor(at);
+  return sorted[below]! + (sorted[Math.min(below + 1, sorted.length - 1)]! - sorted[below]!) * (at - below);
+}
+
 export async function measure(
   name: string,
   call: () => Promise<unknown>,

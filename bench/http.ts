@@ -4,7 +4,7 @@
 // concurrency and beside that call behind node:http alone; cold (response cache off) and warm;
 // conditional requests; compressed bytes; and the cost of admission. autocannon fires from a worker
 // thread, so the server keeps the main thread.
-import { request, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import Koa from 'koa';
@@ -21,7 +21,7 @@ import { API_PREFIX, defineRoute, type Deps, type RouteSpec } from '../src/http/
 import type { Context } from 'koa';
 import { served, type RunningService } from '../src/service.ts';
 import { until } from '../dev/wait.ts';
-import { measure, printColumns } from './harness.ts';
+import { measure, printColumns, quantile, rawGet } from './harness.ts';
 
 const seconds = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_HTTP_CONNECTIONS ?? 16);
@@ -67,21 +67,6 @@ async function load(target: Listening, path: string, headers: Record<string, str
     rps: total / result.duration, p50: result.latency.p50, p99: result.latency.p99, statuses, total,
     busyUs: (busy.active * 1000) / total, cpuUs: (cpu.user + cpu.system) / total,
   };
-}
-
-/**
- * One request through node:http, so that the bytes are those on the wire (fetch would decode them);
- * on a connection of its own (no keep-alive agent), so no idle socket outlives the servers closed here.
- */
-function probe(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    request(url, { headers, agent: false }, (response) => {
-      let bytes = 0;
-      response.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, bytes }));
-      response.on('error', reject);
-    }).on('error', reject).end();
-  });
 }
 
 interface Listening {
@@ -130,14 +115,6 @@ async function attempt<T>(what: string, run: () => Promise<T>): Promise<T | null
  */
 const ADMISSION_ROUNDS = Number(process.env.BENCH_ADMISSION_ROUNDS ?? 30);
 const ADMISSION_SECONDS = 1;
-
-/** The q-quantile of some figures (linear between the two nearest). */
-function quantile(values: number[], q: number) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (sorted.length - 1) * q;
-  const below = Math.floor(at);
-  return sorted[below]! + (sorted[Math.min(below + 1, sorted.length - 1)]! - sorted[below]!) * (at - below);
-}
 
 const pct = (part: number, whole: number | undefined) => (whole ? `${((100 * part) / whole).toFixed(1)} %` : '—');
 const ms = (value: number) => value.toFixed(1);
@@ -204,7 +181,7 @@ export async function benchHttp(service: RunningService) {
       const label = `GET ${route.path.replace(/slugs=[^&]*/, 'slugs=<10>')}`;
       console.log(`${label}`);
       const size = await attempt('body size', async () => {
-        const answer = await probe(`${cold.url}${path}`, { ...auth, 'accept-encoding': 'identity' });
+        const answer = await rawGet(`${cold.url}${path}`, { ...auth, 'accept-encoding': 'identity' });
         if (answer.status !== 200) throw new Error(`status ${answer.status}`);
         return answer.bytes;
       });
@@ -215,12 +192,12 @@ export async function benchHttp(service: RunningService) {
       let warmRun: Load | null = coldRun;
       if (warm) {
         warmRun = await attempt('warm', async () => {
-          await probe(`${warm.url}${path}`, auth); // fills the cache
+          await rawGet(`${warm.url}${path}`, auth); // fills the cache
           return load(warm, path, auth);
         });
       }
       const other = await attempt(`warm ${otherFreshness}`, async () => {
-        await probe(`${warmOther.url}${path}`, auth);
+        await rawGet(`${warmOther.url}${path}`, auth);
         return load(warmOther, path, auth);
       });
       const direct = await attempt('SQL', () => measure('sql', route.direct, { concurrency: connections, seconds }));
@@ -229,7 +206,7 @@ export async function benchHttp(service: RunningService) {
       // Conditional requests on the cache-on app (where an ETag is cheapest); the cold app when there is none.
       const target = warm ?? cold;
       const conditional = await attempt('conditional', async () => {
-        const first = await probe(`${target.url}${path}`, auth);
+        const first = await rawGet(`${target.url}${path}`, auth);
         const etag = first.headers.etag;
         if (typeof etag !== 'string') return 'no ETag';
         const run = await load(target, path, { ...auth, 'if-none-match': etag });
@@ -238,7 +215,7 @@ export async function benchHttp(service: RunningService) {
       const compression = await attempt('compression', async () => {
         const sizes: string[] = [];
         for (const encoding of ['gzip', 'br']) {
-          const answer = await probe(`${target.url}${path}`, { ...auth, 'accept-encoding': encoding });
+          const answer = await rawGet(`${target.url}${path}`, { ...auth, 'accept-encoding': encoding });
           const used = answer.headers['content-encoding'];
           sizes.push(used === encoding ? `${encoding} ${answer.bytes} B (${pct(answer.bytes, size)})` : `${encoding}: not compressed`);
         }
@@ -304,7 +281,7 @@ export async function benchHttp(service: RunningService) {
           const url = `${path}&key=${widgetKey.key}`;
           const label = `GET ${path.replace(/coins=[^&]*/, 'coins=<5>')}`;
           console.log(label);
-          const first = await probe(`${app.url}${url}`, { ...framed, 'accept-encoding': 'identity' });
+          const first = await rawGet(`${app.url}${url}`, { ...framed, 'accept-encoding': 'identity' });
           if (first.status !== 200) throw new Error(`${label}: status ${first.status}`);
           htmlBody = 'x'.repeat(first.bytes);
           const top = await load(htmlCeiling, '/');
@@ -334,8 +311,8 @@ export async function benchHttp(service: RunningService) {
       defineRoute({ method: 'get', path, operationId: path.slice(1), tag: 'Meta', summary: 'bench', plan: 'free', query: z.object({}), public: isPublic, handler: noop });
     const app = await listen(createApp({ sql, config: coldConfig }, { logger: silentLogger }, { routes: [spec('/bench-keyed', false), spec('/bench-public', true)] as RouteSpec[] }).callback());
     try {
-      const probeKeyed = await probe(`${app.url}/api/v1/bench-keyed`, auth);
-      const probePublic = await probe(`${app.url}/api/v1/bench-public`, {});
+      const probeKeyed = await rawGet(`${app.url}/api/v1/bench-keyed`, auth);
+      const probePublic = await rawGet(`${app.url}/api/v1/bench-public`, {});
       if (probeKeyed.status !== 200 || probePublic.status !== 200) throw new Error(`statuses ${probeKeyed.status} / ${probePublic.status}`);
       ceilingBody = jsonOfSize(probePublic.bytes);
       // Warmed up once (the JIT), then rounds of bare, public and keyed, public and keyed in

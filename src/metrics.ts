@@ -69,32 +69,20 @@ export class Metrics {
 
   /** the response cache's count of strict reads that outlasted CACHE_CONFIRM_WAIT_MS, once the app registers it */
   cacheWaitsOut: () => number = () => 0;
-  private cacheWaitsSeen = 0;
 
-  readonly cacheConfirmWaitsOut = new Counter({
-    name: 'mdapi_cache_confirm_waits_out_total',
-    help: 'Cached answers (CACHE_FRESHNESS=strict) whose read of the data versions outlasted CACHE_CONFIRM_WAIT_MS, answered from the versions announced by NOTIFY.',
-    registers: [this.registry],
-    collect: () => {
-      const now = this.cacheWaitsOut();
-      if (now > this.cacheWaitsSeen) this.cacheConfirmWaitsOut.inc(now - this.cacheWaitsSeen);
-      this.cacheWaitsSeen = now;
-    },
-  });
+  readonly cacheConfirmWaitsOut = runningTotal(
+    this.registry,
+    'mdapi_cache_confirm_waits_out_total',
+    'Cached answers (CACHE_FRESHNESS=strict) whose read of the data versions outlasted CACHE_CONFIRM_WAIT_MS, answered from the versions announced by NOTIFY.',
+    () => this.cacheWaitsOut(),
+  );
 
-  /** what droppedLogLines() said at the last scrape: the counter grows by the difference */
-  private logDropsSeen = 0;
-
-  readonly logLinesDropped = new Counter({
-    name: 'mdapi_log_lines_dropped_total',
-    help: `Log lines dropped because stderr did not take them as fast as they came (more than ${LOG_BUFFER_BYTES / 2 ** 20} MiB waiting).`,
-    registers: [this.registry],
-    collect: () => {
-      const now = droppedLogLines();
-      if (now > this.logDropsSeen) this.logLinesDropped.inc(now - this.logDropsSeen);
-      this.logDropsSeen = now;
-    },
-  });
+  readonly logLinesDropped = runningTotal(
+    this.registry,
+    'mdapi_log_lines_dropped_total',
+    `Log lines dropped because stderr did not take them as fast as they came (more than ${LOG_BUFFER_BYTES / 2 ** 20} MiB waiting).`,
+    droppedLogLines,
+  );
 
   readonly jobRuns = new Counter({
     name: 'mdapi_job_runs_total',
@@ -186,4 +174,20 @@ export class Metrics {
     for (const gauge of this.snapshotGauges.values()) gauge.reset();
     for (const row of rows) this.snapshotGauges.get(row.metric)?.set(row.labels, row.value);
   }
+}
+
+/** A counter of a running total kept elsewhere (read at each scrape), grown by what it gained since the last one. */
+function runningTotal(registry: Registry, name: string, help: string, read: () => number): Counter {
+  let seen = 0;
+  const counter: Counter = new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect: () => {
+      const now = read();
+      if (now > seen) counter.inc(now - seen);
+      seen = now;
+    },
+  });
+  return counter;
 }

@@ -2,6 +2,7 @@
 // for the terminal or the log collector, and yet none lost at a normal exit, process.exit included.
 import { spawnSync } from 'node:child_process';
 import test from 'ava';
+import { LOG_BUFFER_BYTES } from '../src/log.ts';
 import { captureLog } from './helpers/log.ts';
 
 /** A process that logs `count` lines through the service's logger on its real stderr, then exits at once. */
@@ -61,4 +62,22 @@ test('secret fields are censored at any of the first three levels, URLs keep all
   t.is(given.key, 'mdk_top', "the caller's object is left as it was");
   t.is(given.request.headers.authorization, 'Bearer mdk_nested');
   t.is(given.err.pass, 'p1');
+});
+
+test('lines that stderr does not take are dropped beyond 16 MiB waiting, and counted, rather than held', (t) => {
+  // 100 000 lines of about 260 bytes at once into a pipe nobody reads until the end: over the bound
+  const script = `
+    import { createLogger, droppedLogLines } from './src/log.ts';
+    const logger = createLogger({ LOG_FORMAT: 'json', LOG_LEVEL: 'info' });
+    for (let i = 0; i < 100000; i++) logger.info({ line: i, route: '/api/v1/coins/{slug}', status: 200 }, 'a request line padded to about the size of a real one');
+    process.stdout.write(String(droppedLogLines()));
+    process.exit(0);`;
+  const result = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', '--input-type=module', '-e', script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  t.is(result.status, 0);
+  const written = result.stderr.split('\n').filter(Boolean).length;
+  const dropped = Number(result.stdout);
+  t.true(dropped > 0, 'some were dropped');
+  // what waited is at most the bound, besides what the pipe took before it filled
+  t.true(Buffer.byteLength(result.stderr) <= LOG_BUFFER_BYTES + 1024 * 1024, `${Buffer.byteLength(result.stderr)} bytes written`);
+  t.is(written + dropped, 100_000, 'every line either written or counted');
 });
