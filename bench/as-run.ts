@@ -39,6 +39,7 @@ const EXTRA_ENV = Object.fromEntries((process.env.BENCH_AS_RUN_ENV ?? '').split(
 const HISTORY_WRITTEN = /demo market: history written/;
 const WIDGET_ORIGIN = 'https://shop.example';
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const CEILING_BODY_ONLY = process.env.BENCH_CEILING === 'body';
 
 type Topology = 'inline' | 'separate';
 
@@ -98,14 +99,22 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
   return { rps: total / result.duration, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, statuses };
 }
 
-/** The route's answer as a client gets it uncompressed: its bytes and type, which the ceiling then serves. */
-async function fetchRaw(url: string, headers: Record<string, string>): Promise<{ type: string; body: Buffer }> {
-  const answer = await rawGet(url, { ...headers, 'accept-encoding': 'identity' });
-  return { type: String(answer.headers['content-type'] ?? ''), body: answer.body };
+interface Answer {
+  headers: [string, string][];
+  body: Buffer;
 }
 
-async function setCeiling(name: string, answer: { type: string; body: Buffer }) {
-  await fetch(`${bareUrl}/${name}`, { method: 'PUT', headers: { 'content-type': answer.type }, body: new Uint8Array(answer.body) });
+/** The route's answer as a client gets it uncompressed: its headers and bytes, which the ceiling then serves. */
+async function fetchRaw(url: string, headers: Record<string, string>): Promise<Answer> {
+  const answer = await rawGet(url, { ...headers, 'accept-encoding': 'identity' });
+  const pairs = Object.entries(answer.headers).map(([name, value]): [string, string] => [name, Array.isArray(value) ? value.join(', ') : String(value)]);
+  return { headers: pairs, body: answer.body };
+}
+
+/** The ceiling answers the same bytes on the wire (BENCH_CEILING=body: the body and its type only, as this bench did first). */
+async function setCeiling(name: string, answer: Answer) {
+  const headers = CEILING_BODY_ONLY ? answer.headers.filter(([header]) => header === 'content-type') : answer.headers;
+  await fetch(`${bareUrl}/${name}`, { method: 'PUT', headers: { 'x-answer-headers': JSON.stringify(headers) }, body: new Uint8Array(answer.body) });
 }
 
 interface Target {

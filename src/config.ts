@@ -64,13 +64,16 @@ const admission = {
   AUTH_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(100).meta(doc('Failed authentications per client address per minute before 429.')),
   RESPONSE_CACHE_MB: z.coerce.number().min(0).max(65_536).default(64)
     .meta(doc('The in-process response cache of market-data answers (MiB); `0` turns the store off (ETags, 304s and compression still work; the query runs every time).')),
-  // strict: each cached answer waits for a read of the data versions begun after the request came
-  // (shared by concurrent requests), so no refresh committed before it is missed; notify: trusts
-  // the NOTIFY already received, which can trail a commit by the delivery time.
-  CACHE_FRESHNESS: z.enum(['strict', 'notify']).default('strict')
-    .meta(doc('`strict`: a cached answer waits for a (shared) read of the data versions begun after the request arrived, so no committed refresh is missed; `notify`: trusts the NOTIFY already received (can trail a commit by milliseconds; for the embedded database, where the read costs more than the answer).')),
+  // strict: no refresh committed before a request came is missed. On a server that takes a read of
+  // the versions begun after the request came (shared by concurrent requests): PostgreSQL can
+  // acknowledge a commit before its NOTIFY reaches a listener. The embedded database's own server
+  // writes every NOTIFY to its listeners before it acknowledges the commit, so there the
+  // notification is already on the listening connection: one turn of the event loop reads it.
+  // read: the read on either database; notify: trusts the NOTIFY already received.
+  CACHE_FRESHNESS: z.enum(['strict', 'read', 'notify']).default('strict')
+    .meta(doc('`strict`: no refresh committed before a request arrived is missed. On a database server a cached answer waits for a (shared) read of the data versions begun after the request arrived; on the embedded database, which delivers every NOTIFY before it acknowledges the commit, it waits one turn of the event loop for the notifications already received (a read while its listening connection has been silent for 10 s). `read`: the read on either database. `notify`: trusts the NOTIFY already received (on a server it can trail a commit by milliseconds).')),
   CACHE_CONFIRM_WAIT_MS: z.coerce.number().int().min(0).default(10)
-    .meta(doc('With `CACHE_FRESHNESS=strict`, how long a cached answer waits for its read of the data versions. While the database has not answered a read for that long (busy with a long statement: the embedded database runs one at a time), answers go on at once with the versions as announced by NOTIFY, as with `notify`. `0`: as `notify` always.')),
+    .meta(doc('With `CACHE_FRESHNESS=strict` on a server, or `read`, how long a cached answer waits for its read of the data versions. While the database has not answered a read for that long (busy with a long statement: the embedded database runs one at a time), answers go on at once with the versions as announced by NOTIFY, as with `notify`. `0`: as `notify` always.')),
 };
 
 const worker = {

@@ -69,11 +69,20 @@ export class Metrics {
 
   /** the response cache's count of strict reads that outlasted CACHE_CONFIRM_WAIT_MS, once the app registers it */
   cacheWaitsOut: () => number = () => 0;
+  /** the response cache's count of versions reads made to confirm requests, once the app registers it */
+  cacheConfirmReadCount: () => number = () => 0;
+
+  readonly cacheConfirmReads = runningTotal(
+    this.registry,
+    'mdapi_cache_confirm_reads_total',
+    'Cached answers that confirmed the data versions by a read (CACHE_FRESHNESS=strict on a server, or read); on the embedded database strict answers confirm by a turn of the event loop instead, and this stays still while its listening connection is heard.',
+    () => this.cacheConfirmReadCount(),
+  );
 
   readonly cacheConfirmWaitsOut = runningTotal(
     this.registry,
     'mdapi_cache_confirm_waits_out_total',
-    'Cached answers (CACHE_FRESHNESS=strict) whose read of the data versions outlasted CACHE_CONFIRM_WAIT_MS, answered from the versions announced by NOTIFY.',
+    'Cached answers (CACHE_FRESHNESS=strict on a server, or read) whose read of the data versions outlasted CACHE_CONFIRM_WAIT_MS, answered from the versions announced by NOTIFY.',
     () => this.cacheWaitsOut(),
   );
 

@@ -75,6 +75,7 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   const apiHead = (ctx: Context) => ['X-Request-Id', requestId(ctx), ...security.api, 'Vary', 'Accept-Encoding'];
   const cache = responseCache(deps, routes);
   metrics.cacheWaitsOut = () => cache.versions.waitedOut;
+  metrics.cacheConfirmReadCount = () => cache.versions.confirmReads;
   app.use(observeRequests(logger, metrics, deps.config.LOG_REQUESTS));
   // each keyed response's final status, for the key's usage (app.usage_daily)
   app.use(countResponses(deps, logger));

@@ -53,6 +53,12 @@ export const LIQUIDATIONS_CACHE: RouteCache = { data: ['liquidations', 'market']
 
 /** Versions are re-read this often besides the notifications, should the listening connection be lost. */
 const POLL_MS = 5_000;
+/**
+ * Confirming by a turn of the event loop trusts the listening connection: it pings itself through
+ * NOTIFY at every poll, and once nothing was heard on it for this long (lost, or the database too
+ * busy to answer), requests confirm by a read again.
+ */
+const LISTENER_SILENT_MS = 2 * POLL_MS;
 /** Request URLs remembered with the cache key they parsed to (the warm-hit shortcut), at most. */
 const SHORTCUTS = 10_000;
 
@@ -70,6 +76,15 @@ interface Version {
   changedAt: Date;
 }
 
+/**
+ * How a strict answer makes sure no refresh committed before its request is missed: `read`, a read
+ * of the versions begun after the request arrived; `turn`, one turn of the event loop, where the
+ * database delivers every NOTIFY to its listeners before it acknowledges the commit (the embedded
+ * one, src/db/embedded/multiplexer.ts): a notification of such a commit is then already on the
+ * listening connection, and the poll phase reads it before the turn ends.
+ */
+export type Confirmation = 'read' | 'turn';
+
 /** The current data versions, kept by LISTEN data_version and re-read on every (re)connect. */
 export class DataVersions {
   private readonly versions = new Map<string, Version>();
@@ -81,19 +96,30 @@ export class DataVersions {
   known = false;
 
   private readonly sql: Sql;
+  private readonly confirmation: Confirmation;
+  /** when the listening connection was last (re)established or carried a notification (performance.now) */
+  private heardAt = -Infinity;
+  /** the next turn of the event loop, shared by the requests of this one */
+  private turn: Promise<boolean> | null = null;
+  /** reads of the versions made to confirm a request (not the polls) */
+  confirmReads = 0;
 
-  constructor(sql: Sql) {
+  constructor(sql: Sql, confirmation: Confirmation = 'read') {
     this.sql = sql;
+    this.confirmation = confirmation;
   }
 
   start(): Promise<void> {
     this.started ??= (async () => {
       // onlisten runs on every (re)connect: notifications sent while disconnected are lost
-      const { unlisten } = await this.sql.listen('data_version', (payload) => this.apply(payload), () => void this.reread());
+      const { unlisten } = await this.sql.listen('data_version', (payload) => this.apply(payload), () => {
+        this.heardAt = performance.now();
+        void this.reread();
+      });
       if (this.stopped) return void (await unlisten().catch(() => {}));
       this.unlisten = unlisten;
       await this.reread();
-      this.timer = setInterval(() => void this.reread(), POLL_MS);
+      this.timer = setInterval(() => void this.poll(), POLL_MS);
       this.timer.unref();
     })().catch((error) => {
       this.started = null;
@@ -144,6 +170,8 @@ export class DataVersions {
    * delivery time can be missed. A request arriving while the database answers waits at most `waitMs`.
    */
   confirm(waitMs = Infinity): Promise<boolean> {
+    if (this.confirmation === 'turn' && this.known && performance.now() - this.heardAt < LISTENER_SILENT_MS) return this.nextTurn();
+    this.confirmReads++;
     if (!Number.isFinite(waitMs)) return this.read();
     if (this.reading && performance.now() - this.readingSince >= waitMs) {
       this.waitedOut++;
@@ -161,6 +189,20 @@ export class DataVersions {
       this.waitedFor = { read, bounded: Promise.race([read, late]).finally(() => clearTimeout(timer)) };
     }
     return this.waitedFor.bounded;
+  }
+
+  /** Resolves in the check phase of this turn of the event loop, after its poll phase read what had arrived. */
+  private nextTurn(): Promise<boolean> {
+    return (this.turn ??= new Promise((resolve) => setImmediate(() => {
+      this.turn = null;
+      resolve(true);
+    })));
+  }
+
+  /** The periodic re-read; confirming by turns, also a NOTIFY to itself that shows the listening connection alive. */
+  private async poll() {
+    await this.reread();
+    if (this.confirmation === 'turn') await this.sql`select pg_notify('data_version', 'ping')`.catch(() => {});
   }
 
   /** A read begun after this call: the one starting now, or the one following the read in flight. */
@@ -190,8 +232,9 @@ export class DataVersions {
     }
   }
 
-  /** A notification 'name:version:changed_at epoch ms' (app.bump_data_version). */
+  /** A notification 'name:version:changed_at epoch ms' (app.bump_data_version), or a poll's 'ping'. */
   private apply(payload: string) {
+    this.heardAt = performance.now();
     const [name, version, changedAt] = payload.split(':');
     if (!name || !version) return;
     this.set(name, Number(version), changedAt ? new Date(Number(changedAt)) : new Date());
@@ -281,12 +324,12 @@ export function responseCache(deps: Deps, routes: CachedRoute[]) {
     ? new LRUCache<string, Entry>({ maxSize, sizeCalculation: (entry) => Math.max(1, entry.body.length * 2) })
     : null;
   const shortcuts = store ? new LRUCache<string, Shortcut>({ max: SHORTCUTS }) : null;
-  const versions = new DataVersions(deps.sql);
+  const versions = new DataVersions(deps.sql, deps.config.CACHE_FRESHNESS === 'strict' && deps.config.database.embedded ? 'turn' : 'read');
   const cached = routes.filter(cacheable);
   if (cached.length > 0) void versions.start().catch(() => {});
   // without a store every answer is computed afresh (its ETag is its digest): the versions then
   // only give Last-Modified, not worth a read per request
-  const strict = deps.config.CACHE_FRESHNESS === 'strict' && store !== null;
+  const strict = deps.config.CACHE_FRESHNESS !== 'notify' && store !== null;
   /** The versions of `data` as a request must see them: re-read after its arrival (strict), or as last announced. */
   const wait = deps.config.CACHE_CONFIRM_WAIT_MS;
   const currentFor = async (data: DataGroup[]) => (!strict || (await versions.confirm(wait)) ? versions.current(data) : null);
