@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { defineRoute } from '../http/routes.ts';
 import { ApiError, toApiError } from '../http/errors.ts';
-import { presentedBearer, type Deps } from '../http/admission.ts';
+import { countResponse, presentedBearer, type Deps } from '../http/admission.ts';
 import { fieldErrors } from '../http/validation.ts';
 import {
   closeCode, openStream, socketTransport, sseTransport, Subscriber, type StreamHub,
@@ -115,10 +115,18 @@ export function priceSocket(deps: Deps) {
 function serveSocket(ws: WebSocket, ctx: Context, deps: Deps) {
   let subscriber: Subscriber | null = null;
   let failed = false;
+  // a connection is one response in the key's usage (app.usage_daily): its opening, or the refusal before it
+  let counted = false;
+  const countOnce = (status: number) => {
+    if (counted) return;
+    counted = true;
+    void countResponse(ctx, deps, status);
+  };
   const fail = (error: unknown) => {
     if (failed) return;
     failed = true;
     const apiError = toApiError(error);
+    countOnce(apiError.status);
     ws.send(JSON.stringify({ type: 'error', error: { code: apiError.code, message: apiError.message, details: apiError.details } }));
     ws.close(closeCode(apiError.status));
     subscriber?.close();
@@ -130,6 +138,7 @@ function serveSocket(ws: WebSocket, ctx: Context, deps: Deps) {
     const opened = new Subscriber(hub, admitted, socketTransport(ws));
     await hub.open(opened);
     subscriber = opened;
+    countOnce(101);
     ws.send(JSON.stringify({ type: 'ready', plan: admitted.plan }));
   };
   const handle = async (raw: string) => {

@@ -109,23 +109,28 @@ function noted(ctx: Context, row: AdmitRow, endpoint: string): AdmitRow {
  * app.record_response, after the answer was written for most (writeAnswer ends the response itself).
  */
 export function countResponses(deps: Deps, logger: Logger): Middleware {
-  const count = (ctx: Context, status: number): void | Promise<void> => {
-    const keyId = ctx.state.keyId as number | undefined;
-    if (keyId === undefined) return;
-    const endpoint = (ctx.state.endpoint as string | undefined) ?? 'unrouted';
-    if (deps.admission) return deps.admission.record(keyId, endpoint, status);
-    return deps.sql`select app.record_response(${keyId}, ${endpoint}, ${STATUS_CLASSES[responseClass(status)]!})`.then(
-      () => {},
-      // the answer stands: a count lost to a failing database is logged, not turned into an error
-      (error) => logger.warn(`admission: counting a response failed (${(error as Error).message})`),
-    );
-  };
   return (ctx, next) => next().then(
-    () => count(ctx, ctx.status),
+    () => countResponse(ctx, deps, ctx.status, logger),
     async (error) => {
-      await count(ctx, 500);
+      await countResponse(ctx, deps, 500, logger);
       throw error;
     },
+  );
+}
+
+/**
+ * Counts one response of the key admission noted on `ctx` (nothing for an unknown key), by endpoint
+ * and status class: countResponses for HTTP, the WebSocket endpoint for an opening or its refusal.
+ */
+export function countResponse(ctx: Context, deps: Deps, status: number, logger?: Logger): void | Promise<void> {
+  const keyId = ctx.state.keyId as number | undefined;
+  if (keyId === undefined) return;
+  const endpoint = (ctx.state.endpoint as string | undefined) ?? 'unrouted';
+  if (deps.admission) return deps.admission.record(keyId, endpoint, status);
+  return deps.sql`select app.record_response(${keyId}, ${endpoint}, ${STATUS_CLASSES[responseClass(status)]!})`.then(
+    () => {},
+    // the answer stands: a count lost to a failing database is logged, not turned into an error
+    (error) => logger?.warn(`admission: counting a response failed (${(error as Error).message})`),
   );
 }
 

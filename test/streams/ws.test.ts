@@ -200,3 +200,28 @@ test.serial('the quota counts a WebSocket stream as it does SSE (quota_exceeded)
   t.is(closed.code, 4401);
   t.like(client.messages.at(-1), { type: 'end', reason: 'revoked' });
 });
+
+test.serial('each connection is one response in the key\'s usage (app.usage_daily): an opening as 2xx, a refusal by its status', async (t) => {
+  const owner = 'usage-owner';
+  const key = await api.key({ plan: 'starter', owner });
+  for (let i = 0; i < 2; i++) {
+    const client = await connect(key);
+    await client.next('ready');
+    // a refusal after the opening does not count the connection again
+    client.send({ type: 'subscribe', slugs: ['no-such-coin'] });
+    await client.next('error');
+    await client.closed;
+  }
+  const free = await connect(await api.key({ plan: 'free', owner }));
+  await free.next('error');
+  await free.closed;
+  const usage = async () => db.sql<{ status_class: string; requests: string }[]>`
+    select u.status_class, sum(u.requests)::text as requests from app.usage_daily u join app.api_keys k on k.id = u.key_id
+    where k.owner = ${owner} and u.endpoint = 'GET /api/v1/ws' group by 1 order by 1`;
+  let rows = await usage();
+  for (let waited = 0; waited < 5_000 && rows.length < 2; waited += 100) {
+    await sleep(100);
+    rows = await usage();
+  }
+  t.deepEqual(rows.map((row) => ({ ...row })), [{ status_class: '2xx', requests: '2' }, { status_class: '4xx', requests: '1' }]);
+});
