@@ -232,6 +232,8 @@ export class StreamHub {
   private unlisten: (() => Promise<void>)[] = [];
   private renewal: NodeJS.Timeout | null = null;
   private closed = false;
+  /** how often an open stream is admitted again: each minute is one request (a test shortens it) */
+  readmitMs = MINUTE_MS;
 
   constructor(sql: Sql, config: StreamHub['config'], metrics?: Metrics, logger?: Logger) {
     this.sql = sql;
@@ -299,7 +301,7 @@ export class StreamHub {
       subscriber.transport.heartbeat();
       this.metrics?.streamMessages.inc();
     });
-    subscriber.every(MINUTE_MS, () => void subscriber.key.again().then((reason) => reason && subscriber.end(reason), () => {}));
+    subscriber.every(this.readmitMs, () => void subscriber.key.again().then((reason) => reason && subscriber.end(reason), () => {}));
   }
 
   /**

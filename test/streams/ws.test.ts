@@ -225,3 +225,25 @@ test.serial('each connection is one response in the key\'s usage (app.usage_dail
   }
   t.deepEqual(rows.map((row) => ({ ...row })), [{ status_class: '2xx', requests: '2' }, { status_class: '4xx', requests: '1' }]);
 });
+
+test.serial('a stream whose quota runs out while it is open ends with quota_exceeded at its next minute\'s admission', async (t) => {
+  await db.sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap) values ('three', 11, 3, 100, 10)`;
+  const key = await api.key({ plan: 'three' as never });
+  const hub = api.app.streams!;
+  hub.readmitMs = 250;
+  try {
+    const client = await connect(key);
+    await client.next('ready');
+    client.send({ type: 'subscribe', slugs: ['live-1'] });
+    await client.next('snapshot');
+    const opened = Date.now();
+    // the opening took one request of three; two more minutes are admitted, the third is refused
+    const end = await client.next('end', 5_000);
+    t.is(end.reason, 'quota_exceeded');
+    t.is((await client.closed).code, 4429);
+    const lasted = Date.now() - opened;
+    t.true(lasted >= 600, `ended after ${lasted} ms: two minutes admitted first`);
+  } finally {
+    hub.readmitMs = 60_000;
+  }
+});
