@@ -19,6 +19,9 @@ const FIELD_OF_CODE = {
   email_not_configured: 'notification', email_address_missing: 'notification', push_not_available: 'notification',
 };
 const GONE = 'That alarm does not exist (deleted in another tab?); nothing was changed.';
+/** What a form did, told by the list it redirects to (`?done=`): a reload or Back then re-posts nothing. */
+const DONE = ['created', 'saved', 'rearmed', 'deleted'] as const;
+type Done = (typeof DONE)[number];
 
 /** An alarm as app.alarm_json shows it, with what app.console_alarms adds. */
 interface AlarmRow {
@@ -107,9 +110,27 @@ ${offered.length === 0
     : form('/console/alarms', token, alarmFields(who, offered, values, errors), 'Create alarm')}`, extra.status ?? 200, who);
   }
 
+  /** After a form did its work: 303 to the list, which says what was done (post, redirect, get). */
+  function seeList(ctx: Context, done: Done, id?: number) {
+    ctx.redirect(`/console/alarms?done=${done}${id === undefined ? '' : `&alarm=${id}`}`);
+    ctx.status = 303;
+  }
+
+  /** The notice of `?done=` (and the alarm it names, looked up for this account: the URL carries no text). */
+  async function doneNotice(ctx: Context, who: Account): Promise<Html | undefined> {
+    const done = DONE.find((one) => one === ctx.query.done);
+    if (!done) return undefined;
+    if (done === 'deleted') return notice(html`Alarm deleted; one is back in your inventory.`);
+    const id = rowId.safeParse(ctx.query.alarm);
+    const [row] = id.success ? await sql<{ alarm: AlarmRow | null }[]>`select app.get_alarm(${who.owner}, ${id.data}) as alarm` : [];
+    if (!row?.alarm) return undefined;
+    const name = html`<strong>${row.alarm.name}</strong>`;
+    return notice(done === 'created' ? html`Alarm ${name} created and armed.` : done === 'saved' ? html`Alarm ${name} saved.` : html`Alarm ${name} re-armed.`);
+  }
+
   router.get('/alarms', async (ctx) => {
     const who = await signedIn(ctx);
-    if (who) await alarmsPage(ctx, who);
+    if (who) await alarmsPage(ctx, who, { message: await doneNotice(ctx, who) });
   });
   router.post('/alarms', async (ctx) => {
     const posted = await signedInForm(ctx);
@@ -118,13 +139,14 @@ ${offered.length === 0
     const parsed = newAlarmBody.safeParse(fields);
     const errors = parsed.success ? await noEndpoint(who.owner, parsed.data.notification) : fieldErrors(parsed.error);
     if (!parsed.success || Object.keys(errors).length) return alarmsPage(ctx, who, { values: fields, errors, status: 422 });
+    let created: Awaited<ReturnType<typeof createAlarm>>;
     try {
-      await createAlarm(sql, config, who.owner, { ...parsed.data, target: String(parsed.data.target) });
+      created = await createAlarm(sql, config, who.owner, { ...parsed.data, target: String(parsed.data.target) });
     } catch (error) {
       const refused = refusal(error, FIELD_OF_CODE);
       return alarmsPage(ctx, who, { values: fields, errors: refused.errors, status: refused.status });
     }
-    await alarmsPage(ctx, who, { message: notice(html`Alarm <strong>${parsed.data.name}</strong> created and armed.`) });
+    seeList(ctx, 'created', created.alarm.id);
   });
 
   // ---- one alarm: edit, re-arm, delete
@@ -153,26 +175,26 @@ ${alarm.status === 'triggered' ? html`<h2>Re-arm</h2><p>Arms it again with its c
     if (alarm) await editPage(ctx, who!, alarm);
   });
   /**
-   * A form on one alarm of the account (edit: '', or /rearm, /delete): `act` returns the message
-   * for the list, or throws Refused. A refusal (Refused, or the API's 422/409) is shown on the
+   * A form on one alarm of the account (edit: '', or /rearm, /delete): `act` says what it did (the
+   * list it redirects to tells it), or throws Refused. A refusal (Refused, or the API's 422/409) is shown on the
    * alarm's own form, beside the field it concerns, with what was typed when `keepTyped`; a 404 on
    * the list.
    */
-  function onAlarm(action: string, keepTyped: boolean, act: (who: Account, alarm: AlarmRow, fields: Fields) => Promise<Html>) {
+  function onAlarm(action: string, keepTyped: boolean, act: (who: Account, alarm: AlarmRow, fields: Fields) => Promise<Done>) {
     router.post(`/alarms/:id${action}`, async (ctx) => {
       const posted = await signedInForm(ctx);
       const alarm = posted && (await ownAlarm(ctx, posted.who));
       if (!alarm) return;
       const { fields, who } = posted!;
-      let message: Html;
+      let done: Done;
       try {
-        message = await act(who, alarm, fields);
+        done = await act(who, alarm, fields);
       } catch (error) {
         const refused = error instanceof Refused ? { status: 422, errors: error.errors } : refusal(error, FIELD_OF_CODE);
         if (refused.status === 404) return alarmsPage(ctx, who, { message: notice(GONE, 'error'), status: 404 });
         return editPage(ctx, who, alarm, { values: keepTyped ? fields : undefined, errors: refused.errors, status: refused.status });
       }
-      await alarmsPage(ctx, who, { message });
+      seeList(ctx, done, done === 'deleted' ? undefined : alarm.id);
     });
   }
   onAlarm('', true, async (who, alarm, fields) => {
@@ -182,15 +204,15 @@ ${alarm.status === 'triggered' ? html`<h2>Re-arm</h2><p>Arms it again with its c
     if (Object.keys(errors).length) throw new Refused(errors);
     const { target, ...changes } = parsed.data;
     await updateAlarm(sql, config, who.owner, alarm.id, { ...changes, ...(target === undefined ? {} : { target: String(target) }) });
-    return notice(html`Alarm <strong>${parsed.data.name ?? alarm.name}</strong> saved.`);
+    return 'saved';
   });
   // the guard's refusal is shown beside the field to change (the target, mostly) on the alarm's own form
   onAlarm('/rearm', false, async (who, alarm) => {
     await updateAlarm(sql, config, who.owner, alarm.id, { status: 'active' });
-    return notice(html`Alarm <strong>${alarm.name}</strong> re-armed.`);
+    return 'rearmed';
   });
   onAlarm('/delete', false, async (who, alarm) => {
     await deleteAlarm(sql, who.owner, alarm.id);
-    return notice(html`Alarm <strong>${alarm.name}</strong> deleted; one is back in your inventory.`);
+    return 'deleted';
   });
 };

@@ -52,9 +52,16 @@ test.serial('create, edit, re-arm and delete in the console, seen through the AP
   t.is(empty.status, 200);
   t.regex(empty.text, /<a href="\/console\/alarms" aria-current="page">Alarms<\/a>/);
 
-  const created = await client.post('/console/alarms', valid);
-  t.is(created.status, 200, created.text);
-  t.regex(created.text, /Alarm <strong>Alpha to 150<\/strong> created/);
+  // post, redirect, get: the form's answer is a 303 to the list, which says what was done
+  const posted = await client.post('/console/alarms', valid);
+  t.is(posted.status, 303, posted.text);
+  t.regex(posted.location ?? '', /^\/console\/alarms\?done=created&alarm=\d+$/);
+  const created = await client.get(posted.location!);
+  t.is(created.status, 200);
+  t.regex(created.text, /Alarm <strong>Alpha to 150<\/strong> created and armed/);
+  // a reload of the list creates nothing more
+  t.regex((await client.get(posted.location!)).text, /created and armed/);
+  t.is(await alarmCount(owner), 1);
   const listed = await call('GET', '/alarms');
   t.is(listed.body.meta.total, 1);
   const alarm = listed.body.data[0];
@@ -72,7 +79,8 @@ test.serial('create, edit, re-arm and delete in the console, seen through the AP
   t.is(edit.status, 200);
   t.regex(edit.text, /id="f-target" name="target" type="text" value="150.000000000000000001"/);
   const saved = await client.post(`/console/alarms/${alarm.id}`, { ...valid, name: 'Alpha to 200', target: '200' });
-  t.is(saved.status, 200, saved.text);
+  t.is(saved.status, 303, saved.text);
+  t.regex((await client.get(saved.location!)).text, /Alarm <strong>Alpha to 200<\/strong> saved\./);
   t.like((await call('GET', `/alarms/${alarm.id}`)).body.data, { name: 'Alpha to 200', target: '200', status: 'active' });
 
   // triggered by an evaluation; re-arming is refused by the guard while the price is past the target
@@ -87,7 +95,8 @@ test.serial('create, edit, re-arm and delete in the console, seen through the AP
   t.like((await call('GET', `/alarms/${alarm.id}`)).body.data, { status: 'triggered', triggered_value: '250' });
   await setPrice('100');
   const rearmed = await client.post(`/console/alarms/${alarm.id}/rearm`);
-  t.is(rearmed.status, 200);
+  t.is(rearmed.status, 303);
+  t.regex((await client.get(rearmed.location!)).text, /Alarm <strong>Alpha to 200<\/strong> re-armed\./);
   t.like((await call('GET', `/alarms/${alarm.id}`)).body.data, { status: 'active', triggered_value: null });
 
   // the reverse: made through the API, edited and deleted in the console
@@ -96,12 +105,13 @@ test.serial('create, edit, re-arm and delete in the console, seen through the AP
   const seen = await client.get('/console/alarms');
   t.regex(seen.text, /API-made/);
   t.regex(seen.text, /<td data-label="Distance">-9\.5 \(-9\.50 %\)<\/td>/);
-  t.is((await client.post(`/console/alarms/${viaApi.body.data.id}`, { name: 'renamed in the console', coin: 'alpha', metric: 'rate', direction: 'below', target: '90.5', notification: 'email' })).status, 200);
+  t.is((await client.post(`/console/alarms/${viaApi.body.data.id}`, { name: 'renamed in the console', coin: 'alpha', metric: 'rate', direction: 'below', target: '90.5', notification: 'email' })).status, 303);
   t.is((await call('GET', `/alarms/${viaApi.body.data.id}`)).body.data.name, 'renamed in the console');
-  t.is((await client.post(`/console/alarms/${viaApi.body.data.id}/delete`)).status, 200);
+  t.is((await client.post(`/console/alarms/${viaApi.body.data.id}/delete`)).status, 303);
   t.is((await call('GET', `/alarms/${viaApi.body.data.id}`)).status, 404);
   const deleted = await client.post(`/console/alarms/${alarm.id}/delete`);
-  t.regex(deleted.text, /deleted; one is back in your inventory/);
+  t.is(deleted.location, '/console/alarms?done=deleted');
+  t.regex((await client.get(deleted.location!)).text, /deleted; one is back in your inventory/);
   t.like((await call('GET', '/alarms')).body.meta, { total: 0, balance: 10 });
   t.is(await alarmCount(owner), 0);
 });
@@ -154,7 +164,7 @@ test.serial('channels: e-mail only with SMTP, webhook only with an endpoint, pus
   t.regex(webhook.text, /<option value="webhook">Webhook/);
   t.notRegex(webhook.text, /value="email"|value="push"/);
   t.is((await client.post('/console/alarms', { ...valid, notification: 'email' })).status, 422, 'e-mail without SMTP: the API\'s email_not_configured');
-  t.is((await client.post('/console/alarms', { ...valid, notification: 'webhook' })).status, 200);
+  t.is((await client.post('/console/alarms', { ...valid, notification: 'webhook' })).status, 303);
 
   const { client: withMail } = await account();
   const mail = await withMail.get('/console/alarms');
@@ -182,6 +192,10 @@ test.serial("another account's alarm is a 404 and stays as it was", async (t) =>
     t.regex(page.text, /That alarm does not exist .*nothing was changed/);
   }
   for (const path of ['/console/alarms/abc', '/console/alarms/99999999']) t.is((await bob.get(path)).status, 404, path);
+  // the list's notice names only this account's alarms: another's id in ?done= shows nothing of it
+  const told = await bob.get(`/console/alarms?done=saved&alarm=${id}`);
+  t.is(told.status, 200);
+  t.notRegex(told.text, /alice|saved\./);
   t.deepEqual((await alice.call('GET', `/alarms/${id}`)).body.data, created.body.data);
 });
 
@@ -189,8 +203,11 @@ test.serial('names render inert', async (t) => {
   const { client } = await account();
   await client.get('/console/alarms');
   const name = '<script>alert(1)</script>"><img src=x onerror=alert(2)>';
-  const page = await client.post('/console/alarms', { ...valid, name });
-  t.is(page.status, 200);
+  const posted = await client.post('/console/alarms', { ...valid, name });
+  t.is(posted.status, 303);
+  // the notice after the redirect and the list both show the name as text
+  const page = await client.get(posted.location!);
+  t.regex(page.text, /created and armed/);
   t.false(page.text.includes('<script>alert(1)'));
   t.false(page.text.includes('<img src=x'));
   t.true(page.text.includes('&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;'));
