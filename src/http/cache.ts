@@ -158,7 +158,9 @@ export class DataVersions {
   waitedOut = 0;
 
   /**
-   * Resolves once the versions were read by a query that began after this call, so a refresh
+   * Confirming by turns (the embedded database, while the listening connection is heard): resolves
+   * after this turn's poll phase, which reads every notification already on the connection.
+   * Otherwise resolves once the versions were read by a query that began after this call, so a refresh
    * committed before the request arrived is seen even while its NOTIFY is still on the way (it can
    * trail the commit). Concurrent requests share the reads: one in flight, the next one starting as
    * it ends, for every request that arrived meanwhile. False when the database could not be asked.
