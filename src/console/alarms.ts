@@ -110,6 +110,13 @@ ${offered.length === 0
     : form('/console/alarms', token, alarmFields(who, offered, values, errors), 'Create alarm')}`, extra.status ?? 200, who);
   }
 
+  /** The account's alarm of an id as a URL gives it, or null (not a row id, not this account's). */
+  async function findAlarm(who: Account, idText: unknown): Promise<AlarmRow | null> {
+    const id = rowId.safeParse(idText);
+    const [row] = id.success ? await sql<{ alarm: AlarmRow | null }[]>`select app.get_alarm(${who.owner}, ${id.data}) as alarm` : [];
+    return row?.alarm ?? null;
+  }
+
   /** After a form did its work: 303 to the list, which says what was done (post, redirect, get). */
   function seeList(ctx: Context, done: Done, id?: number) {
     ctx.redirect(`/console/alarms?done=${done}${id === undefined ? '' : `&alarm=${id}`}`);
@@ -121,10 +128,9 @@ ${offered.length === 0
     const done = DONE.find((one) => one === ctx.query.done);
     if (!done) return undefined;
     if (done === 'deleted') return notice(html`Alarm deleted; one is back in your inventory.`);
-    const id = rowId.safeParse(ctx.query.alarm);
-    const [row] = id.success ? await sql<{ alarm: AlarmRow | null }[]>`select app.get_alarm(${who.owner}, ${id.data}) as alarm` : [];
-    if (!row?.alarm) return undefined;
-    const name = html`<strong>${row.alarm.name}</strong>`;
+    const alarm = await findAlarm(who, ctx.query.alarm);
+    if (!alarm) return undefined;
+    const name = html`<strong>${alarm.name}</strong>`;
     return notice(done === 'created' ? html`Alarm ${name} created and armed.` : done === 'saved' ? html`Alarm ${name} saved.` : html`Alarm ${name} re-armed.`);
   }
 
@@ -152,9 +158,8 @@ ${offered.length === 0
   // ---- one alarm: edit, re-arm, delete
   /** The alarm of the path's id, or null when it is not this account's (the list is written with a 404). */
   async function ownAlarm(ctx: Context, who: Account): Promise<AlarmRow | null> {
-    const id = rowId.safeParse(ctx.params.id);
-    const [row] = id.success ? await sql<{ alarm: AlarmRow | null }[]>`select app.get_alarm(${who.owner}, ${id.data}) as alarm` : [];
-    if (row?.alarm) return row.alarm;
+    const alarm = await findAlarm(who, ctx.params.id);
+    if (alarm) return alarm;
     await alarmsPage(ctx, who, { message: notice(GONE, 'error'), status: 404 });
     return null;
   }
