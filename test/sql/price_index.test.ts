@@ -4,6 +4,7 @@
 import test from 'ava';
 import { Decimal } from 'decimal.js';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { loadIndexMarket, type IndexMarket } from '../helpers/index-market.ts';
 
 let db: TestDatabase;
 const MINUTE = 60_000;
@@ -11,8 +12,7 @@ const MINUTE = 60_000;
 const T0 = Math.floor(Date.now() / MINUTE) * MINUTE - 10 * MINUTE;
 let eurPerUsd: Decimal;
 
-const venues = ['binance', 'coinbase', 'kraken', 'okx', 'bybit'];
-const markets: [venue: string, symbol: string, base: string, quote: string][] = [
+const markets: IndexMarket[] = [
   ['binance', 'BTC/USDT', 'btc', 'USDT'],
   ['coinbase', 'BTC/USD', 'btc', 'USD'],
   ['coinbase', 'USDT/USD', 'usdt', 'USD'],
@@ -33,19 +33,7 @@ const bar = async (slug: string, time = T0) =>
 
 test.before(async () => {
   db = await testDatabase();
-  const { sql } = db;
-  await sql`insert into market.coins (slug, symbol, name, type, circulating_supply, source) values
-    ('btc', 'BTC', 'Bitcoin', 'coin', 20000000, 'exchanges'), ('eth', 'ETH', 'Ethereum', 'coin', 120000000, 'exchanges'),
-    ('usdt', 'USDT', 'Tether', 'token', 150000000000, 'exchanges')`;
-  await sql`select market.load_exchange_venues(${JSON.stringify(venues.map((slug) => ({ slug, name: slug })))}::text::jsonb)`;
-  for (const [venue, symbol, base, quote] of markets) {
-    await sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
-      select e.id, ${symbol}, ${symbol.replace('/', '')}, ${symbol.split('/')[0]!}, ${quote},
-        (select id from market.coins where slug = ${base}), (select id from market.coins where upper(symbol) = ${quote})
-      from market.exchanges e where e.slug = ${venue}`;
-  }
-  const [fx] = await sql`select rate::text from market.fx_latest where currency = 'EUR'`;
-  eurPerUsd = new Decimal(fx!.rate as string);
+  eurPerUsd = await loadIndexMarket(db.sql, markets);
 });
 test.after.always(() => db?.close());
 
