@@ -31,6 +31,10 @@ export default {
   workerThreads: false,
   concurrency: 2,
   timeout: '5m',
-  nodeArguments: ['--disable-warning=ExperimentalWarning'],
+  // Liftoff, V8's baseline WebAssembly compiler, only: each file's database process (PGlite) and the
+  // type stripper (amaro) otherwise spend seconds of CPU re-optimising their hot WASM functions in
+  // every process, more than the optimised code saves in a test file's lifetime. The embedded
+  // database's processes inherit it (fork passes execArgv on).
+  nodeArguments: ['--disable-warning=ExperimentalWarning', '--liftoff-only'],
   sortTestFiles: (a, b) => rank(a) - rank(b) || a.localeCompare(b, [], { numeric: true }),
 };

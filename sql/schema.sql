@@ -5146,8 +5146,9 @@ function market.article_texts(p_article_id integer, p_locale text) returns jsonb
 function market.build_index_bars(p_from timestamp with time zone, p_to timestamp with time zone, p_coins integer[], p_max_deviation numeric, p_min_volume_usd numeric) returns TABLE(bars integer, coins integer, excluded integer) language plpgsql volatile
   -- The price index: (re)builds the 1-minute bars (market.coin_bars_1m, USD) of every coin (or of p_coins) with venue candles in [p_from, p_to) from market.venue_bars_1m. Per coin and minute: 1. each venue market's candle is converted to USD: USD quotes at 1, fiat quotes through market.fx_latest, coin quotes (stablecoins, BTC, ETH …) at the quote coin's own USD price of that minute (the median close of its USD and fiat markets), else its index bar of that minute, else (within the last hour) its current price in market.coin_state, else a stablecoin's peg; a quote with no rate is left out (no_rate). 2. markets whose 24h USD volume (market.tickers) is under p_min_volume_usd (default 10 000) are left out, unless no market of the coin reaches it (low_volume). 3. with three or more markets left, a market whose USD close is further than p_max_deviation (default 5 %) from their median is left out (outlier). 4. open and close are the USD-volume-weighted means of the markets left (the plain mean when the minute had no volume), high the highest high and low the lowest low actually traded, volume the sum of USD volumes; prices keep 10 significant digits. A minute without any candle gets no bar. Markets left out are recorded in market.price_index_exclusions with the reason. Returns bars written or changed, coins, and markets left out.
   | begin
-  |   create temporary table index_components on commit drop as
-  |   with candles as (
+  |   -- why a table: analysed, the joins below are hashed; as a CTE its row estimate led the planner
+  |   -- into nested loops that compare every candle with every quote minute
+  |   create temporary table index_candles on commit drop as
   |     select b.*, m.quote_coin_id,
   |       case when b.quote = 'USD' then 1::numeric
   |         when m.quote_coin_id is null then 1 / nullif(fx.rate, 0) end as fiat_usd,
@@ -5164,8 +5165,11 @@ function market.build_index_bars(p_from timestamp with time zone, p_to timestamp
   |     where b.time >= p_from and b.time < p_to
   |       -- the coins asked for, and the coins they are quoted in (whose own candles price those quotes)
   |       and (p_coins is null or b.coin_id = any (p_coins) or b.coin_id in (
-  |         select vm.quote_coin_id from market.venue_markets vm where vm.base_coin_id = any (p_coins) and vm.quote_coin_id is not null))
-  |   ),
+  |         select vm.quote_coin_id from market.venue_markets vm where vm.base_coin_id = any (p_coins) and vm.quote_coin_id is not null));
+  |   analyze index_candles;
+  |
+  |   create temporary table index_components on commit drop as
+  |   with candles as (select * from index_candles),
   |   -- Quote coins (USDT, USDC, BTC …) are priced first from their own USD and fiat markets of the
   |   -- same minute: the median close, robust to one bad venue; else their current price.
   |   direct as (
@@ -5185,7 +5189,7 @@ function market.build_index_bars(p_from timestamp with time zone, p_to timestamp
   |         case when c.time > now() - interval '1 hour' then market.usd_rate(c.quote, c.quote_coin_id) else market.peg_usd_rate(c.quote_coin_id) end) as rate
   |     from candles c
   |     left join direct d on d.coin_id = c.quote_coin_id and d.time = c.time
-  |     left join market.coin_bars_1m qb on qb.coin_id = c.quote_coin_id and qb.time = c.time
+  |     left join market.coin_bars_1m qb on qb.coin_id = c.quote_coin_id and qb.time = c.time and qb.time >= p_from and qb.time < p_to
   |   ) x;
   |
   |   perform market.apply_index_rules(p_max_deviation, p_min_volume_usd);
@@ -5242,7 +5246,7 @@ function market.build_index_bars(p_from timestamp with time zone, p_to timestamp
   |   if bars > 0 and p_from < now() - interval '6 days' then
   |     perform app.begin_coin_bar_backfill('exchanges', p_from, p_to);
   |   end if;
-  |   drop table index_components, index_medians;
+  |   drop table index_candles, index_components, index_medians;
   |   return next;
   | end;
 

@@ -45,8 +45,9 @@ language plpgsql volatile
 set search_path = market, public, pg_temp
 as $$
 begin
-  create temporary table index_components on commit drop as
-  with candles as (
+  -- why a table: analysed, the joins below are hashed; as a CTE its row estimate led the planner
+  -- into nested loops that compare every candle with every quote minute
+  create temporary table index_candles on commit drop as
     select b.*, m.quote_coin_id,
       case when b.quote = 'USD' then 1::numeric
         when m.quote_coin_id is null then 1 / nullif(fx.rate, 0) end as fiat_usd,
@@ -63,8 +64,11 @@ begin
     where b.time >= p_from and b.time < p_to
       -- the coins asked for, and the coins they are quoted in (whose own candles price those quotes)
       and (p_coins is null or b.coin_id = any (p_coins) or b.coin_id in (
-        select vm.quote_coin_id from market.venue_markets vm where vm.base_coin_id = any (p_coins) and vm.quote_coin_id is not null))
-  ),
+        select vm.quote_coin_id from market.venue_markets vm where vm.base_coin_id = any (p_coins) and vm.quote_coin_id is not null));
+  analyze index_candles;
+
+  create temporary table index_components on commit drop as
+  with candles as (select * from index_candles),
   -- Quote coins (USDT, USDC, BTC …) are priced first from their own USD and fiat markets of the
   -- same minute: the median close, robust to one bad venue; else their current price.
   direct as (
@@ -84,7 +88,7 @@ begin
         case when c.time > now() - interval '1 hour' then market.usd_rate(c.quote, c.quote_coin_id) else market.peg_usd_rate(c.quote_coin_id) end) as rate
     from candles c
     left join direct d on d.coin_id = c.quote_coin_id and d.time = c.time
-    left join market.coin_bars_1m qb on qb.coin_id = c.quote_coin_id and qb.time = c.time
+    left join market.coin_bars_1m qb on qb.coin_id = c.quote_coin_id and qb.time = c.time and qb.time >= p_from and qb.time < p_to
   ) x;
 
   perform market.apply_index_rules(p_max_deviation, p_min_volume_usd);
@@ -141,7 +145,7 @@ begin
   if bars > 0 and p_from < now() - interval '6 days' then
     perform app.begin_coin_bar_backfill('exchanges', p_from, p_to);
   end if;
-  drop table index_components, index_medians;
+  drop table index_candles, index_components, index_medians;
   return next;
 end;
 $$;

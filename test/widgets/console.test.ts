@@ -3,10 +3,10 @@
 // of the widget, allowed by frame-src 'self' on that page only) and snippets; another account's
 // key untouchable; every free text inert.
 import test from 'ava';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import type { TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { signedInAccount } from '../helpers/console.ts';
-import { loadDemoData } from '../helpers/demo.ts';
+import { demoDatabase } from '../helpers/demo.ts';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -14,8 +14,7 @@ let accounts = 0;
 const nextEmail = () => `widgets${++accounts}@example.com`;
 
 test.before(async () => {
-  db = await testDatabase();
-  await loadDemoData(db);
+  db = await demoDatabase();
   api = await testApi(db, { env: { CONSOLE_MAX_KEYS: '2' } });
 });
 test.after.always(async () => {

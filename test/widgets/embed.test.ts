@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import test from 'ava';
 import { chromium, type Page } from 'playwright-core';
 import { browserTest, CHROMIUM, graveViolations } from '../helpers/browser.ts';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import type { TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
-import { loadDemoData } from '../helpers/demo.ts';
+import { demoDatabase } from '../helpers/demo.ts';
 import { createWidgetKey } from '../../src/widgets/keys.ts';
 
 let db: TestDatabase;
@@ -20,8 +20,7 @@ let api: TestApi;
 const sites: Server[] = [];
 
 test.before(async () => {
-  db = await testDatabase();
-  await loadDemoData(db);
+  db = await demoDatabase();
   api = await testApi(db);
 });
 test.after.always(async () => {

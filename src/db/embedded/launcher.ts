@@ -24,6 +24,8 @@ export interface EmbeddedOptions {
   statementTimeoutMs?: number;
   /** first restart delay; doubled after each failed start, up to 10 s */
   restartDelayMs?: number;
+  /** PostgreSQL's shared_buffers instead of PGlite's 128MB (server.ts) */
+  sharedBuffers?: string;
 }
 
 const SERVER = new URL('./server.ts', import.meta.url).pathname;
@@ -50,6 +52,7 @@ function spawnServer(options: EmbeddedOptions, port: number): { child: ChildProc
       EMBEDDED_DB_PORT: String(port),
       EMBEDDED_IDLE_TX_TIMEOUT_MS: String(options.idleInTransactionTimeoutMs ?? 10_000),
       EMBEDDED_STATEMENT_TIMEOUT_MS: String(options.statementTimeoutMs ?? 5_000),
+      EMBEDDED_SHARED_BUFFERS: options.sharedBuffers ?? '',
     },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     // A process group of its own: a Ctrl-C in the terminal reaches the service, which stops its

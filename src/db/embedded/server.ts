@@ -15,6 +15,8 @@ export interface EmbeddedOptions {
   idleInTransactionTimeoutMs: number;
   /** limit of one batch of an outside client (0: none); the service's own connections have none */
   statementTimeoutMs: number;
+  /** PostgreSQL's shared_buffers (such as 16MB) instead of PGlite's 128MB */
+  sharedBuffers?: string;
 }
 
 export interface RunningEmbedded {
@@ -29,7 +31,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<RunningEm
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   // PGlite runs on the engine's thread (engine.ts); this one stays free for the clients.
-  const engine = new Worker(ENGINE, { workerData: { dataDir } });
+  const engine = new Worker(ENGINE, { workerData: { dataDir, sharedBuffers: options.sharedBuffers } });
   const send = (request: EngineRequest) => engine.postMessage(request);
   const calls = new Map<number, { resolve: (bytes: Uint8Array) => void; reject: (error: Error) => void }>();
   let nextCall = 1;
@@ -128,6 +130,7 @@ if (import.meta.main) {
     port: Number(process.env.EMBEDDED_DB_PORT ?? 54329),
     idleInTransactionTimeoutMs: Number(process.env.EMBEDDED_IDLE_TX_TIMEOUT_MS ?? 10_000),
     statementTimeoutMs: Number(process.env.EMBEDDED_STATEMENT_TIMEOUT_MS ?? 5_000),
+    sharedBuffers: process.env.EMBEDDED_SHARED_BUFFERS || undefined,
   });
   process.stdout.write(`ready ${running.port}\n`);
   let stopping = false;

@@ -3,7 +3,8 @@
 // then read characters as rows (Binance's candles) or find no rows at all (Kraken's), or throw a
 // TypeError of their own. Every such answer becomes one named error, BadVenueAnswer, naming the
 // venue, the endpoint and why; the caller backs the venue off and records it (runOnVenue).
-import { BaseError, type Exchange, type OHLCV, type Ticker } from 'ccxt';
+import type { Exchange, OHLCV, Ticker } from 'ccxt';
+import { ccxtLibrary } from './venues.ts';
 
 /** A venue answer that came back but cannot be right: unreadable, cut short, or not what was asked. */
 export class BadVenueAnswer extends Error {
@@ -53,7 +54,7 @@ export async function reading<T>(venue: { id: string; endpoint?: string }, what:
   try {
     return await call();
   } catch (error) {
-    if (error instanceof BadVenueAnswer || error instanceof BaseError) throw error;
+    if (error instanceof BadVenueAnswer || error instanceof ccxtLibrary().BaseError) throw error;
     throw new BadVenueAnswer(`${venue.id} ${venue.endpoint ?? what}: ${what} unreadable (${(error as Error)?.message ?? String(error)})`);
   }
 }

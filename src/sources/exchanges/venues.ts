@@ -2,7 +2,20 @@
 // (no keys), ccxt's own rate limiter on, spot markets only (OKX also swaps, for contract sizes
 // and liquidations), and an optional base URL standing in for the venue's hosts (a mirror, a
 // proxy, a testnet or the loopback replay server of the tests).
-import ccxt, { type Exchange } from 'ccxt';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { Exchange } from 'ccxt';
+
+let library: typeof import('ccxt') | undefined;
+/**
+ * ccxt, loaded when first needed rather than with the service: its hundred-odd exchanges take most
+ * of a second of CPU to load, which the API, the CLI and every test file would pay at start without
+ * reading a venue. Required as the ES module it is, so that it is the very instance an
+ * `import('ccxt')` elsewhere gets (its error classes are the same classes).
+ */
+export function ccxtLibrary(): typeof import('ccxt') {
+  return (library ??= createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('ccxt'))) as typeof import('ccxt'));
+}
 
 export const VENUE_IDS = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin'] as const;
 export type VenueId = (typeof VENUE_IDS)[number];
@@ -57,7 +70,7 @@ export function createVenue(id: string, options: VenueOptions = {}): Exchange {
   if (!isVenueId(id)) throw unknownVenue(id);
   const setup = SETUP[id];
   // ccxt's pro classes are its REST classes plus websocket parsers (OKX's liquidation parser among them)
-  const Class = (ccxt.pro as unknown as Record<string, new (config: Record<string, unknown>) => Exchange>)[id];
+  const Class = (ccxtLibrary().pro as unknown as Record<string, new (config: Record<string, unknown>) => Exchange>)[id];
   if (!Class) throw unknownVenue(id);
   const exchange = new Class({
     enableRateLimit: true,
