@@ -10,6 +10,7 @@ import { loadCoinFixture } from '../api/fixtures.ts';
 import { importContent } from '../../src/content/import.ts';
 import { ARTICLES, fixtureFiles, writeContentDir } from '../content/fixtures.ts';
 import { poll } from '../../dev/wait.ts';
+import { embeddedOnly } from '../helpers/targets.ts';
 
 const extra: { second?: TestApi; off?: TestApi; notify?: TestApi; read?: TestApi; close?: () => Promise<void> } = {};
 const handles = useApi(test, {
@@ -155,8 +156,8 @@ test.serial('a read of the versions (strict on a server, or read) sees a bump wh
 /** mdapi_cache_confirm_reads_total of an app */
 const confirmReads = async (api: TestApi) => Number(/mdapi_cache_confirm_reads_total (\d+)/.exec((await api.get('/metrics')).body as string)?.[1]);
 
-test.serial('strict on the embedded database: every refresh acknowledged before a request is in its answer, confirmed by a turn of the event loop, without a read', async (t) => {
-  if (process.env.TEST_DATABASE_URL) return t.pass('a server confirms by a read (the test above)');
+embeddedOnly(test, 'its server delivers every NOTIFY before it acknowledges the commit; a server confirms by a read (the test above)')
+  .serial('strict on the embedded database: every refresh acknowledged before a request is in its answer, confirmed by a turn of the event loop, without a read', async (t) => {
   const k = await key();
   await alphaPrice(handles.api);
   const readsBefore = await confirmReads(handles.api);
