@@ -6,7 +6,7 @@ import { createKey } from '../../src/keys.ts';
 import { silentLogger } from '../../src/log.ts';
 import { startService, type RunningService } from '../../src/service.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
-import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { TEST_SHARED_BUFFERS, testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { schedule } from '../../jobs/index.ts';
 import { poll } from '../../dev/wait.ts';
 
@@ -24,6 +24,11 @@ test.after.always(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+embedded.serial('a test database runs with the buffer pool it was started with, not PGlite\'s 128MB', async (t) => {
+  const [row] = await db.sql<{ shared_buffers: string }[]>`show shared_buffers`;
+  t.is(row!.shared_buffers, TEST_SHARED_BUFFERS);
+});
 
 embedded.serial('a killed database process is restarted; the API answers 503 meanwhile and recovers by itself', async (t) => {
   const { key } = await createKey(db.sql, { plan: 'pro', owner: 'supervision', scope: 'data-api' });
