@@ -3059,7 +3059,7 @@ function app.admission_key(p_key_hash bytea, p_scope text, p_window timestamp wi
   |   where k.key_hash = p_key_hash and app.key_live(k.revoked_at) and k.scope = p_scope and app.owner_enabled(k.owner);
 
 function app.admit(p_key_hash bytea, p_client text, p_scope text, p_required_plan text, p_endpoint text, p_key_failure_limit integer, p_client_failure_limit integer, p_consume boolean, p_per_page integer) returns TABLE(outcome text, key_id bigint, owner text, plan text, quota_limit bigint, quota_used bigint, quota_reset timestamp with time zone, rate_limit integer, rate_remaining integer, rate_reset integer, retry_after integer, per_page_cap integer) language plpgsql volatile security definer
-  -- Admits one API request: outcome is ok, unauthorized, auth_rate_limited, plan_required, per_page_exceeded, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.
+  -- Admits one API request: outcome is ok, unauthorized (no such live key), wrong_scope (a live key of another scope: refused like unauthorized), auth_rate_limited, plan_required, per_page_exceeded, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.
   | declare
   |   v_window timestamptz := date_trunc('minute', now());
   |   v_window_left int := greatest(1, ceil(extract(epoch from v_window + interval '1 minute' - now()))::int);
@@ -3095,7 +3095,15 @@ function app.admit(p_key_hash bytea, p_client text, p_scope text, p_required_pla
   |     insert into app.auth_failures as f (subject, window_start, failures)
   |     select s, v_window, 1 from unnest(array[v_key_subject, v_client_subject]) s where s is not null
   |     on conflict (subject, window_start) do update set failures = f.failures + 1;
-  |     outcome := 'unauthorized';
+  |     -- a live key of another scope is still a failed attempt here; the outcome names it so that a
+  |     -- surface may tell its client which kind of key it needs (the MCP server does)
+  |     outcome := case
+  |       when exists (
+  |         select from app.api_keys k
+  |         where k.key_hash = p_key_hash and k.scope <> p_scope and app.key_live(k.revoked_at) and app.owner_enabled(k.owner)
+  |       ) then 'wrong_scope'
+  |       else 'unauthorized'
+  |     end;
   |     return next;
   |     return;
   |   end if;

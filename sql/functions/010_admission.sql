@@ -72,7 +72,15 @@ begin
     insert into app.auth_failures as f (subject, window_start, failures)
     select s, v_window, 1 from unnest(array[v_key_subject, v_client_subject]) s where s is not null
     on conflict (subject, window_start) do update set failures = f.failures + 1;
-    outcome := 'unauthorized';
+    -- a live key of another scope is still a failed attempt here; the outcome names it so that a
+    -- surface may tell its client which kind of key it needs (the MCP server does)
+    outcome := case
+      when exists (
+        select from app.api_keys k
+        where k.key_hash = p_key_hash and k.scope <> p_scope and app.key_live(k.revoked_at) and app.owner_enabled(k.owner)
+      ) then 'wrong_scope'
+      else 'unauthorized'
+    end;
     return next;
     return;
   end if;
@@ -145,7 +153,7 @@ begin
 end;
 $$;
 comment on function app.admit(bytea, text, text, text, text, int, int, boolean, int) is
-  'Admits one API request: outcome is ok, unauthorized, auth_rate_limited, plan_required, per_page_exceeded, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.';
+  'Admits one API request: outcome is ok, unauthorized (no such live key), wrong_scope (a live key of another scope: refused like unauthorized), auth_rate_limited, plan_required, per_page_exceeded, rate_limited or quota_exceeded, with the quota and rate-limit figures for the response headers.';
 revoke execute on function app.admit(bytea, text, text, text, text, int, int, boolean, int) from public;
 
 -- The status of a response is known once it is written: counted per key, UTC day, endpoint and

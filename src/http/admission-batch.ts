@@ -17,7 +17,8 @@ import type { Logger } from '../log.ts';
 import type { McpPlanName, PlanName, WidgetPlanName } from '../plans.ts';
 
 export interface AdmitRow {
-  outcome: 'ok' | 'unauthorized' | 'auth_rate_limited' | 'plan_required' | 'per_page_exceeded' | 'rate_limited' | 'quota_exceeded';
+  /** wrong_scope: a live key of another scope (a Data API key on /mcp), refused like unauthorized */
+  outcome: 'ok' | 'unauthorized' | 'wrong_scope' | 'auth_rate_limited' | 'plan_required' | 'per_page_exceeded' | 'rate_limited' | 'quota_exceeded';
   key_id: string | null;
   owner: string | null;
   plan: PlanName | McpPlanName | WidgetPlanName | null;

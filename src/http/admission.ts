@@ -65,6 +65,8 @@ function admitted(ctx: Context, key: string | null, route: AdmitRoute, row: Admi
   const retryAfter = { 'Retry-After': String(row.retry_after ?? 60) };
   switch (row.outcome) {
     case 'unauthorized':
+    // the same answer: a surface that names the kind of key it needs reads ctx.state.admission (src/mcp/auth.ts)
+    case 'wrong_scope':
       throw new ApiError(401, 'unauthorized', key ? 'The API key is invalid or revoked.' : 'Send an API key as "Authorization: Bearer <key>".', {}, { 'WWW-Authenticate': 'Bearer' });
     case 'auth_rate_limited':
       throw new ApiError(429, 'rate_limited', 'Too many failed authentication attempts; retry later.', {}, retryAfter);

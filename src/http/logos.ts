@@ -6,7 +6,6 @@ import type { Context } from 'koa';
 import { strongEtag } from './cache.ts';
 import { ApiError } from './errors.ts';
 import { escapeHtml } from '../html.ts';
-import { publicBase } from './pages.ts';
 import type { Deps } from './admission.ts';
 import { JsonRows, stringifyWithJsonRows } from './envelope.ts';
 
@@ -77,6 +76,3 @@ export function serialiseBody(body: unknown, base: string): string {
   return stringifyWithJsonRows(body).replace(LOGO_KEY, (_, separator: string) => `"logo"${separator}${absolute}`);
 }
 const LOGO_KEY = new RegExp(`"logo"(\\s*:\\s*)"${LOGO_PATH}`, 'g');
-
-/** absoluteLogos on the base of this request (PUBLIC_URL, else its scheme and host). */
-export const withAbsoluteLogos = <T>(body: T, ctx: Context, config: Deps['config']) => absoluteLogos(body, publicBase(ctx, config));

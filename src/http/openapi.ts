@@ -19,7 +19,8 @@ let examples: Record<string, unknown> | undefined;
 const recordedExample = (operationId: string) =>
   (examples ??= JSON.parse(readFileSync(EXAMPLES_FILE, 'utf8')) as Record<string, unknown>)[operationId];
 
-const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
+/** A zod schema as JSON Schema 2020-12, without `$schema` (it is embedded in another document). */
+export const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   return rest;
 };
@@ -66,6 +67,12 @@ function parameters(schema: z.ZodType | undefined, location: 'query' | 'path') {
   }));
 }
 
+/**
+ * The JSON Schema of a route's success body: its operation's 2xx schema in the OpenAPI document, and
+ * the outputSchema of the MCP tool the route answers (src/mcp/tools.ts).
+ */
+export const responseSchema = (route: RouteSpec) => (route.response ? jsonSchema(route.response, 'output') : undefined);
+
 function successResponse(route: RouteSpec) {
   if (route.stream) {
     return { description: route.stream.description, headers: limitHeaders, content: { [route.stream.contentType]: { schema: { type: 'string' } } } };
@@ -75,7 +82,7 @@ function successResponse(route: RouteSpec) {
     description: 'Success: {data, meta} (meta at least {}); paginated lists add links (absolute URLs) and the page counts in meta.',
     headers: limitHeaders,
     ...(route.response
-      ? { content: { 'application/json': { schema: jsonSchema(route.response, 'output'), ...(example === undefined ? {} : { example }) } } }
+      ? { content: { 'application/json': { schema: responseSchema(route), ...(example === undefined ? {} : { example }) } } }
       : {}),
   };
 }

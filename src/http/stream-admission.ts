@@ -19,7 +19,7 @@ export function streamAdmission(ctx: Context, deps: Deps, presented: Presented |
     again: async () => {
       const row = await admissionDecision(ctx, deps, presented, { ...route });
       if (row.outcome === 'ok') return null;
-      return row.outcome === 'auth_rate_limited' || row.outcome === 'per_page_exceeded' ? 'unauthorized' : row.outcome;
+      return row.outcome === 'auth_rate_limited' || row.outcome === 'per_page_exceeded' || row.outcome === 'wrong_scope' ? 'unauthorized' : row.outcome;
     },
   });
   return {

@@ -39,5 +39,13 @@ export const mcpPlan = (plan: PlanName | PlanName[]): McpPlanName => ([plan].fla
  * refused over the plan's cap as on the Data API.
  */
 export async function admitMcp(ctx: Context, deps: Deps, endpoint: string, plan: McpPlanName, consume: boolean, perPage?: number): Promise<Admitted> {
-  return admission(ctx, deps, { endpoint, plan, consume, scope: 'mcp', key: mcpKey(ctx), perPage });
+  try {
+    return await admission(ctx, deps, { endpoint, plan, consume, scope: 'mcp', key: mcpKey(ctx), perPage });
+  } catch (error) {
+    // A Data API or widget key: refused as any bad key is, but told which kind of key this server takes
+    if (ctx.state.admission === 'wrong_scope') throw new ApiError(401, 'unauthenticated', WRONG_KIND, {}, { 'WWW-Authenticate': 'Bearer' });
+    throw error;
+  }
 }
+
+const WRONG_KIND = 'This is not an MCP key: the MCP server takes only MCP keys (scope mcp), not Data API or widget keys. Ask the operator for an MCP key.';

@@ -5,7 +5,10 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { apiRoutes } from '../api/index.ts';
 import { ApiError } from '../http/errors.ts';
-import { withAbsoluteLogos } from '../http/logos.ts';
+import { completeEnvelope } from '../http/envelope.ts';
+import { serialiseBody } from '../http/logos.ts';
+import { responseSchema } from '../http/openapi.ts';
+import { publicBase } from '../http/pages.ts';
 import { API_PREFIX, routePlan, type Deps, type RouteSpec } from '../http/routes.ts';
 import { collectingParser, queryTextErrors } from '../http/validation.ts';
 import { admitMcp, mcpPlan } from './auth.ts';
@@ -19,26 +22,16 @@ export interface McpTool {
   title: string;
   description: string;
   input: z.ZodRawShape;
-  /** the shape of structuredContent: the endpoint's envelope */
-  output: z.ZodObject;
-  /** the route (by operationId) that answers, and the arguments as its path and query take them */
-  request: (args: Args) => { operationId: string; params?: Record<string, Scalar | undefined>; query?: Record<string, Scalar | Scalar[] | undefined> };
-  /** a one-line rendering for clients that show text only */
-  text: (body: any) => string;
+  /** the route that answers: its response schema is the tool's outputSchema, its body the structuredContent */
+  operationId: string;
+  /**
+   * The arguments as the route's path and query take them; `operationId` when another route of the
+   * same response schema answers these arguments (losers beside gainers).
+   */
+  request: (args: Args) => { operationId?: string; params?: Record<string, Scalar | undefined>; query?: Record<string, Scalar | Scalar[] | undefined> };
+  /** a one-line summary, the first text block (the JSON follows it) */
+  text: (body: any, args: Args) => string;
 }
-
-// Shapes of what the endpoints return. Prices, rates and supplies are decimal strings, never floats.
-const decimal = z.string().regex(/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i).describe('A decimal number as a string.');
-const row = z.looseObject({});
-const envelope = (data: z.ZodType, meta: z.ZodType = row) => z.object({ data, meta });
-const page = (item: z.ZodType) =>
-  z.object({
-    data: z.array(item),
-    links: z.object({ first: z.string(), last: z.string(), prev: z.string().nullable(), next: z.string().nullable() }),
-    meta: z.looseObject({ current_page: z.number(), last_page: z.number(), per_page: z.number(), total: z.number() }),
-  });
-const coinRow = z.looseObject({ id: z.number(), slug: z.string(), symbol: z.string(), name: z.string(), price: decimal.nullable() });
-const exchangeRow = z.looseObject({ id: z.number(), slug: z.string(), name: z.string() });
 
 // Argument building blocks, with the bounds of the matching query parameters.
 const slug = slugOf('coin').describe('The coin\'s slug, e.g. bitcoin; any case.');
@@ -58,16 +51,16 @@ export const TOOLS: McpTool[] = [
     name: 'search_coins', title: 'Search coins',
     description: 'Finds coins by a case-insensitive substring of name or symbol, ranked by market cap, with price, market cap, volume and changes. Use it to find a coin\'s slug for the other tools.',
     input: { query: z.string().min(1).max(100).describe('Part of the name or symbol, e.g. "bit" or "ETH".'), ...pageArgs },
-    output: page(coinRow),
-    request: ({ query, page, per_page }) => ({ operationId: 'listCoins', query: { search: query as string, page: page as number, per_page: per_page as number } }),
+    operationId: 'listCoins',
+    request: ({ query, page, per_page }) => ({ query: { search: query as string, page: page as number, per_page: per_page as number } }),
     text: (body) => total(body, 'matching coins') + ' ' + body.data.slice(0, 10).map((c: any) => `${c.name} (${c.symbol}, ${c.slug}): ${c.price ?? 'n/a'} USD`).join('; '),
   },
   {
     name: 'get_coin', title: 'Coin detail',
     description: 'One coin in detail: price, supply, market cap, fully diluted valuation, all-time high and low, links, contracts and description.',
     input: { slug, locale: z.string().regex(/^[A-Za-z]{2}([-_][A-Za-z]{2})?$/).optional().describe('Language of the description, default en.') },
-    output: envelope(z.looseObject({ id: z.number(), slug: z.string(), symbol: z.string(), name: z.string() })),
-    request: ({ slug, locale }) => ({ operationId: 'getCoinDetail', params: { slug: slug as string }, query: { locale: locale as string } }),
+    operationId: 'getCoinDetail',
+    request: ({ slug, locale }) => ({ params: { slug: slug as string }, query: { locale: locale as string } }),
     text: (body) => `${body.data.name} (${body.data.symbol}): price ${body.data.price ?? 'n/a'} USD.`,
   },
   {
@@ -79,8 +72,8 @@ export const TOOLS: McpTool[] = [
       symbols: z.array(z.string().min(1).max(20)).max(100).optional().describe('Symbols, case-insensitive.'),
       convert: currency,
     },
-    output: envelope(z.array(z.looseObject({ slug: z.string(), price: decimal.nullable() }))),
-    request: ({ ids, slugs, symbols, convert }) => ({ operationId: 'getPrices', query: { ids: ids as number[], slugs: slugs as string[], symbols: symbols as string[], convert: convert as string } }),
+    operationId: 'getPrices',
+    request: ({ ids, slugs, symbols, convert }) => ({ query: { ids: ids as number[], slugs: slugs as string[], symbols: symbols as string[], convert: convert as string } }),
     text: (body) => body.data.map((c: any) => `${c.slug}: ${c.price ?? 'n/a'} ${body.meta.currency}`).join('; ') || 'No coin matched.',
   },
   {
@@ -93,17 +86,17 @@ export const TOOLS: McpTool[] = [
       end: isoDate.optional().describe('Upper bound; a date alone means through that day.'),
       limit: z.number().int().min(1).max(2000).optional().describe('The most recent N bars of the range, default 1000.'),
     },
-    output: envelope(z.array(z.looseObject({ time: z.string(), open: decimal.nullable(), high: decimal.nullable(), low: decimal.nullable(), close: decimal.nullable() }))),
-    request: ({ slug, ...query }) => ({ operationId: 'candleHistory', params: { slug: slug as string }, query: query as Record<string, Scalar> }),
+    operationId: 'candleHistory',
+    request: ({ slug, ...query }) => ({ params: { slug: slug as string }, query: query as Record<string, Scalar> }),
     text: (body) => `${count(body)} ${body.meta.interval} bars of ${body.meta.coin}` + (body.data.length ? ` from ${body.data[0].time} to ${body.data.at(-1).time}.` : '.'),
   },
   {
     name: 'get_historical_price', title: 'Price on a past date',
     description: "One coin's USD close on a past date (UTC), or the nearest day's within 3 days (meta.price_date says which).",
     input: { slug, date: date().describe('YYYY-MM-DD, after 2008-12-31, not in the future.') },
-    output: envelope(row, z.looseObject({ price_date: z.string().nullable() })),
-    request: ({ slug, date }) => ({ operationId: 'historicalPrice', query: { slug: slug as string, date: date as string } }),
-    text: (body) => `Price on ${body.meta.price_date}: ${JSON.stringify(body.data)}`,
+    operationId: 'historicalPrice',
+    request: ({ slug, date }) => ({ query: { slug: slug as string, date: date as string } }),
+    text: (body) => `${body.data.symbol} closed at ${body.data.price} USD on ${body.meta.price_date} (asked for ${body.data.date}).`,
   },
   {
     name: 'get_top_movers', title: 'Top gainers or losers',
@@ -113,51 +106,55 @@ export const TOOLS: McpTool[] = [
       interval: z.enum(['24h', '7d']).optional().describe('Window of the change, default 24h.'),
       ...pageArgs,
     },
-    output: page(coinRow),
+    operationId: 'topGainers',
     request: ({ direction, interval, page, per_page }) => ({
       operationId: direction === 'losers' ? 'topLosers' : 'topGainers', query: { interval: interval as string, page: page as number, per_page: per_page as number },
     }),
-    text: (body) => total(body, 'coins') + ' ' + body.data.slice(0, 10).map((c: any) => `${c.symbol} ${c.change_24h ?? c.change_7d ?? ''}%`).join(', '),
+    // the change over the window asked for, as the list is ordered by it
+    text: (body, { interval }) => {
+      const change = interval === '7d' ? 'change_7d' : 'change_24h';
+      return `${total(body, 'coins')} Change over ${interval ?? '24h'}: ` + body.data.slice(0, 10).map((c: any) => `${c.symbol} ${c[change] ?? 'n/a'}%`).join(', ');
+    },
   },
   {
     name: 'get_trending_coins', title: 'Trending coins',
     description: 'Trending coins by a 0-100 score from the surge of 24h volume over the usual and the size of the 24h move.',
     input: { limit: z.number().int().min(1).max(20).optional().describe('How many, default 10.') },
-    output: envelope(z.array(row)),
-    request: ({ limit }) => ({ operationId: 'trendingCoins', query: { limit: limit as number } }),
+    operationId: 'trendingCoins',
+    request: ({ limit }) => ({ query: { limit: limit as number } }),
     text: (body) => `${count(body)} trending: ` + body.data.map((c: any) => c.slug).join(', '),
   },
   {
     name: 'get_global_market', title: 'Global market overview',
     description: 'Total crypto market cap and 24h volume, counts of coins, exchanges and markets, BTC/ETH dominance and the Fear & Greed reading.',
     input: {},
-    output: envelope(row),
-    request: () => ({ operationId: 'globalMarketSnapshot' }),
-    text: (body) => `Total market cap ${body.data.total_marketcap ?? body.data.marketcap ?? 'n/a'} USD.`,
+    operationId: 'globalMarketSnapshot',
+    request: () => ({}),
+    text: (body) => `Total market cap ${body.data.total_marketcap ?? 'n/a'} USD, 24h volume ${body.data.total_volume_24h ?? 'n/a'} USD.`,
   },
   {
     name: 'get_global_history', title: 'Global market history',
     description: 'Total market cap or volume (USD) over 24h (half-hourly), 7d (hourly), 30d or all (daily), oldest first.',
     input: { metric: z.enum(['marketcap', 'volume']).describe('marketcap or volume.'), period: z.enum(['24h', '7d', '30d', 'all']).optional().describe('Default 24h.') },
-    output: envelope(z.array(z.looseObject({ time: z.string() }))),
-    request: ({ metric, period }) => ({ operationId: 'globalMarketcapVolumeHistory', params: { metric: metric as string }, query: { period: period as string } }),
+    operationId: 'globalMarketcapVolumeHistory',
+    request: ({ metric, period }) => ({ params: { metric: metric as string }, query: { period: period as string } }),
     text: (body) => `${count(body)} points of total ${body.meta.metric} over ${body.meta.period}.`,
   },
   {
     name: 'get_fear_greed', title: 'Fear & Greed index',
     description: 'The current Fear & Greed reading (0-100 with its band, and its components) for the whole market or one coin.',
     input: { coin: slugOf('coin').optional().describe('Coin slug; omit for the whole market.') },
-    output: envelope(row),
-    request: ({ coin }) => ({ operationId: 'fearGreedIndex', query: { coin: coin as string } }),
-    text: (body) => `Fear & Greed (${body.meta.scope ?? 'market'}): ${body.data.index ?? 'n/a'} ${body.data.regime ?? ''}`.trim(),
+    operationId: 'fearGreedIndex',
+    request: ({ coin }) => ({ query: { coin: coin as string } }),
+    text: (body) => `Fear & Greed (${body.data.scope}): ${body.data.index ?? 'n/a'} ${body.data.regime ?? ''}`.trim(),
   },
   {
     name: 'get_altseason_index', title: 'Altseason index',
     description: 'How many of the top-100 altcoins outperformed bitcoin over 90 days, with optional daily history.',
     input: { days: z.number().int().min(0).max(365).optional().describe('Days of daily history, 0-365 (default 0: current only).') },
-    output: envelope(z.looseObject({ history: z.array(row) })),
-    request: ({ days }) => ({ operationId: 'altseasonIndex', query: { days: days as number } }),
-    text: (body) => `Altseason index: ${body.data.index ?? body.data.value ?? 'n/a'}.`,
+    operationId: 'altseasonIndex',
+    request: ({ days }) => ({ query: { days: days as number } }),
+    text: (body) => `Altseason index: ${body.data.index ?? 'n/a'} (${body.data.season ?? 'n/a'}).`,
   },
   {
     name: 'convert_currency', title: 'Convert between assets',
@@ -167,9 +164,9 @@ export const TOOLS: McpTool[] = [
       to: z.array(slugOf('asset')).min(1).max(10).describe('Target assets: coin slugs or fiat codes.'),
       amount: z.string().max(40).regex(/^\d+(\.\d+)?$/).optional().describe('Non-negative decimal string, default "1".'),
     },
-    output: envelope(row),
-    request: ({ from, to, amount }) => ({ operationId: 'convertBetweenAssets', query: { from: from as string, to: to as string[], amount: amount as string } }),
-    text: (body) => JSON.stringify(body.data),
+    operationId: 'convertBetweenAssets',
+    request: ({ from, to, amount }) => ({ query: { from: from as string, to: to as string[], amount: amount as string } }),
+    text: (body) => `${body.data.amount} ${body.data.from.symbol} = ` + body.data.results.map((r: any) => `${r.value} ${r.symbol}`).join(', '),
   },
   {
     name: 'list_exchanges', title: 'List exchanges',
@@ -179,49 +176,49 @@ export const TOOLS: McpTool[] = [
       type: z.enum(['cex', 'dex']).optional(),
       ...pageArgs,
     },
-    output: page(exchangeRow),
-    request: (args) => ({ operationId: 'listExchanges', query: args as Record<string, Scalar> }),
+    operationId: 'listExchanges',
+    request: (args) => ({ query: args as Record<string, Scalar> }),
     text: (body) => total(body, 'exchanges') + ' ' + body.data.slice(0, 10).map((e: any) => e.name).join(', '),
   },
   {
     name: 'get_exchange', title: 'Exchange detail',
     description: 'One exchange: type, rank, 24h volume and dominance, changes, pairs, assets, established, location, website.',
     input: { slug: exchangeSlug },
-    output: z.object({ data: exchangeRow }),
-    request: ({ slug }) => ({ operationId: 'getExchangeDetail', params: { slug: slug as string } }),
-    text: (body) => `${body.data.name}: rank ${body.data.rank ?? 'n/a'}, 24h volume ${body.data.volume_24h ?? body.data.volume ?? 'n/a'} USD.`,
+    operationId: 'getExchangeDetail',
+    request: ({ slug }) => ({ params: { slug: slug as string } }),
+    text: (body) => `${body.data.name}: rank ${body.data.rank ?? 'n/a'}, 24h volume ${body.data.volume_24h ?? 'n/a'} USD.`,
   },
   {
     name: 'get_exchange_trust_score', title: 'Exchange trust score',
     description: 'Trust score 0-10 of an exchange with its 13-factor breakdown (rank, volume, age, volume trend, stability, rank stability, ticker health, pairs, community, assets, dominance, market breadth, transparency), each 0-10.',
     input: { slug: exchangeSlug },
-    output: z.object({ data: row }),
-    request: ({ slug }) => ({ operationId: 'getExchangeTrustScore', params: { slug: slug as string } }),
-    text: (body) => `Trust score: ${body.data.trust_score ?? body.data.score ?? 'n/a'}.`,
+    operationId: 'getExchangeTrustScore',
+    request: ({ slug }) => ({ params: { slug: slug as string } }),
+    text: (body) => `Trust score: ${body.data.score ?? 'n/a'} of 10.`,
   },
   {
     name: 'get_coin_markets', title: 'Markets of a coin',
     description: 'The tickers (exchange, pair, price, 24h volume) trading a coin as base or quote, by volume.',
     input: { slug, exchange: slugOf('exchange').optional().describe('Only this exchange (slug).'), ...pageArgs },
-    output: page(row),
-    request: ({ slug, ...query }) => ({ operationId: 'coinMarkets', params: { slug: slug as string }, query: query as Record<string, Scalar> }),
+    operationId: 'coinMarkets',
+    request: ({ slug, ...query }) => ({ params: { slug: slug as string }, query: query as Record<string, Scalar> }),
     text: (body) => total(body, 'markets'),
   },
   {
     name: 'get_coin_technicals', title: 'Technical indicators snapshot',
     description: "Every indicator's latest daily reading for a coin (RSI, MACD, SMA, ADX, MFI, CCI, OBV, VWAP, …) with a state (bullish, bearish, neutral, overbought, oversold) and a score. Needs the mcp-pro plan.",
     input: { slug },
-    output: envelope(z.array(z.looseObject({ indicator: z.string(), state: z.string(), score: z.number().nullable() }))),
-    request: ({ slug }) => ({ operationId: 'indicatorSnapshot', params: { slug: slug as string } }),
+    operationId: 'indicatorSnapshot',
+    request: ({ slug }) => ({ params: { slug: slug as string } }),
     text: (body) => body.data.map((r: any) => `${r.indicator}: ${r.state}`).join(', '),
   },
   {
     name: 'get_liquidations_summary', title: "Today's liquidations",
     description: "Today's (UTC) liquidations so far: total, long and short USD, counts and long-vs-short dominance; null before the day's first.",
     input: {},
-    output: envelope(row.nullable()),
-    request: () => ({ operationId: 'todaysLiquidationSummary' }),
-    text: (body) => (body.data ? `Liquidations today: ${body.data.total_usd ?? JSON.stringify(body.data)} USD.` : 'No liquidations today yet.'),
+    operationId: 'todaysLiquidationSummary',
+    request: () => ({}),
+    text: (body) => (body.data ? `Liquidations today: ${body.data.total_usd} USD (long ${body.data.long_usd}, short ${body.data.short_usd}).` : 'No liquidations today yet.'),
   },
   {
     name: 'calculate_dca', title: 'Dollar-cost averaging calculator',
@@ -234,13 +231,24 @@ export const TOOLS: McpTool[] = [
       end: date().optional().describe('Last possible buy, default today.'),
       series: z.boolean().optional().describe('Also return one row per buy.'),
     },
-    output: envelope(z.object({ summary: z.looseObject({ invested: z.number(), accumulated: z.number(), final_value: z.number(), profit: z.number(), roi: z.number().nullable(), total_invested: decimal }), series: z.array(row).nullable() })),
-    request: (args) => ({ operationId: 'dCACalculator', query: args as Record<string, Scalar> }),
+    operationId: 'dCACalculator',
+    request: (args) => ({ query: args as Record<string, Scalar> }),
     text: (body) => `Invested ${body.data.summary.invested} USD, worth ${body.data.summary.final_value} USD now (ROI ${body.data.summary.roi}%).`,
   },
 ];
 
 const ROUTES = new Map(apiRoutes.map((route) => [route.operationId, route]));
+
+/** The route a tool's answers come from; checked when the module loads, so a renamed operation fails at start-up. */
+const routeOf = (operationId: string): RouteSpec => {
+  const route = ROUTES.get(operationId);
+  if (!route?.response) throw new Error(`MCP tools: no operation ${operationId} with a response schema`);
+  return route;
+};
+for (const tool of TOOLS) routeOf(tool.operationId);
+
+/** A tool's outputSchema: the JSON Schema of its operation's success body, as the OpenAPI document has it. */
+export const outputSchema = (tool: McpTool) => responseSchema(routeOf(tool.operationId))!;
 
 const asParam = (value: Scalar | Scalar[]) => (Array.isArray(value) ? value.join(',') : String(value));
 const strings = (values: Record<string, Scalar | Scalar[] | undefined> = {}) =>
@@ -250,9 +258,9 @@ const strings = (values: Record<string, Scalar | Scalar[] | undefined> = {}) =>
  * Runs a tool as its endpoint would: the route's schemas, admission with the MCP plan the route's plan
  * maps to (a tool call costs one request; a bad argument costs none), then the route's handler.
  */
-export async function runTool(tool: McpTool, args: Args, ctx: Context, deps: Deps): Promise<unknown> {
-  const { operationId, params: rawParams, query: rawQuery } = tool.request(args);
-  const route: RouteSpec = ROUTES.get(operationId)!;
+export async function runTool(tool: McpTool, args: Args, ctx: Context, deps: Deps): Promise<{ body: Record<string, unknown>; json: string }> {
+  const { operationId = tool.operationId, params: rawParams, query: rawQuery } = tool.request(args);
+  const route = routeOf(operationId);
   const search = new URLSearchParams(strings(rawQuery));
   const params = strings(rawParams);
   const errors = queryTextErrors(search.toString());
@@ -266,7 +274,8 @@ export async function runTool(tool: McpTool, args: Args, ctx: Context, deps: Dep
   // Paginated answers link to the same page of the Data API endpoint.
   const path = API_PREFIX + route.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
   const href = new URL(`${path}${search.size ? `?${search}` : ''}`, `${ctx.protocol}://${ctx.host}`).href;
-  const body = await route.handler({ query: query as never, params: pathParams as never, body: undefined as never, key, deps, ctx: { href } as Context, routes: apiRoutes });
-  // generated logos as absolute URLs, as the endpoint answers them
-  return withAbsoluteLogos(body, ctx, deps.config);
+  const answer = await route.handler({ query: query as never, params: pathParams as never, body: undefined as never, key, deps, ctx: { href } as Context, routes: apiRoutes });
+  // the body the endpoint answers, byte for byte (meta completed, logos absolute): the text block's JSON
+  const json = serialiseBody(completeEnvelope(answer, deps.config), publicBase(ctx, deps.config));
+  return { body: JSON.parse(json) as Record<string, unknown>, json };
 }

@@ -266,7 +266,8 @@ test.serial('missing, unknown and wrong-scope keys, up to the failed-attempt lim
   const { found, answers } = await compare([exact, batched], steps);
   t.deepEqual(found, []);
   t.deepEqual(outcomes(answers), [
-    '401 unauthorized', '401 unauthorized', '401 unauthorized', '401 unauthorized',
+    // a Data API key on /mcp is told that an MCP key is needed; an MCP key on the Data API is a bad key there
+    '401 unauthorized', '401 unauthorized', '401 unauthorized', '401 unauthenticated',
     '401 unauthorized', '401 unauthorized', '401 unauthorized', '429 rate_limited', '429 rate_limited',
     '404 not_found', '429 rate_limited', '429 rate_limited', '429 rate_limited', '429 rate_limited',
     '200 null', '200 null',

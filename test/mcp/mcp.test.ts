@@ -1,18 +1,22 @@
 // The MCP tool server over HTTP with the SDK's own client: the 19 tools and their schemas, each
-// tool with a valid and a bad argument, the auth matrix, quota accounting, the plan gate, Origin
-// refusal, stateless GET/DELETE and the server card.
+// tool with a valid and a bad argument, its text blocks and its outputSchema (the OpenAPI document's),
+// the auth matrix, quota accounting, the plan gate, Origin refusal, stateless GET/DELETE and the
+// server card (also a registry server.json).
 import test from 'ava';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { z } from 'zod';
 import { TOOLS } from '../../src/mcp/tools.ts';
 import { createKey } from '../../src/keys.ts';
+import { createWidgetKey } from '../../src/widgets/keys.ts';
 import { loadVenueFixture } from '../api/exchange_fixtures.ts';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
 import { generateSeries, insertCoin, refreshAggregates } from '../../dev/indicators.ts';
 
 const TECH = { id: 4301, slug: 'mcp-coin' };
-const keys = { free: '', pro: '', dataApi: '' };
+const keys = { free: '', pro: '', dataApi: '', widget: '' };
 
 const handles = useApi(test, {
   setup: async ({ db, api }) => {
@@ -25,6 +29,7 @@ const handles = useApi(test, {
     keys.free = await api.key({ plan: 'mcp-free', scope: 'mcp' });
     keys.pro = await api.key({ plan: 'mcp-pro', scope: 'mcp' });
     keys.dataApi = await api.key({ plan: 'pro' });
+    keys.widget = (await createWidgetKey(db.sql, { owner: 'site-owner', plan: 'widget-free', name: 'site', origins: ['https://site.example'] })).key;
   },
 });
 
@@ -90,16 +95,16 @@ test('the 19 tools are listed with schemas and read-only annotations', async (t)
   await client.close();
 });
 
+const textOf = (result: Record<string, unknown>) => (result.content as { type: string; text: string }[]).map((block) => { if (block.type !== 'text') throw new Error(block.type); return block.text; });
+
 for (const name of EXPECTED) {
-  test(`${name}: a valid call answers structuredContent of its outputSchema, a bad one is a tool error`, async (t) => {
+  test(`${name}: a valid call answers structuredContent, a bad one is a tool error`, async (t) => {
     const client = await connect(bearer(keys.pro));
-    const tool = TOOLS.find((candidate) => candidate.name === name)!;
+    // listed first: the SDK client then checks structuredContent against the outputSchema itself
+    await client.listTools();
     const result = await client.callTool({ name, arguments: CALLS[name]!.ok });
     t.falsy(result.isError, JSON.stringify(result.content));
-    // The client validated it too; here explicitly, against the declared schema.
-    const check = tool.output.safeParse(result.structuredContent);
-    t.true(check.success, check.success ? '' : JSON.stringify(check.error.issues));
-    t.is((result.content as { type: string }[])[0]!.type, 'text');
+    t.is(typeof result.structuredContent, 'object');
 
     const bad = await client.callTool({ name, arguments: CALLS[name]!.bad });
     t.true(bad.isError);
@@ -109,6 +114,82 @@ for (const name of EXPECTED) {
     await client.close();
   });
 }
+
+/** Every object schema under `data`, with its path: each must close its properties. */
+function objectSchemas(node: unknown, path: string, out: [string, Record<string, unknown>][] = []) {
+  if (Array.isArray(node)) node.forEach((item, index) => objectSchemas(item, `${path}[${index}]`, out));
+  else if (node && typeof node === 'object') {
+    const schema = node as Record<string, unknown>;
+    if (schema.type === 'object' || 'properties' in schema) out.push([path, schema]);
+    for (const [key, value] of Object.entries(schema)) if (typeof value === 'object') objectSchemas(value, `${path}.${key}`, out);
+  }
+  return out;
+}
+
+/** The first object found in a tool's `data` (a row of a list, the record itself, a nested one). */
+function firstRecord(value: unknown): Record<string, unknown> | null {
+  if (Array.isArray(value)) return value.map(firstRecord).find(Boolean) ?? null;
+  return value && typeof value === 'object' ? (value as Record<string, unknown>) : null;
+}
+
+test('every listed tool: its text holds its structuredContent as JSON, which its outputSchema (the OpenAPI response schema, data objects closed) validates', async (t) => {
+  const client = await connect(bearer(keys.pro));
+  const { tools } = await client.listTools();
+  const document = (await handles.api.get('/api/v1/openapi.json')).body;
+  const operations = new Map<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>();
+  for (const item of Object.values(document.paths) as Record<string, any>[]) for (const operation of Object.values(item)) operations.set(operation.operationId, operation);
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  t.is(tools.length, 19);
+  for (const listed of tools) {
+    const call = CALLS[listed.name];
+    if (!call) {
+      t.fail(`${listed.name}: no call in CALLS`);
+      continue;
+    }
+    const tool = TOOLS.find((candidate) => candidate.name === listed.name)!;
+    // the published schema is the operation's, as the OpenAPI document has it
+    t.deepEqual(listed.outputSchema, operations.get(tool.operationId)!.responses['200']!.content!['application/json']!.schema, `${listed.name}: outputSchema`);
+    const open = objectSchemas((listed.outputSchema!.properties as Record<string, unknown>).data, 'data').filter(([, schema]) => schema.additionalProperties !== false);
+    t.deepEqual(open.map(([path]) => path), [], `${listed.name}: data objects without additionalProperties: false`);
+
+    const result = await client.callTool({ name: listed.name, arguments: call.ok });
+    t.falsy(result.isError, `${listed.name}: ${JSON.stringify(result.content)}`);
+    const [summary, json, ...more] = textOf(result);
+    t.is(more.length, 0, listed.name);
+    t.false(summary!.includes('\n'), `${listed.name}: a one-line summary`);
+    t.deepEqual(JSON.parse(json!), result.structuredContent, `${listed.name}: the JSON text block`);
+
+    const validate = ajv.compile(listed.outputSchema!);
+    t.true(validate(result.structuredContent), `${listed.name}: ${ajv.errorsText(validate.errors)}`);
+    // a field the schema does not declare, anywhere in the data, fails the validation
+    const body = structuredClone(result.structuredContent) as { data: unknown };
+    const record = firstRecord(body.data);
+    t.truthy(record, `${listed.name}: the call answers a record to check`);
+    if (record) {
+      record.undeclared_field = 1;
+      t.false(validate(body), `${listed.name}: an undeclared field in data passes`);
+    }
+  }
+  await client.close();
+});
+
+test('get_top_movers over 7d quotes each coin\'s 7-day change, over 24h its 24-hour one', async (t) => {
+  const client = await connect(bearer(keys.pro));
+  for (const interval of ['7d', '24h'] as const) {
+    for (const direction of ['gainers', 'losers']) {
+      const result = await client.callTool({ name: 'get_top_movers', arguments: { direction, interval } });
+      const rows = (result.structuredContent as { data: { symbol: string; change_24h: number | null; change_7d: number | null }[] }).data;
+      const [summary] = textOf(result);
+      const change = interval === '7d' ? 'change_7d' : 'change_24h';
+      t.true(rows.length > 0, `${direction} ${interval}: some coins moved`);
+      t.true(rows.some((row) => row.change_24h !== row.change_7d), `${direction} ${interval}: the two changes differ, so the text shows which`);
+      t.true(summary!.includes(`over ${interval}`), summary);
+      for (const row of rows.slice(0, 10)) t.true(summary!.includes(`${row.symbol} ${row[change]}%`), `${direction} ${interval}: ${summary}`);
+    }
+  }
+  await client.close();
+});
 
 test('decimal strings stay strings', async (t) => {
   const client = await connect(bearer(keys.free));
@@ -121,27 +202,41 @@ test('decimal strings stay strings', async (t) => {
   await client.close();
 });
 
-test('auth: Bearer and X-API-Key pass, X-API-Key wins over Bearer, Data API keys and no key get 401', async (t) => {
+test('auth: Bearer and X-API-Key pass, X-API-Key wins over Bearer, an unknown key and no key get 401 unauthorized', async (t) => {
   const passing: Record<string, string>[] = [bearer(keys.free), { 'x-api-key': keys.free }, { 'x-api-key': keys.free, authorization: 'Bearer mdk_wrong' }];
   for (const headers of passing) {
     const client = await connect(headers);
     t.is((await client.listTools()).tools.length, 19);
     await client.close();
   }
-  const refused = async (headers: Record<string, string>) => {
-    const response = await handles.api.request('POST', '/mcp', {
-      headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-    t.is(response.status, 401);
-    t.is(response.body.error.code, 'unauthorized');
-  };
-  await refused({ 'x-api-key': 'mdk_wrong', authorization: `Bearer ${keys.free}` });
-  await refused(bearer(keys.dataApi));
-  await refused({});
+  await refused(t, { 'x-api-key': 'mdk_wrong', authorization: `Bearer ${keys.free}` }, 'unauthorized', /invalid or revoked/);
+  await refused(t, {}, 'unauthorized', /Send an API key/);
+  await t.throwsAsync(connect(bearer('mdk_wrong')));
+});
+
+const refused = async (t: import('ava').ExecutionContext, headers: Record<string, string>, code: string, message: RegExp) => {
+  const response = await handles.api.request('POST', '/mcp', {
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  t.is(response.status, 401, JSON.stringify(headers));
+  t.is(response.body.error.code, code, JSON.stringify(headers));
+  t.regex(response.body.error.message, message);
+  t.is(response.headers.get('www-authenticate'), 'Bearer');
+};
+
+test('a key of the wrong kind on /mcp (Data API, widget) gets 401 unauthenticated asking for an MCP key; the Data API answers a wrong key as before', async (t) => {
+  for (const key of [keys.dataApi, keys.widget]) {
+    await refused(t, bearer(key), 'unauthenticated', /MCP key/);
+    await refused(t, { 'x-api-key': key }, 'unauthenticated', /MCP key/);
+  }
   await t.throwsAsync(connect(bearer(keys.dataApi)));
-  // and an MCP key is refused on the Data API
-  t.is((await handles.api.get('/api/v1/coins', keys.free)).status, 401);
+  // an MCP or widget key on the Data API: the Data API's own 401, unchanged
+  for (const key of [keys.free, keys.widget, 'mdk_wrong']) {
+    const response = await handles.api.get('/api/v1/coins', key);
+    t.is(response.status, 401);
+    t.deepEqual(response.body.error, { code: 'unauthorized', message: 'The API key is invalid or revoked.', details: {} });
+  }
   t.is((await handles.api.get('/api/v1/coins', keys.dataApi)).status, 200);
 });
 
@@ -205,17 +300,46 @@ test('stateless: GET and DELETE /mcp answer 405 with Allow: POST; an unsupported
   t.is(response.status, 400);
 });
 
-test('the server card at both well-known paths', async (t) => {
+test('the server card at both well-known paths, also a registry server.json', async (t) => {
   const card = z.object({
-    name: z.string(), title: z.string(), description: z.string(), version: z.string().regex(/^\d+\.\d+\.\d+/),
+    $schema: z.literal('https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json'),
+    // the registry's rules for these fields (server.schema.json)
+    name: z.string().regex(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/).min(3).max(200),
+    title: z.string(), description: z.string().min(1).max(100), version: z.string().regex(/^\d+\.\d+\.\d+/),
+    websiteUrl: z.url(),
+    remotes: z.array(z.object({ type: z.literal('streamable-http'), url: z.url(), headers: z.array(z.object({ name: z.string(), description: z.string(), isRequired: z.boolean(), isSecret: z.boolean() })) })).length(1),
     transport: z.object({ type: z.literal('streamable-http'), url: z.string() }),
     authentication: z.object({ schemes: z.array(z.object({ header: z.string() })) }),
+    capabilities: z.object({ tools: z.object({ listChanged: z.boolean() }) }),
+    tools: z.array(z.object({ name: z.string() })),
   });
   for (const path of ['/.well-known/mcp/server-card.json', '/.well-known/mcp.json']) {
     const response = await handles.api.get(path);
     t.is(response.status, 200);
     const parsed = card.parse(response.body);
     t.is(parsed.transport.url, `${handles.api.base}/mcp`);
+    t.deepEqual(parsed.remotes[0], { type: 'streamable-http', url: `${handles.api.base}/mcp`, headers: [{ name: 'Authorization', description: parsed.remotes[0]!.headers[0]!.description, isRequired: true, isSecret: true }] });
+    t.is(parsed.name, `${new URL(handles.api.base).hostname}/market-data-api`, 'an address is its own namespace');
+    t.is(parsed.websiteUrl, `${handles.api.base}/docs#the-mcp-tool-server-mcp`);
+    t.is((await handles.api.get(new URL(parsed.websiteUrl).pathname)).status, 200);
     t.deepEqual(parsed.authentication.schemes.map((scheme) => scheme.header), ['Authorization', 'X-API-Key']);
+    t.deepEqual(parsed.tools.map((tool) => tool.name).sort(), [...EXPECTED].sort());
   }
+});
+
+test('the cards and initialize agree on tools.listChanged (false: the tools never change)', async (t) => {
+  const client = await connect(bearer(keys.free));
+  const initialized = client.getServerCapabilities()?.tools?.listChanged;
+  await client.close();
+  t.is(initialized, false);
+  for (const path of ['/.well-known/mcp/server-card.json', '/.well-known/mcp.json']) {
+    t.is((await handles.api.get(path)).body.capabilities.tools.listChanged, initialized, path);
+  }
+});
+
+test('the registry name is the public host reversed; an address stays as it is', async (t) => {
+  const { registryName } = await import('../../src/mcp/server.ts');
+  t.is(registryName('https://api.example.com'), 'com.example.api/market-data-api');
+  t.is(registryName('http://127.0.0.1:3000'), '127.0.0.1/market-data-api');
+  t.is(registryName('http://[::1]:3000'), '--1/market-data-api');
 });
