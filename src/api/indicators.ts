@@ -119,6 +119,13 @@ function seriesQuery(periods: Periods | undefined) {
 }
 
 
+/** The longer periods' own plan, as the refusal names them: 'The 28-day rsi window requires …'. */
+const higherWindow = (name: string, higher: NonNullable<Periods['higher']>) => ({
+  plan: higher.plan,
+  of: (q: { period?: number }) => (higher.periods.includes(q.period!) ? `${q.period}-day ${name}` : undefined),
+  described: `the ${higher.periods.join('- and ')}-day ${higher.periods.length > 1 ? 'windows need' : 'window needs'} ${higher.plan}`,
+});
+
 function seriesRoute(indicator: Indicator) {
   const { periods } = indicator;
   return defineRoute({
@@ -128,9 +135,8 @@ function seriesRoute(indicator: Indicator) {
     operationId: indicator.operationId,
     tag: 'Indicators',
     summary: indicator.summary,
-    plan: periods?.higher
-      ? (q: { period?: number }) => (periods.higher!.periods.includes(q.period!) ? [indicator.plan, periods.higher!.plan] : indicator.plan)
-      : indicator.plan,
+    plan: indicator.plan,
+    ...(periods?.higher ? { window: higherWindow(indicator.name, periods.higher) } : {}),
     params: slugParams('coin'),
     response: envelope(z.array(z.object({ date: day(), ...indicator.columns })), z.object({
       coin: text('The coin slug.'),

@@ -41,6 +41,8 @@ export interface AdmitRoute {
   consume: boolean;
   perPage?: number;
   scope?: 'data-api' | 'mcp' | 'widget';
+  /** a window of the query that needs a plan of its own (included in `plan`), named for the refusal: '28-day rsi' */
+  window?: { label: string; plan: PlanName };
 }
 
 /** A cached key is forgotten after this long unused (its shared counts are then read afresh). */

@@ -9,7 +9,7 @@ import type { Sql } from '../db/client.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import type { McpPlanName, PlanName, WidgetPlanName } from '../plans.ts';
 import { responseClass, STATUS_CLASSES, type AdmissionBatcher, type AdmitRoute, type AdmitRow } from './admission-batch.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, perPageOverCap } from './errors.ts';
 import type { Logger } from '../log.ts';
 import type { StreamHub } from './streams.ts';
 import { keyDigest, type KeyDigest } from '../keys.ts';
@@ -71,15 +71,21 @@ function admitted(ctx: Context, key: string | null, route: AdmitRoute, row: Admi
     case 'auth_rate_limited':
       throw new ApiError(429, 'rate_limited', 'Too many failed authentication attempts; retry later.', {}, retryAfter);
     case 'plan_required':
-      throw ApiError.planRequired(row.required_plan ?? [route.plan].flat()[0]!);
+      throw planRefusal(route, row.required_plan ?? [route.plan].flat()[0]!);
     case 'per_page_exceeded':
-      throw ApiError.validation({ per_page: [`Must be at most ${row.per_page_cap} on the ${row.plan} plan.`] });
+      throw ApiError.validation({ per_page: [perPageOverCap(row.per_page_cap!)] });
     case 'rate_limited':
       throw new ApiError(429, 'rate_limited', 'Per-minute request limit reached; retry later.', { limit: row.rate_limit }, retryAfter);
     case 'quota_exceeded':
       throw new ApiError(429, 'quota_exceeded', 'Monthly request quota exhausted.', { limit: Number(row.quota_limit) }, retryAfter);
   }
   throw new Error(`unknown admission outcome ${String(row.outcome)}`);
+}
+
+/** What needs the plan the key lacks: the window the query asks for when that is it, else the endpoint (an MCP tool). */
+function planRefusal(route: AdmitRoute, plan: string): ApiError {
+  if (route.window?.plan === plan) return ApiError.planRequired(plan, `The ${route.window.label} window`);
+  return ApiError.planRequired(plan, route.scope === 'mcp' ? 'This tool' : 'This endpoint');
 }
 
 /**

@@ -1,11 +1,12 @@
 // The response envelopes: {data, meta} and, for paginated lists, {data, links, meta}.
 import type { Config } from '../config.ts';
+import { perPageOverCap } from './errors.ts';
 import { query } from './validation.ts';
 
 export const paginationQuery = {
   page: query.int(1, 1_000_000).optional().default(1),
   // The plan's cap (100 or 250) is checked after admission, since it depends on the key.
-  per_page: query.int(1, 250).optional(),
+  per_page: query.int(1, 250, perPageOverCap(250)).optional(),
 };
 
 export interface Page {

@@ -17,8 +17,10 @@ export class ApiError extends Error {
     this.headers = headers;
   }
 
+  // The reference contract's words (reference-endpoints.md, "Error envelope examples"): clients and
+  // spreadsheet cells show them as they are. test/http/contract.test.ts compares each one.
   static validation(errors: Record<string, string[]>) {
-    return new ApiError(422, 'validation', 'The request has invalid parameters.', { errors });
+    return new ApiError(422, 'validation', 'The request parameters are invalid.', { errors });
   }
 
   static notFound(what = 'resource') {
@@ -29,10 +31,18 @@ export class ApiError extends Error {
     return new ApiError(413, 'payload_too_large', `Request bodies are limited to ${limitBytes} bytes.`);
   }
 
-  static planRequired(plan: string) {
-    return new ApiError(403, 'plan_required', `This endpoint or window needs the ${plan} plan or higher.`, { required_plan: plan });
+  /** `what` needs the plan: 'This endpoint', 'This tool', or a window of the query ('The 28-day rsi window'). */
+  static planRequired(plan: string, what = 'This endpoint') {
+    return new ApiError(403, 'plan_required', `${what} requires the ${planTitle(plan)} plan or higher.`, { required_plan: plan });
   }
 }
+
+/** The Data API's plans as the specification and the reference write them (the Starter plan); others by their name (mcp-pro). */
+const PLAN_TITLES: Record<string, string> = { free: 'Free', starter: 'Starter', pro: 'Pro' };
+const planTitle = (plan: string) => PLAN_TITLES[plan] ?? plan;
+
+/** The field message of a per_page over a cap: the largest one (query schema) or the key's plan's (admission). */
+export const perPageOverCap = (cap: number) => `The per page must not be greater than ${cap}.`;
 
 /**
  * SQLSTATEs mapped to HTTP. SQL functions raise class MD (MD404 and so on) with a client-safe

@@ -135,7 +135,7 @@ function openApiSource(routes: RouteSpec[], version: string, base: string) {
       operationId: route.operationId,
       tags: [route.tag],
       summary: route.summary,
-      description: `Minimum plan: ${plan}.`,
+      description: `Minimum plan: ${plan}${route.window ? `; ${route.window.described}` : ''}.`,
       'x-minimum-plan': plan,
       ...(route.deprecated ? { deprecated: true, 'x-sunset': route.deprecated.sunset } : {}),
       // an empty requirement: no key needed (a key that is sent is still checked)

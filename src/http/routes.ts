@@ -40,10 +40,16 @@ export interface RouteSpec<Q extends AnyObject = AnyObject, P extends AnyObject 
   tag: string;
   summary: string;
   /**
-   * minimum plan; a function when it depends on the (valid) query, e.g. a longer period, which may
+   * minimum plan; a function when it depends on the (valid) query or the configuration, which may
    * name several plans that must all be met (the highest by app.plans.rank counts)
    */
   plan: PlanName | ((query: z.output<Q>, config?: Deps['config']) => PlanName | PlanName[]);
+  /**
+   * Windows of the query that need a plan of their own on top of `plan` (rsi's 21- and 28-day
+   * periods): `of` names the one a valid query asks for ('28-day rsi'), undefined when it needs none;
+   * a refusal for that plan says the window needs it. `described` completes "Minimum plan: …; " in OpenAPI.
+   */
+  window?: { plan: PlanName; of: (query: z.output<Q>) => string | undefined; described: string };
   query?: Q;
   params?: P;
   body?: B;
@@ -158,9 +164,21 @@ export function readsFromReplica(route: Pick<RouteSpec, 'method' | 'noStore' | '
 /** A replica lost since its last check, or a query cancelled by WAL replay (40001): the primary answers instead. */
 const retryOnPrimary = (error: unknown) => isDatabaseUnavailable(error) || (error as { code?: unknown } | null)?.code === '40001';
 
-/** The plan a request needs: a plan that depends on the query is judged on a valid query only. */
+/**
+ * The plan a request needs: a plan that depends on the query (a function, or a route with windows)
+ * is judged on a valid query only, so an invalid one learns about its values first.
+ */
 export function routePlan(route: RouteSpec, query: unknown, valid: boolean, config?: Deps['config']): PlanName | PlanName[] {
-  return typeof route.plan === 'function' ? (valid ? route.plan(query as never, config) : 'free') : route.plan;
+  if (!valid && (typeof route.plan === 'function' || route.window)) return 'free';
+  const plan = typeof route.plan === 'function' ? route.plan(query as never, config) : route.plan;
+  const window = routeWindow(route, query, valid);
+  return window ? [plan, window.plan].flat() : plan;
+}
+
+/** The window of a valid query that needs a plan of its own, named ('28-day rsi'), if it asks for one. */
+export function routeWindow(route: RouteSpec, query: unknown, valid: boolean): { label: string; plan: PlanName } | undefined {
+  const label = valid ? route.window?.of(query as never) : undefined;
+  return label === undefined ? undefined : { label, plan: route.window!.plan };
 }
 
 /**
@@ -209,7 +227,8 @@ function mountRoutes(router: Router, routes: RouteSpec[], all: RouteSpec[], deps
       const valid = Object.keys(input.errors).length === 0;
       const plan = routePlan(route, input.query, valid, deps.config);
       const perPage = valid ? (input.query as { per_page?: unknown }).per_page : undefined;
-      const admitWith = { endpoint, plan, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined };
+      const window = routeWindow(route, input.query, valid);
+      const admitWith = { endpoint, plan, window, consume: valid && !route.public, perPage: typeof perPage === 'number' ? perPage : undefined };
       const admitted = route.public && !ctx.get('authorization') ? (null as unknown as Admitted) : admission(ctx, deps, admitWith);
       // awaited only when it is a promise (a key's first request): a cached key's costs no turn of the microtask queue
       const key = admitted instanceof Promise ? await admitted : admitted;

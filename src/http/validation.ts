@@ -119,8 +119,9 @@ export const today = () => new Date().toISOString().slice(0, 10);
 
 export const query = {
   // Documented (OpenAPI) as the integer a client sends, with its bounds as schema keywords.
-  int: (min: number, max: number) =>
-    z.string().regex(/^-?\d+$/, 'Must be an integer.').transform(Number).pipe(z.number().int().min(min).max(max))
+  // `tooLarge`: the message over `max` where the reference gives one (per_page)
+  int: (min: number, max: number, tooLarge?: string) =>
+    z.string().regex(/^-?\d+$/, 'Must be an integer.').transform(Number).pipe(z.number().int().min(min).max(max, tooLarge))
       .meta({ type: 'integer', minimum: min, maximum: max, pattern: undefined }),
   /** a non-negative decimal kept as a string, so that it reaches SQL as numeric without a float */
   decimal: () => z.string().regex(/^\d+(\.\d+)?$/, 'Must be a non-negative decimal number.'),

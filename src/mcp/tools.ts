@@ -4,7 +4,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { apiRoutes } from '../api/index.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError, perPageOverCap } from '../http/errors.ts';
 import { completeEnvelope } from '../http/envelope.ts';
 import { serialiseBody } from '../http/logos.ts';
 import { responseSchema } from '../http/openapi.ts';
@@ -38,7 +38,7 @@ const slug = slugOf('coin').describe('The coin\'s slug, e.g. bitcoin; any case.'
 const exchangeSlug = slugOf('exchange').describe('The exchange\'s slug, e.g. binance; any case.');
 const pageArgs = {
   page: z.number().int().min(1).max(1_000_000).optional().describe('Page number, default 1.'),
-  per_page: z.number().int().min(1).max(250).optional().describe('Rows per page (the plan caps it), default 100.'),
+  per_page: z.number().int().min(1).max(250, perPageOverCap(250)).optional().describe('Rows per page (the plan caps it), default 100.'),
 };
 const isoDate = z.string().max(40).describe('ISO 8601 date (YYYY-MM-DD) or date-time.');
 const currency = z.string().regex(/^[A-Za-z]{3}$/).optional().describe('Fiat currency code (USD, EUR, …); default USD.');

@@ -71,8 +71,12 @@ test('periods: the longer windows need Starter, a 403 spends no quota', async (t
   const first = await handles.api.get(`/api/v1/coins/${COIN.slug}/indicators/rsi?period=28`, free);
   t.is(first.status, 403);
   t.is(first.body.error.details.required_plan, 'starter');
+  t.is(first.body.error.message, 'The 28-day rsi window requires the Starter plan or higher.');
   const second = await handles.api.get(`/api/v1/coins/${COIN.slug}/indicators/rsi?period=21`, free);
   t.is(second.status, 403);
+  // stoch-rsi itself needs Pro: the refusal names what unlocks it, the endpoint's plan, not the window's
+  const stoch = await handles.api.get(`/api/v1/coins/${COIN.slug}/indicators/stoch-rsi?period=28`, free);
+  t.deepEqual([stoch.body.error.message, stoch.body.error.details], ['This endpoint requires the Pro plan or higher.', { required_plan: 'pro' }]);
   t.is(second.headers.get('x-quota-used'), first.headers.get('x-quota-used'), 'no quota spent');
   t.is((await get(`${COIN.slug}/indicators/rsi?period=28&limit=1`, 'starter')).status, 200);
   t.is((await get(`${COIN.slug}/indicators/volume-volatility?period=30&limit=1`, 'starter')).status, 200);

@@ -12,7 +12,7 @@ import type { RouteSpec } from '../../src/http/routes.ts';
 import { demoDatabase } from '../helpers/demo.ts';
 import { useApi, type TestResponse } from '../helpers/http.ts';
 import { DIFFERENCES, NULLS } from './contract-differences.ts';
-import { loadFixture, referenceOperation, requestFor, type Fixture, type ReferenceSchema } from './operations.ts';
+import { loadFixture, reference, referenceOperation, requestFor, type Fixture, type ReferenceSchema } from './operations.ts';
 
 const EXAMPLES_FILE = new URL('../../src/http/openapi-examples.json', import.meta.url);
 let fixture: Promise<Fixture> | undefined;
@@ -148,4 +148,92 @@ test.serial('every operation of the reference carries the reference’s fields a
     else if (!ajv.validate(content.schema, content.example)) stale.push(`${route.operationId}: ${ajv.errorsText()}`);
   }
   t.deepEqual(reported(stale), [], 'make openapi-examples records them afresh');
+});
+
+/** An error the reference shows: its operation, status, code, message and details, word for word. */
+interface ReferenceError { operation: string; status: number; code: string; message: string; details?: Record<string, unknown> }
+
+/** Every error example of the reference OpenAPI: each operation's non-2xx response example. */
+function referenceErrors(): ReferenceError[] {
+  const errors: ReferenceError[] = [];
+  for (const operations of Object.values(reference.paths) as Record<string, { operationId: string; responses?: Record<string, any> }>[]) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const example = response.content?.['application/json']?.schema?.example?.error;
+        if (status.startsWith('2') || !example) continue;
+        errors.push({ operation: operation.operationId, status: Number(status), code: example.code, message: example.message, details: example.details });
+      }
+    }
+  }
+  return errors;
+}
+
+/** The error table of reference-endpoints.md ("Error envelope examples"): one row per operation it names. */
+function referenceErrorTable(): string[] {
+  const text = readFileSync(new URL('../fixtures/reference-endpoints.md', import.meta.url), 'utf8');
+  const table = text.split('### Error envelope examples')[1]!.split('\n\n')[1]!;
+  return table.split('\n').slice(2).flatMap((line) => {
+    const [status, code, message, , operations] = line.split(' | ').map((cell) => cell.replace(/^\|\s*|\s*\|$/g, ''));
+    return [...operations!.matchAll(/`(\w+)`/g)].map(([, operation]) => `${operation} ${status} ${code!.replaceAll('`', '')} ${message}`);
+  });
+}
+
+/**
+ * The request that makes the service answer each example: an unknown slug or id for a not_found,
+ * the coin without data (an awaiting one: no price, no candles, no rank) for "no data" answers, a
+ * free key on the window the message names, what the 422's details name.
+ */
+const UNKNOWN = 'dogecoinx';
+type ErrorRequest = (values: Fixture['values'] & { noData: string }) => { path: string; plan?: 'free' | 'pro' };
+const ERROR_REQUESTS: Record<string, ErrorRequest> = {
+  'listCoins 422': () => ({ path: '/coins?per_page=251' }),
+  'getPrices 422': () => ({ path: '/prices' }),
+  'getCoinDetail 404': () => ({ path: `/coins/${UNKNOWN}` }),
+  'candleHistory 404': () => ({ path: `/coins/${UNKNOWN}/history` }),
+  'getACoinPrice 404': () => ({ path: `/prices/${UNKNOWN}` }),
+  'getPairDetail 404': () => ({ path: '/pairs/999999999' }),
+  'getExchangeDetail 404': () => ({ path: `/exchanges/${UNKNOWN}` }),
+  'getExchangeTrustScore 404': () => ({ path: `/exchanges/${UNKNOWN}/trust-score` }),
+  'getWalletDetail 404': () => ({ path: `/wallets/${UNKNOWN}` }),
+  'fearGreedIndex 404': ({ noData }) => ({ path: `/sentiment/fear-greed?coin=${noData}` }),
+  'indicatorSnapshot 404': ({ noData }) => ({ path: `/coins/${noData}/indicators` }),
+  'rSIRelativeStrengthIndex 403': ({ coin }) => ({ path: `/coins/${coin}/indicators/rsi?period=28`, plan: 'free' }),
+  'volumeVolatility 403': ({ coin }) => ({ path: `/coins/${coin}/indicators/volume-volatility?period=30`, plan: 'free' }),
+  'convertBetweenAssets 404': () => ({ path: `/convert?from=${UNKNOWN}&to=usd` }),
+};
+
+/** Examples no request to this service can bring back, and why. */
+const UNPRODUCIBLE: Record<string, string> = {
+  'stochasticRSI 403':
+    'the specification puts stoch-rsi itself on Pro: a key short of the 28-day window’s Starter is short of Pro too, and is told the plan that unlocks it, "This endpoint requires the Pro plan or higher." (required_plan pro)',
+  'priceVolatility 403':
+    'the specification puts price-volatility itself on Pro: a key short of the 30-day window’s Starter is short of Pro too, and is told the plan that unlocks it, "This endpoint requires the Pro plan or higher." (required_plan pro)',
+};
+
+test.serial('every error message of the reference comes back word for word for the request that causes it', async (t) => {
+  const errors = referenceErrors();
+  t.true(errors.length >= 16, `${errors.length} error examples in the reference`);
+  // the error table of reference-endpoints.md is the same list as the OpenAPI examples
+  t.deepEqual(referenceErrorTable().sort(), errors.map((error) => `${error.operation} ${error.status} ${error.code} ${error.message}`).sort());
+  const examples = errors.map((error) => `${error.operation} ${error.status}`);
+  t.deepEqual([...Object.keys(ERROR_REQUESTS), ...Object.keys(UNPRODUCIBLE)].sort(), [...examples].sort(), 'each example has a request or the reason it has none');
+
+  const { key: pro, values } = await (fixture ??= loadFixture(handles.api, 'contract'));
+  const free = await handles.api.key({ plan: 'free', owner: 'contract-free' });
+  const noData = (await handles.api.get('/api/v1/coins?status=awaiting', pro)).body.data[0].slug as string;
+  const wrong: string[] = [];
+  for (const error of errors) {
+    const made = ERROR_REQUESTS[`${error.operation} ${error.status}`]?.({ ...values, noData });
+    if (!made) continue;
+    const response = await handles.api.get(`/api/v1${made.path}`, made.plan === 'free' ? free : pro);
+    const answered = { status: response.status, code: response.body.error?.code, message: response.body.error?.message };
+    // the example's details, each field as shown (the service may name more)
+    const details = Object.fromEntries(Object.entries(error.details ?? {}).map(([name, value]) => [name,
+      name === 'errors' ? Object.fromEntries(Object.keys(value as object).map((field) => [field, response.body.error?.details?.errors?.[field]])) : response.body.error?.details?.[name]]));
+    const expected = { status: error.status, code: error.code, message: error.message, details: error.details ?? {} };
+    if (JSON.stringify({ ...answered, details }) !== JSON.stringify(expected)) {
+      wrong.push(`${error.operation} GET ${made.path}: ${JSON.stringify(response.body.error)} where the reference shows ${JSON.stringify(expected)}`);
+    }
+  }
+  t.deepEqual(wrong, []);
 });

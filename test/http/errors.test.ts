@@ -45,12 +45,14 @@ test('authentication comes before validation', async (t) => {
 test('per_page above the plan cap is a 422, never clamped', async (t) => {
   const response = await handles.api.get('/api/v1/fixtures/items/1?per_page=101', key);
   t.is(response.status, 422);
-  t.deepEqual(response.body.error.details.errors.per_page, ['Must be at most 100 on the free plan.']);
+  t.is(response.body.error.message, 'The request parameters are invalid.');
+  t.deepEqual(response.body.error.details.errors.per_page, ['The per page must not be greater than 100.']);
   t.is((await handles.api.get('/api/v1/fixtures/items/1?per_page=100', key)).status, 200);
   const starter = await handles.api.key({ plan: 'starter' });
   t.is((await handles.api.get('/api/v1/fixtures/items/1?per_page=101', starter)).status, 200);
   const over = await handles.api.get('/api/v1/fixtures/items/1?per_page=251', starter);
   t.is(over.status, 422);
+  t.deepEqual(over.body.error.details.errors.per_page, ['The per page must not be greater than 250.']);
   t.is(over.headers.get('x-quota-used'), '1', 'a refused per_page costs nothing');
 });
 

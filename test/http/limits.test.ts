@@ -44,6 +44,7 @@ test.serial('a route above the key’s plan answers 403 plan_required and consum
   t.is(refused.status, 403);
   t.deepEqual(refused.body.error.details, { required_plan: 'pro' });
   t.is(refused.body.error.code, 'plan_required');
+  t.is(refused.body.error.message, 'This endpoint requires the Pro plan or higher.');
   t.is(used(refused), before, 'quota headers present and unchanged');
   t.is(used(await handles.api.get('/api/v1/ping', key)), before + 1);
   const pro = await handles.api.key({ plan: 'pro' });

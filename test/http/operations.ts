@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { RouteSpec } from '../../src/http/routes.ts';
 import type { TestApi } from '../helpers/http.ts';
 
-const reference = JSON.parse(readFileSync(new URL('../fixtures/reference-openapi.json', import.meta.url), 'utf8'));
+export const reference = JSON.parse(readFileSync(new URL('../fixtures/reference-openapi.json', import.meta.url), 'utf8'));
 
 export interface ReferenceSchema { type?: string; nullable?: boolean; properties?: Record<string, ReferenceSchema>; items?: ReferenceSchema }
 interface ReferenceOperation {
