@@ -4,6 +4,7 @@ import type { Config } from '../src/config.ts';
 import type { JobSchedule } from '../src/worker.ts';
 import { maintainTables } from './maintain_tables.ts';
 import { pruneCounters } from './prune_counters.ts';
+import { expireConsoleAccounts } from './expire_console_accounts.ts';
 import { runTimescaledbJobs } from './run_timescaledb_jobs.ts';
 import { simulateMarket } from './simulate_market.ts';
 import { simulateExchanges } from './simulate_exchanges.ts';
@@ -20,6 +21,7 @@ export function taskList(config: Config): TaskList {
   return {
     run_timescaledb_jobs: runTimescaledbJobs(config.TIMESCALEDB_JOB_RUNNER),
     prune_counters: pruneCounters,
+    expire_console_accounts: expireConsoleAccounts(config),
     maintain_tables: maintainTables,
     simulate_market: simulateMarket(config.MARKET_SOURCE),
     simulate_exchanges: simulateExchanges(config.MARKET_SOURCE),
@@ -39,6 +41,7 @@ export const crontab = [
   // serial: a call that outlives its minute must not meet the next one on a due job
   '* * * * * run_timescaledb_jobs ?max=1&queue=timescaledb_jobs',
   '17 * * * * prune_counters ?max=1',
+  '37 * * * * expire_console_accounts ?max=1',
   '*/15 * * * * maintain_tables ?max=1',
   '* * * * * simulate_market ?max=1&queue=market',
   '* * * * * simulate_exchanges ?max=1&queue=market',

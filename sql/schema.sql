@@ -3642,7 +3642,7 @@ function app.console_alarms(p_owner text, p_page integer, p_per_page integer) re
   |   from (select app.list_alarms(p_owner, null, null, null, p_page, p_per_page) as page) l
 
 function app.console_attempts_left(p_email text, p_client text, p_per_account integer, p_per_client integer) returns boolean language sql stable
-  -- False when this minute's failed console sign-ins (or reset requests) of the address or of the client reached their limit.
+  -- False when this minute's failed console sign-ins (with reset requests and sign-ups) of the address or of the client reached their limit.
   |   select not exists (
   |     select from app.auth_failures f
   |     where f.window_start = date_trunc('minute', now())
@@ -3650,7 +3650,7 @@ function app.console_attempts_left(p_email text, p_client text, p_per_account in
   |         or (f.subject = 'console-ip:' || p_client and f.failures >= p_per_client)))
 
 function app.console_count_attempt(p_email text, p_client text) returns void language sql volatile
-  -- Counts a failed console sign-in (or a reset request) against the address and the client for this minute.
+  -- Counts a failed console sign-in (or a reset request, or a sign-up) against the address and the client for this minute.
   |   insert into app.auth_failures as f (subject, window_start, failures)
   |   values ('console:' || lower(p_email), date_trunc('minute', now()), 1), ('console-ip:' || p_client, date_trunc('minute', now()), 1)
   |   on conflict (subject, window_start) do update set failures = f.failures + 1
@@ -3690,8 +3690,35 @@ function app.console_create_widget_key(p_owner text, p_key_hash bytea, p_key tex
   |   select id, p_key, p_origins from created
   |   returning key_id
 
+function app.console_end_links(p_owner text) returns void language sql volatile
+  -- Ends (marks used) every unused console link of an account: verification and reset links; invites (no account yet) are not touched.
+  |   update app.console_tokens set used_at = now() where owner = p_owner and used_at is null
+
+function app.console_expire_unverified(p_after interval) returns integer language sql volatile
+  -- Ends the console accounts whose address was not confirmed within p_after of their making (CONSOLE_UNVERIFIED_DAYS) and that never signed in: deleted with their links, or, for an owner with API keys, left a key owner without a role; the address is free again. Returns how many.
+  |   with expired as (
+  |     select o.owner, exists (select from app.api_keys k where k.owner = o.owner) as has_keys
+  |     from app.owners o
+  |     where o.role is not null and o.email_verified_at is null and o.created_at < now() - p_after
+  |       -- never signed in: an address confirmed once and changed since is not a sign-up left unconfirmed
+  |       and not exists (select from app.console_sessions s where s.owner = o.owner)
+  |     for update of o
+  |   ),
+  |   -- an owner with keys (made by the CLI before) stays a key owner, without the console account
+  |   demoted as (
+  |     update app.owners o set role = null, password_hash = null, updated_at = now()
+  |     from expired e where o.owner = e.owner and e.has_keys
+  |     returning 1
+  |   ),
+  |   deleted as (
+  |     delete from app.owners o using expired e where o.owner = e.owner and not e.has_keys
+  |     returning 1
+  |   )
+  |   select ((select count(*) from demoted) + (select count(*) from deleted))::int
+
 function app.console_issue_token(p_purpose text, p_token_hash bytea, p_owner text, p_email text, p_ttl interval) returns void language sql volatile
-  -- Records a single-use console link (its SHA-256) of a purpose for an account (or an invited address), valid for p_ttl.
+  -- Records a single-use console link (its SHA-256) of a purpose for an account (or an invited address), valid for p_ttl; every other unused link of the account ends (app.console_end_links).
+  |   select app.console_end_links(p_owner);
   |   insert into app.console_tokens (token_hash, purpose, owner, email, expires_at)
   |   values (p_token_hash, p_purpose, p_owner, p_email, now() + p_ttl)
 
@@ -3764,9 +3791,10 @@ function app.console_set_disabled(p_owner text, p_disabled boolean) returns void
   |   update app.console_sessions set revoked_at = now() where p_disabled and owner = p_owner and revoked_at is null;
 
 function app.console_set_password(p_owner text, p_password_hash text) returns void language sql volatile
-  -- Sets an account's password hash (argon2id) and revokes all its sessions.
+  -- Sets an account's password hash (argon2id), revokes all its sessions and ends all its unused links.
   |   update app.owners set password_hash = p_password_hash, updated_at = now() where owner = p_owner;
   |   update app.console_sessions set revoked_at = now() where owner = p_owner and revoked_at is null;
+  |   select app.console_end_links(p_owner);
 
 function app.console_set_widget_origins(p_owner text, p_key_id bigint, p_origins text[]) returns boolean language sql volatile
   -- Replaces the allowed origins of a working widget key of the owner; false when it has no such key.

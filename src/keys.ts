@@ -4,6 +4,7 @@ import { hash, randomBytes } from 'node:crypto';
 import type { Sql } from './db/client.ts';
 import { memoized } from './memo.ts';
 import type { McpPlanName, PlanName } from './plans.ts';
+import { email as emailRule } from './validators.ts';
 
 export const hashKey = (key: string) => hash('sha256', key, 'buffer') as unknown as Buffer;
 
@@ -79,25 +80,23 @@ export async function listKeys(sql: Sql) {
     select id, prefix, owner, plan, scope, created_at, last_used_at, revoked_at from app.api_keys order by id`;
 }
 
-/** An address app.owners refuses (its check: one @, no white space, at most 254 characters). */
+/** An address the one e-mail rule (src/validators.ts) refuses. */
 export class InvalidEmailError extends Error {}
 
 /**
  * Sets the e-mail address of a key owner (app.owners), unverified unless `verified`: alarm e-mails
- * and deprecation notices go there. A changed address loses its verification. The table's check
- * is the one rule of what an address looks like: InvalidEmailError when it refuses one.
+ * and deprecation notices go there. A changed address loses its verification. The address is
+ * stored in its canonical form; InvalidEmailError when the e-mail rule refuses it.
  */
-export async function setOwnerEmail(sql: Sql, owner: string, email: string, verified = false): Promise<void> {
-  try {
-    await sql`
-      insert into app.owners as o (owner, email, email_verified_at)
-      values (${owner}, ${email}, ${verified ? sql`now()` : null})
-      on conflict (owner) do update set
-        email = excluded.email,
-        email_verified_at = coalesce(excluded.email_verified_at, case when o.email = excluded.email then o.email_verified_at end),
-        updated_at = now()`;
-  } catch (error) {
-    if ((error as { constraint_name?: string }).constraint_name === 'owners_email_check') throw new InvalidEmailError(email);
-    throw error;
-  }
+export async function setOwnerEmail(sql: Sql, owner: string, given: string, verified = false): Promise<void> {
+  const parsed = emailRule.safeParse(given);
+  if (!parsed.success) throw new InvalidEmailError(given);
+  // the table's check (one @, no white space) is looser than the rule: never met from here
+  await sql`
+    insert into app.owners as o (owner, email, email_verified_at)
+    values (${owner}, ${parsed.data}, ${verified ? sql`now()` : null})
+    on conflict (owner) do update set
+      email = excluded.email,
+      email_verified_at = coalesce(excluded.email_verified_at, case when o.email = excluded.email then o.email_verified_at end),
+      updated_at = now()`;
 }

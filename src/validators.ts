@@ -96,6 +96,17 @@ export const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value)
 /** A locale such as en, de or pt-BR (translations, descriptions). */
 export const locale = z.string().regex(/^[a-z]{2}(-[A-Z]{2})?$/, 'Must be a locale such as en, de or pt-BR.');
 
-/** An e-mail address as app.owners accepts one (its check: one @, no white space, at most 254 characters). */
+/**
+ * The rule of an e-mail address, everywhere one is taken (console sign-up, sign-in, reset and
+ * invites, mdapi create-account / invite / set-email / create-key --email): the WHATWG rule of
+ * `<input type="email">` (no quoted local part, no comments, an ASCII host name), at most 254
+ * characters. What it keeps is the canonical form, stored and mailed as it is: trimmed, the domain
+ * in lower case (as the mail library would send it; the local part is the mailbox's own business).
+ */
+const WHATWG_EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 export const email = z.string().trim().min(1, 'Enter an e-mail address.').max(254, 'Use at most 254 characters.')
-  .regex(/^[^@\s]+@[^@\s]+$/, 'Must be an e-mail address such as you@example.com.');
+  .regex(WHATWG_EMAIL, 'Must be an e-mail address such as you@example.com.')
+  .transform((address) => {
+    const at = address.lastIndexOf('@');
+    return `${address.slice(0, at)}@${address.slice(at + 1).toLowerCase()}`;
+  });

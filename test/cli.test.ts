@@ -46,14 +46,15 @@ test.serial('create-account makes a verified account and prints a one-time set-p
   t.regex(stdout, /^https:\/\/api\.example\.com\/console\/reset\/set\?token=[\w-]{43}\n$/);
   t.regex(stderr, /made \(admin\)/);
   const [row] = await db.sql`select email, role, email_verified_at is not null as verified, password_hash from app.owners where owner = 'cli-account'`;
-  t.deepEqual({ ...row }, { email: 'Admin@Example.com', role: 'admin', verified: true, password_hash: null });
+  // stored in its canonical form: the domain in lower case
+  t.deepEqual({ ...row }, { email: 'Admin@example.com', role: 'admin', verified: true, password_hash: null });
   t.is((await db.sql`select count(*)::int as n from app.api_keys where owner = 'cli-account'`)[0]!.n, 1);
 
   const twice = await t.throwsAsync(cli(['create-account', '--email', 'admin@example.com'], viaRunningServer()));
   t.regex(String((twice as { stderr?: string }).stderr), /an account with the address admin@example\.com exists/);
   const owned = await t.throwsAsync(cli(['create-account', '--email', 'other@example.com', '--owner', 'cli-account'], viaRunningServer()));
   t.regex(String((owned as { stderr?: string }).stderr), /the owner cli-account is a console account already/);
-  t.is((await db.sql`select email from app.owners where owner = 'cli-account'`)[0]!.email, 'Admin@Example.com');
+  t.is((await db.sql`select email from app.owners where owner = 'cli-account'`)[0]!.email, 'Admin@example.com');
   const bad = await t.throwsAsync(cli(['create-account', '--email', 'nope'], viaRunningServer()));
   t.regex(String((bad as { stderr?: string }).stderr), /--email must be an e-mail address/);
   t.regex((await cli(['create-account', '--help'], viaRunningServer())).stdout, /create-account --email ADDR \[--admin\] \[--owner NAME\]/);

@@ -42,15 +42,26 @@ $$;
 comment on function app.console_create_account(text, text, text, text) is
 'Makes a console account (role user or admin) with the address, optionally a password hash, for a new owner or an existing one (p_owner, which keeps its keys). Returns the owner. Raises P0C01 when another account has the address, P0C02 when p_owner is an account already.';
 
--- why: every link (verify, reset, invite) is one hashed, expiring, single-use row
+-- why: a new link or a new password ends the account's older links: whoever holds one (an old
+-- e-mail, a forwarded one) can no longer set a password with it
+create or replace function app.console_end_links(p_owner text) returns void
+language sql
+as $$
+  update app.console_tokens set used_at = now() where owner = p_owner and used_at is null
+$$;
+comment on function app.console_end_links(text) is 'Ends (marks used) every unused console link of an account: verification and reset links; invites (no account yet) are not touched.';
+
+-- why: every link (verify, reset, invite) is one hashed, expiring, single-use row; only the newest
+-- link of an account works, so an older reset link cannot outlive a newer one
 create or replace function app.console_issue_token(p_purpose text, p_token_hash bytea, p_owner text, p_email text, p_ttl interval)
 returns void
 language sql
 as $$
+  select app.console_end_links(p_owner);
   insert into app.console_tokens (token_hash, purpose, owner, email, expires_at)
   values (p_token_hash, p_purpose, p_owner, p_email, now() + p_ttl)
 $$;
-comment on function app.console_issue_token(text, bytea, text, text, interval) is 'Records a single-use console link (its SHA-256) of a purpose for an account (or an invited address), valid for p_ttl.';
+comment on function app.console_issue_token(text, bytea, text, text, interval) is 'Records a single-use console link (its SHA-256) of a purpose for an account (or an invited address), valid for p_ttl; every other unused link of the account ends (app.console_end_links).';
 
 -- why: a link is used once: the row is claimed in the statement that checks it
 create or replace function app.console_use_token(p_purpose text, p_token_hash bytea)
@@ -81,10 +92,11 @@ language sql
 as $$
   update app.owners set password_hash = p_password_hash, updated_at = now() where owner = p_owner;
   update app.console_sessions set revoked_at = now() where owner = p_owner and revoked_at is null;
+  select app.console_end_links(p_owner);
 $$;
-comment on function app.console_set_password(text, text) is 'Sets an account''s password hash (argon2id) and revokes all its sessions.';
+comment on function app.console_set_password(text, text) is 'Sets an account''s password hash (argon2id), revokes all its sessions and ends all its unused links.';
 
--- why: sign-in and reset are limited like failed API keys, in the same per-minute table
+-- why: sign-in, reset and sign-up are limited like failed API keys, in the same per-minute table
 -- (app.auth_failures, pruned with it): per account (console:<address>) and per client address
 create or replace function app.console_attempts_left(p_email text, p_client text, p_per_account int, p_per_client int) returns boolean
 language sql stable
@@ -95,7 +107,7 @@ as $$
       and ((f.subject = 'console:' || lower(p_email) and f.failures >= p_per_account)
         or (f.subject = 'console-ip:' || p_client and f.failures >= p_per_client)))
 $$;
-comment on function app.console_attempts_left(text, text, int, int) is 'False when this minute''s failed console sign-ins (or reset requests) of the address or of the client reached their limit.';
+comment on function app.console_attempts_left(text, text, int, int) is 'False when this minute''s failed console sign-ins (with reset requests and sign-ups) of the address or of the client reached their limit.';
 
 create or replace function app.console_count_attempt(p_email text, p_client text) returns void
 language sql
@@ -104,7 +116,33 @@ as $$
   values ('console:' || lower(p_email), date_trunc('minute', now()), 1), ('console-ip:' || p_client, date_trunc('minute', now()), 1)
   on conflict (subject, window_start) do update set failures = f.failures + 1
 $$;
-comment on function app.console_count_attempt(text, text) is 'Counts a failed console sign-in (or a reset request) against the address and the client for this minute.';
+comment on function app.console_count_attempt(text, text) is 'Counts a failed console sign-in (or a reset request, or a sign-up) against the address and the client for this minute.';
+
+-- why: a sign-up whose address is never confirmed must not hold the address (nor a row) for ever
+create or replace function app.console_expire_unverified(p_after interval) returns int
+language sql
+as $$
+  with expired as (
+    select o.owner, exists (select from app.api_keys k where k.owner = o.owner) as has_keys
+    from app.owners o
+    where o.role is not null and o.email_verified_at is null and o.created_at < now() - p_after
+      -- never signed in: an address confirmed once and changed since is not a sign-up left unconfirmed
+      and not exists (select from app.console_sessions s where s.owner = o.owner)
+    for update of o
+  ),
+  -- an owner with keys (made by the CLI before) stays a key owner, without the console account
+  demoted as (
+    update app.owners o set role = null, password_hash = null, updated_at = now()
+    from expired e where o.owner = e.owner and e.has_keys
+    returning 1
+  ),
+  deleted as (
+    delete from app.owners o using expired e where o.owner = e.owner and not e.has_keys
+    returning 1
+  )
+  select ((select count(*) from demoted) + (select count(*) from deleted))::int
+$$;
+comment on function app.console_expire_unverified(interval) is 'Ends the console accounts whose address was not confirmed within p_after of their making (CONSOLE_UNVERIFIED_DAYS) and that never signed in: deleted with their links, or, for an owner with API keys, left a key owner without a role; the address is free again. Returns how many.';
 
 -- why: the password hash is checked by the service (argon2), never by SQL
 create or replace function app.console_sign_in_candidate(p_email text)

@@ -1,5 +1,7 @@
 // Console sign-in and out, sign-up (CONSOLE_SIGNUP), invites, e-mail verification and password
 // reset (also the set-password link of mdapi create-account). Passwords are argon2id hashes.
+// Sign-up and reset answer the same, in the same time, whether or not the address has an account:
+// what differs (the e-mail, the account made) is done after the answer.
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { hash, verify } from '@node-rs/argon2';
@@ -18,7 +20,7 @@ const LINK_HOURS = { verify_email: 48, reset_password: 2, invite: 7 * 24 } as co
 const ACCOUNT_EXISTS = 'An account with this address exists: sign in, or reset its password.';
 export const password = z.string().min(12, 'Use at least 12 characters.').max(200, 'Use at most 200 characters.');
 
-export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, account, openSession, endSession }) => {
+export const authPages: PageGroup = (router, { sql, config, deps, csrf, page, posted, account, openSession, endSession }) => {
   // checked against when the address is unknown, so that a wrong address costs as long as a wrong password
   const dummyHash = hash(newToken());
   const signUpForm = z.object({ email: emailFormat, password });
@@ -28,15 +30,45 @@ export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, 
   const notSent = (what: string) => notice(`The e-mail with ${what} could not be sent (the mail server did not accept it), so nothing was changed. Try again in a few minutes.`, 'error');
 
   /**
-   * E-mails a link while the reader waits, before its token is stored: `store` (given a transaction)
+   * Work done once the answer is written, so that the answer's time tells nothing of it (such as
+   * whether an address has an account); a failure is logged, never shown.
+   */
+  function afterAnswer(ctx: Context, what: string, work: () => Promise<unknown>) {
+    ctx.res.once('close', () => {
+      work().catch((error: unknown) => deps.logger?.error({ err: error }, `console ${what}: the work after the answer failed`));
+    });
+  }
+
+  /**
+   * Sign-up and reset requests are limited like failed sign-ins (app.console_attempts_left, per
+   * address and per client) and every one counts, so the forms cannot flood an inbox or fill the
+   * accounts table. False when over the limit (Retry-After set; the caller writes its 429 page).
+   */
+  async function requestCounted(ctx: Context, email: string) {
+    const client = ctx.ip || 'unknown';
+    const [left] = await sql<{ ok: boolean }[]>`select app.console_attempts_left(${email}, ${client}, ${config.CONSOLE_SIGN_IN_FAILURES_PER_ACCOUNT}, ${config.CONSOLE_SIGN_IN_FAILURES_PER_CLIENT}) as ok`;
+    if (!left!.ok) {
+      ctx.set('Retry-After', '60');
+      return false;
+    }
+    await sql`select app.console_count_attempt(${email}, ${client})`;
+    return true;
+  }
+  const tooMany = notice('Too many requests; wait a minute and try again.', 'error');
+
+  /** The account of an address (any case), with the address as stored (the one mailed), or undefined. */
+  const accountOf = async (email: string) =>
+    (await sql<{ owner: string; email: string; disabled: boolean }[]>`select owner, email, disabled_at is not null as disabled from app.owners where lower(email) = lower(${email}) and role is not null`)[0];
+
+  /**
+   * E-mails a link (after the answer), before its token is stored: `store` (given a transaction)
    * runs only once the mail server accepted it, and the outbox records it without the link. Returns
    * whether it was delivered; when not, nothing was stored.
    */
   async function mailLink(purpose: 'verify_email' | 'reset_password', email: string, store: (tx: Sql) => Promise<string | false>) {
     const token = newToken();
     const data: ConsoleLinkData = { purpose, path: `/console/${purpose === 'verify_email' ? 'verify' : 'reset/set'}?token=${token}`, hours: LINK_HOURS[purpose] };
-    const id = randomUUID();
-    const sent = await mailer.send(composeEmail({ id, recipient: email, kind: 'console.link', data, created_at: new Date() }, config));
+    const { id, sent } = await mail(email, data);
     if (sent.outcome !== 'delivered') return { delivered: false, stored: false } as const;
     const stored = await sql.begin(async (tx) => {
       const owner = await store(tx as unknown as Sql);
@@ -46,6 +78,20 @@ export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, 
       return true;
     });
     return { delivered: true, stored } as const;
+  }
+
+  async function mail(email: string, data: ConsoleLinkData) {
+    const id = randomUUID();
+    const sent = await mailer.send(composeEmail({ id, recipient: email, kind: 'console.link', data, created_at: new Date() }, config));
+    if (sent.outcome !== 'delivered') deps.logger?.warn({ purpose: data.purpose, outcome: sent.outcome, smtpCode: sent.smtpCode }, 'console: a link e-mail was not accepted by the mail server');
+    return { id, sent };
+  }
+
+  /** A sign-up with the address of an account: that account is told (no link, nothing made). */
+  async function mailAccountExists(owner: string, email: string) {
+    const data: ConsoleLinkData = { purpose: 'account_exists', path: '/console/reset', hours: 0 };
+    const { id, sent } = await mail(email, data);
+    if (sent.outcome === 'delivered') await sql`select app.console_record_link_email(${id}, ${owner}, ${email}, ${sql.json({ ...data })}, ${sent.smtpCode}, ${sent.response}, ${sent.durationMs})`;
   }
 
   // ---- sign-in and out
@@ -108,23 +154,27 @@ export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, 
     if (!emailConfigured(config)) return signUpPage(ctx, fields, {}, 503);
     const parsed = signUpForm.safeParse(fields);
     if (!parsed.success) return signUpPage(ctx, fields, fieldErrors(parsed.error), 422);
-    const passwordHash = await hash(parsed.data.password);
-    const taken = (tx: Sql) => tx`select 1 from app.owners where lower(email) = lower(${parsed.data.email}) and role is not null`.then((rows) => rows.length > 0);
-    // a known address gets no e-mail; the check is made again where the account is made
-    if (await taken(sql)) return signUpPage(ctx, fields, { email: ACCOUNT_EXISTS }, 409);
-    const outcome = await mailLink('verify_email', parsed.data.email, async (tx) => {
-      if (await taken(tx)) return false;
-      const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${parsed.data.email}, 'user', ${passwordHash}) as owner`;
-      return row!.owner;
-    }).catch((error) => {
-      // the same address signing up twice at once: the second meets the unique index
-      if (accountTaken(error)) return { delivered: true, stored: false } as const;
-      throw error;
+    const { email } = parsed.data;
+    if (!(await requestCounted(ctx, email))) return signUpPage(ctx, fields, {}, 429, tooMany);
+    // the same for any address: nothing can be promised while the mail server is away
+    if (!(await mailer.reachable())) return signUpPage(ctx, fields, {}, 503, notSent('the link that confirms your address'));
+    afterAnswer(ctx, 'sign-up', async () => {
+      const known = await accountOf(email);
+      // a disabled account is told nothing (its owner can do nothing with it)
+      if (known) return known.disabled ? undefined : mailAccountExists(known.owner, known.email);
+      const passwordHash = await hash(parsed.data.password);
+      const taken = (tx: Sql) => tx`select 1 from app.owners where lower(email) = lower(${email}) and role is not null`.then((rows) => rows.length > 0);
+      await mailLink('verify_email', email, async (tx) => {
+        if (await taken(tx)) return false;
+        const [row] = await tx<{ owner: string }[]>`select app.console_create_account(${email}, 'user', ${passwordHash}) as owner`;
+        return row!.owner;
+      }).catch((error) => {
+        // the same address signing up twice at once: the second meets the unique index, and its link is never stored
+        if (!accountTaken(error)) throw error;
+      });
     });
-    if (!outcome.delivered) return signUpPage(ctx, fields, {}, 503, notSent('the link that confirms your address'));
-    const made = outcome.stored;
-    if (!made) return signUpPage(ctx, fields, { email: ACCOUNT_EXISTS }, 409);
-    page(ctx, 'Check your e-mail', notice(html`We sent a link to <strong>${parsed.data.email}</strong>. Open it to confirm the address, then sign in.`));
+    // the same answer whether or not the address has an account (which is told so by e-mail)
+    page(ctx, 'Check your e-mail', notice(html`An e-mail is on its way to <strong>${email}</strong>. Open its link to confirm the address, then sign in.`));
   });
 
   // ---- an invite (mdapi invite): the account of the invited address, verified, signed in at once
@@ -186,18 +236,15 @@ export const authPages: PageGroup = (router, { sql, config, csrf, page, posted, 
     if (!emailConfigured(config)) return resetRequestPage(ctx, fields, {}, 503, notice('This service cannot send e-mail: ask the operator for a sign-in link.', 'error'));
     const parsed = z.object({ email: emailFormat }).safeParse(fields);
     if (!parsed.success) return resetRequestPage(ctx, fields, fieldErrors(parsed.error), 422);
-    const client = ctx.ip || 'unknown';
-    const [left] = await sql<{ ok: boolean }[]>`select app.console_attempts_left(${parsed.data.email}, ${client}, ${config.CONSOLE_SIGN_IN_FAILURES_PER_ACCOUNT}, ${config.CONSOLE_SIGN_IN_FAILURES_PER_CLIENT}) as ok`;
-    if (!left!.ok) return resetRequestPage(ctx, fields, {}, 429, notice('Too many requests; wait a minute and try again.', 'error'));
-    // every request counts, so the form cannot be used to flood an inbox
-    await sql`select app.console_count_attempt(${parsed.data.email}, ${client})`;
-    const [candidate] = await sql<{ owner: string }[]>`select owner from app.console_sign_in_candidate(${parsed.data.email})`;
-    // an unknown address is asked of the mail server too, so that the answer never tells which addresses have accounts
-    const delivered = candidate
-      ? (await mailLink('reset_password', parsed.data.email, async () => candidate.owner)).delivered
-      : await mailer.reachable();
-    if (!delivered) return resetRequestPage(ctx, fields, {}, 503, notSent('the link'));
-    // the same answer whether or not the address has an account
+    const { email } = parsed.data;
+    if (!(await requestCounted(ctx, email))) return resetRequestPage(ctx, fields, {}, 429, tooMany);
+    // asked for any address, so that the answer never tells which addresses have accounts
+    if (!(await mailer.reachable())) return resetRequestPage(ctx, fields, {}, 503, notSent('the link'));
+    afterAnswer(ctx, 'password reset', async () => {
+      const known = await accountOf(email);
+      if (known && !known.disabled) await mailLink('reset_password', known.email, async () => known.owner);
+    });
+    // the same answer, in the same time, whether or not the address has an account
     page(ctx, 'Check your e-mail', notice('If this address has an account, a link to set a new password is on its way.'));
   });
 

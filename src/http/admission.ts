@@ -30,6 +30,8 @@ export interface Deps {
   activity?: () => RunningJob[];
   /** the process's live price streams (src/http/streams.ts), set by createApp */
   streams?: StreamHub | null;
+  /** the service's logger, set by createApp: for work a handler does after its answer */
+  logger?: Logger;
 }
 
 export type { AdmitRoute, AdmitRow };

@@ -65,7 +65,7 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   batcher?.start();
   const metrics = observability.metrics ?? new Metrics(given.config);
   const streams = given.streams === undefined ? new StreamHub(given.sql, given.config, metrics, logger).start() : null;
-  const deps: Deps = { ...given, admission: given.admission ?? batcher, streams: given.streams ?? streams };
+  const deps: Deps = { ...given, admission: given.admission ?? batcher, streams: given.streams ?? streams, logger: given.logger ?? logger };
   const app = new Koa();
   setPageLinks(app, served.pageLinks?.(deps.config) ?? []);
   app.proxy = deps.config.TRUST_PROXY;

@@ -33,9 +33,13 @@ export interface DeprecationNoticeData {
   last_called_at: string | null;
 }
 
-/** data of a console.link e-mail (src/console/links.ts): what the link does and its path with the token */
+/**
+ * data of a console.link e-mail (src/console/auth.ts): what the link does and its path (with the
+ * token of a single-use link); account_exists: the answer to a sign-up with an address that has an
+ * account, pointing at sign-in and reset (no token, `hours` 0).
+ */
 export interface ConsoleLinkData {
-  purpose: 'verify_email' | 'reset_password' | 'invite';
+  purpose: 'verify_email' | 'reset_password' | 'invite' | 'account_exists';
   path: string;
   hours: number;
 }
@@ -113,12 +117,18 @@ const CONSOLE_LINK: Record<ConsoleLinkData['purpose'], { subject: string; intro:
   verify_email: { subject: 'Confirm your e-mail address', intro: 'Open this link to confirm the e-mail address of your developer console account:' },
   reset_password: { subject: 'Set a new console password', intro: 'Open this link to set a new password for your developer console account:' },
   invite: { subject: 'You are invited to the developer console', intro: 'Open this link to make your developer console account:' },
+  account_exists: {
+    subject: 'You already have a console account',
+    intro: 'Someone (you, perhaps) asked to make a developer console account with this address, which has one already, so no other was made. If you have forgotten its password, set a new one here:',
+  },
 };
 
 export function consoleLinkEmail(data: ConsoleLinkData, links: MailLinks): RenderedEmail {
   const { subject, intro } = CONSOLE_LINK[data.purpose];
   const url = `${links.base}${data.path}`;
-  const after = `The link works once, for ${data.hours} hours. If you did not ask for it, ignore this e-mail.`;
+  const after = data.purpose === 'account_exists'
+    ? 'If you did not ask for it, ignore this e-mail: nothing was changed.'
+    : `The link works once, for ${data.hours} hours. If you did not ask for it, ignore this e-mail.`;
   return {
     subject,
     text: `${intro}\n\n${url}\n\n${after}\n`,

@@ -21,6 +21,7 @@ import { startMailbox, type Mailbox } from '../../dev/mailbox.ts';
 import { startReceiver, type Receiver } from '../../dev/webhook-receiver.ts';
 import { poll, until } from '../../dev/wait.ts';
 import { createAccount } from '../../src/console/accounts.ts';
+import { tokenHash } from '../../src/console/session.ts';
 import type { Sql } from '../../src/db/client.ts';
 import { browserTest, CHROMIUM, checkPage } from '../helpers/browser.ts';
 import type { TestDatabase } from '../helpers/database.ts';
@@ -89,10 +90,14 @@ browserTest('the journey from sign-up to a disabled account, every page accessib
     await page.getByRole('button', { name: 'Make account' }).click();
     await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
     await check(page, 'sign-up-sent');
-    const verification = mailbox.accepted.find((m) => m.envelope.to.includes(email))!;
+    // sent after the answer
+    const verification = (await poll(() => mailbox.accepted.find((m) => m.envelope.to.includes(email)), Boolean))!;
     t.is(verification.headers.subject, 'Confirm your e-mail address');
     // the link's base is PUBLIC_URL, else HOST:PORT; the test's API listens on a port of its own
     const link = /http:\/\/\S+(\/console\/verify\?token=[\w-]+)/.exec(verification.text)![1]!;
+    // its token is stored just after the mail server accepted it
+    const token = new URL(link, api.base).searchParams.get('token')!;
+    await poll(() => db.sql`select from app.console_tokens where token_hash = ${tokenHash(token)}`, (rows) => rows.length > 0);
     await page.goto(`${api.base}${link}`);
     await page.getByRole('heading', { name: 'Address confirmed' }).waitFor();
     await check(page, 'verified');
