@@ -4,10 +4,12 @@
 import { randomBytes } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
+import type { Layer } from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../http/admission.ts';
 import { toApiError } from '../http/errors.ts';
+import { addErrors, pathTextErrors, queryTextErrors } from '../http/validation.ts';
 import { html, layout, notice, type Html, type PageAssets } from './html.ts';
 import { cookieNames, csrfFor, csrfMatches, newToken, readCookie, safeNext, setCookie, tokenHash } from './session.ts';
 
@@ -60,7 +62,25 @@ export const pageNumber = (value: unknown) => (typeof value === 'string' && /^[1
 
 export const rowId = z.string().regex(/^\d{1,18}$/, 'Unknown item.');
 
-/** A parsed form body as fields of one string each: the first of a repeated name; nested names dropped. */
+/** The matched route's path parameters as they arrived, still percent-encoded (the router decodes them leniently). */
+function rawPathParams(ctx: Context): Record<string, string> {
+  const route = (ctx.matched as Layer[] | undefined)?.findLast((layer) => layer.methods.includes(ctx.method));
+  if (!route) return {};
+  const captures = route.captures(ctx.path);
+  return Object.fromEntries(route.paramNames.map((param, i) => [String(param.name), captures[i] ?? '']));
+}
+
+/** The path (and query) of the page a request came from, when it is one of this service's. */
+function refererPath(ctx: Context): string {
+  try {
+    const from = new URL(ctx.get('referer'));
+    return from.host === ctx.host ? `${from.pathname}${from.search}` : '';
+  } catch {
+    return '';
+  }
+}
+
+/** A parsed form body of one string each: the first of a repeated name; nested names dropped. */
 function formFields(body: unknown): Fields {
   const fields: Fields = {};
   if (!body || typeof body !== 'object') return fields;
@@ -115,7 +135,7 @@ export function consoleKit(deps: Deps) {
   }
 
   /** Form bodies (the API's parser reads JSON only); an oversized one is answered by `posted`. */
-  const parseForms: Middleware = bodyParser({
+  const formBodies: Middleware = bodyParser({
     enableTypes: ['form'],
     formLimit: config.MAX_BODY_BYTES,
     encoding: 'utf-8',
@@ -123,6 +143,24 @@ export function consoleKit(deps: Deps) {
       ctx.state.consoleFormRefused = (error as { status?: number }).status === 413 ? 413 : 400;
     },
   });
+
+  /**
+   * Text PostgreSQL cannot store (NUL, unpaired surrogates) or that is not UTF-8, anywhere in the path,
+   * the query or a form, refused for every console route at once by the API's own rule
+   * (src/http/validation.ts): a 422 page naming each field, before any handler reads it.
+   */
+  const refuseUnreadableText: Middleware = async (ctx, next) => {
+    const form = ctx.request.is('urlencoded') && typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : '';
+    const errors = addErrors(addErrors(pathTextErrors(rawPathParams(ctx)), queryTextErrors(ctx.querystring)), queryTextErrors(form));
+    if (Object.keys(errors).length === 0) return next();
+    const back = safeNext(refererPath(ctx));
+    page(ctx, 'This was not read', html`${notice('Some of what was sent is not text this service can read, so nothing was changed.', 'error')}
+<ul class="errors">${Object.entries(errors).map(([name, messages]) => html`<li><p class="error">Error: <strong>${name}</strong>: ${messages[0]}</p></li>`)}</ul>
+<p><a href="${back}">Open the page again</a>, correct ${Object.keys(errors).length === 1 ? 'it' : 'them'} and retry.</p>`, 422, await account(ctx));
+  };
+
+  /** Form bodies read, then any unreadable text refused: the console's one reading of its input. */
+  const parseForms: Middleware = (ctx, next) => formBodies(ctx, () => refuseUnreadableText(ctx, next));
 
   /** A form's fields, after its CSRF check: null when the check failed (the refusal page is written). */
   async function posted(ctx: Context): Promise<Fields | null> {
