@@ -108,7 +108,7 @@ ${keys[i]!.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'
     const owner = ownerField.safeParse(ctx.params.owner);
     const [row] = owner.success ? await sql<AccountRow[]>`select * from app.console_admin_accounts('', ${owner.data}, 1, 0)` : [];
     if (!row || row.owner === who.owner || row.disabled_at) return accountPage(ctx, who, owner.success ? owner.data : '');
-    page(ctx, 'Disable this account?', html`<p>Disabling <strong>${row.email}</strong> signs it out of every session and makes the API refuse its ${row.keys} working keys within a second, until an operator enables it again. Nothing is deleted.</p>
+    page(ctx, 'Disable this account?', html`<p>Disabling <strong>${row.email}</strong> signs it out of every session and makes the API refuse its ${row.keys} working ${String(row.keys) === '1' ? 'key' : 'keys'} within a second, until an operator enables it again. Nothing is deleted.</p>
 ${form('/console/admin/accounts/disable', csrf(ctx), [html`<input type="hidden" name="owner" value="${row.owner}"><input type="hidden" name="disabled" value="true"><input type="hidden" name="confirm" value="yes">`], 'Disable account', 'danger')}
 <p><a href="${accountPath(row.owner)}">Cancel: keep the account working</a></p>`, 200, who);
   });
