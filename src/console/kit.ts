@@ -80,7 +80,7 @@ function refererPath(ctx: Context): string {
   }
 }
 
-/** A parsed form body of one string each: the first of a repeated name; nested names dropped. */
+/** A parsed form body as fields of one string each: the first of a repeated name; nested names dropped. */
 function formFields(body: unknown): Fields {
   const fields: Fields = {};
   if (!body || typeof body !== 'object') return fields;
