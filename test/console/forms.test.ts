@@ -191,13 +191,16 @@ test('every console form field, query parameter and path parameter: NUL, invalid
   const failures: string[] = [];
   const missing: string[] = [];
   let requests = 0;
-  const expect = async (kind: string, field: string, client: ConsoleClient, method: string, path: string, body?: string) => {
+  /** `beside`: a field to send again, its error beside its input (a path parameter, and the CSRF token, are named only) */
+  const expect = async (kind: string, field: string, client: ConsoleClient, method: string, path: string, body?: string, beside = field !== 'csrf') => {
     const answer = await send(client, method, path, body);
     requests++;
     const what = `${method} ${path.slice(0, 80)} ${field} as ${kind}`;
     if (answer.status >= 500) failures.push(`${what}: ${answer.status} ${answer.text.slice(0, 200)}`);
     else if (TEXT_RULE.has(kind) && !(answer.status === 422 && answer.type.startsWith('text/html') && answer.text.includes(`<strong>${field}</strong>`))) {
       failures.push(`${what}: ${answer.status} ${answer.type}, not a 422 console page naming ${field}`);
+    } else if (TEXT_RULE.has(kind) && beside && !answer.text.includes(`aria-describedby="f-${field}-error"`)) {
+      failures.push(`${what}: the error is not beside a field ${field} to send again`);
     }
   };
   for (const layer of routes) {
@@ -218,7 +221,7 @@ test('every console form field, query parameter and path parameter: NUL, invalid
       }
       for (const name of paramNames) {
         for (const [kind, value] of Object.entries(PATH_BAD)) {
-          await expect(kind, name, form.client, 'POST', paramPath(layer, form.path, name, value), pairs.map(([other, v]) => `${encode(other)}=${encode(v)}`).join('&'));
+          await expect(kind, name, form.client, 'POST', paramPath(layer, form.path, name, value), pairs.map(([other, v]) => `${encode(other)}=${encode(v)}`).join('&'), false);
         }
       }
     } else {
@@ -228,7 +231,7 @@ test('every console form field, query parameter and path parameter: NUL, invalid
         for (const [kind, bad] of Object.entries(BAD)) await expect(kind, name, client, 'GET', `${samplePath}?${bad(name, new URL(sample, 'http://console.test').searchParams.get(name) || 'a')}`);
       }
       for (const name of paramNames) {
-        for (const [kind, value] of Object.entries(PATH_BAD)) await expect(kind, name, client, 'GET', paramPath(layer, samplePath, name, value));
+        for (const [kind, value] of Object.entries(PATH_BAD)) await expect(kind, name, client, 'GET', paramPath(layer, samplePath, name, value), undefined, false);
       }
     }
   }
@@ -240,19 +243,44 @@ test('every console form field, query parameter and path parameter: NUL, invalid
   t.is((await admin.get('/console/admin/accounts')).status, 200);
 });
 
-browserTest('the page refusing unreadable text in Chromium: accessible, 375 px wide, the field named, a way back', async (t) => {
+browserTest('the page refusing unreadable text in Chromium: the error beside the field to send again, accessible, 375 px wide', async (t) => {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   try {
     const page = await (await browser.newContext({ viewport: { width: 375, height: 740 } })).newPage();
     await page.goto(`${api.base}/console/sign-in?next=%2Fconsole%2Fkeys%00`);
     await page.getByRole('heading', { name: 'This was not read' }).waitFor();
     t.regex(await page.locator('main').innerText(), /Error: next: Must not contain the NUL character \(U\+0000\)\./);
+    // beside the field, to send again corrected
+    const next = page.getByLabel('next');
+    t.is(await next.getAttribute('aria-invalid'), 'true');
+    t.is(await next.inputValue(), '/console/keys\uFFFD');
     await checkPage(t, page, 'refused text');
     const shot = join(mkdtempSync(join(tmpdir(), 'mdapi-console-')), 'refused-text.png');
     await page.screenshot({ path: shot, fullPage: true });
     t.log(`screenshot: ${shot}`);
     await page.getByRole('link', { name: 'Open the page again' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+    // the sign-in form with a NUL in the address (set by script: no keyboard types one), sent as Chromium sends forms
+    await page.locator('#f-email').evaluate((input: HTMLInputElement) => {
+      input.value = 'a\u0000@example.test';
+      input.form!.noValidate = true;
+    });
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'This was not read' }).waitFor();
+    t.is(await page.getByLabel('email').getAttribute('aria-invalid'), 'true');
+    t.is(await page.getByLabel('email').inputValue(), 'a\uFFFD@example.test');
+    t.is(await page.getByLabel('password').inputValue(), '', 'a password is never written back');
+    await checkPage(t, page, 'refused sign-in');
+    const signIn = join(mkdtempSync(join(tmpdir(), 'mdapi-console-')), 'refused-sign-in.png');
+    await page.screenshot({ path: signIn, fullPage: true });
+    t.log(`screenshot: ${signIn}`);
+    // corrected and sent again: read, and answered as the sign-in form answers (no such account)
+    await page.getByLabel('email').fill('nobody@example.test');
+    await page.getByLabel('password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Send again' }).click();
+    await page.getByText('The e-mail address or the password is wrong.').waitFor();
   } finally {
     await browser.close();
   }
