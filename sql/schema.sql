@@ -3747,9 +3747,12 @@ function app.console_record_link_email(p_id uuid, p_owner text, p_recipient text
   |   insert into app.email_attempts (message_id, finished_at, outcome, smtp_code, response, duration_ms)
   |   select id, now(), 'delivered', p_smtp_code, left(p_response, 1000), p_duration_ms from message
 
-function app.console_rename_key(p_owner text, p_key_id bigint, p_name text) returns boolean language sql volatile
-  -- Renames a working key of the owner; false when it has no such key.
-  |   with renamed as (update app.api_keys set name = p_name where id = p_key_id and owner = p_owner and app.key_live(revoked_at) returning 1)
+function app.console_rename_key(p_owner text, p_scope text, p_key_id bigint, p_name text) returns boolean language sql volatile
+  -- Renames a working key of the owner in a scope; false when it has no such key in that scope.
+  |   with renamed as (
+  |     update app.api_keys set name = p_name
+  |     where id = p_key_id and owner = p_owner and scope = p_scope and app.key_live(revoked_at)
+  |     returning 1)
   |   select exists (select from renamed)
 
 function app.console_revoke_sessions(p_owner text, p_session_id bigint) returns integer language sql volatile

@@ -40,16 +40,22 @@ export async function createKey(sql: Sql, { plan, owner, scope, name = null }: N
   return { id: Number(row!.id), key };
 }
 
+/** Whose keys a console section acts on: one owner's, of one scope (a section never touches another's keys). */
+export interface KeyHolder {
+  owner: string;
+  scope: NewKey['scope'];
+}
+
 /**
- * Revokes by id or by the key's printed prefix, of `owner` only when given (the console); returns
- * how many keys it revoked.
+ * Revokes by id or by the key's printed prefix, of one owner and scope only when given (the
+ * console); returns how many keys it revoked.
  */
-export async function revokeKey(sql: Sql, idOrPrefix: string, owner?: string): Promise<number> {
+export async function revokeKey(sql: Sql, idOrPrefix: string, of?: KeyHolder): Promise<number> {
   const which = /^\d+$/.test(idOrPrefix) ? sql`id = ${idOrPrefix}` : sql`prefix = ${idOrPrefix}`;
   // a rotated key in its grace period is revoked at once too
   const rows = await sql`
     update app.api_keys set revoked_at = now()
-    where ${which} and app.key_live(revoked_at) ${owner === undefined ? sql`` : sql`and owner = ${owner}`} returning id`;
+    where ${which} and app.key_live(revoked_at) ${of === undefined ? sql`` : sql`and owner = ${of.owner} and scope = ${of.scope}`} returning id`;
   return rows.length;
 }
 
@@ -57,18 +63,18 @@ export async function revokeKey(sql: Sql, idOrPrefix: string, owner?: string): P
 export const MAX_ROTATION_GRACE_HOURS = 7 * 24;
 
 /**
- * Rotates a key of `owner` (not revoked, not already rotated): a new key with the same owner, plan, scope and name, while the
+ * Rotates a key of `owner` in `scope` (not revoked, not already rotated): a new key with the same owner, plan, scope and name, while the
  * old one keeps working for `graceHours` (0: refused at once) and is then refused as revoked.
- * Null when the owner has no such key.
+ * Null when the owner has no such key in that scope.
  */
-export async function rotateKey(sql: Sql, id: string, owner: string, graceHours: number): Promise<{ id: number; key: string; retiresAt: Date } | null> {
+export async function rotateKey(sql: Sql, id: string, { owner, scope }: KeyHolder, graceHours: number): Promise<{ id: number; key: string; retiresAt: Date } | null> {
   if (!(graceHours >= 0 && graceHours <= MAX_ROTATION_GRACE_HOURS)) throw new RangeError(`grace must be 0 to ${MAX_ROTATION_GRACE_HOURS} hours`);
   return sql.begin(async (tx) => {
-    const [old] = await tx<{ plan: PlanName | McpPlanName; scope: NewKey['scope']; name: string | null }[]>`
-      select plan, scope, name from app.api_keys where id = ${id} and owner = ${owner} and revoked_at is null for update`;
+    const [old] = await tx<{ plan: PlanName | McpPlanName; name: string | null }[]>`
+      select plan, name from app.api_keys where id = ${id} and owner = ${owner} and scope = ${scope} and revoked_at is null for update`;
     // not a key already rotated (retiring): its successor exists
     if (!old) return null;
-    const created = await createKey(tx as unknown as Sql, { plan: old.plan, owner, scope: old.scope, name: old.name });
+    const created = await createKey(tx as unknown as Sql, { plan: old.plan, owner, scope, name: old.name });
     const [retired] = await tx<{ revoked_at: Date }[]>`
       update app.api_keys set revoked_at = now() + make_interval(hours => ${graceHours}) where id = ${id} returning revoked_at`;
     return { ...created, retiresAt: retired!.revoked_at };

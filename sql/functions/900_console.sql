@@ -215,13 +215,18 @@ as $$
 $$;
 comment on function app.console_keys(text, text) is 'The working keys of an owner in a scope: name, prefix, plan, created, last used, requests this month (UTC), and retires_at: when a rotated key stops working (null: not rotated).';
 
-create or replace function app.console_rename_key(p_owner text, p_key_id bigint, p_name text) returns boolean
+-- why: each console section (Data API, MCP) renames keys of its own scope only
+drop function if exists app.console_rename_key(text, bigint, text);
+create or replace function app.console_rename_key(p_owner text, p_scope text, p_key_id bigint, p_name text) returns boolean
 language sql
 as $$
-  with renamed as (update app.api_keys set name = p_name where id = p_key_id and owner = p_owner and app.key_live(revoked_at) returning 1)
+  with renamed as (
+    update app.api_keys set name = p_name
+    where id = p_key_id and owner = p_owner and scope = p_scope and app.key_live(revoked_at)
+    returning 1)
   select exists (select from renamed)
 $$;
-comment on function app.console_rename_key(text, bigint, text) is 'Renames a working key of the owner; false when it has no such key.';
+comment on function app.console_rename_key(text, text, bigint, text) is 'Renames a working key of the owner in a scope; false when it has no such key in that scope.';
 
 -- why: disabling ends sessions here and refuses keys through app.owner_enabled + the owners trigger
 create or replace function app.console_set_disabled(p_owner text, p_disabled boolean) returns void

@@ -32,8 +32,10 @@ ${await pushSection(ctx, who)}`, status, who);
     if (!form) return;
     const { fields, who } = form;
     const id = rowId.safeParse(fields.session);
-    if (id.success) await sql`select app.console_revoke_sessions(${who.owner}, ${id.data})`;
+    const [row] = id.success ? await sql<{ revoked: number }[]>`select app.console_revoke_sessions(${who.owner}, ${id.data}) as revoked` : [];
     if (id.success && id.data === who.session_id) return ctx.redirect('/console/sign-in');
+    // another account's session, or one ended meanwhile: nothing was revoked, and the page says so
+    if (!row?.revoked) return accountPage(ctx, who, notice('That is not a working session of this account (signed out or revoked already?); nothing was revoked.', 'error'), 404);
     await accountPage(ctx, who, notice('Session revoked.'));
   });
   router.post('/sessions/revoke-all', async (ctx) => {

@@ -47,7 +47,7 @@ function keySection(router: Parameters<PageGroup>[0], { sql, config, csrf, page,
   const createForm = z.object({ name: keyName, plan: z.enum(plans, `Choose one of: ${plans.join(', ')}.`) });
   const action = (verb = '') => `/console${path}${verb && `/${verb}`}`;
 
-  async function keysPage(ctx: Context, who: Account, extra: { message?: Html; values?: Record<string, string>; errors?: Errors; renameError?: { key: string; name: string; error: string }; status?: number } = {}) {
+  async function keysPage(ctx: Context, who: Account, extra: { message?: Html; values?: Record<string, string>; errors?: Errors; renameError?: { key: string; name: string; error: string }; rotateError?: { key: string; error: string }; status?: number } = {}) {
     const keys = await sql<{ id: string; name: string | null; prefix: string; plan: string; created_at: Date; last_used_at: Date | null; requests_this_month: string; retires_at: Date | null }[]>`
       select * from app.console_keys(${who.owner}, ${scope})`;
     const token = csrf(ctx);
@@ -57,7 +57,7 @@ function keySection(router: Parameters<PageGroup>[0], { sql, config, csrf, page,
 ${keys.length === 0 ? html`<p>No key yet.</p>` : html`<div class="table"><table><thead><tr><th>Name</th><th>Prefix</th><th>Plan</th><th>Created</th><th>Last used</th><th>Requests this month</th><th>Actions</th></tr></thead><tbody>
 ${keys.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'}</td><td data-label="Prefix"><code>${key.prefix}</code></td><td data-label="Plan">${key.plan}</td><td data-label="Created">${when(key.created_at)}</td><td data-label="Last used">${key.last_used_at ? when(key.last_used_at) : 'never'}</td><td data-label="Requests this month">${key.requests_this_month}${scope === 'data-api' ? html` <a href="/console/usage?key=${key.id}" aria-label="Usage of ${key.prefix}">Usage</a>` : ''}${key.retires_at ? html`<br><strong>Retires ${when(key.retires_at)}</strong> (rotated)` : ''}</td>
 <td class="row-actions">${form(action('rename'), token, renameField(key.id, key.name, extra.renameError?.key === key.id ? extra.renameError : undefined), 'Rename')}
-${key.retires_at ? '' : form(action('rotate'), token, rotateFields(key.id), `Rotate ${key.prefix}`)}
+${key.retires_at ? '' : form(action('rotate'), token, rotateFields(key.id, extra.rotateError?.key === key.id ? extra.rotateError.error : undefined), `Rotate ${key.prefix}`)}
 ${form(action('revoke'), token, html`<input type="hidden" name="key" value="${key.id}">`, `Revoke ${key.prefix}`, 'danger')}</td></tr>`)}
 </tbody></table></div>`}
 <h2>Create a key</h2>
@@ -89,13 +89,22 @@ ${usage(publicBase(ctx, config))}`, extra.status ?? 200, who);
     if (!created) return keysPage(ctx, who, { values: fields, errors: { name: `You hold the most keys allowed (${config.CONSOLE_MAX_KEYS}).` }, status: 409 });
     await keysPage(ctx, who, { message: newKey(created.key) });
   });
+  const holder = (who: Account) => ({ owner: who.owner, scope });
+  /** A key that is not a working key of this account in this section (revoked, another section's, another account's). */
+  const gone = (ctx: Context, who: Account) => keysPage(ctx, who, { message: notice(`That key is not among your ${title} (revoked or rotated in another tab?); nothing was changed.`, 'error'), status: 404 });
+
   router.post(`${path}/rotate`, async (ctx) => {
     const form = await signedInForm(ctx);
     if (!form) return;
     const { fields, who } = form;
-    const parsed = z.object({ key: keyId, grace: z.enum(GRACE_CHOICES.map(([hours]) => String(hours)) as [string, ...string[]]) }).safeParse(fields);
-    const rotated = parsed.success ? await rotateKey(sql, parsed.data.key, who.owner, Number(parsed.data.grace)) : null;
-    if (!rotated) return keysPage(ctx, who, { message: notice('That key is gone (revoked or rotated in another tab?); nothing was changed.', 'error'), status: 404 });
+    const parsed = z.object({ key: keyId, grace: graceChoice }).safeParse(fields);
+    if (!parsed.success) {
+      const errors = fieldErrors(parsed.error);
+      if (errors.key) return gone(ctx, who);
+      return keysPage(ctx, who, { rotateError: { key: fields.key!, error: errors.grace! }, status: 422 });
+    }
+    const rotated = await rotateKey(sql, parsed.data.key, holder(who), Number(parsed.data.grace));
+    if (!rotated) return gone(ctx, who);
     const old = rotated.retiresAt.getTime() <= Date.now() ? 'The old key is refused from now on.' : `The old key keeps working until ${when(rotated.retiresAt)}, then is refused.`;
     await keysPage(ctx, who, { message: newKey(rotated.key, old) });
   });
@@ -106,30 +115,33 @@ ${usage(publicBase(ctx, config))}`, extra.status ?? 200, who);
     const parsed = z.object({ key: keyId, name: keyName }).safeParse(fields);
     if (!parsed.success) {
       const errors = fieldErrors(parsed.error);
-      if (errors.key) return keysPage(ctx, who, { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
+      if (errors.key) return gone(ctx, who);
       return keysPage(ctx, who, { renameError: { key: fields.key!, name: fields.name ?? '', error: errors.name! }, status: 422 });
     }
-    const [row] = await sql<{ ok: boolean }[]>`select app.console_rename_key(${who.owner}, ${parsed.data.key}, ${parsed.data.name}) as ok`;
-    await keysPage(ctx, who, row!.ok ? { message: notice('Key renamed.') } : { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
+    const [row] = await sql<{ ok: boolean }[]>`select app.console_rename_key(${who.owner}, ${scope}, ${parsed.data.key}, ${parsed.data.name}) as ok`;
+    if (!row!.ok) return gone(ctx, who);
+    await keysPage(ctx, who, { message: notice('Key renamed.') });
   });
   router.post(`${path}/revoke`, async (ctx) => {
     const form = await signedInForm(ctx);
     if (!form) return;
     const { fields, who } = form;
     const id = keyId.safeParse(fields.key);
-    const revoked = id.success ? await revokeKey(sql, id.data, who.owner) : 0;
-    await keysPage(ctx, who, revoked ? { message: notice('Key revoked: the API refuses it from now on.') } : { message: notice('That key is gone (revoked in another tab?); nothing was changed.', 'error'), status: 404 });
+    const revoked = id.success ? await revokeKey(sql, id.data, holder(who)) : 0;
+    if (!revoked) return gone(ctx, who);
+    await keysPage(ctx, who, { message: notice('Key revoked: the API refuses it from now on.') });
   });
 }
 
 /** How long a rotated key may keep working beside its successor: [hours, label], up to MAX_ROTATION_GRACE_HOURS. */
 const GRACE_CHOICES: [number, string][] = [[0, 'none: refuse it now'], [1, '1 hour'], [24, '1 day'], [72, '3 days'], [MAX_ROTATION_GRACE_HOURS, '7 days']];
+const graceChoice = z.enum(GRACE_CHOICES.map(([hours]) => String(hours)) as [string, ...string[]], `Choose how long the old key keeps working: ${GRACE_CHOICES.map(([, label]) => label).join('; ')}.`);
 
 /** A new key, shown this once with its copy button (and what became of the key it replaces). */
 const newKey = (key: string, replaced?: string) => shownOnce({ id: 'new-key', heading: 'Your new key', secret: key, note: replaced });
 
-/** A key's rotate fields: how long the old key keeps working. */
-const rotateFields = (id: string) => html`<input type="hidden" name="key" value="${id}">${choice({ name: 'grace', id: `grace-${id}`, label: 'Old key works for', options: GRACE_CHOICES.map(([hours, label]) => [String(hours), label] as const), value: '24' })}`;
+/** A key's rotate fields: how long the old key keeps working, with the error of a refused rotation beside it. */
+const rotateFields = (id: string, error?: string) => html`<input type="hidden" name="key" value="${id}">${choice({ name: 'grace', id: `grace-${id}`, label: 'Old key works for', options: GRACE_CHOICES.map(([hours, label]) => [String(hours), label] as const), value: '24', error })}`;
 
 /** A key's rename field, with the error of a refused rename beside it. */
 const renameField = (id: string, name: string | null, refused?: { name: string; error: string }) =>

@@ -82,7 +82,7 @@ export interface Field {
   /** the input's id when a page has several fields of one name (default f-<name>) */
   id?: string;
   label: string;
-  type?: 'text' | 'email' | 'password' | 'hidden' | 'search';
+  type?: 'text' | 'email' | 'password' | 'hidden' | 'search' | 'url';
   value?: string;
   error?: string;
   autocomplete?: string;

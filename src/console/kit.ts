@@ -4,11 +4,13 @@
 import { randomBytes } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
+import type { Layer } from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../http/admission.ts';
 import { toApiError } from '../http/errors.ts';
-import { html, layout, notice, type Html, type PageAssets } from './html.ts';
+import { addErrors, pathTextErrors, queryTextErrors } from '../http/validation.ts';
+import { field, form, html, layout, notice, type Html, type PageAssets } from './html.ts';
 import { cookieNames, csrfFor, csrfMatches, newToken, readCookie, safeNext, setCookie, tokenHash } from './session.ts';
 
 export interface Account {
@@ -59,6 +61,27 @@ export const when = (date: Date | string) => `${new Date(date).toISOString().sli
 export const pageNumber = (value: unknown) => (typeof value === 'string' && /^[1-9]\d{0,6}$/.test(value) ? Math.min(Number(value), 1_000_000) : 1);
 
 export const rowId = z.string().regex(/^\d{1,18}$/, 'Unknown item.');
+
+/** The names console forms give their fields: any other is not written back into a page. */
+const FIELD_NAME = /^[\w.-]{1,100}$/;
+
+/** The matched route's path parameters as they arrived, still percent-encoded (the router decodes them leniently). */
+function rawPathParams(ctx: Context): Record<string, string> {
+  const route = (ctx.matched as Layer[] | undefined)?.findLast((layer) => layer.methods.includes(ctx.method));
+  if (!route) return {};
+  const captures = route.captures(ctx.path);
+  return Object.fromEntries(route.paramNames.map((param, i) => [String(param.name), captures[i] ?? '']));
+}
+
+/** The path (and query) of the page a request came from, when it is one of this service's. */
+function refererPath(ctx: Context): string {
+  try {
+    const from = new URL(ctx.get('referer'));
+    return from.host === ctx.host ? `${from.pathname}${from.search}` : '';
+  } catch {
+    return '';
+  }
+}
 
 /** A parsed form body as fields of one string each: the first of a repeated name; nested names dropped. */
 function formFields(body: unknown): Fields {
@@ -115,7 +138,7 @@ export function consoleKit(deps: Deps) {
   }
 
   /** Form bodies (the API's parser reads JSON only); an oversized one is answered by `posted`. */
-  const parseForms: Middleware = bodyParser({
+  const formBodies: Middleware = bodyParser({
     enableTypes: ['form'],
     formLimit: config.MAX_BODY_BYTES,
     encoding: 'utf-8',
@@ -123,6 +146,43 @@ export function consoleKit(deps: Deps) {
       ctx.state.consoleFormRefused = (error as { status?: number }).status === 413 ? 413 : 400;
     },
   });
+
+  /**
+   * Text PostgreSQL cannot store (NUL, unpaired surrogates) or that is not UTF-8, anywhere in the path,
+   * the query or a form, refused for every console route at once by the API's own rule
+   * (src/http/validation.ts): a 422 page naming each field, before any handler reads it.
+   */
+  const refuseUnreadableText: Middleware = async (ctx, next) => {
+    const body = ctx.request.is('urlencoded') && typeof ctx.request.rawBody === 'string' ? ctx.request.rawBody : '';
+    const inPath = pathTextErrors(rawPathParams(ctx));
+    const inFields = addErrors(queryTextErrors(ctx.querystring), queryTextErrors(body));
+    const errors = { ...inPath, ...inFields };
+    if (Object.keys(errors).length === 0) return next();
+    page(ctx, 'This was not read', html`${notice('Some of what was sent is not text this service can read, so nothing was changed.', 'error')}
+<ul class="errors">${Object.entries(errors).map(([name, messages]) => html`<li><p class="error">Error: <strong>${name}</strong>: ${messages[0]}</p></li>`)}</ul>
+${Object.keys(inPath).length === 0 ? sendAgain(ctx, inFields) : ''}
+<p><a href="${safeNext(refererPath(ctx))}">Open the page again</a> and retry.</p>`, 422, await account(ctx));
+  };
+
+  /**
+   * What was sent, to send again once corrected: each refused field with its error beside it (the bad
+   * characters shown as U+FFFD), the others as they were; a password is never written back.
+   */
+  function sendAgain(ctx: Context, errors: Record<string, string[]>): Html {
+    const sent = ctx.method === 'POST' ? formFields(ctx.request.body) : formFields(ctx.query);
+    const inputs = Object.entries(sent).filter(([name]) => name !== 'csrf' && FIELD_NAME.test(name)).map(([name, value]) => {
+      const secret = /password/i.test(name);
+      const error = errors[name]?.[0];
+      if (!error && !secret) return html`<input type="hidden" name="${name}" value="${value}">`;
+      return field({ name, label: name, type: secret ? 'password' : 'text', value: secret ? '' : value.replace(/\0|[\uD800-\uDFFF]/gu, '\uFFFD'), error });
+    });
+    return ctx.method === 'POST'
+      ? form(ctx.path, csrf(ctx), inputs, 'Send again')
+      : html`<form method="get" action="${ctx.path}">${inputs}<button type="submit">Send again</button></form>`;
+  }
+
+  /** Form bodies read, then any unreadable text refused: the console's one reading of its input. */
+  const parseForms: Middleware = (ctx, next) => formBodies(ctx, () => refuseUnreadableText(ctx, next));
 
   /** A form's fields, after its CSRF check: null when the check failed (the refusal page is written). */
   async function posted(ctx: Context): Promise<Fields | null> {

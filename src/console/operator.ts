@@ -35,6 +35,11 @@ interface AccountRow {
 interface KeyRow { id: string; name: string | null; prefix: string; plan: string; created_at: Date; last_used_at: Date | null; requests_this_month: string; retires_at: Date | null }
 
 const accountPath = (owner: string) => `/console/admin/accounts/${encodeURIComponent(owner)}`;
+/** What a disable/enable did, told by the account page it redirects to (`?done=`). */
+const DONE = {
+  disabled: 'Account disabled: it is signed out and its keys are refused.',
+  enabled: 'Account enabled: it may sign in and its keys work again.',
+};
 
 export const operatorPages: PageGroup = (router, { sql, deps, csrf, page, admin, adminForm }) => {
   navigation('/console/admin/accounts', 'Accounts', true);
@@ -75,8 +80,10 @@ ${rows.slice(0, PAGE_SIZE).map((row) => html`<tr><td data-label="E-mail address"
 <dt>Created</dt><dd>${when(row.created_at)}</dd><dt>Disabled</dt><dd>${row.disabled_at ? when(row.disabled_at) : 'no'}</dd>
 <dt>Requests this month</dt><dd>${row.requests_this_month}</dd><dt>Owner</dt><dd><code>${owner}</code></dd></dl>
 <h2>Account</h2>
-<div class="row-actions">${self ? html`<p>You cannot disable your own account.</p>` : form('/console/admin/accounts/disable', token, [ownerInput, html`<input type="hidden" name="disabled" value="${row.disabled_at ? 'false' : 'true'}">`],
-      row.disabled_at ? 'Enable account' : 'Disable account (signs it out, refuses its keys)', row.disabled_at ? '' : 'danger')}
+<div class="row-actions">${self ? html`<p>You cannot disable your own account.</p>` : row.disabled_at
+      ? form('/console/admin/accounts/disable', token, [ownerInput, html`<input type="hidden" name="disabled" value="false">`], 'Enable account')
+      // disabling is confirmed on a page of its own first (no script needed)
+      : html`<form method="get" action="${accountPath(owner)}/disable" class="danger"><button type="submit">Disable account…</button></form>`}
 ${form('/console/admin/accounts/role', token, [ownerInput, html`<input type="hidden" name="role" value="${row.role === 'admin' ? 'user' : 'admin'}">`],
       row.role === 'admin' ? 'Make user (no operator pages)' : 'Make admin', 'secondary')}</div>
 ${SCOPES.map(([scope, title], i) => html`<h2>${title}</h2>
@@ -90,11 +97,24 @@ ${keys[i]!.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'
     const who = await admin(ctx);
     if (!who) return;
     const owner = ownerField.safeParse(ctx.params.owner);
-    await accountPage(ctx, who, owner.success ? owner.data : '');
+    const done = Object.hasOwn(DONE, String(ctx.query.done)) ? DONE[String(ctx.query.done) as keyof typeof DONE] : undefined;
+    await accountPage(ctx, who, owner.success ? owner.data : '', done ? notice(done) : undefined);
+  });
+
+  // ---- disabling an account: confirmed on this page first, as the form of the account page leads here
+  router.get('/admin/accounts/:owner/disable', async (ctx) => {
+    const who = await admin(ctx);
+    if (!who) return;
+    const owner = ownerField.safeParse(ctx.params.owner);
+    const [row] = owner.success ? await sql<AccountRow[]>`select * from app.console_admin_accounts('', ${owner.data}, 1, 0)` : [];
+    if (!row || row.owner === who.owner || row.disabled_at) return accountPage(ctx, who, owner.success ? owner.data : '');
+    page(ctx, 'Disable this account?', html`<p>Disabling <strong>${row.email}</strong> signs it out of every session and makes the API refuse its ${row.keys} working ${String(row.keys) === '1' ? 'key' : 'keys'} within a second, until an operator enables it again. Nothing is deleted.</p>
+${form('/console/admin/accounts/disable', csrf(ctx), [html`<input type="hidden" name="owner" value="${row.owner}"><input type="hidden" name="disabled" value="true"><input type="hidden" name="confirm" value="yes">`], 'Disable account', 'danger')}
+<p><a href="${accountPath(row.owner)}">Cancel: keep the account working</a></p>`, 200, who);
   });
 
   /** An admin's action on an account: the account page again with what happened. */
-  function accountAction<T extends z.ZodRawShape>(path: string, shape: T, act: (who: Account, data: z.infer<z.ZodObject<T>> & { owner: string }) => Promise<{ message: string; status?: number; redirect?: string }>) {
+  function accountAction<T extends z.ZodRawShape>(path: string, shape: T, act: (who: Account, data: z.infer<z.ZodObject<T>> & { owner: string }) => Promise<{ message: string; status?: number; redirect?: string; seeOther?: boolean }>) {
     const schema = z.object({ owner: ownerField, ...shape });
     router.post(path, async (ctx) => {
       const form = await adminForm(ctx);
@@ -108,7 +128,11 @@ ${keys[i]!.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'
       }
       const data = parsed.data as z.infer<z.ZodObject<T>> & { owner: string };
       const done = await act(who, data);
-      if (done.redirect) return ctx.redirect(done.redirect);
+      if (done.redirect) {
+        ctx.redirect(done.redirect);
+        if (done.seeOther) ctx.status = 303;
+        return;
+      }
       await accountPage(ctx, who, data.owner, notice(done.message, done.status ? 'error' : 'info'), done.status);
     });
   }
@@ -122,10 +146,13 @@ ${keys[i]!.map((key) => html`<tr><td data-label="Name">${key.name ?? '(no name)'
     }[row!.result];
   });
 
-  accountAction('/admin/accounts/disable', { disabled: z.enum(['true', 'false'], 'Unknown action.') }, async (who, { owner, disabled }) => {
+  accountAction('/admin/accounts/disable', { disabled: z.enum(['true', 'false'], 'Unknown action.'), confirm: z.string().optional() }, async (who, { owner, disabled, confirm }) => {
+    // not confirmed (a form of another page, or posted by hand): to the confirmation, nothing changed
+    if (disabled === 'true' && confirm !== 'yes') return { message: '', redirect: `${accountPath(owner)}/disable`, seeOther: true };
     const [row] = await sql<{ result: 'changed' | 'self' | 'no_account' }[]>`select app.console_admin_set_disabled(${who.owner}, ${owner}, ${disabled === 'true'}) as result`;
     return {
-      changed: { message: disabled === 'true' ? 'Account disabled: it is signed out and its keys are refused.' : 'Account enabled: it may sign in and its keys work again.' },
+      // post, redirect, get: a reload of the account page posts nothing again
+      changed: { message: '', redirect: `${accountPath(owner)}?done=${disabled === 'true' ? 'disabled' : 'enabled'}`, seeOther: true },
       self: { message: 'You cannot disable your own account; nothing was changed.', status: 409 },
       no_account: { message: 'There is no such account; nothing was changed.', status: 404 },
     }[row!.result];

@@ -63,7 +63,7 @@ ${form(`/console/webhooks/${endpoint.id}/delete`, token, [], 'Delete', 'danger')
 <h2>Add an endpoint</h2>
 ${endpoints.length >= WEBHOOK_ENDPOINT_LIMIT ? html`<p>You have ${endpoints.length} endpoints, the most this service allows: delete one to add another.</p>` : form('/console/webhooks', token, [
     errors.form ? notice(errors.form, 'error') : html``,
-    field({ name: 'url', label: 'URL (http or https, of a public host)', value: values.url, error: errors.url }),
+    field({ name: 'url', label: 'URL (http or https, of a public host)', type: 'url', value: values.url, error: errors.url }),
     html`<fieldset class="field${errors.events ? ' invalid' : ''}"><legend>Events</legend>${errors.events ? html`<p class="error" id="f-events-error">Error: ${errors.events}</p>` : ''}
 ${WEBHOOK_EVENTS.map((event) => html`<label><input type="checkbox" name="events" value="${event}"${!values.url || values.events === event ? html` checked` : ''}> ${event}</label>`)}</fieldset>`,
   ], 'Add endpoint')}`, extra.status ?? 200, who);

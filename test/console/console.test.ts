@@ -221,7 +221,12 @@ test('rotating a key: a new secret at once, the old one working for the grace ch
   await client.get('/console/keys');
   const old = shownKey((await client.post('/console/keys', { name: 'server', plan: 'starter' })).text)!;
   const [row] = await db.sql`select id from app.api_keys where owner = ${owner} and name = 'server'`;
-  t.is((await client.post('/console/keys/rotate', { key: String(row!.id), grace: '9' })).status, 404, 'a grace not offered');
+  // a grace not offered: said beside that key's choice, the key untouched
+  const unoffered = await client.post('/console/keys/rotate', { key: String(row!.id), grace: '9' });
+  t.is(unoffered.status, 422);
+  t.regex(unoffered.text, new RegExp(`id="grace-${row!.id}-error">Error: Choose how long the old key keeps working`));
+  t.false(unoffered.text.includes('That key is'));
+  t.is((await db.sql`select revoked_at from app.api_keys where id = ${row!.id}`)[0]!.revoked_at, null);
   const rotated = await client.post('/console/keys/rotate', { key: String(row!.id), grace: '24' });
   t.is(rotated.status, 200);
   t.regex(rotated.text, /The old key keeps working until \d{4}-\d\d-\d\d \d\d:\d\d UTC, then is refused/);
@@ -387,4 +392,53 @@ test('the status page and the documents link to the console; CONSOLE=off serves 
   } finally {
     await off.close();
   }
+});
+
+test('each key section acts only on keys of its own scope: every action on another section\'s key is a 404 and changes nothing', async (t) => {
+  const { owner, client } = await signedInAccount(db.sql, api.base, nextEmail());
+  await client.get('/console/keys');
+  await client.post('/console/keys', { name: 'data', plan: 'free' });
+  await client.get('/console/mcp-keys');
+  await client.post('/console/mcp-keys', { name: 'mcp', plan: 'mcp-free' });
+  await client.get('/console/widgets');
+  t.is((await client.post('/console/widgets', { name: 'widget', origins: 'https://example.com', plan: 'widget-free' })).status, 200);
+  const ids = Object.fromEntries((await db.sql<{ scope: string; id: string }[]>`select scope, id::text from app.api_keys where owner = ${owner}`).map((row) => [row.scope, row.id]));
+  t.deepEqual(Object.keys(ids).sort(), ['data-api', 'mcp', 'widget']);
+  const state = () => db.sql`select id, scope, name, revoked_at from app.api_keys where owner = ${owner} order by id`;
+  const before = await state();
+  const actions: [section: string, scope: string, form: (id: string) => Record<string, string>][] = [];
+  for (const [section, scope] of [['/console/keys', 'data-api'], ['/console/mcp-keys', 'mcp']] as const) {
+    actions.push([`${section}/rotate`, scope, (id) => ({ key: id, grace: '0' })], [`${section}/rename`, scope, (id) => ({ key: id, name: 'renamed' })], [`${section}/revoke`, scope, (id) => ({ key: id })]);
+  }
+  actions.push(['/console/widgets/origins', 'widget', (id) => ({ key: id, origins: 'https://other.example' })], ['/console/widgets/revoke', 'widget', (id) => ({ key: id })]);
+  for (const [action, own, form] of actions) {
+    for (const [scope, id] of Object.entries(ids) as [string, string][]) {
+      if (scope === own) continue;
+      await client.get(action.replace(/\/[a-z]+$/, ''));
+      const page = await client.post(action, form(id!));
+      t.is(page.status, 404, `${action} on a ${scope} key`);
+      t.regex(page.text, /nothing was changed/, `${action} on a ${scope} key`);
+    }
+  }
+  t.deepEqual(await state(), before, 'no key revoked, renamed or made');
+  t.deepEqual((await db.sql`select allowed_origins from app.widget_keys where key_id = ${ids.widget!}`)[0]!.allowed_origins, ['https://example.com']);
+  // and each on a key of its own scope does act
+  for (const [section, scope] of [['/console/keys', 'data-api'], ['/console/mcp-keys', 'mcp']] as const) {
+    await client.get(section);
+    t.is((await client.post(`${section}/rename`, { key: ids[scope]!, name: 'renamed' })).status, 200, section);
+    t.is((await client.post(`${section}/revoke`, { key: ids[scope]! })).status, 200, section);
+  }
+});
+
+test('revoking a session id that is not a working session of the account says nothing was revoked', async (t) => {
+  const { client: a } = await signedInAccount(db.sql, api.base, nextEmail(), 'browser A');
+  const { owner: other } = await signedInAccount(db.sql, api.base, nextEmail(), 'browser B');
+  const [theirs] = await db.sql`select id from app.console_sessions where owner = ${other} and revoked_at is null`;
+  await a.get('/console/account');
+  const refused = await a.post('/console/sessions/revoke', { session: String(theirs!.id) });
+  t.is(refused.status, 404);
+  t.regex(refused.text, /nothing was revoked/);
+  t.false(refused.text.includes('Session revoked.'));
+  t.is((await db.sql`select revoked_at from app.console_sessions where id = ${theirs!.id}`)[0]!.revoked_at, null);
+  t.is((await a.post('/console/sessions/revoke', { session: '999999999' })).status, 404);
 });

@@ -226,7 +226,12 @@ browserTest('the journey from sign-up to a disabled account, every page accessib
     await check(operator, 'admin-account');
     t.is((await api.get('/api/v1/ping', other)).status, 200, 'the other key works until the account is disabled');
     await operator.getByRole('button', { name: /^Disable/ }).click();
-    await operator.getByText(/disabled/i).first().waitFor();
+    // confirmed on a page of its own, without script
+    await operator.getByRole('heading', { name: 'Disable this account?' }).waitFor();
+    await check(operator, 'admin-disable-confirm');
+    t.is((await api.get('/api/v1/ping', other)).status, 200, 'nothing changed before the confirmation');
+    await operator.getByRole('button', { name: 'Disable account' }).click();
+    await operator.getByText(/Account disabled/).waitFor();
     await check(operator, 'admin-disabled');
     t.is(await refusedWithin(other, 2_000), 401);
     await operator.goto(`${api.base}/console/admin/usage`);
