@@ -310,7 +310,8 @@ async function http(method: string, path: string, body?: unknown): Promise<{ sta
 type Target = 'worker' | 'api' | 'database';
 const marketState = async () => {
   const [row] = await sql<{ backfilling: boolean; running: boolean }[]>`
-    select coalesce((select covered_until < date_trunc('minute', now()) - interval '2 minutes' from market.data_sources where name = 'simulated'), true) as backfilling,
+    select coalesce((select covered_until < date_trunc('minute', now()) - interval '2 minutes' or settings ? 'history_until'
+      from market.data_sources where name = 'simulated'), true) as backfilling,
       exists (select 1 from graphile_worker._private_job_queues where queue_name = 'market' and locked_by is not null) as running`;
   return row!;
 };

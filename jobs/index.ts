@@ -55,14 +55,21 @@ export const crontab = [
 ].join('\n');
 
 /**
- * Jobs queued whenever a worker starts: the demo venues (a few seconds before any coin has a price:
- * the catalogue and their figures, so that a newcomer's first calls find them) and then the demo
- * market, which backfills at once instead of at the next minute; the sentiment readings follow in
- * the same (serial) queue instead of up to 15 minutes later.
+ * Jobs queued whenever a worker starts, the present first: the demo venues (a few seconds before
+ * any coin has a price: the catalogue and their figures, so that a newcomer's first calls find
+ * them), the demo market's present (the current hour: every coin's price and rank within a second
+ * or two), the venues' tickers on it (from which the live prices start), the market's last 24 hours
+ * (its 24-hour figures) and the tickers again on them, and then the rest of the market's history,
+ * at once instead of at the next minute; the sentiment readings follow in the same
+ * (serial) queue instead of up to 15 minutes later.
  */
 export async function onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Config): Promise<void> {
   if (config.MARKET_SOURCE === 'simulated') {
     await runner.addJob('simulate_exchanges', { venuesOnly: true }, { queueName: 'market', jobKey: 'simulate_exchanges:start', maxAttempts: 3 });
+    await runner.addJob('simulate_market', { history: 'none' }, { queueName: 'market', jobKey: 'simulate_market:present:start', maxAttempts: 3 });
+    await runner.addJob('simulate_exchanges', { presentOnly: true }, { queueName: 'market', jobKey: 'simulate_exchanges:present:start', maxAttempts: 3 });
+    await runner.addJob('simulate_market', { history: 'day' }, { queueName: 'market', jobKey: 'simulate_market:day:start', maxAttempts: 3 });
+    await runner.addJob('simulate_exchanges', { presentOnly: true }, { queueName: 'market', jobKey: 'simulate_exchanges:day:start', maxAttempts: 3 });
     await runner.addJob('simulate_market', {}, { queueName: 'market', jobKey: 'simulate_market:start', maxAttempts: 3 });
   }
   // the ECB publishes twice a day: real FX rates from the start, not at the next publication

@@ -4,7 +4,7 @@
 // `{venuesOnly: true}` (the worker's first job) only the venues, before any coin has a price.
 import type { Task } from 'graphile-worker';
 import { clientQuery, runSource } from '../src/sources/source.ts';
-import { loadDemoVenues, simulatedExchanges } from '../src/sources/simulated/exchanges.ts';
+import { loadDemoVenues, simulatedExchanges, simulatedExchangesPresent } from '../src/sources/simulated/exchanges.ts';
 import type { MarketSource } from './simulate_market.ts';
 
 export const simulateExchanges = (source: MarketSource): Task => async (payload, helpers) => {
@@ -12,6 +12,11 @@ export const simulateExchanges = (source: MarketSource): Task => async (payload,
   // the worker's first job (jobs/index.ts): only the venues, ahead of the demo market's history
   if ((payload as { venuesOnly?: boolean } | null)?.venuesOnly) {
     await helpers.withPgClient((client) => loadDemoVenues(clientQuery(client)));
+    return;
+  }
+  // the first start, right after the market's present: tickers and figures, the history later
+  if ((payload as { presentOnly?: boolean } | null)?.presentOnly) {
+    await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedExchangesPresent));
     return;
   }
   const started = Date.now();

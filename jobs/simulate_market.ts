@@ -1,15 +1,21 @@
-// The demo market's minute: append a bar per simulated coin (the first run backfills the whole
-// history through the same path) and refresh the current state. Queued on its own graphile-worker
-// queue, so two ticks never overlap.
+// The demo market's minute: append a bar per simulated coin and refresh the current state (the
+// first run writes the present, then the two years of history behind it, through the same path).
+// Queued on its own graphile-worker queue, so two ticks never overlap.
 import type { Task } from 'graphile-worker';
 import { NOTICE } from '../src/log.ts';
 import { clientQuery, runSource } from '../src/sources/source.ts';
-import { simulatedMarket } from '../src/sources/simulated/index.ts';
+import { simulatedMarket, simulatedMarketFirst } from '../src/sources/simulated/index.ts';
 
 export type MarketSource = 'simulated' | 'exchanges' | 'none';
 
-export const simulateMarket = (source: MarketSource): Task => async (_payload, helpers) => {
+export const simulateMarket = (source: MarketSource): Task => async (payload, helpers) => {
   if (source !== 'simulated') return;
+  // the worker's first jobs for the market (jobs/index.ts): the present, then its last day, the rest later
+  const history = (payload as { history?: unknown } | null)?.history;
+  if (history === 'none' || history === 'day') {
+    await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedMarketFirst(history)));
+    return;
+  }
   const started = Date.now();
   // A run long enough to announce (the first start's history) also says when it is done, at info.
   let announced = false;

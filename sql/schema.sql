@@ -3241,6 +3241,21 @@ function app.alarm_triggered_event(p_alarm app.alarms) returns jsonb language sq
   |     'metric', p_alarm.metric, 'direction', p_alarm.direction, 'target', p_alarm.target::text,
   |     'value', p_alarm.triggered_value::text, 'triggered_at', market.iso_time(p_alarm.triggered_at))
 
+function app.analyze_table(p_table oid) returns boolean language plpgsql volatile
+  -- ANALYZE of one table by oid: true when done, false when the table no longer exists (a chunk dropped or compressed away since it was listed).
+  | declare
+  |   v_name text := (select c.oid::regclass::text from pg_class c where c.oid = p_table);
+  | begin
+  |   if v_name is null then
+  |     return false;
+  |   end if;
+  |   execute format('analyze %s', v_name);
+  |   return true;
+  | exception when undefined_table then
+  |   -- dropped between the lookup above and ANALYZE taking its lock
+  |   return false;
+  | end;
+
 function app.announce_key_change() returns trigger language plpgsql volatile
   -- Trigger: NOTIFY api_keys with the changed key's hash (hex), or * when a plan changed, so API processes drop what they cached.
   | begin
@@ -4344,6 +4359,13 @@ function app.list_webhook_deliveries(p_owner text, p_id bigint, p_page integer, 
 function app.list_webhook_endpoints(p_owner text) returns jsonb language sql stable
   |   select coalesce(jsonb_agg(app.webhook_endpoint_json(e) order by e.id), '[]')
   |   from app.webhook_endpoints e where e.owner = p_owner
+
+function app.maintenance_tables() returns SETOF oid language sql stable
+  -- The tables the table-maintenance task analyzes: every table and materialized view but the hypertables themselves (their chunks are listed).
+  |   select c.oid from pg_class c
+  |   where c.relkind in ('r', 'm', 'p') and c.relnamespace <> 'pg_toast'::regnamespace
+  |     and c.oid not in (select format('%I.%I', h.hypertable_schema, h.hypertable_name)::regclass from timescaledb_information.hypertables h)
+  |   order by c.oid::regclass::text;
 
 function app.metrics_snapshot(p_heartbeat_fresh interval) returns TABLE(metric text, labels jsonb, value double precision) language sql stable
   -- Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database's client connections by application and state.
@@ -6810,6 +6832,21 @@ function market.json_extend(p_object json, p_more json) returns json language sq
   |     ) e)
   |   end
 
+function market.live_price_snapshot(p_coins integer[], p_currencies text[]) returns TABLE(id integer, slug text, symbol text, currency text, price text, at text, version bigint, kind text) language sql stable
+  -- The first event of a live price stream for coins p_coins in each of p_currencies: the live index price (kind live, as market.live_prices_since) of each coin that has one, else its latest minute price from market.coin_state (kind minute, version 0, at its last_updated); a coin with neither is left out.
+  |   select l.id, l.slug, l.symbol, l.currency, l.price, l.at, l.version, 'live'
+  |   from market.live_prices_since(0, p_currencies) l
+  |   where l.id = any (p_coins)
+  |   union all
+  |   select c.id, c.slug, c.symbol, r.currency, market.round_significant(s.price * r.rate, 10)::text,
+  |     to_char(s.last_updated at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 0, 'minute'
+  |   from market.coin_state s
+  |   join market.coins c on c.id = s.coin_id
+  |   cross join lateral (select upper(x) as currency, market.fx_rate(x) as rate from unnest(p_currencies) x) r
+  |   where s.coin_id = any (p_coins) and s.price is not null
+  |     and not exists (select from market.live_prices l where l.coin_id = s.coin_id)
+  |   order by 7, 4, 1
+
 function market.live_prices_since(p_version bigint, p_currencies text[]) returns TABLE(id integer, slug text, symbol text, currency text, price text, at text, version bigint) language sql stable
   -- Live index prices changed after p_version (0: all of them, the snapshot), in each of p_currencies (converted with the latest rate of market.fx_rates; an unknown currency raises MD422), in version order: id, slug, symbol, currency, price (decimal string), at (ISO 8601) and version. What an API process reads on NOTIFY live_prices, and after missing some.
   |   select c.id, c.slug, c.symbol, r.currency,
@@ -7921,20 +7958,33 @@ function market.simulate_live_venue_prices(p_now timestamp with time zone) retur
   | end;
 
 function market.simulate_market(p_now timestamp with time zone, p_piecewise boolean) returns TABLE(window_start timestamp with time zone, window_end timestamp with time zone, bars bigint, backfill_id bigint, done boolean) language plpgsql volatile
-  -- Simulated market tick: writes the bars from the source's covered_until (first run: 2 years back) up to the current minute into market.coin_bars_1m. Piecewise (default) it stops after one band piece; repeat until done. Returns the window, bars written and the backfill id to refresh, if any.
+  -- Simulated market tick: writes the bars from the source's covered_until up to the current minute into market.coin_bars_1m; the first tick writes the present only (from the start of the current hour) and records the history before it (settings history_from, history_until: 2 years back) for market.simulate_market_history. Piecewise (default) it stops after one band piece; repeat until done. Returns the window, bars written and the backfill id to refresh, if any.
   | declare
   |   v_source market.data_sources;
   |   v_target timestamptz := date_trunc('minute', p_now);
   |   v_daily timestamptz := date_trunc('day', p_now - interval '6 months', 'UTC');
   |   v_hourly timestamptz := date_trunc('day', p_now - interval '3 months', 'UTC');
   |   v_half_hourly timestamptz := date_trunc('day', p_now, 'UTC') - interval '8 days';
+  |   v_history_from timestamptz;
   | begin
   |   select * into v_source from market.data_sources s where s.name = 'simulated' for update;
   |   if not found then
   |     return;
   |   end if;
-  |   window_start := coalesce(v_source.covered_until,
-  |     date_trunc('day', p_now - coalesce(v_source.settings ->> 'history', '2 years')::interval, 'UTC'));
+  |   window_start := v_source.covered_until;
+  |   if window_start is null then
+  |     -- The first tick: the present, from the start of the current hour (a whole hour, so that no
+  |     -- 30-minute or hourly bucket is split between present and history; at least its first minute);
+  |     -- the history before it is the gap [history_from, history_until) that
+  |     -- market.simulate_market_history fills backwards.
+  |     v_history_from := date_trunc('day', p_now - coalesce(v_source.settings ->> 'history', '2 years')::interval, 'UTC');
+  |     window_start := greatest(v_history_from, date_trunc('hour', v_target - interval '1 minute'));
+  |     if window_start > v_history_from then
+  |       update market.data_sources s set settings = s.settings
+  |         || jsonb_build_object('history_from', v_history_from, 'history_until', window_start)
+  |       where s.name = 'simulated';
+  |     end if;
+  |   end if;
   |   window_end := v_target;
   |   -- Piecewise, a call writes at most one band piece (about half a second on the embedded
   |   -- database), so that no statement holds it for long: the caller repeats until done.
@@ -7945,21 +7995,8 @@ function market.simulate_market(p_now timestamp with time zone, p_piecewise bool
   |       when window_start < v_half_hourly then least(v_half_hourly, window_start + interval '7 days')
   |       else window_start + interval '6 hours' end);
   |   end if;
-  |   bars := 0;
+  |   bars := market.write_simulated_bars(window_start, window_end, p_now);
   |   if window_end > window_start then
-  |     -- Bars older than 3 months are rolled up and dropped soon after: written into month-long
-  |     -- chunks, not day-long ones, they cost 20 chunk creations instead of 500 (seconds on the
-  |     -- embedded database). The interval is set back before this transaction ends.
-  |     if window_end <= v_hourly then
-  |       perform public.set_chunk_time_interval('market.coin_bars_1m', interval '30 days');
-  |     end if;
-  |     insert into market.coin_bars_1m
-  |     select * from market.simulated_bars(window_start, window_end, p_now)
-  |     on conflict do nothing;
-  |     get diagnostics bars = row_count;
-  |     if window_end <= v_hourly then
-  |       perform public.set_chunk_time_interval('market.coin_bars_1m', interval '1 day');
-  |     end if;
   |     update market.data_sources s set covered_until = window_end, updated_at = now() where s.name = 'simulated';
   |     -- Older than the 30m refresh policy looks back, or a catch-up too long to leave to the
   |     -- policies and real-time aggregation: the caller refreshes the aggregates itself.
@@ -7968,6 +8005,37 @@ function market.simulate_market(p_now timestamp with time zone, p_piecewise bool
   |     end if;
   |   end if;
   |   done := window_end >= v_target;
+  |   return next;
+  | end;
+
+function market.simulate_market_history(p_now timestamp with time zone) returns TABLE(window_start timestamp with time zone, window_end timestamp with time zone, bars bigint, backfill_id bigint, done boolean, history_from timestamp with time zone) language plpgsql volatile
+  -- Simulated market history: writes one band piece of the history the first tick left behind the present (settings history_from .. history_until of the simulated source), newest first, and moves history_until back to its start; done when the history is complete (the two settings are then removed). Nothing to do (no row) when no history is pending. Returns the window, bars written, the backfill id to refresh, whether it is done and where the history begins.
+  | declare
+  |   v_source market.data_sources;
+  |   v_daily timestamptz := date_trunc('day', p_now - interval '6 months', 'UTC');
+  |   v_hourly timestamptz := date_trunc('day', p_now - interval '3 months', 'UTC');
+  |   v_half_hourly timestamptz := date_trunc('day', p_now, 'UTC') - interval '8 days';
+  | begin
+  |   select * into v_source from market.data_sources s where s.name = 'simulated' for update;
+  |   if not found or v_source.settings ->> 'history_until' is null then
+  |     return;
+  |   end if;
+  |   history_from := (v_source.settings ->> 'history_from')::timestamptz;
+  |   window_end := (v_source.settings ->> 'history_until')::timestamptz;
+  |   window_start := greatest(history_from, case
+  |     when window_end > v_half_hourly then greatest(v_half_hourly, window_end - interval '6 hours')
+  |     when window_end > v_hourly then greatest(v_hourly, window_end - interval '7 days')
+  |     when window_end > v_daily then greatest(v_daily, window_end - interval '15 days')
+  |     else history_from end);
+  |   bars := market.write_simulated_bars(window_start, window_end, p_now);
+  |   done := window_start <= history_from;
+  |   update market.data_sources s set updated_at = now(), settings = case when done
+  |       then s.settings - 'history_from' - 'history_until'
+  |       else s.settings || jsonb_build_object('history_until', window_start) end
+  |   where s.name = 'simulated';
+  |   if window_end > window_start then
+  |     backfill_id := app.begin_coin_bar_backfill('simulated', window_start, window_end);
+  |   end if;
   |   return next;
   | end;
 
@@ -8666,3 +8734,28 @@ function market.write_coin_state(p_now timestamp with time zone, p_full boolean)
   |     returning 1
   |   )
   |   select count(*)::int from written;
+
+function market.write_simulated_bars(p_start timestamp with time zone, p_end timestamp with time zone, p_now timestamp with time zone) returns bigint language plpgsql volatile
+  -- Simulated market: inserts the bars of market.simulated_bars(p_start, p_end, p_now) into market.coin_bars_1m (a bar already there is kept), old ones into month-long chunks. Returns the bars written.
+  | declare
+  |   v_hourly timestamptz := date_trunc('day', p_now - interval '3 months', 'UTC');
+  |   v_bars bigint := 0;
+  | begin
+  |   if p_end <= p_start then
+  |     return 0;
+  |   end if;
+  |   -- Bars older than 3 months are rolled up and dropped soon after: written into month-long
+  |   -- chunks, not day-long ones, they cost 20 chunk creations instead of 500 (seconds on the
+  |   -- embedded database). The interval is set back before this transaction ends.
+  |   if p_end <= v_hourly then
+  |     perform public.set_chunk_time_interval('market.coin_bars_1m', interval '30 days');
+  |   end if;
+  |   insert into market.coin_bars_1m
+  |   select * from market.simulated_bars(p_start, p_end, p_now)
+  |   on conflict do nothing;
+  |   get diagnostics v_bars = row_count;
+  |   if p_end <= v_hourly then
+  |     perform public.set_chunk_time_interval('market.coin_bars_1m', interval '1 day');
+  |   end if;
+  |   return v_bars;
+  | end;

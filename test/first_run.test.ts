@@ -1,16 +1,20 @@
 // The first five minutes: what `make start` prints on a terminal (a few readable lines, the banner)
-// and in JSON elsewhere, and `mdapi create-key` answering while the embedded database is busy.
-import { execFile } from 'node:child_process';
+// and in JSON elsewhere, `mdapi create-key` answering while the embedded database is busy, and the
+// README's tour answering with prices within seconds of the API, the demo's history still being written.
+import { execFile, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import test from 'ava';
 import type { WorkerEvents } from 'graphile-worker';
-import { loadConfig } from '../src/config.ts';
+import { embeddedUrl, loadConfig } from '../src/config.ts';
 import { announceListening } from '../src/banner.ts';
+import { createKey } from '../src/keys.ts';
 import { createSql } from '../src/db/client.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { migrate, migrationFiles, pendingMigrations } from '../src/db/migrate.ts';
@@ -19,7 +23,7 @@ import { createLogger, graphileLogger, NOTICE, type LogSettings, type Logger } f
 import { startService } from '../src/service.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
 import { embeddedOnly, onServer } from './helpers/targets.ts';
-import { until } from '../dev/wait.ts';
+import { poll, until } from '../dev/wait.ts';
 
 let db: TestDatabase;
 test.before(async () => {
@@ -191,5 +195,92 @@ embedded.serial('create-key answers within a few turns while another client keep
     stop = true;
     await load;
     await busy.end({ timeout: 5 });
+  }
+});
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+/** The SSE stream's text as it comes, until closed. */
+function openStream(url: string, key: string) {
+  let text = '';
+  const req = httpRequest(url, { headers: { authorization: `Bearer ${key}` } }, (response) => {
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => (text += chunk));
+  });
+  req.on('error', () => {});
+  req.end();
+  return { text: () => text, close: () => req.destroy() };
+}
+
+test.serial('make start on a fresh database: within seconds of the API answering the tour has prices: /coins, the analyst query, a live stream', async (t) => {
+  const empty = await emptyDatabase();
+  const [port, dbPort] = [await freePort(), await freePort()];
+  const env = {
+    ...process.env, ...empty.env, HOST: '127.0.0.1', PORT: String(port), LOG_FORMAT: 'json', LOG_REQUESTS: 'false',
+    ...(onServer ? {} : { EMBEDDED_DB_PORT: String(dbPort) }),
+  };
+  // as `make start` runs it: its own process, the inline worker, the demo market
+  const child = spawn(process.execPath, ['bin/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const base = `http://127.0.0.1:${port}`;
+  const sql = createSql({ url: onServer ? empty.env.DATABASE_URL! : embeddedUrl(dbPort), pooled: false, embedded: !onServer }, { max: 1 });
+  const analyst = onServer ? null : createSql({ url: embeddedUrl(dbPort, 'analyst'), pooled: false, embedded: true }, { max: 1 });
+  let stream: ReturnType<typeof openStream> | null = null;
+  try {
+    await until('the API to answer', async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok === true, { timeoutMs: 240_000, everyMs: 100 });
+    const answered = Date.now();
+    const since = () => `${((Date.now() - answered) / 1000).toFixed(1)} s after the API answered`;
+    const { key } = await createKey(sql, { plan: 'starter', owner: 'first-minutes', scope: 'data-api' });
+    const headers = { authorization: `Bearer ${key}` };
+
+    const coins = await poll(
+      async () => (await (await fetch(`${base}/api/v1/coins?per_page=5`, { headers })).json()) as { data?: { slug: string; price: string | null; rank: number | null }[] },
+      (body) => body.data?.find((coin) => coin.slug === 'bitcoin')?.price != null,
+      { timeoutMs: 10_000, everyMs: 200 },
+    );
+    t.log(`/coins: bitcoin priced ${since()}`);
+    const btc = coins.data?.find((coin) => coin.slug === 'bitcoin');
+    t.truthy(btc?.price, `bitcoin has a price within 10 s of the API answering: ${JSON.stringify(coins).slice(0, 300)}`);
+    t.is(btc?.rank, 1);
+    t.is(coins.data?.length, 5);
+
+    // the README's analyst query, as the analyst (on a server, the role is the operator's to grant)
+    const rows = await (analyst ?? sql)`
+      select c.slug, s.price, s.change_24h from market.coin_state s join market.coins c on c.id = s.coin_id
+      order by s.rank limit 5`;
+    t.is(rows.filter((row) => row.price !== null).length, 5, 'five coins with a price');
+
+    // a stream opened 5 s after: a snapshot with bitcoin, then a price within 5 s
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, answered + 5_000 - Date.now())));
+    stream = openStream(`${base}/api/v1/stream/prices?slugs=bitcoin,ethereum`, key);
+    const opened = Date.now();
+    const open = stream;
+    await until('the snapshot', () => /event: snapshot\ndata: .*\n\n/.test(open.text()), { timeoutMs: 5_000, everyMs: 20 }).catch(() => {});
+    const snapshot = /event: snapshot\ndata: (.*)\n/.exec(open.text());
+    t.truthy(snapshot, open.text());
+    const data = JSON.parse(snapshot?.[1] ?? '{"data":[]}') as { data: { slug: string; price: string; kind: string }[] };
+    t.true(data.data.some((row) => row.slug === 'bitcoin' && Number(row.price) > 0), `bitcoin in the snapshot: ${snapshot?.[1]}`);
+    await until('a price event', () => /event: price\n/.test(open.text()), { timeoutMs: Math.max(0, opened + 5_000 - Date.now()), everyMs: 20 }).catch(() => {});
+    t.regex(open.text(), /event: price\n/, `a price within 5 s of opening the stream, ${since()}`);
+    t.log(`stream: ${data.data.map((row) => `${row.slug} ${row.kind}`).join(', ')} in the snapshot; a price event ${since()}`);
+  } finally {
+    stream?.close();
+    child.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await sql.end({ timeout: 1 }).catch(() => {});
+    await analyst?.end({ timeout: 1 }).catch(() => {});
+    await empty.close();
+    if (t.passed === false) t.log(output.slice(-3000));
   }
 });

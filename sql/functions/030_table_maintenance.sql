@@ -19,3 +19,36 @@ as $$
   order by 1;
 $$;
 comment on function app.churn_tables() is 'The tables that the table-maintenance task vacuums when no autovacuum runs.';
+
+-- why: the tables the maintenance task analyzes one by one (a hypertable through its chunks), so
+-- that no statement holds the embedded database long
+create or replace function app.maintenance_tables() returns setof oid
+language sql stable
+as $$
+  select c.oid from pg_class c
+  where c.relkind in ('r', 'm', 'p') and c.relnamespace <> 'pg_toast'::regnamespace
+    and c.oid not in (select format('%I.%I', h.hypertable_schema, h.hypertable_name)::regclass from timescaledb_information.hypertables h)
+  order by c.oid::regclass::text;
+$$;
+comment on function app.maintenance_tables() is 'The tables the table-maintenance task analyzes: every table and materialized view but the hypertables themselves (their chunks are listed).';
+
+-- why: a chunk dropped or compressed away between the listing and its turn (retention, a
+-- backfill's chunk, compression) is skipped, not a failure of the whole task
+create or replace function app.analyze_table(p_table oid) returns boolean
+language plpgsql volatile
+as $$
+declare
+  v_name text := (select c.oid::regclass::text from pg_class c where c.oid = p_table);
+begin
+  if v_name is null then
+    return false;
+  end if;
+  execute format('analyze %s', v_name);
+  return true;
+exception when undefined_table then
+  -- dropped between the lookup above and ANALYZE taking its lock
+  return false;
+end;
+$$;
+comment on function app.analyze_table(oid) is 'ANALYZE of one table by oid: true when done, false when the table no longer exists (a chunk dropped or compressed away since it was listed).';
+revoke execute on function app.analyze_table(oid) from public;

@@ -165,8 +165,40 @@ as $$
 $$;
 comment on function market.simulated_bars(timestamptz, timestamptz, timestamptz) is 'Simulated market: the bars of every simulated coin that start in [p_start, p_end) and end by p_end, with the widths of market.simulated_bar_grid. Deterministic for a given seed.';
 
+-- why: one insert of simulated bars for both writers (the present forwards, the history backwards)
+create or replace function market.write_simulated_bars(p_start timestamptz, p_end timestamptz, p_now timestamptz) returns bigint
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_hourly timestamptz := date_trunc('day', p_now - interval '3 months', 'UTC');
+  v_bars bigint := 0;
+begin
+  if p_end <= p_start then
+    return 0;
+  end if;
+  -- Bars older than 3 months are rolled up and dropped soon after: written into month-long
+  -- chunks, not day-long ones, they cost 20 chunk creations instead of 500 (seconds on the
+  -- embedded database). The interval is set back before this transaction ends.
+  if p_end <= v_hourly then
+    perform public.set_chunk_time_interval('market.coin_bars_1m', interval '30 days');
+  end if;
+  insert into market.coin_bars_1m
+  select * from market.simulated_bars(p_start, p_end, p_now)
+  on conflict do nothing;
+  get diagnostics v_bars = row_count;
+  if p_end <= v_hourly then
+    perform public.set_chunk_time_interval('market.coin_bars_1m', interval '1 day');
+  end if;
+  return v_bars;
+end;
+$$;
+comment on function market.write_simulated_bars(timestamptz, timestamptz, timestamptz) is 'Simulated market: inserts the bars of market.simulated_bars(p_start, p_end, p_now) into market.coin_bars_1m (a bar already there is kept), old ones into month-long chunks. Returns the bars written.';
+
 -- why: one tick of the demo market: bars since the source's coverage, written through the same
--- path as any bars; old windows are recorded for the aggregate refresh before retention may drop them
+-- path as any bars; old windows are recorded for the aggregate refresh before retention may drop them.
+-- The first tick writes the present only (the current hour: every coin's price, marketcap and rank
+-- at once) and leaves the history behind it to market.simulate_market_history.
 create or replace function market.simulate_market(p_now timestamptz default now(), p_piecewise boolean default true)
 returns table (window_start timestamptz, window_end timestamptz, bars bigint, backfill_id bigint, done boolean)
 language plpgsql volatile
@@ -178,13 +210,26 @@ declare
   v_daily timestamptz := date_trunc('day', p_now - interval '6 months', 'UTC');
   v_hourly timestamptz := date_trunc('day', p_now - interval '3 months', 'UTC');
   v_half_hourly timestamptz := date_trunc('day', p_now, 'UTC') - interval '8 days';
+  v_history_from timestamptz;
 begin
   select * into v_source from market.data_sources s where s.name = 'simulated' for update;
   if not found then
     return;
   end if;
-  window_start := coalesce(v_source.covered_until,
-    date_trunc('day', p_now - coalesce(v_source.settings ->> 'history', '2 years')::interval, 'UTC'));
+  window_start := v_source.covered_until;
+  if window_start is null then
+    -- The first tick: the present, from the start of the current hour (a whole hour, so that no
+    -- 30-minute or hourly bucket is split between present and history; at least its first minute);
+    -- the history before it is the gap [history_from, history_until) that
+    -- market.simulate_market_history fills backwards.
+    v_history_from := date_trunc('day', p_now - coalesce(v_source.settings ->> 'history', '2 years')::interval, 'UTC');
+    window_start := greatest(v_history_from, date_trunc('hour', v_target - interval '1 minute'));
+    if window_start > v_history_from then
+      update market.data_sources s set settings = s.settings
+        || jsonb_build_object('history_from', v_history_from, 'history_until', window_start)
+      where s.name = 'simulated';
+    end if;
+  end if;
   window_end := v_target;
   -- Piecewise, a call writes at most one band piece (about half a second on the embedded
   -- database), so that no statement holds it for long: the caller repeats until done.
@@ -195,21 +240,8 @@ begin
       when window_start < v_half_hourly then least(v_half_hourly, window_start + interval '7 days')
       else window_start + interval '6 hours' end);
   end if;
-  bars := 0;
+  bars := market.write_simulated_bars(window_start, window_end, p_now);
   if window_end > window_start then
-    -- Bars older than 3 months are rolled up and dropped soon after: written into month-long
-    -- chunks, not day-long ones, they cost 20 chunk creations instead of 500 (seconds on the
-    -- embedded database). The interval is set back before this transaction ends.
-    if window_end <= v_hourly then
-      perform public.set_chunk_time_interval('market.coin_bars_1m', interval '30 days');
-    end if;
-    insert into market.coin_bars_1m
-    select * from market.simulated_bars(window_start, window_end, p_now)
-    on conflict do nothing;
-    get diagnostics bars = row_count;
-    if window_end <= v_hourly then
-      perform public.set_chunk_time_interval('market.coin_bars_1m', interval '1 day');
-    end if;
     update market.data_sources s set covered_until = window_end, updated_at = now() where s.name = 'simulated';
     -- Older than the 30m refresh policy looks back, or a catch-up too long to leave to the
     -- policies and real-time aggregation: the caller refreshes the aggregates itself.
@@ -221,7 +253,45 @@ begin
   return next;
 end;
 $$;
-comment on function market.simulate_market(timestamptz, boolean) is 'Simulated market tick: writes the bars from the source''s covered_until (first run: 2 years back) up to the current minute into market.coin_bars_1m. Piecewise (default) it stops after one band piece; repeat until done. Returns the window, bars written and the backfill id to refresh, if any.';
+comment on function market.simulate_market(timestamptz, boolean) is 'Simulated market tick: writes the bars from the source''s covered_until up to the current minute into market.coin_bars_1m; the first tick writes the present only (from the start of the current hour) and records the history before it (settings history_from, history_until: 2 years back) for market.simulate_market_history. Piecewise (default) it stops after one band piece; repeat until done. Returns the window, bars written and the backfill id to refresh, if any.';
+
+-- why: the history behind the present, newest first (the recent days a chart asks for come
+-- first), one band piece a call; each piece is recorded for the aggregate refresh
+create or replace function market.simulate_market_history(p_now timestamptz default now())
+returns table (window_start timestamptz, window_end timestamptz, bars bigint, backfill_id bigint, done boolean, history_from timestamptz)
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_source market.data_sources;
+  v_daily timestamptz := date_trunc('day', p_now - interval '6 months', 'UTC');
+  v_hourly timestamptz := date_trunc('day', p_now - interval '3 months', 'UTC');
+  v_half_hourly timestamptz := date_trunc('day', p_now, 'UTC') - interval '8 days';
+begin
+  select * into v_source from market.data_sources s where s.name = 'simulated' for update;
+  if not found or v_source.settings ->> 'history_until' is null then
+    return;
+  end if;
+  history_from := (v_source.settings ->> 'history_from')::timestamptz;
+  window_end := (v_source.settings ->> 'history_until')::timestamptz;
+  window_start := greatest(history_from, case
+    when window_end > v_half_hourly then greatest(v_half_hourly, window_end - interval '6 hours')
+    when window_end > v_hourly then greatest(v_hourly, window_end - interval '7 days')
+    when window_end > v_daily then greatest(v_daily, window_end - interval '15 days')
+    else history_from end);
+  bars := market.write_simulated_bars(window_start, window_end, p_now);
+  done := window_start <= history_from;
+  update market.data_sources s set updated_at = now(), settings = case when done
+      then s.settings - 'history_from' - 'history_until'
+      else s.settings || jsonb_build_object('history_until', window_start) end
+  where s.name = 'simulated';
+  if window_end > window_start then
+    backfill_id := app.begin_coin_bar_backfill('simulated', window_start, window_end);
+  end if;
+  return next;
+end;
+$$;
+comment on function market.simulate_market_history(timestamptz) is 'Simulated market history: writes one band piece of the history the first tick left behind the present (settings history_from .. history_until of the simulated source), newest first, and moves history_until back to its start; done when the history is complete (the two settings are then removed). Nothing to do (no row) when no history is pending. Returns the window, bars written, the backfill id to refresh, whether it is done and where the history begins.';
 
 -- why: the catalogue (real coins, approximate supplies, demo parameters) becomes rows, set-based, idempotently
 create or replace function market.load_simulated_market(p_catalogue jsonb, p_now timestamptz default now()) returns int
@@ -307,4 +377,6 @@ end;
 $$;
 comment on function market.load_simulated_market(jsonb, timestamptz) is 'Loads the simulated market''s catalogue (src/sources/simulated/catalogue.json): the data source row, coins, links, contracts, descriptions and demo parameters. Idempotent; coins another source created are left alone. Returns the number of simulated coins.';
 revoke execute on function market.simulate_market(timestamptz, boolean) from public;
+revoke execute on function market.simulate_market_history(timestamptz) from public;
+revoke execute on function market.write_simulated_bars(timestamptz, timestamptz, timestamptz) from public;
 revoke execute on function market.load_simulated_market(jsonb, timestamptz) from public;

@@ -166,6 +166,27 @@ as $$
 $$;
 comment on function market.live_prices_since(bigint, text[]) is 'Live index prices changed after p_version (0: all of them, the snapshot), in each of p_currencies (converted with the latest rate of market.fx_rates; an unknown currency raises MD422), in version order: id, slug, symbol, currency, price (decimal string), at (ISO 8601) and version. What an API process reads on NOTIFY live_prices, and after missing some.';
 
+-- why: a stream opened before a coin has its first live price (the first seconds after a start, a
+-- venue stream down) still starts with the coin's price: its latest minute price, marked as such
+create or replace function market.live_price_snapshot(p_coins int[], p_currencies text[] default '{USD}')
+returns table (id int, slug text, symbol text, currency text, price text, at text, version bigint, kind text)
+language sql stable
+as $$
+  select l.id, l.slug, l.symbol, l.currency, l.price, l.at, l.version, 'live'
+  from market.live_prices_since(0, p_currencies) l
+  where l.id = any (p_coins)
+  union all
+  select c.id, c.slug, c.symbol, r.currency, market.round_significant(s.price * r.rate, 10)::text,
+    to_char(s.last_updated at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 0, 'minute'
+  from market.coin_state s
+  join market.coins c on c.id = s.coin_id
+  cross join lateral (select upper(x) as currency, market.fx_rate(x) as rate from unnest(p_currencies) x) r
+  where s.coin_id = any (p_coins) and s.price is not null
+    and not exists (select from market.live_prices l where l.coin_id = s.coin_id)
+  order by 7, 4, 1
+$$;
+comment on function market.live_price_snapshot(int[], text[]) is 'The first event of a live price stream for coins p_coins in each of p_currencies: the live index price (kind live, as market.live_prices_since) of each coin that has one, else its latest minute price from market.coin_state (kind minute, version 0, at its last_updated); a coin with neither is left out.';
+
 -- why: exactly one process holds the venue streams; another takes over when the lease expires
 create or replace function market.take_stream_lease(p_name text, p_holder text, p_seconds numeric) returns boolean
 language sql volatile

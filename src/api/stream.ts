@@ -57,8 +57,9 @@ export const streamRoutes = [
     stream: {
       contentType: 'text/event-stream',
       description:
-        'Server-Sent Events. First `snapshot` (data: {data: [{id, slug, symbol, price, currency, at}], meta: {currency, count}}), ' +
-        'then one `price` event per change of a selected coin\'s live index price (at most one a second per coin), each with an `id:` line: ' +
+        'Server-Sent Events. First `snapshot` (data: {data: [{id, slug, symbol, price, currency, at, kind}], meta: {currency, count}}): ' +
+        'each coin\'s live index price (kind `live`), or until it has one (the first seconds after a start) its latest minute price (kind `minute`); ' +
+        'then one `price` event per change of a selected coin\'s live index price (kind `live`; at most one a second per coin), each with an `id:` line: ' +
         'reconnect with `Last-Event-ID` to receive the changes missed instead of the snapshot. A `:` comment line every 15 s keeps the connection open. ' +
         'The stream ends with an `end` event saying why (slow_consumer: the client did not read; revoked; quota_exceeded). ' +
         'The same prices over WebSocket: /api/v1/ws (subscribe/unsubscribe messages with these selectors). ' +

@@ -26,6 +26,8 @@ export interface LiveRow {
   price: string;
   at: string;
   version: string;
+  /** live: the live index price; minute: the latest minute price, in a snapshot before a coin has a live one */
+  kind: 'live' | 'minute';
 }
 
 export type EndReason = 'slow_consumer' | 'revoked' | 'quota_exceeded' | 'rate_limited' | 'plan_required' | 'unauthorized' | 'shutdown';
@@ -43,7 +45,7 @@ const END_MESSAGES: Record<EndReason, string> = {
 const MINUTE_MS = 60_000;
 
 /** A price as both protocols send it. */
-const priceData = (row: LiveRow) => ({ id: row.id, slug: row.slug, symbol: row.symbol, price: row.price, currency: row.currency, at: row.at });
+const priceData = (row: LiveRow) => ({ id: row.id, slug: row.slug, symbol: row.symbol, price: row.price, currency: row.currency, at: row.at, kind: row.kind });
 
 /** How one protocol writes to its connection. */
 export interface Transport {
@@ -322,8 +324,11 @@ export class StreamHub {
     }
     let rows: LiveRow[] = [];
     try {
-      rows = [...await this.sql<LiveRow[]>`
-        select * from market.live_prices_since(${since ?? 0}, ${[currency]}::text[]) where id = any (${coins}::int[])`];
+      // a snapshot never starts empty for a priced coin: its minute price until it has a live one
+      rows = [...await (since === undefined
+        ? this.sql<LiveRow[]>`select * from market.live_price_snapshot(${coins}::int[], ${[currency]}::text[])`
+        : this.sql<LiveRow[]>`
+          select *, 'live' as kind from market.live_prices_since(${since}, ${[currency]}::text[]) where id = any (${coins}::int[])`)];
       const newest = rows.reduce((max, row) => Math.max(max, Number(row.version)), since ?? 0);
       beforeWrite?.();
       if (since !== undefined) for (const row of rows) subscriber.write(subscriber.transport.price(row));
@@ -390,7 +395,7 @@ export class StreamHub {
           this.version = Math.max(this.version, Number(row?.version ?? 0));
           continue;
         }
-        const rows = await this.sql<LiveRow[]>`select * from market.live_prices_since(${this.version}, ${[...currencies]}::text[])`;
+        const rows = await this.sql<LiveRow[]>`select *, 'live' as kind from market.live_prices_since(${this.version}, ${[...currencies]}::text[])`;
         for (const row of rows) {
           this.version = Math.max(this.version, Number(row.version));
           for (const subscriber of this.byCoin.get(row.id) ?? []) subscriber.deliver(row);

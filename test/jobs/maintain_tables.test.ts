@@ -1,8 +1,11 @@
 // Table maintenance where no autovacuum runs (the embedded database): the churn tables are vacuumed
-// and analyzed. On a server autovacuum does it and the task leaves them alone.
+// and analyzed. On a server autovacuum does it and the task leaves them alone. A table that goes
+// while the task walks the list (a chunk dropped or compressed away) is skipped.
 import test from 'ava';
 import { quickAddJob, runOnce } from 'graphile-worker';
 import { taskList } from '../../jobs/index.ts';
+import { analyzeTables } from '../../jobs/maintain_tables.ts';
+import type { Query } from '../../src/sources/aggregates.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { onServer } from '../helpers/targets.ts';
 
@@ -35,4 +38,31 @@ test.serial('the task vacuums and analyzes the churn tables where no autovacuum 
   }
   const [coins] = await db.sql`select last_analyze is not null as analyzed from pg_stat_user_tables where relid = 'market.coins'::regclass`;
   t.is(coins!.analyzed, !onServer, 'the rest of the database is analyzed too');
+});
+
+test.serial('a chunk dropped between the listing and its turn is skipped, not a failure of the task', async (t) => {
+  await db.sql`create table maintenance_probe (time timestamptz not null, value int)`;
+  await db.sql`select create_hypertable('maintenance_probe', 'time', chunk_time_interval => interval '1 day')`;
+  await db.sql`insert into maintenance_probe select g, 1 from generate_series(now() - interval '3 days', now(), interval '1 hour') g`;
+  const chunks = (await db.sql<{ name: string }[]>`select c::text as name from show_chunks('maintenance_probe') c order by 1`).map((row) => row.name);
+  t.true(chunks.length >= 3);
+  const [doomed, ...kept] = chunks;
+  let dropped = false;
+  // the chunk goes (as retention or compression takes it) once the walk has listed it
+  const query: Query = async (text, values = []) => {
+    if (!dropped && text.includes('app.analyze_table')) {
+      dropped = true;
+      await db.sql.unsafe(`drop table ${doomed}`);
+    }
+    return [...(await db.sql.unsafe(text, values as never[]))];
+  };
+  const result = await analyzeTables(query);
+  t.true(dropped, 'the chunk was dropped during the walk');
+  t.is(result.skipped, 1, 'the dropped chunk, and nothing else');
+  t.true(result.analyzed > 10);
+  const analyzed = await db.sql<{ name: string }[]>`
+    select relid::regclass::text as name from pg_stat_user_tables where last_analyze is not null and relid::regclass::text = any (${kept}::text[])`;
+  t.deepEqual(analyzed.map((row) => row.name).sort(), kept, 'the chunks still there were analyzed');
+  t.false(await db.sql`select app.analyze_table(0::oid) as done`.then(([row]) => row!.done as boolean), 'a table that is gone: false');
+  await db.sql`drop table maintenance_probe`;
 });

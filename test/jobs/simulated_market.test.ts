@@ -207,7 +207,7 @@ test.serial('MARKET_SOURCE=none turns the demo market off', async (t) => {
   t.true((after!.covered_until as Date) < (before!.covered_until as Date));
 });
 
-test.serial('a starting worker queues the demo venues, the backfill, then the sentiment readings behind it in the same serial queue', async (t) => {
+test.serial('a starting worker queues the demo venues, the market\'s present, the tickers on it, its last day, the tickers again, the history, then the sentiment readings, in the same serial queue', async (t) => {
   const config = db.config({ MARKET_SOURCE: 'simulated' });
   const utils = await makeWorkerUtils({ connectionString: config.database.url, noPreparedStatements: true });
   try {
@@ -215,11 +215,20 @@ test.serial('a starting worker queues the demo venues, the backfill, then the se
     await onWorkerStart(utils, config); // a second start replaces the queued jobs (job keys), never doubles them
     const jobs = await db.sql`
       select id, task_identifier as task, queue_name as queue from graphile_worker.jobs where key like '%:start' order by id`;
+    const payload = async (key: string) => (await db.sql`select payload from graphile_worker._private_jobs where key = ${key}`)[0]!.payload;
     t.deepEqual(jobs.map(({ task, queue }) => ({ task, queue })), [
       // the venues first (a few seconds, no history): they answer from the first minute (test/jobs/first_minute.test.ts)
-      { task: 'simulate_exchanges', queue: 'market' }, { task: 'simulate_market', queue: 'market' }, { task: 'refresh_sentiment', queue: 'market' },
+      { task: 'simulate_exchanges', queue: 'market' },
+      // the present first (test/jobs/present_first.test.ts), the history behind it
+      { task: 'simulate_market', queue: 'market' }, { task: 'simulate_exchanges', queue: 'market' },
+      { task: 'simulate_market', queue: 'market' }, { task: 'simulate_exchanges', queue: 'market' },
+      { task: 'simulate_market', queue: 'market' }, { task: 'refresh_sentiment', queue: 'market' },
     ]);
-    t.like((await db.sql`select payload from graphile_worker._private_jobs where key = 'simulate_exchanges:start'`)[0], { payload: { venuesOnly: true } });
+    t.deepEqual(await payload('simulate_exchanges:start'), { venuesOnly: true });
+    t.deepEqual(await payload('simulate_market:present:start'), { history: 'none' });
+    t.deepEqual(await payload('simulate_market:day:start'), { history: 'day' });
+    t.deepEqual(await payload('simulate_exchanges:present:start'), { presentOnly: true });
+    t.deepEqual(await payload('simulate_market:start'), {});
     await utils.completeJobs(jobs.map((job) => job.id as string));
   } finally {
     await utils.release();

@@ -120,6 +120,18 @@ test.serial('simulated venues: a labelled demo source, at least 15 venues of eve
   t.is(venuesWithBitcoin.size, activeVenues.length);
 });
 
+test.serial('the present only (a first start, before the market\'s history): tickers and venue state, no venue history yet', async (t) => {
+  await ensureExchangeCatalogue(query);
+  const [before] = await db.sql`select covered_until from market.data_sources where name = 'simulated-exchanges'`;
+  const result = await exchangeTick(query, { now, history: false });
+  t.true(result.tickers > 0);
+  t.is(result.historyRows, 0);
+  const [binance] = await db.sql`select s.rank from market.exchange_state s join market.exchanges e on e.id = s.exchange_id where e.slug = 'binance'`;
+  t.is(binance!.rank, 1);
+  const [after] = await db.sql`select covered_until from market.data_sources where name = 'simulated-exchanges'`;
+  t.deepEqual(after!.covered_until, before!.covered_until, 'the history is left for the next tick');
+});
+
 test.serial('simulated tick: tickers, venue state, counts, history into the aggregates', async (t) => {
   await ensureExchangeCatalogue(query);
   // a short gap instead of the first run's year, to keep the test fast

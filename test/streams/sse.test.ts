@@ -1,6 +1,6 @@
 // GET /api/v1/stream/prices as Server-Sent Events over live prices written as the stream holder
 // writes them (market.live_prices and NOTIFY live_prices): refusals before the stream opens, the
-// snapshot first, changes within a second, Last-Event-ID, heartbeats, a revoked key, a per-key
+// snapshot first (a coin without a live price yet with its minute price), changes within a second, Last-Event-ID, heartbeats, a revoked key, a per-key
 // limit, and a client that never reads, dropped with its buffer bounded.
 import test from 'ava';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -133,6 +133,38 @@ test.serial('the snapshot first, a change within a second as a price event, Last
   t.is(events(eur.text())[0]!.data.meta.currency, 'EUR');
   t.not(events(eur.text())[0]!.data.data[0].price, '99');
   eur.close();
+});
+
+test.serial('a coin without a live price yet starts with its minute price, marked kind minute; its first live price follows', async (t) => {
+  await db.sql`insert into market.coins (slug, symbol, name, type, source)
+    values ('minute-1', 'MN1', 'Minute coin 1', 'coin', 'exchanges'), ('minute-2', 'MN2', 'Minute coin 2', 'coin', 'exchanges')`;
+  // minute-1 has a minute price (market.coin_state), minute-2 none at all
+  await db.sql`insert into market.coin_state (coin_id, price, last_updated)
+    select id, 42.5, '2026-01-02T03:04:00Z' from market.coins where slug = 'minute-1'`;
+  const key = await api.key({ plan: 'starter' });
+  const stream = await open('/api/v1/stream/prices?slugs=live-1,minute-1,minute-2', key);
+  await stream.waitFor(/event: snapshot/);
+  const [snapshot] = events(stream.text());
+  const rows = snapshot!.data.data as { slug: string; price: string; kind: string; at: string }[];
+  t.deepEqual(rows.map((row) => [row.slug, row.kind]).sort(), [['live-1', 'live'], ['minute-1', 'minute']], 'a coin with neither price is left out');
+  t.like(rows.find((row) => row.slug === 'minute-1'), { price: '42.5', at: '2026-01-02T03:04:00.000Z', kind: 'minute' });
+  t.is(snapshot!.data.meta.count, 2);
+  await db.sql.begin(async (sql) => {
+    const [row] = await sql`
+      insert into market.live_prices (coin_id, price, venues, at, version)
+      select id, 43, 2, now(), nextval('market.live_price_version') from market.coins where slug = 'minute-1'
+      returning version::text as v`;
+    await sql`select pg_notify('live_prices', ${row!.v})`;
+  });
+  await stream.waitFor(/event: price/, 1_000);
+  const price = events(stream.text()).find((event) => event.event === 'price')!;
+  t.like(price.data, { slug: 'minute-1', price: '43', kind: 'live' });
+  stream.close();
+  // with a live price, the snapshot has that one
+  const again = await open('/api/v1/stream/prices?slugs=minute-1', key);
+  await again.waitFor(/event: snapshot/);
+  t.like(events(again.text())[0]!.data.data[0], { slug: 'minute-1', price: '43', kind: 'live' });
+  again.close();
 });
 
 test.serial('concurrent streams per key are limited by plan; a revoked key\'s streams close within a second', async (t) => {

@@ -121,7 +121,8 @@ test.serial('the key in the first message; a snapshot per subscription, then eac
   const price = await client.next('price', 1_000);
   t.true(Date.now() - started < 1_000);
   // the SSE price event's data, and its id as the version
-  t.deepEqual(Object.keys(price.data), ['id', 'slug', 'symbol', 'price', 'currency', 'at']);
+  t.deepEqual(Object.keys(price.data), ['id', 'slug', 'symbol', 'price', 'currency', 'at', 'kind']);
+  t.is(price.data.kind, 'live');
   t.like(price.data, { slug: 'live-2', symbol: 'LV2', price: '201.25', currency: 'USD' });
   t.regex(price.version, /^\d+$/);
 

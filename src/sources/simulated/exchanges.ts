@@ -50,10 +50,10 @@ export async function loadDemoVenues(query: Query): Promise<void> {
 /**
  * One minute of the simulated venues: loads the catalogue if it changed, rewrites the tickers from
  * the coins' current state, refreshes the venue state (which records this minute's snapshot),
- * fills the venue history since the source's coverage (first run: a year) and refreshes the
- * aggregates over a filled window the refresh policies do not reach. Safe to repeat.
+ * fills the venue history since the source's coverage (first run: a year; `history: false`: not
+ * yet) and refreshes the aggregates over a filled window the refresh policies do not reach. Safe to repeat.
  */
-export async function exchangeTick(query: Query, options: { now?: string } = {}): Promise<ExchangeTickResult> {
+export async function exchangeTick(query: Query, options: { now?: string; history?: boolean } = {}): Promise<ExchangeTickResult> {
   await ensureExchangeCatalogue(query);
   const now = options.now ?? null;
   const [{ tickers }] = (await query(`select market.simulate_exchange_tickers(coalesce($1::timestamptz, now())) as tickers`, [now])) as [
@@ -61,7 +61,8 @@ export async function exchangeTick(query: Query, options: { now?: string } = {})
   ];
   await query(`select market.refresh_exchange_state(coalesce($1::timestamptz, now()))`, [now]);
   // No coin prices yet (the demo market's first tick has not run): no level to backfill around.
-  if (Number(tickers) === 0) return { tickers: 0, historyRows: 0, refreshCalls: 0 };
+  // Or the present only (the first start): the venue history waits for the market's.
+  if (Number(tickers) === 0 || options.history === false) return { tickers: Number(tickers), historyRows: 0, refreshCalls: 0 };
   const [gap] = await query(
     `select coalesce(covered_until, coalesce($1::timestamptz, now()) - interval '365 days') as start,
        date_trunc('minute', coalesce($1::timestamptz, now())) as end
@@ -109,4 +110,10 @@ export async function exchangeTick(query: Query, options: { now?: string } = {})
 export const simulatedExchanges: Source<ExchangeTickResult> = {
   name: SOURCE_NAME,
   run: (query) => exchangeTick(query),
+};
+
+/** The demo venues' present only (the first start, right after the market's present): tickers and figures, no history. */
+export const simulatedExchangesPresent: Source<ExchangeTickResult> = {
+  name: SOURCE_NAME,
+  run: (query) => exchangeTick(query, { history: false }),
 };
