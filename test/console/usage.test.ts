@@ -91,11 +91,11 @@ test.serial('a key\'s requests on the page and in the CSV: per endpoint and stat
     ['GET /api/v1/coins/{slug}', '1', '0', '0', '1', '0', '0'],
   ];
   // the flush writes within ADMISSION_FLUSH_MS (200 ms): the page shows them within a second or two,
-  // the rows and the quota counter each as its write lands (on a busy machine, one before the other)
+  // the rows, the quota counter and the refusals each as its write lands (on a busy machine, in any order)
   const page = await poll(
     () => client.get(`/console/usage?key=${keyId}`),
-    (p) => endpointRows(p.text).length === 3 && cell(p.text, 'quota-used') === last.headers.get('x-quota-used'),
-    { timeoutMs: 2000, everyMs: 50 },
+    (p) => endpointRows(p.text).length === 3 && cell(p.text, 'quota-used') === last.headers.get('x-quota-used') && /id="refusals"[^<]*<strong>2<\/strong>/.test(p.text),
+    { timeoutMs: 5000, everyMs: 50 },
   );
   t.is(page.status, 200);
   t.deepEqual(endpointRows(page.text).sort(), expectedTable.sort());
