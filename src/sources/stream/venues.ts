@@ -26,6 +26,8 @@ interface Latest {
 
 class VenueFeed {
   private latest = new Map<string, Latest>();
+  /** the ticker object of the exchange's cache last read per market: a new object is a new message */
+  private readonly read = new Map<string, Ticker>();
   /** down: disconnected, stalled, or not yet resynchronised from REST after a gap */
   state: 'up' | 'down' = 'down';
   /** the venue went down since the last flush: its live prices are to be left out at once */
@@ -56,14 +58,27 @@ class VenueFeed {
     return taken;
   }
 
-  /** The next batch of tickers, or an error when the stream stays silent longer than a price may be old. */
+  /**
+   * Every ticker received since the last wake-up, or an error when the stream stays silent longer
+   * than a price may be old. ccxt resolves one waiting watchTickers call per message; messages that
+   * arrive while none waits (a burst in one write) only update the exchange's ticker cache, so the
+   * cache is read after each wake-up: each ticker object it holds that was not read before is new.
+   */
   private async watch(exchange: Exchange, symbols: string[]): Promise<Record<string, Ticker>> {
     let timer: NodeJS.Timeout | undefined;
     const stalled = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no ticker for ${this.options.stallMs / 1000} s`)), this.options.stallMs);
     });
     try {
-      return (await Promise.race([exchange.watchTickers(symbols), stalled])) as Record<string, Ticker>;
+      const woke = (await Promise.race([exchange.watchTickers(symbols), stalled])) as Record<string, Ticker>;
+      const received: Record<string, Ticker> = { ...woke };
+      const cache = (exchange.tickers ?? {}) as Record<string, Ticker>;
+      for (const symbol of symbols) {
+        const ticker = cache[symbol];
+        if (ticker && this.read.get(symbol) !== ticker) received[symbol] = ticker;
+      }
+      for (const [symbol, ticker] of Object.entries(received)) this.read.set(symbol, ticker);
+      return received;
     } finally {
       clearTimeout(timer);
     }
