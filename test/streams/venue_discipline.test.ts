@@ -29,6 +29,8 @@ const pass = (seconds: number) => sleep((seconds * 1000) / SPEED);
 let [db, replay, streams, holder, source] = [null, null, null, null, null] as unknown as [TestDatabase, VenueReplay, VenueStreams, StreamHolder, ExchangesSource];
 /** every request binance's replay received, REST and stream upgrades, at the gate's time */
 const log: { path: string; at: number; upgrade: boolean }[] = [];
+/** when the holder started, on the gate's clock */
+let startedAt = 0;
 const binanceLog = (from = 0, to = Infinity) => log.filter((entry) => entry.at >= from && entry.at < to);
 
 test.before(async () => {
@@ -45,6 +47,7 @@ test.before(async () => {
   source = new ExchangesSource({ venues: ['binance', 'okx'], urls: { binance: replay.baseUrl('binance'), okx: replay.baseUrl('okx') }, rateLimitMs: 5, venueClock: clock });
   // binance's stream endpoint answers 404 from the start (as behind a proxy that blocks WebSocket)
   streams.unreachable('binance', true);
+  startedAt = clock.now();
   holder = new StreamHolder(config, undefined, undefined, source).start();
 });
 test.after.always(async () => {
@@ -80,10 +83,9 @@ function mostAttempts(seconds: number): number {
 }
 
 test.serial('a stream endpoint answering 404 for 10 minutes: stream attempts within the back-off schedule, its markets loaded once, no ticker request', async (t) => {
-  const from = clock.now();
   await until('okx streaming meanwhile', async () => (await venuePrice('okx')) === '60001.5');
-  await pass(600 - (clock.now() - from) / 1000);
-  const tenMinutes = binanceLog(from, from + 600_000);
+  await pass(600 - (clock.now() - startedAt) / 1000);
+  const tenMinutes = binanceLog(startedAt, startedAt + 600_000);
   const attempts = tenMinutes.filter((entry) => entry.upgrade).length;
   const rest = tenMinutes.filter((entry) => !entry.upgrade);
   t.true(attempts >= 4, `it kept trying: ${attempts} attempts`);

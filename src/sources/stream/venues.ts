@@ -135,12 +135,12 @@ class VenueFeed {
         for (const [symbol, ticker] of Object.entries((exchange.tickers ?? {}) as Record<string, Ticker>)) this.read.set(symbol, ticker);
         // ccxt's own dial back-off (per instance and URL) would stack on this loop's: this one counts
         delete ((exchange.options['ws'] ?? {}) as Record<string, unknown>)['backoffState'];
+        const dialled = new Promise<StreamClient>((resolve) => dials.set(exchange, resolve));
         const first = exchange.watchTickers(symbols);
         first.catch(() => {});
         // subscribed first, then the REST snapshot: what the gap missed, and nothing missed after it;
         // a connection that never opens (refused, 404) costs no REST request
-        const clients = Object.values((exchange as unknown as { clients: Record<string, StreamClient> }).clients ?? {});
-        await this.stallGuard(Promise.race([Promise.all(clients.map((client) => client.connected)), first]));
+        await this.stallGuard(Promise.race([dialled.then((client) => client.connected), first]));
         const rest = await throughGate(this.query, venue, 'failures', async () => {
           const snapshot = tickerRows(venue, await reading(venue, 'tickers', () => exchange.fetchTickers()));
           const wanted = new Set(symbols);
@@ -223,12 +223,19 @@ function prepareStreams(exchange: Exchange, logger: Logger | undefined, id: stri
   quietClients(exchange, logger, id);
 }
 
-/** ccxt's WebSocket clients print what they cannot parse with console.log: into the log, as a debug line, instead of stdout. */
+/** who waits for an instance's next WebSocket client (the feed, to know when its connection opens) */
+const dials = new WeakMap<Exchange, (client: StreamClient) => void>();
+
+/**
+ * ccxt's WebSocket clients print what they cannot parse with console.log: into the log, as a debug
+ * line, instead of stdout; and the feed learns of the client its watch dials.
+ */
 function quietClients(exchange: Exchange, logger: Logger | undefined, id: string) {
   const client = exchange.client.bind(exchange);
   exchange.client = (url: string) => {
     const made = client(url);
     (made as unknown as { log: (...args: unknown[]) => void }).log = (...args) => logger?.debug(`live streams: ${id}: ${args.slice(1).map(String).join(' ').slice(0, 300)}`);
+    dials.get(exchange)?.(made as unknown as StreamClient);
     return made;
   };
 }
