@@ -6,7 +6,12 @@
 // - okx v5 public (https://www.okx.com/docs-v5/en/#public-data-websocket-tickers-channel):
 //   {"op": "subscribe", "args": [{"channel": "tickers", "instId": "BTC-USDT"}]} answered
 //   {"event": "subscribe", "arg", "connId"}, then {"arg", "data": [{"instType": "SPOT", "instId", "last", …, "ts"}]};
-//   "ping" answered "pong".
+//   "ping" answered "pong";
+// - kraken spot v2 (https://docs.kraken.com/api/docs/websocket-v2/ticker), as ccxt's kraken watches tickers:
+//   {"method": "subscribe", "params": {"channel": "ticker", "symbol": ["BTC/USD"]}, "req_id"} answered
+//   {"method": "subscribe", "result": {"channel": "ticker", "symbol"}, "success": true}, then
+//   {"channel": "ticker", "type": "update", "data": [{"symbol", "bid", "bid_qty", "ask", "ask_qty", "last", "volume", "vwap", "low", "high", "change", "change_pct"}]};
+//   {"method": "ping"} answered {"method": "pong"}.
 // Each venue sends its set price for every subscribed market every `intervalMs`; a test sets the
 // price, sends garbage, goes silent, cuts every connection, sends a burst (one ticker message per
 // market, all in one socket write, as a venue's frames arrive together) or makes the stream
@@ -14,7 +19,7 @@
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { VenueReplay } from './replay.ts';
 
-export type StreamVenue = 'binance' | 'okx';
+export type StreamVenue = 'binance' | 'okx' | 'kraken';
 export type StreamMode = 'normal' | 'garbage' | 'silent';
 
 export interface VenueStreams {
@@ -39,19 +44,21 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
   const intervalMs = options.intervalMs ?? 100;
   const wss = new WebSocketServer({ noServer: true });
   const prices = new Map<string, string>();
-  const modes: Record<StreamVenue, StreamMode> = { binance: 'normal', okx: 'normal' };
-  const sockets: Record<StreamVenue, Set<WebSocket>> = { binance: new Set(), okx: new Set() };
-  const counts: Record<StreamVenue, number> = { binance: 0, okx: 0 };
-  const tries: Record<StreamVenue, number> = { binance: 0, okx: 0 };
+  const modes: Record<StreamVenue, StreamMode> = { binance: 'normal', okx: 'normal', kraken: 'normal' };
+  const sockets: Record<StreamVenue, Set<WebSocket>> = { binance: new Set(), okx: new Set(), kraken: new Set() };
+  const counts: Record<StreamVenue, number> = { binance: 0, okx: 0, kraken: 0 };
+  const tries: Record<StreamVenue, number> = { binance: 0, okx: 0, kraken: 0 };
   const refused = new Set<StreamVenue>();
-  /** what each connection subscribed: venue market ids (binance: BTCUSDT, okx: BTC-USDT) */
+  /** what each connection subscribed: venue market ids (binance: BTCUSDT, okx: BTC-USDT), kraken's v2 symbols (BTC/USD) */
   const subscribed = new Map<WebSocket, Set<string>>();
   const timers = new Set<NodeJS.Timeout>();
   /** the unified symbol of a venue's market id */
+  /** how the venue's stream names a market: its market id, or (kraken v2) the symbol itself */
+  const streamId = (venue: StreamVenue, symbol: string) => (venue === 'kraken' ? (replay.market(venue, symbol) ? symbol : undefined) : replay.market(venue, symbol)?.id);
   const symbolOf = (venue: StreamVenue, id: string) => {
     for (const symbol of prices.keys()) {
       const [v, unified] = symbol.split(' ');
-      if (v === venue && replay.market(venue, unified!)?.id.toUpperCase() === id.toUpperCase()) return unified!;
+      if (v === venue && streamId(venue, unified!)?.toUpperCase() === id.toUpperCase()) return unified!;
     }
     return null;
   };
@@ -76,6 +83,10 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       }],
     });
   };
+  // kraken sends numbers: the decimal string goes into the JSON text as the number it is
+  const krakenTicker = (symbol: string, price: string) =>
+    `{"channel":"ticker","type":"update","data":[{"symbol":${JSON.stringify(symbol)},"bid":${price},"bid_qty":1,"ask":${price},"ask_qty":1,` +
+    `"last":${price},"volume":1000,"vwap":${price},"low":${price},"high":${price},"change":0,"change_pct":0}]}`;
   const subscribe = (ws: WebSocket, id: string) => {
     const ids = subscribed.get(ws) ?? new Set<string>();
     ids.add(id.toUpperCase());
@@ -119,8 +130,29 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       }
     });
 
+  const kraken = (ws: WebSocket) =>
+    ws.on('message', (raw) => {
+      const message = JSON.parse(String(raw));
+      if (message.method === 'ping') return ws.send(JSON.stringify({ method: 'pong', req_id: message.req_id }));
+      if (message.method !== 'subscribe' || message.params?.channel !== 'ticker') return;
+      const symbols = message.params.symbol as string[];
+      for (const symbol of symbols) {
+        subscribe(ws, symbol);
+        ws.send(JSON.stringify({ method: 'subscribe', req_id: message.req_id, result: { channel: 'ticker', symbol, snapshot: true }, success: true }));
+      }
+      every(ws, () => {
+        if (modes.kraken === 'silent') return;
+        for (const symbol of symbols) {
+          const price = prices.get(`kraken ${symbol}`);
+          if (!price) continue;
+          ws.send(modes.kraken === 'garbage' ? '{"channel":"ticker","data":[' : krakenTicker(symbol, price));
+        }
+      });
+    });
+
+  const routes: [string, StreamVenue][] = [['/binance/ws', 'binance'], ['/okx/ws/v5/public', 'okx'], ['/kraken/v2', 'kraken']];
   replay.server.on('upgrade', (req, socket, head) => {
-    const venue: StreamVenue | null = req.url?.startsWith('/binance/ws') ? 'binance' : req.url?.startsWith('/okx/ws/v5/public') ? 'okx' : null;
+    const venue = routes.find(([path]) => req.url?.startsWith(path))?.[1] ?? null;
     if (!venue) return socket.destroy();
     tries[venue]++;
     if (refused.has(venue)) {
@@ -134,7 +166,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         sockets[venue].delete(ws);
         subscribed.delete(ws);
       });
-      (venue === 'binance' ? binance : okx)(ws);
+      ({ binance, okx, kraken })[venue](ws);
     });
   });
 
@@ -149,8 +181,9 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       for (const ws of sockets[venue]) {
         const ids = subscribed.get(ws) ?? new Set<string>();
         const messages = Object.entries(burst).flatMap(([symbol, price]) => {
-          const id = replay.market(venue, symbol)?.id;
+          const id = streamId(venue, symbol);
           if (!id || !ids.has(id.toUpperCase())) return [];
+          if (venue === 'kraken') return [krakenTicker(symbol, price)];
           return [venue === 'binance' ? binanceTicker(id, price) : okxTicker({ channel: 'tickers', instId: id }, price)];
         });
         // corked: the frames leave in one write and arrive in one read, as a venue's burst does

@@ -1,7 +1,7 @@
 // Tickers in a burst (issue 43): a venue writes several markets' tickers in one socket write, as
 // the venues do; ccxt resolves one waiting watchTickers call per message and only caches the rest,
 // so the holder reads the exchange's ticker cache after each wake-up. Each replayed stream venue
-// (dev/venues/streams.ts: binance, okx) sends bursts of four markets; every price must reach
+// (dev/venues/streams.ts: binance, okx, kraken) sends bursts of four markets; every price must reach
 // market.live_venue_prices.
 import test from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,7 +11,7 @@ import { serveVenueStreams, type StreamVenue, type VenueStreams } from '../../de
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 
 const MARKETS = ['BTC/USDT', 'ETH/USDT', 'SOL/USDT', 'ETH/BTC'];
-const VENUES: StreamVenue[] = ['binance', 'okx'];
+const VENUES: StreamVenue[] = ['binance', 'okx', 'kraken'];
 
 let [db, replay, streams, holder] = [null, null, null, null] as unknown as [TestDatabase, VenueReplay, VenueStreams, StreamHolder];
 
@@ -24,24 +24,24 @@ test.before(async () => {
       { symbol: 'SOL', price: 150, volumeUsd: 3e9, volatility: 0.01 },
       { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 },
     ],
-    venues: { binance: { markets: MARKETS }, okx: { markets: MARKETS } },
+    venues: { binance: { markets: MARKETS }, okx: { markets: MARKETS }, kraken: { markets: MARKETS } },
   });
   // the regular sends a minute apart: only the bursts bring prices during the test
   streams = serveVenueStreams(replay, { intervalMs: 60_000 });
   await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values
     ('btc', 'BTC', 'Bitcoin', 'coin', 'exchanges', null), ('eth', 'ETH', 'Ether', 'coin', 'exchanges', null),
     ('sol', 'SOL', 'Solana', 'coin', 'exchanges', null), ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
-  await db.sql`select market.load_exchange_venues('[{"slug": "binance", "name": "Binance"}, {"slug": "okx", "name": "OKX"}]'::jsonb)`;
+  await db.sql`select market.load_exchange_venues('[{"slug": "binance", "name": "Binance"}, {"slug": "okx", "name": "OKX"}, {"slug": "kraken", "name": "Kraken"}]'::jsonb)`;
   for (const symbol of MARKETS) {
     const [base, quote] = symbol.split('/') as [string, string];
     await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
       select e.id, ${symbol}, case e.slug when 'okx' then ${`${base}-${quote}`} else ${base + quote} end, ${base}, ${quote},
         (select id from market.coins where symbol = ${base}), (select id from market.coins where symbol = ${quote})
-      from market.exchanges e where e.slug in ('binance', 'okx')`;
+      from market.exchanges e where e.slug in ('binance', 'okx', 'kraken')`;
   }
   const config = db.config({
-    MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance,okx',
-    EXCHANGE_URLS: `binance=${replay.baseUrl('binance')},okx=${replay.baseUrl('okx')}`,
+    MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance,okx,kraken',
+    EXCHANGE_URLS: VENUES.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
     STREAM_INTERVAL_MS: '150', STREAM_MAX_AGE_SECONDS: '60',
   });
   holder = new StreamHolder(config).start();
@@ -72,14 +72,14 @@ const health = async () => (await db.sql`select venues from market.source_health
 test.serial('a burst of N tickers in one write gives N live venue prices, on each replayed venue, burst after burst', async (t) => {
   await until('both venues resynchronised and up', async () => {
     const venues = await health();
-    return venues?.binance === 'up' && venues?.okx === 'up';
+    return VENUES.every((venue) => venues?.[venue] === 'up');
   });
   // the first stream subscription's own messages settle before the bursts
   await sleep(300);
   for (const round of [1, 2, 3]) {
-    const sent: Record<StreamVenue, Record<string, string>> = { binance: {}, okx: {} };
-    for (const venue of VENUES) {
-      for (const [at, symbol] of MARKETS.entries()) sent[venue][symbol] = `${(round * 1000 + at + 1) * (venue === 'okx' ? 3 : 1)}.5`;
+    const sent: Record<StreamVenue, Record<string, string>> = { binance: {}, okx: {}, kraken: {} };
+    for (const [v, venue] of VENUES.entries()) {
+      for (const [at, symbol] of MARKETS.entries()) sent[venue][symbol] = `${(round * 1000 + at + 1) * (v + 1)}.5`;
       streams.burst(venue, sent[venue]);
     }
     for (const venue of VENUES) {
