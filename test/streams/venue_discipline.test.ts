@@ -27,11 +27,12 @@ const clock: VenueClock = {
 const pass = (seconds: number) => sleep((seconds * 1000) / SPEED);
 
 let [db, replay, streams, holder, source] = [null, null, null, null, null] as unknown as [TestDatabase, VenueReplay, VenueStreams, StreamHolder, ExchangesSource];
-/** every request binance's replay received, REST and stream upgrades, at the gate's time */
-const log: { path: string; at: number; upgrade: boolean }[] = [];
+/** every request the replay received, REST and stream upgrades, at the gate's time */
+const log: { venue: string; path: string; at: number; upgrade: boolean }[] = [];
 /** when the holder started, on the gate's clock */
 let startedAt = 0;
-const binanceLog = (from = 0, to = Infinity) => log.filter((entry) => entry.at >= from && entry.at < to);
+const venueLog = (venue: string, from = 0, to = Infinity) => log.filter((entry) => entry.venue === venue && entry.at >= from && entry.at < to);
+const binanceLog = (from = 0, to = Infinity) => venueLog('binance', from, to);
 
 test.before(async () => {
   db = await testDatabase();
@@ -39,7 +40,8 @@ test.before(async () => {
   ({ replay, streams } = seeded);
   const { config } = seeded;
   const record = (upgrade: boolean) => (req: { url?: string }) => {
-    if (req.url?.startsWith('/binance/')) log.push({ path: req.url.slice('/binance'.length).split('?')[0]!, at: clock.now(), upgrade });
+    const [, venue = '', ...path] = (req.url ?? '').split('?')[0]!.split('/');
+    log.push({ venue, path: '/' + path.join('/'), at: clock.now(), upgrade });
   };
   replay.server.on('request', record(false));
   replay.server.on('upgrade', record(true));
@@ -88,6 +90,7 @@ test.serial('a stream endpoint answering 404 for 10 minutes: stream attempts wit
   const tenMinutes = binanceLog(startedAt, startedAt + 600_000);
   const attempts = tenMinutes.filter((entry) => entry.upgrade).length;
   const rest = tenMinutes.filter((entry) => !entry.upgrade);
+  t.log(`stream attempts in 10 minutes: ${attempts}; REST requests: ${rest.map((entry) => entry.path).join(', ')}`);
   t.true(attempts >= 4, `it kept trying: ${attempts} attempts`);
   t.true(attempts <= mostAttempts(600), `${attempts} stream attempts in 10 minutes, at most ${mostAttempts(600)} by the schedule (before: 474 in 12 minutes)`);
   // before: every attempt reloaded the markets and the tickers over REST
@@ -142,4 +145,25 @@ test.serial('the minute job\'s faults stay recorded: the holder\'s successful RE
   t.like(after, { failures: before + 1, last_error: fault.last_error, stream_up: true }, 'REST health as the minute job left it, stream health apart');
   const [health] = await db.sql`select failures, stream_state, stream_failures from market.venue_health where exchange = 'binance'`;
   t.like(health, { failures: before + 1, stream_state: 'up' });
+});
+
+test.serial('a venue whose REST is down for 10 minutes, with its stream cut and the minute job running every minute: its requests stay within the REST back-off', async (t) => {
+  replay.faults.set('okx', { down: true });
+  const from = clock.now();
+  streams.cut('okx');
+  while (clock.now() < from + 600_000) {
+    const minute = await withQuery(db, (query) => source.run(query));
+    t.not(minute.venues['okx']!.state, 'up');
+    await pass(60);
+  }
+  const requests = venueLog('okx', from, from + 600_000).filter((entry) => !entry.upgrade);
+  // 30 s doubling from the first failure: the gate opens at 0, 30, 90, 210 and 450 s; at each the
+  // minute job and the holder's resynchronisation may each send one request (before: 58 in 111 s)
+  const openings = 5;
+  t.log(`REST requests at ${requests.map((entry) => Math.round((entry.at - from) / 1000)).join(', ')} s`);
+  t.true(requests.length >= 3, `it kept probing: ${requests.length} requests`);
+  t.true(requests.length <= 2 * openings, `${requests.length} REST requests in 10 minutes of 30 s doubling: ${requests.map((entry) => Math.round((entry.at - from) / 1000)).join(', ')} s`);
+  const [okx] = await db.sql`select failures, stream_failures from market.venue_health where exchange = 'okx'`;
+  t.true((okx!.failures as number) >= 3);
+  replay.faults.clear('okx');
 });
