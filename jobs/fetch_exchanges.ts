@@ -1,11 +1,14 @@
 // The live market's minute with MARKET_SOURCE=exchanges: one run of the exchange source (venues,
 // tickers, candles, price index, coin and venue state) and one of OKX's liquidation orders, each on
 // a queue of its own, so runs of one never overlap; one ccxt instance per venue lives as long
-// as the worker, keeping its markets and its rate limiter between minutes.
+// as the worker, keeping its markets, its rate limiter and its back-off between minutes, shared
+// with the worker's stream holder (sharedExchangesSource); the liquidation poll passes the same
+// venue gate (src/sources/exchanges/gate.ts).
 import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import type { ExchangesSource } from '../src/sources/exchanges/index.ts';
 import type { OkxLiquidations } from '../src/sources/exchanges/liquidations.ts';
+import type { Query } from '../src/sources/aggregates.ts';
 import { clientQuery, runSource } from '../src/sources/source.ts';
 
 interface ExchangeSources {
@@ -15,24 +18,20 @@ interface ExchangeSources {
 
 /** ccxt is loaded only by a worker that reads venues (it takes half a second to import) */
 export async function exchangeSources(config: Config): Promise<ExchangeSources> {
-  const [{ ExchangesSource }, { OkxLiquidations }, { parseExchangeUrls, parseExchanges }] = await Promise.all([
+  const [{ ensureVenueMarkets, exchangesSettings, sharedExchangesSource }, { OkxLiquidations }, { throughGate }] = await Promise.all([
     import('../src/sources/exchanges/index.ts'),
     import('../src/sources/exchanges/liquidations.ts'),
-    import('../src/sources/exchanges/venues.ts'),
+    import('../src/sources/exchanges/gate.ts'),
   ]);
-  const venues = parseExchanges(config.EXCHANGES);
-  const market = new ExchangesSource({
-    venues,
-    urls: parseExchangeUrls(config.EXCHANGE_URLS),
-    timeoutMs: config.EXCHANGE_TIMEOUT_MS,
-    budgetMs: config.EXCHANGE_BUDGET_MS,
-  });
-  const okx = async () => {
-    const exchange = market.venue('okx').exchange;
-    await exchange.loadMarkets();
-    return exchange;
+  const market = sharedExchangesSource(exchangesSettings(config));
+  const okx = async (query: Query) => {
+    const venue = market.venue('okx');
+    await ensureVenueMarkets(query, venue);
+    return venue.exchange;
   };
-  return { market, liquidations: venues.includes('okx') ? new OkxLiquidations(okx) : null };
+  // a liquidation answer that is garbage is the poll's fault (its source health); a throttled one backs the venue off
+  const gate = <T>(query: Query, work: () => Promise<T>) => throughGate(query, market.venue('okx'), 'throttling', work);
+  return { market, liquidations: market.venueIds.includes('okx') ? new OkxLiquidations(okx, undefined, gate) : null };
 }
 
 export function exchangeTasks(config: Config): { fetch_exchanges: Task; fetch_okx_liquidations: Task } {

@@ -1319,7 +1319,7 @@ table market.venue_bars_1m
   CREATE TRIGGER ts_insert_blocker BEFORE INSERT ON market.venue_bars_1m FOR EACH ROW EXECUTE FUNCTION _timescaledb_functions.insert_blocker()
 
 view market.venue_health
-  -- Each real venue's fetch state: consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle.
+  -- Each real venue's fetch state (REST: the minute job, backfill, liquidations and the stream holder's REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream's health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error.
   exchange text
   name text
   failures integer
@@ -1332,6 +1332,12 @@ view market.venue_health
   requests bigint
   markets integer
   candles_until timestamp with time zone
+  stream_state text
+  stream_failures integer
+  stream_backoff_until timestamp with time zone
+  stream_attempts bigint
+  stream_last_error text
+  stream_last_error_at timestamp with time zone
 
 table market.venue_markets
   -- Markets of the real venues as ccxt loads them: unified symbol (BASE/QUOTE, swaps BASE/QUOTE:SETTLE), raw venue id, base and quote currency codes, the catalogue coins they map to (null: not a catalogue coin), instrument, contract size (swaps), whether listed now, and how far its 1-minute candles are stored (candles_until: the end of the newest stored closed minute).
@@ -1371,9 +1377,17 @@ table market.venue_status
   last_error_at timestamp with time zone
   markets_loaded_at timestamp with time zone
   requests bigint not null default 0
+  stream_failures integer not null default 0  -- Consecutive failed live stream connections (a stream that stayed up a minute starts the count again); the stream back-off doubles with each.
+  stream_backoff_until timestamp with time zone  -- Until when the stream holder waits before connecting to the venue's stream again (exponential back-off with jitter: 2 s doubling up to 5 minutes).
+  stream_up_since timestamp with time zone  -- When the current stream connection was subscribed and resynchronised; null while it is down.
+  stream_attempts bigint not null default 0  -- Live stream connections attempted since the venue was added, successful or not.
+  stream_last_error text  -- Why the last stream connection failed or ended.
+  stream_last_error_at timestamp with time zone  -- When the last stream connection failed or ended.
   constraint venue_status_exchange_id_fkey FOREIGN KEY (exchange_id) REFERENCES market.exchanges(id) ON DELETE CASCADE
   constraint venue_status_failures_check CHECK ((failures >= 0))
   constraint venue_status_pkey PRIMARY KEY (exchange_id)
+  constraint venue_status_stream_attempts_check CHECK ((stream_attempts >= 0))
+  constraint venue_status_stream_failures_check CHECK ((stream_failures >= 0))
   CREATE UNIQUE INDEX venue_status_pkey ON market.venue_status USING btree (exchange_id)
 
 table market.venue_symbol_overrides
@@ -7308,19 +7322,41 @@ function market.record_venue_backfill(p_exchange text, p_symbol text, p_timefram
   |     and b.range_from = p_range_from
   |   returning b.finished_at is not null;
 
-function market.record_venue_run(p_exchange text, p_requests integer, p_error text, p_retry_after_seconds integer) returns timestamp with time zone language sql volatile
-  -- Records one fetch run of a real venue: the requests it made and success (failures reset) or its error, after which the venue is skipped until backoff_until: 30 s doubling per consecutive failure up to 30 minutes, or the venue's Retry-After when longer. Returns backoff_until.
+function market.record_venue_requests(p_exchange text, p_requests integer) returns void language sql volatile
+  -- Counts requests made to a real venue by a successful read outside its fetch runs (stream resynchronisation, market load, liquidations), leaving its failures and back-off as they are.
+  |   update market.venue_status s set requests = s.requests + greatest(p_requests, 0)
+  |   where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i) and p_requests > 0;
+
+function market.record_venue_run(p_exchange text, p_requests integer, p_error text, p_retry_after_seconds integer, p_at timestamp with time zone) returns timestamp with time zone language sql volatile
+  -- Records one fetch run of a real venue at p_at: the requests it made and success (failures reset) or its error, after which every request to the venue waits until backoff_until: 30 s doubling per consecutive failure up to 30 minutes, or the venue's Retry-After when longer. Returns backoff_until.
   |   update market.venue_status s set
   |     requests = s.requests + greatest(p_requests, 0),
   |     failures = case when p_error is null then 0 else s.failures + 1 end,
   |     backoff_until = case when p_error is null then null
-  |       else now() + greatest(make_interval(secs => coalesce(p_retry_after_seconds, 0)),
+  |       else p_at + greatest(make_interval(secs => coalesce(p_retry_after_seconds, 0)),
   |         least(interval '30 minutes', interval '30 seconds' * power(2, least(s.failures, 10)))) end,
-  |     last_success_at = case when p_error is null then now() else s.last_success_at end,
+  |     last_success_at = case when p_error is null then p_at else s.last_success_at end,
   |     last_error = coalesce(left(p_error, 500), s.last_error),
-  |     last_error_at = case when p_error is null then s.last_error_at else now() end
+  |     last_error_at = case when p_error is null then s.last_error_at else p_at end
   |   where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
   |   returning s.backoff_until;
+
+function market.record_venue_stream(p_exchange text, p_error text, p_at timestamp with time zone, p_jitter double precision) returns timestamp with time zone language sql volatile
+  -- Records one live stream connection of a real venue at p_at: subscribed and resynchronised (p_error null) or failed/ended with p_error, after which the holder waits until the returned stream_backoff_until: 2 s doubling per consecutive failure up to 5 minutes, times a jitter between 0.5 and 1 (p_jitter in [0, 1]); a stream up for a minute starts the count again. REST health (failures, backoff_until) is not touched.
+  |   update market.venue_status s set
+  |     stream_attempts = s.stream_attempts + 1,
+  |     -- a stream that stayed up a minute was healthy: its next failure starts the back-off again
+  |     stream_failures = case when p_error is null then s.stream_failures
+  |       when s.stream_up_since <= p_at - interval '1 minute' then 1 else s.stream_failures + 1 end,
+  |     stream_backoff_until = case when p_error is null then null
+  |       else p_at + least(interval '5 minutes', interval '2 seconds' * power(2, least(
+  |         case when s.stream_up_since <= p_at - interval '1 minute' then 0 else s.stream_failures end, 20)))
+  |         * (0.5 + 0.5 * least(greatest(p_jitter, 0), 1)) end,
+  |     stream_up_since = case when p_error is null then p_at end,
+  |     stream_last_error = coalesce(left(p_error, 500), s.stream_last_error),
+  |     stream_last_error_at = case when p_error is null then s.stream_last_error_at else p_at end
+  |   where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
+  |   returning s.stream_backoff_until;
 
 function market.refresh_coin_state(p_now timestamp with time zone, p_full boolean) returns integer language plpgsql volatile
   -- Recomputes market.coin_state as of p_now (market.write_coin_state: see there) and then evaluates alarms (app.evaluate_alarms) in the same transaction. Returns the number of coins written.
@@ -8414,6 +8450,12 @@ function market.usd_rate(p_quote text, p_quote_coin_id integer) returns numeric 
   |     when p_quote_coin_id is null then (select 1 / nullif(fx.rate, 0) from market.fx_latest fx where fx.currency = p_quote)
   |     else coalesce((select s.price from market.coin_state s where s.coin_id = p_quote_coin_id), market.peg_usd_rate(p_quote_coin_id))
   |   end
+
+function market.venue_backoff(p_exchanges text[], p_at timestamp with time zone) returns TABLE(exchange text, backoff_until timestamp with time zone) language sql stable
+  -- The venues among p_exchanges that no request may reach at p_at (REST back-off or Retry-After), with until when.
+  |   select e.slug, s.backoff_until
+  |   from market.venue_status s join market.exchanges e on e.id = s.exchange_id
+  |   where e.slug = any(p_exchanges) and s.backoff_until > p_at
 
 function market.venue_candle_markets(p_exchange text) returns TABLE(symbol text, coin_id integer, candles_until timestamp with time zone) language sql stable
   -- The spot market of each coin on a venue whose candles feed the price index: the coin's most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.

@@ -6,13 +6,20 @@
 // - okx v5 public (https://www.okx.com/docs-v5/en/#public-data-websocket-tickers-channel):
 //   {"op": "subscribe", "args": [{"channel": "tickers", "instId": "BTC-USDT"}]} answered
 //   {"event": "subscribe", "arg", "connId"}, then {"arg", "data": [{"instType": "SPOT", "instId", "last", …, "ts"}]};
-//   "ping" answered "pong".
+//   "ping" answered "pong";
+// - kraken spot v2 (https://docs.kraken.com/api/docs/websocket-v2/ticker), as ccxt's kraken watches tickers:
+//   {"method": "subscribe", "params": {"channel": "ticker", "symbol": ["BTC/USD"]}, "req_id"} answered
+//   {"method": "subscribe", "result": {"channel": "ticker", "symbol"}, "success": true}, then
+//   {"channel": "ticker", "type": "update", "data": [{"symbol", "bid", "bid_qty", "ask", "ask_qty", "last", "volume", "vwap", "low", "high", "change", "change_pct"}]};
+//   {"method": "ping"} answered {"method": "pong"}.
 // Each venue sends its set price for every subscribed market every `intervalMs`; a test sets the
-// price, sends garbage, goes silent or cuts every connection.
+// price, sends garbage, goes silent, cuts every connection, sends a burst (one ticker message per
+// market, all in one socket write, as a venue's frames arrive together) or makes the stream
+// endpoint unreachable (its WebSocket upgrade answered 404, as behind a proxy that blocks them).
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { VenueReplay } from './replay.ts';
 
-export type StreamVenue = 'binance' | 'okx';
+export type StreamVenue = 'binance' | 'okx' | 'kraken';
 export type StreamMode = 'normal' | 'garbage' | 'silent';
 
 export interface VenueStreams {
@@ -22,8 +29,14 @@ export interface VenueStreams {
   setMode(venue: StreamVenue, mode: StreamMode): void;
   /** drops every connection of the venue (ccxt reconnects) */
   cut(venue: StreamVenue): void;
+  /** sets these prices and sends them to every open connection at once: one message per market, all in one write */
+  burst(venue: StreamVenue, prices: Record<string, string>): void;
+  /** true: the venue's upgrade requests are answered 404 (each still counted in `attempts`) */
+  unreachable(venue: StreamVenue, on: boolean): void;
   /** connections accepted so far, per venue */
   connections(venue: StreamVenue): number;
+  /** upgrade requests so far, per venue, refused ones included */
+  attempts(venue: StreamVenue): number;
   close(): void;
 }
 
@@ -31,15 +44,21 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
   const intervalMs = options.intervalMs ?? 100;
   const wss = new WebSocketServer({ noServer: true });
   const prices = new Map<string, string>();
-  const modes: Record<StreamVenue, StreamMode> = { binance: 'normal', okx: 'normal' };
-  const sockets: Record<StreamVenue, Set<WebSocket>> = { binance: new Set(), okx: new Set() };
-  const counts: Record<StreamVenue, number> = { binance: 0, okx: 0 };
+  const modes: Record<StreamVenue, StreamMode> = { binance: 'normal', okx: 'normal', kraken: 'normal' };
+  const sockets: Record<StreamVenue, Set<WebSocket>> = { binance: new Set(), okx: new Set(), kraken: new Set() };
+  const counts: Record<StreamVenue, number> = { binance: 0, okx: 0, kraken: 0 };
+  const tries: Record<StreamVenue, number> = { binance: 0, okx: 0, kraken: 0 };
+  const refused = new Set<StreamVenue>();
+  /** what each connection subscribed: venue market ids (binance: BTCUSDT, okx: BTC-USDT), kraken's v2 symbols (BTC/USD) */
+  const subscribed = new Map<WebSocket, Set<string>>();
   const timers = new Set<NodeJS.Timeout>();
   /** the unified symbol of a venue's market id */
+  /** how the venue's stream names a market: its market id, or (kraken v2) the symbol itself */
+  const streamId = (venue: StreamVenue, symbol: string) => (venue === 'kraken' ? (replay.market(venue, symbol) ? symbol : undefined) : replay.market(venue, symbol)?.id);
   const symbolOf = (venue: StreamVenue, id: string) => {
     for (const symbol of prices.keys()) {
       const [v, unified] = symbol.split(' ');
-      if (v === venue && replay.market(venue, unified!)?.id.toUpperCase() === id.toUpperCase()) return unified!;
+      if (v === venue && streamId(venue, unified!)?.toUpperCase() === id.toUpperCase()) return unified!;
     }
     return null;
   };
@@ -52,10 +71,33 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     });
   };
 
+  const binanceTicker = (id: string, price: string) =>
+    JSON.stringify({ e: '24hrMiniTicker', E: Date.now(), s: id, c: price, o: price, h: price, l: price, v: '1000', q: '60000000' });
+  const okxTicker = (arg: { channel: string; instId: string }, price: string) => {
+    const ts = String(Date.now());
+    return JSON.stringify({
+      arg,
+      data: [{
+        instType: 'SPOT', instId: arg.instId, last: price, lastSz: '0.1', askPx: price, askSz: '1', bidPx: price, bidSz: '1',
+        open24h: price, high24h: price, low24h: price, volCcy24h: '60000000', vol24h: '1000', ts, sodUtc0: price, sodUtc8: price,
+      }],
+    });
+  };
+  // kraken sends numbers: the decimal string goes into the JSON text as the number it is
+  const krakenTicker = (symbol: string, price: string) =>
+    `{"channel":"ticker","type":"update","data":[{"symbol":${JSON.stringify(symbol)},"bid":${price},"bid_qty":1,"ask":${price},"ask_qty":1,` +
+    `"last":${price},"volume":1000,"vwap":${price},"low":${price},"high":${price},"change":0,"change_pct":0}]}`;
+  const subscribe = (ws: WebSocket, id: string) => {
+    const ids = subscribed.get(ws) ?? new Set<string>();
+    ids.add(id.toUpperCase());
+    subscribed.set(ws, ids);
+  };
+
   const binance = (ws: WebSocket) =>
     ws.on('message', (raw) => {
       const message = JSON.parse(String(raw));
       if (message.method !== 'SUBSCRIBE') return;
+      for (const stream of message.params as string[]) subscribe(ws, stream.split('@')[0]!);
       ws.send(JSON.stringify({ result: null, id: message.id }));
       every(ws, () => {
         if (modes.binance === 'silent') return;
@@ -64,9 +106,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
           const symbol = symbolOf('binance', id);
           const price = symbol && prices.get(`binance ${symbol}`);
           if (!price) continue;
-          ws.send(modes.binance === 'garbage' ? '{"e":"24hrMiniTicker","s":' : JSON.stringify({
-            e: '24hrMiniTicker', E: Date.now(), s: id, c: price, o: price, h: price, l: price, v: '1000', q: '60000000',
-          }));
+          ws.send(modes.binance === 'garbage' ? '{"e":"24hrMiniTicker","s":' : binanceTicker(id, price));
         }
       });
     });
@@ -78,32 +118,55 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       const message = JSON.parse(text);
       if (message.op !== 'subscribe') return;
       for (const arg of message.args as { channel: string; instId: string }[]) {
+        subscribe(ws, arg.instId);
         ws.send(JSON.stringify({ event: 'subscribe', arg, connId: 'a4d3ae55' }));
         every(ws, () => {
           if (modes.okx === 'silent') return;
           const symbol = symbolOf('okx', arg.instId);
           const price = symbol && prices.get(`okx ${symbol}`);
           if (!price) return;
-          const ts = String(Date.now());
-          ws.send(modes.okx === 'garbage' ? '{"arg":{"channel":"tickers"' : JSON.stringify({
-            arg,
-            data: [{
-              instType: 'SPOT', instId: arg.instId, last: price, lastSz: '0.1', askPx: price, askSz: '1', bidPx: price, bidSz: '1',
-              open24h: price, high24h: price, low24h: price, volCcy24h: '60000000', vol24h: '1000', ts, sodUtc0: price, sodUtc8: price,
-            }],
-          }));
+          ws.send(modes.okx === 'garbage' ? '{"arg":{"channel":"tickers"' : okxTicker(arg, price));
         });
       }
     });
 
+  const kraken = (ws: WebSocket) =>
+    ws.on('message', (raw) => {
+      const message = JSON.parse(String(raw));
+      if (message.method === 'ping') return ws.send(JSON.stringify({ method: 'pong', req_id: message.req_id }));
+      if (message.method !== 'subscribe' || message.params?.channel !== 'ticker') return;
+      const symbols = message.params.symbol as string[];
+      for (const symbol of symbols) {
+        subscribe(ws, symbol);
+        ws.send(JSON.stringify({ method: 'subscribe', req_id: message.req_id, result: { channel: 'ticker', symbol, snapshot: true }, success: true }));
+      }
+      every(ws, () => {
+        if (modes.kraken === 'silent') return;
+        for (const symbol of symbols) {
+          const price = prices.get(`kraken ${symbol}`);
+          if (!price) continue;
+          ws.send(modes.kraken === 'garbage' ? '{"channel":"ticker","data":[' : krakenTicker(symbol, price));
+        }
+      });
+    });
+
+  const routes: [string, StreamVenue][] = [['/binance/ws', 'binance'], ['/okx/ws/v5/public', 'okx'], ['/kraken/v2', 'kraken']];
   replay.server.on('upgrade', (req, socket, head) => {
-    const venue: StreamVenue | null = req.url?.startsWith('/binance/ws') ? 'binance' : req.url?.startsWith('/okx/ws/v5/public') ? 'okx' : null;
+    const venue = routes.find(([path]) => req.url?.startsWith(path))?.[1] ?? null;
     if (!venue) return socket.destroy();
+    tries[venue]++;
+    if (refused.has(venue)) {
+      socket.end('HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found');
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       counts[venue]++;
       sockets[venue].add(ws);
-      ws.on('close', () => sockets[venue].delete(ws));
-      (venue === 'binance' ? binance : okx)(ws);
+      ws.on('close', () => {
+        sockets[venue].delete(ws);
+        subscribed.delete(ws);
+      });
+      ({ binance, okx, kraken })[venue](ws);
     });
   });
 
@@ -113,7 +176,26 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     cut: (venue) => {
       for (const ws of sockets[venue]) ws.terminate();
     },
+    burst: (venue, burst) => {
+      for (const [symbol, price] of Object.entries(burst)) prices.set(`${venue} ${symbol}`, price);
+      for (const ws of sockets[venue]) {
+        const ids = subscribed.get(ws) ?? new Set<string>();
+        const messages = Object.entries(burst).flatMap(([symbol, price]) => {
+          const id = streamId(venue, symbol);
+          if (!id || !ids.has(id.toUpperCase())) return [];
+          if (venue === 'kraken') return [krakenTicker(symbol, price)];
+          return [venue === 'binance' ? binanceTicker(id, price) : okxTicker({ channel: 'tickers', instId: id }, price)];
+        });
+        // corked: the frames leave in one write and arrive in one read, as a venue's burst does
+        const socket = (ws as unknown as { _socket: import('node:net').Socket })._socket;
+        socket.cork();
+        for (const message of messages) ws.send(message);
+        socket.uncork();
+      }
+    },
+    unreachable: (venue, on) => void (on ? refused.add(venue) : refused.delete(venue)),
     connections: (venue) => counts[venue],
+    attempts: (venue) => tries[venue],
     close: () => {
       for (const timer of timers) clearInterval(timer);
       for (const set of Object.values(sockets)) for (const ws of set) ws.terminate();

@@ -264,8 +264,10 @@ comment on function market.ingest_venue_tickers(text, jsonb, timestamptz) is 'Wr
 revoke execute on function market.ingest_venue_tickers(text, jsonb, timestamptz) from public;
 
 -- why: a failing venue is skipped for a while that doubles with each failure, so the others go on
--- and the venue is not hammered; the state is in the database, shared by every worker
-create or replace function market.record_venue_run(p_exchange text, p_requests int, p_error text default null, p_retry_after_seconds int default null)
+-- and the venue is not hammered; the state is in the database, shared by every worker and every
+-- kind of request (src/sources/exchanges/gate.ts): p_at is the gate's clock (tests run it fast)
+create or replace function market.record_venue_run(p_exchange text, p_requests int, p_error text default null,
+  p_retry_after_seconds int default null, p_at timestamptz default now())
 returns timestamptz
 language sql volatile
 as $$
@@ -273,26 +275,77 @@ as $$
     requests = s.requests + greatest(p_requests, 0),
     failures = case when p_error is null then 0 else s.failures + 1 end,
     backoff_until = case when p_error is null then null
-      else now() + greatest(make_interval(secs => coalesce(p_retry_after_seconds, 0)),
+      else p_at + greatest(make_interval(secs => coalesce(p_retry_after_seconds, 0)),
         least(interval '30 minutes', interval '30 seconds' * power(2, least(s.failures, 10)))) end,
-    last_success_at = case when p_error is null then now() else s.last_success_at end,
+    last_success_at = case when p_error is null then p_at else s.last_success_at end,
     last_error = coalesce(left(p_error, 500), s.last_error),
-    last_error_at = case when p_error is null then s.last_error_at else now() end
+    last_error_at = case when p_error is null then s.last_error_at else p_at end
   where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
   returning s.backoff_until;
 $$;
-comment on function market.record_venue_run(text, int, text, int) is 'Records one fetch run of a real venue: the requests it made and success (failures reset) or its error, after which the venue is skipped until backoff_until: 30 s doubling per consecutive failure up to 30 minutes, or the venue''s Retry-After when longer. Returns backoff_until.';
-revoke execute on function market.record_venue_run(text, int, text, int) from public;
+comment on function market.record_venue_run(text, int, text, int, timestamptz) is 'Records one fetch run of a real venue at p_at: the requests it made and success (failures reset) or its error, after which every request to the venue waits until backoff_until: 30 s doubling per consecutive failure up to 30 minutes, or the venue''s Retry-After when longer. Returns backoff_until.';
+revoke execute on function market.record_venue_run(text, int, text, int, timestamptz) from public;
+
+-- why: a read beside the runs (the stream holder's resynchronisation and market load, liquidations)
+-- counts its requests but must not clear the failures the minute job recorded
+create or replace function market.record_venue_requests(p_exchange text, p_requests int)
+returns void
+language sql volatile
+as $$
+  update market.venue_status s set requests = s.requests + greatest(p_requests, 0)
+  where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i) and p_requests > 0;
+$$;
+comment on function market.record_venue_requests(text, int) is 'Counts requests made to a real venue by a successful read outside its fetch runs (stream resynchronisation, market load, liquidations), leaving its failures and back-off as they are.';
+revoke execute on function market.record_venue_requests(text, int) from public;
+
+-- why: the gate every request passes; one statement for the minute job, the backfill and the holder
+create or replace function market.venue_backoff(p_exchanges text[], p_at timestamptz default now())
+returns table (exchange text, backoff_until timestamptz)
+language sql stable
+as $$
+  select e.slug, s.backoff_until
+  from market.venue_status s join market.exchanges e on e.id = s.exchange_id
+  where e.slug = any(p_exchanges) and s.backoff_until > p_at
+$$;
+comment on function market.venue_backoff(text[], timestamptz) is 'The venues among p_exchanges that no request may reach at p_at (REST back-off or Retry-After), with until when.';
+
+-- why: the stream's reconnections have their own back-off, seconds to minutes, jittered so that
+-- several venues (or a restarted holder) do not reconnect in step; it never touches REST health
+create or replace function market.record_venue_stream(p_exchange text, p_error text, p_at timestamptz default now(),
+  p_jitter double precision default random())
+returns timestamptz
+language sql volatile
+as $$
+  update market.venue_status s set
+    stream_attempts = s.stream_attempts + 1,
+    -- a stream that stayed up a minute was healthy: its next failure starts the back-off again
+    stream_failures = case when p_error is null then s.stream_failures
+      when s.stream_up_since <= p_at - interval '1 minute' then 1 else s.stream_failures + 1 end,
+    stream_backoff_until = case when p_error is null then null
+      else p_at + least(interval '5 minutes', interval '2 seconds' * power(2, least(
+        case when s.stream_up_since <= p_at - interval '1 minute' then 0 else s.stream_failures end, 20)))
+        * (0.5 + 0.5 * least(greatest(p_jitter, 0), 1)) end,
+    stream_up_since = case when p_error is null then p_at end,
+    stream_last_error = coalesce(left(p_error, 500), s.stream_last_error),
+    stream_last_error_at = case when p_error is null then s.stream_last_error_at else p_at end
+  where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
+  returning s.stream_backoff_until;
+$$;
+comment on function market.record_venue_stream(text, text, timestamptz, double precision) is 'Records one live stream connection of a real venue at p_at: subscribed and resynchronised (p_error null) or failed/ended with p_error, after which the holder waits until the returned stream_backoff_until: 2 s doubling per consecutive failure up to 5 minutes, times a jitter between 0.5 and 1 (p_jitter in [0, 1]); a stream up for a minute starts the count again. REST health (failures, backoff_until) is not touched.';
+revoke execute on function market.record_venue_stream(text, text, timestamptz, double precision) from public;
 
 create or replace view market.venue_health as
 select e.slug as exchange, e.name, s.failures, s.backoff_until,
   case when s.backoff_until > now() then 'down' when s.last_success_at is null then 'idle' else 'up' end as state,
   s.last_success_at, s.last_error, s.last_error_at, s.markets_loaded_at, s.requests,
   (select count(*) from market.venue_markets m where m.exchange_id = e.id and m.active)::int as markets,
-  (select max(m.candles_until) from market.venue_markets m where m.exchange_id = e.id) as candles_until
+  (select max(m.candles_until) from market.venue_markets m where m.exchange_id = e.id) as candles_until,
+  case when s.stream_up_since is not null then 'up' when s.stream_attempts = 0 then 'idle' else 'down' end as stream_state,
+  case when s.stream_up_since <= now() - interval '1 minute' then 0 else s.stream_failures end as stream_failures,
+  s.stream_backoff_until, s.stream_attempts, s.stream_last_error, s.stream_last_error_at
 from market.venue_status s
 join market.exchanges e on e.id = s.exchange_id;
-comment on view market.venue_health is 'Each real venue''s fetch state: consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle.';
+comment on view market.venue_health is 'Each real venue''s fetch state (REST: the minute job, backfill, liquidations and the stream holder''s REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream''s health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error.';
 
 -- why: one market per coin and venue carries its candles (the most traded), for the live tick and the backfill alike
 create or replace function market.venue_candle_markets(p_exchange text)

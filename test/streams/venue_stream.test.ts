@@ -9,8 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
-import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
-import { serveVenueStreams, type VenueStreams } from '../../dev/venues/streams.ts';
+import type { VenueReplay } from '../../dev/venues/replay.ts';
+import type { VenueStreams } from '../../dev/venues/streams.ts';
+import { btcStreamVenues } from '../helpers/venue-streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { createLogger } from '../../src/log.ts';
 
@@ -22,25 +23,9 @@ let holder: StreamHolder;
 
 test.before(async () => {
   db = await testDatabase();
-  replay = await startVenueReplay({
-    coins: [{ symbol: 'BTC', price: 60000, volumeUsd: 3e10, volatility: 0.01 }, { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 }],
-    venues: { binance: { markets: ['BTC/USDT'] }, okx: { markets: ['BTC/USDT'] } },
-  });
-  streams = serveVenueStreams(replay);
-  streams.setPrice('binance', 'BTC/USDT', '60000.5');
-  streams.setPrice('okx', 'BTC/USDT', '60001.5');
-  await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values
-    ('btc', 'BTC', 'Bitcoin', 'coin', 'exchanges', null), ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
-  await db.sql`select market.load_exchange_venues('[{"slug": "binance", "name": "Binance"}, {"slug": "okx", "name": "OKX"}]'::jsonb)`;
-  await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
-    select e.id, 'BTC/USDT', case e.slug when 'okx' then 'BTC-USDT' else 'BTCUSDT' end, 'BTC', 'USDT',
-      (select id from market.coins where slug = 'btc'), (select id from market.coins where slug = 'usdt')
-    from market.exchanges e where e.slug in ('binance', 'okx')`;
-  const config = db.config({
-    MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance,okx',
-    EXCHANGE_URLS: `binance=${replay.baseUrl('binance')},okx=${replay.baseUrl('okx')}`,
-    STREAM_INTERVAL_MS: '200', STREAM_MAX_AGE_SECONDS: '2',
-  });
+  const seeded = await btcStreamVenues(db);
+  ({ replay, streams } = seeded);
+  const { config } = seeded;
   // its own connection, ended by stop(): none is left open when the database closes
   holder = new StreamHolder(config, process.env.DEBUG_STREAM ? createLogger(config) : undefined).start();
   api = await testApi(db);

@@ -11,6 +11,16 @@ export class BadVenueAnswer extends Error {
   override name = 'BadVenueAnswer';
 }
 
+/** A request the venue gate refused (src/sources/exchanges/gate.ts): the venue backs off until `until`. */
+export class VenueBackingOff extends Error {
+  override name = 'VenueBackingOff';
+  readonly until: number;
+  constructor(venueId: string, until: number) {
+    super(`${venueId} backs off until ${new Date(until).toISOString()}`);
+    this.until = until;
+  }
+}
+
 /** The endpoint of a URL, for messages: its path, without the query (which may be long). */
 function endpointOf(url: unknown): string {
   try {
@@ -54,7 +64,7 @@ export async function reading<T>(venue: { id: string; endpoint?: string }, what:
   try {
     return await call();
   } catch (error) {
-    if (error instanceof BadVenueAnswer || error instanceof ccxtLibrary().BaseError) throw error;
+    if (error instanceof BadVenueAnswer || error instanceof VenueBackingOff || error instanceof ccxtLibrary().BaseError) throw error;
     throw new BadVenueAnswer(`${venue.id} ${venue.endpoint ?? what}: ${what} unreadable (${(error as Error)?.message ?? String(error)})`);
   }
 }

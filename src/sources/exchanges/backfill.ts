@@ -11,7 +11,8 @@ import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
 import { serialized } from '../source.ts';
-import { loadVenueMarkets, runOnVenue, type ExchangesSource, type LiveVenue } from './index.ts';
+import { ensureVenueMarkets, type ExchangesSource, type LiveVenue } from './index.ts';
+import { runOnVenue, venuesBackingOff } from './gate.ts';
 import { candleRows, reading } from './answers.ts';
 import type { VenueId } from './venues.ts';
 
@@ -105,8 +106,7 @@ export async function backfill(connection: Query, source: ExchangesSource, optio
   const ids = source.venueIds;
   await ensureCoinCatalogue(query);
   await ensureVenueCatalogue(query, ids, (id) => source.venue(id).exchange);
-  const states = await query(`select exchange, backoff_until > now() as skip from market.venue_health where exchange = any($1::text[])`, [ids]);
-  const skipped = new Set(states.filter((row) => row.skip).map((row) => row.exchange as string));
+  const skipped = await venuesBackingOff(query, ids.map((id) => source.venue(id)), source.clock);
   // Every venue reads the quote coins' fiat markets (USDT/USD …) before the markets quoted in them:
   // a BTC/USDT minute is then priced at that minute's USDT rate, not at the peg, whichever venue
   // answers first, and a resumed backfill ends with the bars of an uninterrupted one.
@@ -150,7 +150,7 @@ async function backfillVenue(
        from market.venue_status s where s.exchange_id in (select i from market.exchange_ids(array[$1]) i)`,
       [venue.id],
     );
-    if (!loaded?.fresh) await loadVenueMarkets(query, venue);
+    if (!loaded?.fresh) await ensureVenueMarkets(query, venue, 0);
     const plan = (await query(
       `select p.symbol, p.timeframe, p.range_from, p.range_to, p.done_until,
          coalesce(m.quote_coin_id is null and exists (select from market.venue_markets q

@@ -3,15 +3,18 @@
 // newest closed 1-minute candles of each coin's best market there, written through
 // sql/functions/415_exchange_venues.sql; then the price index rebuilds the coin bars the new
 // candles touch (sql/functions/140_price_index.sql), and the bars flow on: aggregates, coin
-// state, alarms, venue state. A venue that fails is backed off (market.venue_status) while the
-// others go on; everything a venue sent arrives in whole calls, so nothing is half-written.
+// state, alarms, venue state. Every request passes the venue gate (./gate.ts): a venue that fails
+// is backed off (market.venue_status) while the others go on; everything a venue sent arrives in
+// whole calls, so nothing is half-written.
 import type { Exchange, MarketInterface, Ticker } from 'ccxt';
 import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
 import { serialized, type Source } from '../source.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
-import { createVenue } from './venues.ts';
+import type { Config } from '../../config.ts';
+import { createVenue, parseExchangeUrls, parseExchanges } from './venues.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
 import { BadVenueAnswer, candleRows, guardAnswers, reading, tickerRows } from './answers.ts';
+import { gateRequests, REAL_CLOCK, runOnVenue, venuesBackingOff, type GatedVenue, type VenueClock } from './gate.ts';
 
 export const SOURCE_NAME = 'exchanges';
 const MINUTE = 60_000;
@@ -32,6 +35,8 @@ export interface ExchangesSettings {
   clock?: () => number;
   /** ccxt's pacing instead of each venue's own (tests on the loopback replay) */
   rateLimitMs?: number;
+  /** the venue gate's clock (back-off, Retry-After, hourly markets): tests run it fast */
+  venueClock?: VenueClock;
 }
 
 export interface VenueRun {
@@ -54,17 +59,14 @@ export interface ExchangesTickResult {
   coins: number;
 }
 
-export interface LiveVenue {
-  id: string;
-  exchange: Exchange;
-  requests: number;
+export interface LiveVenue extends GatedVenue {
   /** the path of the venue's newest request, for the error an unreadable answer raises */
   endpoint?: string;
+  /** when its markets were last loaded (the gate's clock); 0: never */
   marketsLoadedAt: number;
+  /** the market load in flight: concurrent callers share it */
+  marketsLoading?: Promise<VenueRun['markets']>;
 }
-
-/** ccxt error classes that mean "slow down": the venue's Retry-After is honoured */
-const THROTTLED = new Set(['RateLimitExceeded', 'DDoSProtection']);
 
 export class ExchangesSource implements Source<ExchangesTickResult> {
   readonly name = SOURCE_NAME;
@@ -79,6 +81,11 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     return this.#settings.clock?.() ?? Date.now();
   }
 
+  /** the venue gate's clock */
+  get clock(): VenueClock {
+    return this.#settings.venueClock ?? REAL_CLOCK;
+  }
+
   /** the configured venue ids, in order */
   get venueIds(): string[] {
     return [...this.#settings.venues];
@@ -91,9 +98,11 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
       const exchange = createVenue(id, { baseUrl: this.#settings.urls?.[id], timeoutMs: this.#settings.timeoutMs, rateLimitMs: this.#settings.rateLimitMs });
       // decimal strings end to end: ccxt hands the venues' numbers on as strings instead of floats
       (exchange as unknown as { number: (value: string) => string }).number = String;
-      const created: LiveVenue = { id, exchange, requests: 0, marketsLoadedAt: 0 };
+      const created: LiveVenue = { id, exchange, requests: 0, marketsLoadedAt: 0, holdUntil: 0, clock: this.clock };
       // every request counted (the bench and venue_status report it) and every answer read as JSON or refused
       guardAnswers(id, exchange, created);
+      // and none while the venue backs off
+      gateRequests(created);
       this.#venues.set(id, (venue = created));
     }
     return venue;
@@ -103,11 +112,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     const query = serialized(connection);
     await ensureCoinCatalogue(query);
     await ensureVenueCatalogue(query, this.#settings.venues, (id) => this.venue(id).exchange);
-    const states = await query(
-      `select exchange, backoff_until > now() as skip from market.venue_health where exchange = any($1::text[])`,
-      [this.#settings.venues],
-    );
-    const skipped = new Set(states.filter((row) => row.skip).map((row) => row.exchange as string));
+    const skipped = await venuesBackingOff(query, this.#settings.venues.map((id) => this.venue(id)), this.clock);
     const runs = await Promise.all(
       this.#settings.venues.map(async (id): Promise<[string, VenueRun]> => {
         if (skipped.has(id)) return [id, { state: 'skipped', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 }];
@@ -152,11 +157,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
   async #runVenue(query: Query, venue: LiveVenue, signal?: AbortSignal): Promise<VenueRun & { first?: string; last?: string }> {
     const run: VenueRun & { first?: string; last?: string } = { state: 'up', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 };
     return runOnVenue(query, venue, run, async () => {
-      const now = this.#now();
-      if (now - venue.marketsLoadedAt >= (this.#settings.marketsEveryMs ?? 60 * MINUTE)) {
-        run.markets = await loadVenueMarkets(query, venue);
-        venue.marketsLoadedAt = now;
-      }
+      run.markets = await ensureVenueMarkets(query, venue, this.#settings.marketsEveryMs);
       const tickers = tickerRows(venue, await reading(venue, 'tickers', () => venue.exchange.fetchTickers()));
       const [written] = await query('select market.ingest_venue_tickers($1, $2::text::jsonb) as n', [
         venue.id,
@@ -222,39 +223,39 @@ export async function loadVenueMarkets(query: Query, venue: LiveVenue): Promise<
     venue.id,
     JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
   ]);
-  venue.marketsLoadedAt = Date.now();
+  venue.marketsLoadedAt = venue.clock.now();
   return loaded as VenueRun['markets'];
 }
 
-/** Records a failed run of a venue (its back-off, honouring Retry-After when throttled); returns the error as recorded. */
-export async function recordVenueFailure(query: Query, venue: LiveVenue, requests: number, error: unknown): Promise<string> {
-  const message = describe(error);
-  const retryAfter = THROTTLED.has((error as Error).constructor?.name) ? retryAfterSeconds(venue.exchange) : null;
-  await query('select market.record_venue_run($1, $2, $3, $4)', [venue.id, requests, message, retryAfter]);
-  return message;
+/**
+ * The venue's one market list, shared by everything the process does with the venue: loaded
+ * when it is older than `everyMs` (hourly), by one load at a time; undefined when it was fresh.
+ */
+export async function ensureVenueMarkets(query: Query, venue: LiveVenue, everyMs = 60 * MINUTE): Promise<VenueRun['markets'] | undefined> {
+  if (venue.marketsLoadedAt > 0 && venue.clock.now() - venue.marketsLoadedAt < everyMs) return undefined;
+  return (venue.marketsLoading ??= loadVenueMarkets(query, venue).finally(() => (venue.marketsLoading = undefined)));
 }
 
+/** The exchange source's settings from the service's configuration. */
+export function exchangesSettings(config: Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'>): ExchangesSettings {
+  return {
+    venues: parseExchanges(config.EXCHANGES),
+    urls: parseExchangeUrls(config.EXCHANGE_URLS),
+    timeoutMs: config.EXCHANGE_TIMEOUT_MS,
+    budgetMs: config.EXCHANGE_BUDGET_MS,
+  };
+}
+
+const shared = new Map<string, ExchangesSource>();
 /**
- * One run of work on a venue, accounted the same way everywhere (live minute, backfill): the
- * requests it made, then success or the failure recorded with its back-off (market.record_venue_run).
+ * The process's one exchange source for these settings: the minute job, liquidations and the
+ * stream holder of a worker share each venue's ccxt instance (markets, rate limiter, hold).
  */
-export async function runOnVenue<Run extends { state: string; requests: number; error?: string }>(
-  query: Query,
-  venue: LiveVenue,
-  run: Run,
-  work: () => Promise<void>,
-): Promise<Run> {
-  const before = venue.requests;
-  try {
-    await work();
-    run.requests = venue.requests - before;
-    await query('select market.record_venue_run($1, $2)', [venue.id, run.requests]);
-  } catch (error) {
-    run.state = 'down';
-    run.requests = venue.requests - before;
-    run.error = await recordVenueFailure(query, venue, run.requests, error);
-  }
-  return run;
+export function sharedExchangesSource(settings: ExchangesSettings): ExchangesSource {
+  const key = JSON.stringify(settings);
+  let source = shared.get(key);
+  if (!source) shared.set(key, (source = new ExchangesSource(settings)));
+  return source;
 }
 
 /** the fields of a ccxt market the database keeps */
@@ -284,16 +285,4 @@ function tickerRow(ticker: Ticker) {
     percentage: text(ticker.percentage),
     timestamp: text(ticker.timestamp),
   };
-}
-
-function retryAfterSeconds(exchange: Exchange): number | null {
-  const headers = (exchange as unknown as { last_response_headers?: Record<string, string> }).last_response_headers;
-  const value = headers?.['retry-after'] ?? headers?.['Retry-After'];
-  const seconds = value === undefined ? NaN : Number(value);
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(Math.ceil(seconds), 3600) : null;
-}
-
-function describe(error: unknown): string {
-  const name = error instanceof BadVenueAnswer ? error.name : ((error as Error)?.constructor?.name ?? 'Error');
-  return `${name}: ${(error as Error)?.message ?? String(error)}`.slice(0, 500);
 }

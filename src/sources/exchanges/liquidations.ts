@@ -24,17 +24,26 @@ interface LiquidationParser {
 
 export class OkxLiquidations implements Source<OkxLiquidationsResult> {
   readonly name = 'okx-liquidations';
-  readonly #okx: () => Promise<Exchange>;
+  readonly #okx: (query: Query) => Promise<Exchange>;
   readonly #underlyings: number;
+  readonly #gate: <T>(query: Query, work: () => Promise<T>) => Promise<T>;
 
-  /** okx: the venue's ccxt instance, with its swap markets loaded (shared with the market source) */
-  constructor(okx: () => Promise<Exchange>, underlyings = 30) {
+  /**
+   * okx: the venue's ccxt instance, with its swap markets loaded (shared with the market source);
+   * gate: the venue gate the poll passes (src/sources/exchanges/gate.ts throughGate)
+   */
+  constructor(okx: (query: Query) => Promise<Exchange>, underlyings = 30, gate?: <T>(query: Query, work: () => Promise<T>) => Promise<T>) {
     this.#okx = okx;
     this.#underlyings = underlyings;
+    this.#gate = gate ?? ((_query, work) => work());
   }
 
-  async run(query: Query): Promise<OkxLiquidationsResult> {
-    const okx = await this.#okx();
+  run(query: Query): Promise<OkxLiquidationsResult> {
+    return this.#gate(query, () => this.#poll(query));
+  }
+
+  async #poll(query: Query): Promise<OkxLiquidationsResult> {
+    const okx = await this.#okx(query);
     const swaps = await query(
       `select m.symbol, m.exchange_symbol,
          (select (extract(epoch from max(l.time)) * 1000)::bigint from market.liquidations l

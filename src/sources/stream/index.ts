@@ -12,12 +12,13 @@ import { createSql, type Sql } from '../../db/client.ts';
 import type { Logger } from '../../log.ts';
 import type { Query } from '../aggregates.ts';
 import { runSource, type Source } from '../source.ts';
+import type { ExchangesSource } from '../exchanges/index.ts';
 import { VenueFeeds } from './venues.ts';
 
 export const STREAM_SOURCE = 'stream';
 const LEASE = 'stream';
 
-export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS'> & { database: Config['database'] };
+export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
 
 export interface TickResult {
   /** venue prices written this tick */
@@ -40,10 +41,13 @@ export class StreamHolder {
   private readonly config: StreamConfig;
   private readonly logger: Logger | undefined;
   private readonly ownSql: boolean;
+  private readonly exchanges: ExchangesSource | undefined;
 
-  constructor(config: StreamConfig, logger?: Logger, sql?: Sql) {
+  /** exchanges: the REST source whose venue instances (and gate) the streams share; default the process's own */
+  constructor(config: StreamConfig, logger?: Logger, sql?: Sql, exchanges?: ExchangesSource) {
     this.config = config;
     this.logger = logger;
+    this.exchanges = exchanges;
     this.sql = sql ?? createSql(config.database, { max: 1 });
     this.ownSql = !sql;
   }
@@ -89,7 +93,7 @@ export class StreamHolder {
         const [row] = await query('select market.simulate_live_venue_prices() as n');
         result.prices = Number(row?.n ?? 0);
       } else if (this.config.MARKET_SOURCE === 'exchanges') {
-        this.feeds ??= new VenueFeeds(this.config, query, this.logger);
+        this.feeds ??= new VenueFeeds(this.config, this.query, this.logger, this.exchanges);
         const written = await this.feeds.flush();
         result.prices = written.prices;
         result.venues = written.venues;

@@ -1,20 +1,27 @@
-// The real venues' ticker streams through ccxt pro (the same classes and EXCHANGE_URLS rebasing
-// as the REST source, src/sources/exchanges/venues.ts, WebSocket URLs included): one watch loop per
-// venue over the spot markets the price index uses, reconnecting with exponential back-off. The
-// latest price per market is kept in memory and written once a tick. A gap — a disconnection, a
-// stream silent for STREAM_MAX_AGE_SECONDS (ccxt drops a message it cannot parse, so garbage ends
-// as silence), a ticker that is not a positive price — takes the venue out of the live price at
-// once (its live venue prices are deleted) and reconnects; once subscribed again, the venue's REST
-// ticker snapshot (as the REST source reads it) resynchronises it before its stream counts again.
+// The real venues' ticker streams through ccxt pro (the same ccxt instance per venue as the REST
+// source of the process, src/sources/exchanges/index.ts sharedExchangesSource, with EXCHANGE_URLS
+// rebasing the WebSocket URLs too): one watch loop per venue over the spot markets the price index
+// uses. The latest price per market is kept in memory and written once a tick. A gap — a
+// disconnection, a stream silent for STREAM_MAX_AGE_SECONDS (ccxt drops a message it cannot parse,
+// so garbage ends as silence), a ticker that is not a positive price — takes the venue out of the
+// live price at once (its live venue prices are deleted) and reconnects; once subscribed again,
+// the venue's REST ticker snapshot (as the REST source reads it) resynchronises it before its
+// stream counts again.
+// Every REST request here passes the venue gate (src/sources/exchanges/gate.ts): none while the
+// venue backs off, its markets loaded once an hour for the whole process, its failures recorded as
+// the venue's REST failures and its successes never clearing them. Reconnections have their own
+// back-off, recorded apart as the venue's stream health (market.record_venue_stream: 2 s doubling
+// to 5 minutes, jittered), and a resynchronisation comes only after a connection opened: at most
+// one ticker request per back-off step.
 import type { Exchange, Ticker } from 'ccxt';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import type { Query } from '../aggregates.ts';
-import { createVenue, parseExchanges, parseExchangeUrls, type VenueId } from '../exchanges/venues.ts';
-import { reading, tickerRows } from '../exchanges/answers.ts';
+import { ensureVenueMarkets, exchangesSettings, sharedExchangesSource, type ExchangesSource, type LiveVenue } from '../exchanges/index.ts';
+import { recordVenueStream, throughGate } from '../exchanges/gate.ts';
+import { VenueBackingOff, reading, tickerRows } from '../exchanges/answers.ts';
 
 const DECIMAL = /^\d+(\.\d+)?([eE][-+]?\d+)?$/;
-const MAX_BACKOFF_MS = 60_000;
 /** markets per venue stream: the deepest by 24h volume */
 const MAX_MARKETS = 200;
 
@@ -24,8 +31,15 @@ interface Latest {
   at: string;
 }
 
+/** ccxt's WebSocket client of an instance, as far as the feed needs it */
+interface StreamClient {
+  connected: Promise<unknown>;
+}
+
 class VenueFeed {
   private latest = new Map<string, Latest>();
+  /** the ticker object of the exchange's cache last read per market: a new object is a new message */
+  private readonly read = new Map<string, Ticker>();
   /** down: disconnected, stalled, or not yet resynchronised from REST after a gap */
   state: 'up' | 'down' = 'down';
   /** the venue went down since the last flush: its live prices are to be left out at once */
@@ -33,20 +47,26 @@ class VenueFeed {
   /** times its REST snapshot resynchronised it (after each (re)connection) */
   resyncs = 0;
   private closed = false;
-  private exchange: Exchange | null = null;
+  private wake: (() => void) | null = null;
   readonly done: Promise<void>;
 
-  readonly id: VenueId;
-  private readonly options: { baseUrl?: string; timeoutMs: number; stallMs: number };
+  private readonly venue: LiveVenue;
+  private readonly options: { baseUrl?: string; stallMs: number };
   private readonly markets: () => Promise<string[]>;
+  private readonly query: Query;
   private readonly logger: Logger | undefined;
 
-  constructor(id: VenueId, options: { baseUrl?: string; timeoutMs: number; stallMs: number }, markets: () => Promise<string[]>, logger?: Logger) {
-    this.id = id;
+  constructor(venue: LiveVenue, options: { baseUrl?: string; stallMs: number }, markets: () => Promise<string[]>, query: Query, logger?: Logger) {
+    this.venue = venue;
     this.options = options;
     this.markets = markets;
+    this.query = query;
     this.logger = logger;
     this.done = this.loop();
+  }
+
+  get id(): string {
+    return this.venue.id;
   }
 
   /** The prices received since the last take. */
@@ -56,56 +76,107 @@ class VenueFeed {
     return taken;
   }
 
-  /** The next batch of tickers, or an error when the stream stays silent longer than a price may be old. */
-  private async watch(exchange: Exchange, symbols: string[]): Promise<Record<string, Ticker>> {
+  /**
+   * Every ticker received since the last wake-up, or an error when the stream stays silent longer
+   * than a price may be old. ccxt resolves one waiting watchTickers call per message; messages that
+   * arrive while none waits (a burst in one write) only update the exchange's ticker cache, so the
+   * cache is read after each wake-up: each ticker object it holds that was not read before is new.
+   */
+  private async watch(exchange: Exchange, symbols: string[], pending?: Promise<unknown>): Promise<Record<string, Ticker>> {
+    const woke = (await this.stallGuard(pending ?? exchange.watchTickers(symbols))) as Record<string, Ticker>;
+    const received: Record<string, Ticker> = { ...woke };
+    const cache = (exchange.tickers ?? {}) as Record<string, Ticker>;
+    for (const symbol of symbols) {
+      const ticker = cache[symbol];
+      if (ticker && this.read.get(symbol) !== ticker) received[symbol] = ticker;
+    }
+    for (const [symbol, ticker] of Object.entries(received)) this.read.set(symbol, ticker);
+    return received;
+  }
+
+  /** The promise, or an error when it takes longer than a price may be old. */
+  private async stallGuard<T>(promise: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const stalled = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no ticker for ${this.options.stallMs / 1000} s`)), this.options.stallMs);
     });
     try {
-      return (await Promise.race([exchange.watchTickers(symbols), stalled])) as Record<string, Ticker>;
+      return await Promise.race([promise, stalled]);
     } finally {
       clearTimeout(timer);
     }
   }
 
+  /** Waits on the gate's clock, woken early by close(). */
+  private async pause(ms: number) {
+    if (this.closed || ms <= 0) return;
+    await Promise.race([this.venue.clock.sleep(ms), new Promise<void>((resolve) => (this.wake = resolve))]);
+    this.wake = null;
+  }
+
   private async loop() {
-    let backoff = 1_000;
+    const { venue } = this;
+    const exchange = venue.exchange;
+    prepareStreams(exchange, this.logger, venue.id);
     while (!this.closed) {
       try {
-        const exchange = (this.exchange = createVenue(this.id, { baseUrl: this.options.baseUrl, timeoutMs: this.options.timeoutMs }));
-        websocketSchemes(exchange);
-        quietClients(exchange, this.logger, this.id);
+        // no stream while the venue's REST backs off: its resynchronisation could not be had
+        const held = venue.holdUntil - venue.clock.now();
+        if (held > 0) {
+          await this.pause(held);
+          continue;
+        }
         // a plain ws:// URL (a loopback replay) needs ccxt's http agent loaded first
         if (/^http:/i.test(this.options.baseUrl ?? '')) await (exchange as Exchange & { loadHttpProxyAgent(): Promise<unknown> }).loadHttpProxyAgent();
-        await exchange.loadMarkets();
+        await throughGate(this.query, venue, 'failures', () => ensureVenueMarkets(this.query, venue));
         const symbols = await this.markets();
         if (symbols.length === 0) throw new Error('no market of the index on this venue');
-        // subscribed first, then the REST snapshot: what the gap missed, and nothing missed after it
-        const first = this.watch(exchange, symbols);
+        // what the cache held before this connection is the gap's: the REST snapshot stands for it
+        for (const [symbol, ticker] of Object.entries((exchange.tickers ?? {}) as Record<string, Ticker>)) this.read.set(symbol, ticker);
+        // ccxt's own dial back-off (per instance and URL) would stack on this loop's: this one counts
+        delete ((exchange.options['ws'] ?? {}) as Record<string, unknown>)['backoffState'];
+        const dialled = new Promise<StreamClient>((resolve) => dials.set(exchange, resolve));
+        const first = exchange.watchTickers(symbols);
         first.catch(() => {});
-        const venue = { id: this.id };
-        const wanted = new Set(symbols);
-        const snapshot = tickerRows(venue, await reading(venue, 'tickers', () => exchange.fetchTickers()));
-        const rest = this.parse(Object.fromEntries(snapshot.filter((ticker) => wanted.has(String(ticker.symbol))).map((ticker) => [ticker.symbol, ticker])));
+        // subscribed first, then the REST snapshot: what the gap missed, and nothing missed after it;
+        // a connection that never opens (refused, 404) costs no REST request
+        await this.stallGuard(Promise.race([dialled.then((client) => client.connected), first]));
+        const rest = await throughGate(this.query, venue, 'failures', async () => {
+          const snapshot = tickerRows(venue, await reading(venue, 'tickers', () => exchange.fetchTickers()));
+          const wanted = new Set(symbols);
+          return this.parse(Object.fromEntries(snapshot.filter((ticker) => wanted.has(String(ticker.symbol))).map((ticker) => [ticker.symbol, ticker])));
+        });
         if (this.closed) break;
         for (const item of rest) this.keep(item);
         this.resyncs++;
         this.state = 'up';
-        backoff = 1_000;
-        for (const item of this.parse(await first)) this.keep(item);
+        await recordVenueStream(this.query, venue, null);
+        for (const item of this.parse(await this.watch(exchange, symbols, first))) this.keep(item);
         while (!this.closed) {
           for (const item of this.parse(await this.watch(exchange, symbols))) this.keep(item);
         }
       } catch (error) {
         if (this.closed) break;
         this.down();
-        this.logger?.warn(`live streams: ${this.id} (${(error as Error).message}); reconnecting in ${backoff / 1000} s, then resynchronising from REST`);
-        await this.exchange?.close().catch(() => {});
-        await new Promise((resolve) => setTimeout(resolve, backoff).unref());
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+        await exchange.close().catch(() => {});
+        let wait = 0;
+        if (error instanceof VenueBackingOff) {
+          this.logger?.warn(`live streams: ${venue.id} (${error.message}); no stream until then`);
+        } else if (this.stage(error) === 'rest') {
+          // a REST failure (market load, resynchronisation): recorded by the gate as the venue's, waited out above
+          this.logger?.warn(`live streams: ${venue.id} (${(error as Error).message}); waiting for the venue's back-off`);
+        } else {
+          wait = await recordVenueStream(this.query, venue, error).catch(() => 60_000);
+          this.logger?.warn(`live streams: ${venue.id} (${(error as Error).message}); reconnecting in ${Math.round(wait / 100) / 10} s, then resynchronising from REST`);
+        }
+        await this.pause(wait);
       }
     }
+  }
+
+  /** whether a failure came from a REST read (the gate records it) or from the stream */
+  private stage(error: unknown): 'rest' | 'stream' {
+    return this.venue.holdUntil > this.venue.clock.now() || (error as Error)?.name === 'BadVenueAnswer' ? 'rest' : 'stream';
   }
 
   /** A market's newest price, by the venue's own time (a stream message may predate the REST snapshot). */
@@ -124,9 +195,10 @@ class VenueFeed {
   private parse(tickers: Record<string, Ticker>): Latest[] {
     const batch: Latest[] = [];
     for (const ticker of Object.values(tickers)) {
-      const value = ticker?.last ?? ticker?.close;
-      const price = typeof value === 'number' && Number.isFinite(value) && value > 0 ? String(value) : null;
-      if (!price || !DECIMAL.test(price) || typeof ticker.symbol !== 'string') {
+      // decimal strings (the shared instance reads numbers as strings), or numbers
+      const value: unknown = ticker?.last ?? ticker?.close;
+      const price = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : null) : typeof value === 'string' ? value : null;
+      if (!price || !DECIMAL.test(price) || !(Number(price) > 0) || typeof ticker.symbol !== 'string') {
         throw new Error(`malformed ticker ${JSON.stringify(ticker?.symbol ?? null)}`);
       }
       const at = typeof ticker.timestamp === 'number' && Number.isFinite(ticker.timestamp) ? new Date(ticker.timestamp) : new Date();
@@ -137,16 +209,33 @@ class VenueFeed {
 
   async close() {
     this.closed = true;
-    await this.exchange?.close().catch(() => {});
+    this.wake?.();
+    await this.venue.exchange.close().catch(() => {});
   }
 }
 
-/** ccxt's WebSocket clients print what they cannot parse with console.log: into the log, as a debug line, instead of stdout. */
+const prepared = new WeakSet<Exchange>();
+/** Once per instance: ws(s) URLs from EXCHANGE_URLS' http(s) base, ccxt's client logging into the log. */
+function prepareStreams(exchange: Exchange, logger: Logger | undefined, id: string) {
+  if (prepared.has(exchange)) return;
+  prepared.add(exchange);
+  websocketSchemes(exchange);
+  quietClients(exchange, logger, id);
+}
+
+/** who waits for an instance's next WebSocket client (the feed, to know when its connection opens) */
+const dials = new WeakMap<Exchange, (client: StreamClient) => void>();
+
+/**
+ * ccxt's WebSocket clients print what they cannot parse with console.log: into the log, as a debug
+ * line, instead of stdout; and the feed learns of the client its watch dials.
+ */
 function quietClients(exchange: Exchange, logger: Logger | undefined, id: string) {
   const client = exchange.client.bind(exchange);
   exchange.client = (url: string) => {
     const made = client(url);
     (made as unknown as { log: (...args: unknown[]) => void }).log = (...args) => logger?.debug(`live streams: ${id}: ${args.slice(1).map(String).join(' ').slice(0, 300)}`);
+    dials.get(exchange)?.(made as unknown as StreamClient);
     return made;
   };
 }
@@ -162,15 +251,19 @@ function websocketSchemes(exchange: Exchange) {
   if (api?.['ws']) api['ws'] = walk(api['ws']);
 }
 
+export type VenueFeedsConfig = Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS' | 'STREAM_MAX_AGE_SECONDS'>;
+
 export class VenueFeeds {
   private readonly feeds: VenueFeed[];
   private readonly query: Query;
 
-  constructor(config: Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'STREAM_MAX_AGE_SECONDS'>, query: Query, logger?: Logger) {
+  /** exchanges: the REST source whose venue instances the streams share; default the process's own */
+  constructor(config: VenueFeedsConfig, query: Query, logger?: Logger, exchanges?: ExchangesSource) {
     this.query = query;
-    const urls = parseExchangeUrls(config.EXCHANGE_URLS);
-    this.feeds = parseExchanges(config.EXCHANGES).map(
-      (id) => new VenueFeed(id, { baseUrl: urls[id], timeoutMs: config.EXCHANGE_TIMEOUT_MS, stallMs: config.STREAM_MAX_AGE_SECONDS * 1000 }, () => this.markets(id), logger),
+    const settings = exchangesSettings(config);
+    const source = exchanges ?? sharedExchangesSource(settings);
+    this.feeds = source.venueIds.map(
+      (id) => new VenueFeed(source.venue(id), { baseUrl: settings.urls?.[id], stallMs: config.STREAM_MAX_AGE_SECONDS * 1000 }, () => this.markets(id), query, logger),
     );
   }
 
