@@ -6473,6 +6473,23 @@ function market.import_wallets(p_file jsonb) returns jsonb language plpgsql vola
   |   return jsonb_build_object('kind', 'wallets', 'items', v_items, 'inserted', v_inserted, 'updated', v_updated, 'rows_written', v_written);
   | end;
 
+function market.index_markets(p_exchange_ids integer[]) returns TABLE(exchange_id integer, coin_id integer, quote text, symbol text, candles_until timestamp with time zone) language sql stable
+  -- The one spot market per coin and venue (of p_exchange_ids, null: all) that feeds the price index, minute and live alike: the coin's most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored; the simulated venues, which list no markets, by their spot tickers alike.
+  |   (select distinct on (m.exchange_id, m.base_coin_id) m.exchange_id, m.base_coin_id, m.quote, m.symbol, m.candles_until
+  |   from market.venue_markets m
+  |   left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
+  |   left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
+  |   where (p_exchange_ids is null or m.exchange_id = any (p_exchange_ids))
+  |     and m.active and m.instrument = 'spot' and m.base_coin_id is not null
+  |   order by m.exchange_id, m.base_coin_id, t.volume_usd desc nulls last, m.symbol)
+  |   union all
+  |   -- the demo market's venues list no markets: their spot tickers are what they trade
+  |   (select distinct on (t.exchange_id, t.base_coin_id) t.exchange_id, t.base_coin_id, t.quote_symbol, t.exchange_symbol, null::timestamptz
+  |   from market.tickers t
+  |   join market.exchanges e on e.id = t.exchange_id and e.source = 'simulated-exchanges'
+  |   where (p_exchange_ids is null or t.exchange_id = any (p_exchange_ids)) and t.instrument = 'spot'
+  |   order by t.exchange_id, t.base_coin_id, t.volume_usd desc, t.quote_symbol)
+
 function market.indicator_band(p_value double precision, p_oversold double precision, p_overbought double precision) returns text language sql immutable
   -- overbought above the upper band, oversold below the lower band, neutral otherwise (and for null).
   |  select case when p_value > p_overbought then 'overbought' when p_value < p_oversold then 'oversold' else 'neutral' end
@@ -7496,7 +7513,7 @@ function market.refresh_indicator_tally(p_now timestamp with time zone, p_coins 
   | end;
 
 function market.refresh_live_prices(p_max_age interval, p_min_interval interval, p_max_deviation numeric, p_min_volume_usd numeric) returns integer language plpgsql volatile
-  -- The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age, converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin's median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market's 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. A coin's row in market.live_prices changes at most once per p_min_interval and only when its price does, taking the next version; then NOTIFY live_prices with the newest version. Returns the coins changed.
+  -- The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age of the one market per coin and venue the minute index reads (market.index_markets), converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin's median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market's 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. A coin's row in market.live_prices changes at most once per p_min_interval and only when its price does, taking the next version; then NOTIFY live_prices with the newest version. Returns the coins changed.
   | declare
   |   v_now timestamptz := now();
   |   v_count int;
@@ -7509,6 +7526,9 @@ function market.refresh_live_prices(p_max_age interval, p_min_interval interval,
   |       case when p.quote = 'USD' then 1::numeric when p.quote_coin_id is null then 1 / nullif(fx.rate, 0) end as fiat_usd,
   |       t.volume_usd as market_volume_usd
   |     from market.live_venue_prices p
+  |     -- one market per coin and venue, the one the minute index reads
+  |     join market.index_markets(array(select distinct v.exchange_id from market.live_venue_prices v)) i
+  |       on i.exchange_id = p.exchange_id and i.coin_id = p.coin_id and i.quote = p.quote
   |     left join market.fx_latest fx on fx.currency = p.quote
   |     left join market.pair_keys k on k.base_coin_id = p.coin_id and k.quote_symbol = p.quote
   |     left join market.tickers t on t.pair_id = k.id and t.exchange_id = p.exchange_id and t.instrument = 'spot'
@@ -8416,14 +8436,9 @@ function market.usd_rate(p_quote text, p_quote_coin_id integer) returns numeric 
   |   end
 
 function market.venue_candle_markets(p_exchange text) returns TABLE(symbol text, coin_id integer, candles_until timestamp with time zone) language sql stable
-  -- The spot market of each coin on a venue whose candles feed the price index: the coin's most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.
-  |   select distinct on (m.base_coin_id) m.symbol, m.base_coin_id, m.candles_until
-  |   from market.venue_markets m
-  |   left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
-  |   left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
-  |   where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
-  |     and m.active and m.instrument = 'spot' and m.base_coin_id is not null
-  |   order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol
+  -- The spot market of each coin on a venue whose candles feed the price index (market.index_markets): the coin's most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.
+  |   select i.symbol, i.coin_id, i.candles_until
+  |   from market.index_markets(array(select market.exchange_ids(array[p_exchange]))) i
 
 function market.venue_coins(p_exchange text, p_symbols text[]) returns TABLE(symbol text, coin_id integer) language sql stable
   -- The coin each of a venue's base currency codes (as ccxt unifies them) means: the venue's override in market.venue_symbol_overrides when there is one (null: no catalogue coin), else the best-ranked coin with that symbol (lowest catalogue_rank, then the oldest coin), else null. One row per code given.

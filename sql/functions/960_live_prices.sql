@@ -95,6 +95,9 @@ begin
       case when p.quote = 'USD' then 1::numeric when p.quote_coin_id is null then 1 / nullif(fx.rate, 0) end as fiat_usd,
       t.volume_usd as market_volume_usd
     from market.live_venue_prices p
+    -- one market per coin and venue, the one the minute index reads
+    join market.index_markets(array(select distinct v.exchange_id from market.live_venue_prices v)) i
+      on i.exchange_id = p.exchange_id and i.coin_id = p.coin_id and i.quote = p.quote
     left join market.fx_latest fx on fx.currency = p.quote
     left join market.pair_keys k on k.base_coin_id = p.coin_id and k.quote_symbol = p.quote
     left join market.tickers t on t.pair_id = k.id and t.exchange_id = p.exchange_id and t.instrument = 'spot'
@@ -146,7 +149,7 @@ begin
 end;
 $$;
 comment on function market.refresh_live_prices(interval, interval, numeric, numeric) is
-'The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age, converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin''s median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market''s 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. '
+'The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age of the one market per coin and venue the minute index reads (market.index_markets), converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin''s median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market''s 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. '
 'A coin''s row in market.live_prices changes at most once per p_min_interval and only when its price does, taking the next version; then NOTIFY live_prices with the newest version. Returns the coins changed.';
 revoke execute on function market.refresh_live_prices(interval, interval, numeric, numeric) from public;
 
