@@ -143,3 +143,55 @@ test.serial('one market per coin and venue, its most traded: ETH/BTC beside ETH/
   t.is(eth.price, expected.toSignificantDigits(10).toString());
   t.is(eth.venues, 2);
 });
+
+test.serial('a venue whose stream broke off: out at once, its price age growing; back only once its stream has been clean for the readmission period', async (t) => {
+  const refreshWith = async (readmit: string) =>
+    Number((await db.sql`select market.refresh_live_prices(p_min_interval => '0 seconds', p_readmit_after => ${readmit}::interval) as n`)[0]!.n);
+  const all = async () => {
+    for (const venue of ['binance', 'coinbase', 'kraken']) await live(venue, [['BTC/USD', '100000']]);
+  };
+  const age = async () => {
+    const [row] = await db.sql`select value from app.metrics_snapshot('1 minute') where metric = 'mdapi_live_price_age_seconds' and labels ->> 'venue' = 'coinbase'`;
+    return row?.value as number | undefined;
+  };
+  await all();
+  await refreshWith('10 seconds');
+  const before = (await price('btc'))!.venues;
+  // the stream broke off: coinbase is out at once, its prices kept and ageing
+  await db.sql`select market.forget_live_venue_prices('coinbase')`;
+  await live('binance', [['BTC/USD', '100001']]);
+  await refreshWith('10 seconds');
+  t.is((await price('btc'))!.venues, before - 1);
+  const first = await age();
+  t.not(first, undefined, 'the cut venue still has an age');
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  t.true((await age())! >= first! + 1, 'its age keeps growing');
+  // resynchronised from REST and streaming again: not yet back
+  await all();
+  await refreshWith('10 seconds');
+  t.is((await price('btc'))!.venues, before - 1, 'not readmitted at its REST price');
+  const [stream] = await db.sql`select clean_since is not null as clean from market.live_venue_streams s join market.exchanges e on e.id = s.exchange_id where e.slug = 'coinbase'`;
+  t.true(stream!.clean);
+  // a break within the clean period starts it again
+  await db.sql`select market.forget_live_venue_prices('coinbase')`;
+  await all();
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  await live('binance', [['BTC/USD', '100002']]);
+  await refreshWith('1 second');
+  t.is((await price('btc'))!.venues, before, 'clean for a second: back with a one-second period');
+});
+
+test.serial('each change is kept for resumption, for the replay window only', async (t) => {
+  const [kept] = await db.sql`select count(*)::int as n from market.live_price_changes`;
+  t.true(kept!.n > 0);
+  const [newest] = await db.sql`select max(version)::text as v from market.live_prices`;
+  const [change] = await db.sql`select max(version)::text as v from market.live_price_changes`;
+  t.is(change!.v, newest!.v);
+  await live('binance', [['BTC/USD', '100100']]);
+  await db.sql`select market.refresh_live_prices(p_min_interval => '0 seconds', p_replay => '0 seconds')`;
+  const [left] = await db.sql`select count(*)::int as n from market.live_price_changes where version <= ${newest!.v}::bigint`;
+  t.is(left!.n, 0, 'older than the window: trimmed');
+  // a client at the trimmed newest version missed only what is kept; one before it missed a trimmed change
+  const [covers] = await db.sql`select market.live_replay_covers(${newest!.v}::bigint) as at_newest, market.live_replay_covers(${newest!.v}::bigint - 1) as before`;
+  t.like(covers, { at_newest: true, before: false });
+});
