@@ -1088,6 +1088,7 @@ table market.live_price_changes
   constraint live_price_changes_pkey PRIMARY KEY (version)
   constraint live_price_changes_price_check CHECK ((price > (0)::numeric))
   constraint live_price_changes_venues_check CHECK ((venues > 0))
+  CREATE INDEX live_price_changes_at ON market.live_price_changes USING btree (at)
   CREATE UNIQUE INDEX live_price_changes_pkey ON market.live_price_changes USING btree (version)
 
 table market.live_prices
