@@ -193,3 +193,130 @@ function bareServer(port: number) {
 }
 
 if (import.meta.main && process.argv[2] === 'bare') bareServer(Number(process.argv[3]));
+
+/**
+ * Venue → subscriber on the loopback replay (issue 43): the service as it runs — a stream holder
+ * (`mdapi stream`, MARKET_SOURCE=exchanges) and an API process, each a process of its own — reading
+ * a replayed venue's ticker stream (binance's format, its price sent every 100 ms as the replay
+ * does), and BENCH_LIVE_SUBSCRIBERS (50) SSE subscribers opened from this process. BENCH_LIVE_CHANGES
+ * (40) price changes, 0.6–1.8 s apart (some within a second of the last publication, as a market
+ * moves): the time from the venue's change to its arrival at every subscriber, p50/p99/max.
+ */
+export async function benchLiveLatency(service: RunningService) {
+  const subscribers = Number(process.env.BENCH_LIVE_SUBSCRIBERS ?? 50);
+  const changes = Number(process.env.BENCH_LIVE_CHANGES ?? 40);
+  const { sql } = service;
+  const { startVenueReplay } = await import('../dev/venues/replay.ts');
+  const { serveVenueStreams } = await import('../dev/venues/streams.ts');
+  const replay = await startVenueReplay({
+    coins: [{ symbol: 'BLV', price: 60000, volumeUsd: 3e10, volatility: 0.01 }, { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 }],
+    venues: { binance: { markets: ['BLV/USDT'] } },
+  });
+  const streams = serveVenueStreams(replay);
+  let price = 60000;
+  streams.setPrice('binance', 'BLV/USDT', String(price));
+  // a coin and market of their own: the bench's other venues and coins are left as they are
+  const [coin] = await sql<{ id: number }[]>`
+    insert into market.coins (slug, symbol, name, type, source) values ('bench-blv', 'BLV', 'Bench venue coin', 'coin', 'exchanges')
+    on conflict (slug) do update set name = excluded.name returning id`;
+  const [quote] = await sql<{ id: number }[]>`
+    insert into market.coins (slug, symbol, name, type, source, peg) values ('bench-usdt', 'BUSDT', 'Bench stablecoin', 'token', 'exchanges', 'USD')
+    on conflict (slug) do update set peg = excluded.peg returning id`;
+  await sql`select market.load_exchange_venues('[{"slug": "binance", "name": "Binance"}]'::jsonb)`;
+  await sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
+    select e.id, 'BLV/USDT', 'BLVUSDT', 'BLV', 'USDT', ${coin!.id}, ${quote!.id} from market.exchanges e where e.slug = 'binance'
+    on conflict do nothing`;
+  const { key } = await createKey(sql, { plan: 'bench' as never, owner: 'bench-live', scope: 'data-api' });
+  const env = { ...process.env, DATABASE_URL: service.config.database.url, LOG_LEVEL: 'warn', LOG_REQUESTS: 'false' };
+  const holder = spawnProcess(['bin/cli.ts', 'stream'], {
+    ...env, MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance', EXCHANGE_URLS: `binance=${replay.baseUrl('binance')}`, STREAM_LEASE_SECONDS: '5',
+  }, 1_000);
+  const apiPort = await freePort();
+  const api = spawnProcess(['bin/main.ts'], {
+    ...env, PORT: String(apiPort), HOST: '127.0.0.1', WORKER: 'off', STREAM: 'off', STREAM_CONNECTIONS: `bench=${subscribers}`,
+  }, subscribers * 2 + 1_000);
+  const arrivals: { at: number; price: number }[][] = [];
+  const sockets: Socket[] = [];
+  try {
+    await waitFor(`http://127.0.0.1:${apiPort}/healthz`);
+    for (let i = 0; i < subscribers; i++) {
+      const seen: { at: number; price: number }[] = [];
+      arrivals.push(seen);
+      const socket = connect(apiPort, '127.0.0.1');
+      sockets.push(socket);
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        const now = performance.now();
+        text += chunk;
+        let end: number;
+        while ((end = text.indexOf('\n\n')) >= 0) {
+          const block = text.slice(0, end);
+          text = text.slice(end + 2);
+          const match = /^event: price\ndata: .*"price":"([\d.]+)"/m.exec(block);
+          if (match) seen.push({ at: now, price: Number(match[1]) });
+        }
+      });
+      socket.write(`GET /api/v1/stream/prices?slugs=bench-blv HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+    }
+    // the holder has the lease, the venue resynchronised and streaming: a first live price reached everyone
+    const started = Date.now();
+    while (arrivals.some((seen) => seen.length === 0)) {
+      if (Date.now() - started > 90_000) throw new Error('no live price reached the subscribers within 90 s');
+      streams.setPrice('binance', 'BLV/USDT', String((price += 1)));
+      await sleep(1_500);
+    }
+    const latencies: number[] = [];
+    for (let change = 0; change < changes; change++) {
+      await sleep(600 + Math.random() * 1_200);
+      const before = Math.max(...arrivals.map((seen) => seen.at(-1)!.price));
+      price += 10;
+      const set = performance.now();
+      streams.setPrice('binance', 'BLV/USDT', String(price));
+      const deadline = Date.now() + 10_000;
+      const arrival = (seen: { at: number; price: number }[]) => seen.find((event) => event.at >= set && event.price > before);
+      while (arrivals.some((seen) => !arrival(seen)) && Date.now() < deadline) await sleep(5);
+      for (const seen of arrivals) {
+        const event = arrival(seen);
+        if (!event) throw new Error(`change ${change + 1}: a subscriber never got it`);
+        latencies.push(event.at - set);
+      }
+    }
+    const figures = percentiles(latencies);
+    console.log(`\nLive prices, venue → subscriber on the replay: ${changes} changes of a replayed binance ticker stream (sent every 100 ms), 0.6–1.8 s apart, ${subscribers} SSE subscribers; holder and API processes of their own\n`);
+    console.log(`${'venue change → arrival'.padEnd(34)} ${'p50'.padStart(11)} ${'p99'.padStart(11)} ${'max'.padStart(11)}`);
+    console.log(`${'(every subscriber, every change)'.padEnd(34)} ${figures.p50.toFixed(0).padStart(8)} ms ${figures.p99.toFixed(0).padStart(8)} ms ${figures.max.toFixed(0).padStart(8)} ms`);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    for (const child of [api, holder]) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+    streams.close();
+    await replay.close();
+    await sql`delete from market.venue_markets where symbol = 'BLV/USDT'`;
+  }
+}
+
+// alone: node bench/streams.ts live (a fresh embedded database)
+if (import.meta.main && process.argv[2] === 'live') {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { loadConfig } = await import('../src/config.ts');
+  const { silentLogger } = await import('../src/log.ts');
+  const { startService } = await import('../src/service.ts');
+  const dataDir = mkdtempSync(join(tmpdir(), 'mdapi-bench-live-'));
+  const service = await startService(
+    loadConfig({ ...process.env, DATA_DIR: dataDir, EMBEDDED_DB_PORT: '0', PORT: '0', WORKER: 'off', LOG_REQUESTS: 'false' }),
+    silentLogger,
+  );
+  try {
+    await service.sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap)
+      values ('bench', 100, 1000000000, 1000000000, 250) on conflict (name) do nothing`;
+    await benchLiveLatency(service);
+  } finally {
+    await service.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

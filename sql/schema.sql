@@ -1077,6 +1077,20 @@ view market.liquidations_1d
   longs bigint
   shorts bigint
 
+table market.live_price_changes
+  -- Every change of a live index price (market.live_prices) of the last STREAM_REPLAY_SECONDS (60 s), by version: what a stream reconnecting with Last-Event-ID is replayed from (market.live_price_changes_since); older ones are trimmed by market.refresh_live_prices, and a client behind them gets a snapshot instead.
+  version bigint not null  -- The version the change took (market.live_price_version), the SSE event id.
+  coin_id integer not null
+  price numeric not null  -- Live index price in USD, 10 significant digits.
+  venues integer not null  -- Venue markets the price was made of.
+  at timestamp with time zone not null  -- When it was computed.
+  constraint live_price_changes_coin_id_fkey FOREIGN KEY (coin_id) REFERENCES market.coins(id) ON DELETE CASCADE
+  constraint live_price_changes_pkey PRIMARY KEY (version)
+  constraint live_price_changes_price_check CHECK ((price > (0)::numeric))
+  constraint live_price_changes_venues_check CHECK ((venues > 0))
+  CREATE INDEX live_price_changes_at ON market.live_price_changes USING btree (at)
+  CREATE UNIQUE INDEX live_price_changes_pkey ON market.live_price_changes USING btree (version)
+
 table market.live_prices
   -- The live index price of each coin (USD), rebuilt at most once a second from market.live_venue_prices by the price index's rules (market.refresh_live_prices); one row per coin, overwritten. Between minutes it runs ahead of market.coin_bars_1m, which stays built from closed candles.
   coin_id integer not null
@@ -1106,6 +1120,15 @@ table market.live_venue_prices
   constraint live_venue_prices_quote_check CHECK ((quote ~ '^\S{1,30}$'::text))
   constraint live_venue_prices_quote_coin_id_fkey FOREIGN KEY (quote_coin_id) REFERENCES market.coins(id) ON DELETE SET NULL
   CREATE UNIQUE INDEX live_venue_prices_pkey ON market.live_venue_prices USING btree (coin_id, exchange_id, quote)
+
+table market.live_venue_streams
+  -- The venues whose live stream broke off at least once (disconnected, stalled, garbage; market.forget_live_venue_prices): when it last did, and since when it has written prices again without breaking off. Its prices count in the live index price (market.refresh_live_prices) only once clean_since is STREAM_READMIT_SECONDS old; a venue never cut has no row and counts.
+  exchange_id integer not null
+  cut_at timestamp with time zone not null  -- When its stream last broke off.
+  clean_since timestamp with time zone  -- When it first wrote prices after that (its REST resynchronisation); null while it is still out.
+  constraint live_venue_streams_exchange_id_fkey FOREIGN KEY (exchange_id) REFERENCES market.exchanges(id) ON DELETE CASCADE
+  constraint live_venue_streams_pkey PRIMARY KEY (exchange_id)
+  CREATE UNIQUE INDEX live_venue_streams_pkey ON market.live_venue_streams USING btree (exchange_id)
 
 table market.pair_keys
   -- One row per base coin and quote symbol traded anywhere (BTC/USDT, ETH/BTC, SOL/EUR): the stable pair id. quote_coin_id is set when the quote is a tracked coin, null for fiat.
@@ -5978,12 +6001,14 @@ function market.fear_greed_readings(p_now timestamp with time zone) returns TABL
   |   from main m
 
 function market.forget_live_venue_prices(p_exchange text) returns integer language plpgsql volatile
-  -- Deletes the live venue prices of a venue (slug = ccxt id) whose stream broke off, so the live index price leaves it out until its stream is resynchronised from its REST tickers and writes again. Returns the prices deleted.
+  -- A venue's (slug = ccxt id) stream broke off: its live venue prices are left out of the live index price from now on (market.live_venue_streams), until it has written prices again (market.record_live_venue_prices, its REST resynchronisation first) and not broken off for the readmission period (market.refresh_live_prices' p_readmit_after, STREAM_READMIT_SECONDS). Its prices are kept, so their age keeps growing (mdapi_live_price_age_seconds). Returns the prices left out.
   | declare
+  |   v_exchange_id int := market.venue_id(p_exchange);
   |   v_count int;
   | begin
-  |   delete from market.live_venue_prices where exchange_id = market.venue_id(p_exchange);
-  |   get diagnostics v_count = row_count;
+  |   insert into market.live_venue_streams as s (exchange_id, cut_at, clean_since) values (v_exchange_id, now(), null)
+  |   on conflict (exchange_id) do update set cut_at = excluded.cut_at, clean_since = null;
+  |   select count(*)::int into v_count from market.live_venue_prices where exchange_id = v_exchange_id;
   |   return v_count;
   | end;
 
@@ -6487,6 +6512,23 @@ function market.import_wallets(p_file jsonb) returns jsonb language plpgsql vola
   |   return jsonb_build_object('kind', 'wallets', 'items', v_items, 'inserted', v_inserted, 'updated', v_updated, 'rows_written', v_written);
   | end;
 
+function market.index_markets(p_exchange_ids integer[]) returns TABLE(exchange_id integer, coin_id integer, quote text, symbol text, candles_until timestamp with time zone) language sql stable
+  -- The one spot market per coin and venue (of p_exchange_ids, null: all) that feeds the price index, minute and live alike: the coin's most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored; the simulated venues, which list no markets, by their spot tickers alike.
+  |   (select distinct on (m.exchange_id, m.base_coin_id) m.exchange_id, m.base_coin_id, m.quote, m.symbol, m.candles_until
+  |   from market.venue_markets m
+  |   left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
+  |   left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
+  |   where (p_exchange_ids is null or m.exchange_id = any (p_exchange_ids))
+  |     and m.active and m.instrument = 'spot' and m.base_coin_id is not null
+  |   order by m.exchange_id, m.base_coin_id, t.volume_usd desc nulls last, m.symbol)
+  |   union all
+  |   -- the demo market's venues list no markets: their spot tickers are what they trade
+  |   (select distinct on (t.exchange_id, t.base_coin_id) t.exchange_id, t.base_coin_id, t.quote_symbol, t.exchange_symbol, null::timestamptz
+  |   from market.tickers t
+  |   join market.exchanges e on e.id = t.exchange_id and e.source = 'simulated-exchanges'
+  |   where (p_exchange_ids is null or t.exchange_id = any (p_exchange_ids)) and t.instrument = 'spot'
+  |   order by t.exchange_id, t.base_coin_id, t.volume_usd desc, t.quote_symbol)
+
 function market.indicator_band(p_value double precision, p_oversold double precision, p_overbought double precision) returns text language sql immutable
   -- overbought above the upper band, oversold below the lower band, neutral otherwise (and for null).
   |  select case when p_value > p_overbought then 'overbought' when p_value < p_oversold then 'oversold' else 'neutral' end
@@ -6846,6 +6888,17 @@ function market.json_extend(p_object json, p_more json) returns json language sq
   |     ) e)
   |   end
 
+function market.live_price_changes_since(p_since bigint, p_coins integer[], p_currencies text[]) returns TABLE(id integer, slug text, symbol text, currency text, price text, at text, version bigint, kind text) language sql stable
+  -- Every live price change of coins p_coins after version p_since still kept in market.live_price_changes, in each of p_currencies (at the latest rate), in version order: what a stream resuming with Last-Event-ID is sent when market.live_replay_covers(p_since).
+  |   select c.id, c.slug, c.symbol, r.currency,
+  |     market.round_significant(l.price * r.rate, 10)::text,
+  |     to_char(l.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), l.version, 'live'
+  |   from market.live_price_changes l
+  |   join market.coins c on c.id = l.coin_id
+  |   cross join lateral (select upper(x) as currency, market.fx_rate(x) as rate from unnest(p_currencies) x) r
+  |   where l.version > p_since and l.coin_id = any (p_coins)
+  |   order by l.version, r.currency
+
 function market.live_price_snapshot(p_coins integer[], p_currencies text[]) returns TABLE(id integer, slug text, symbol text, currency text, price text, at text, version bigint, kind text) language sql stable
   -- The first event of a live price stream for coins p_coins in each of p_currencies: the live index price (kind live, as market.live_prices_since) of each coin that has one, else its latest minute price from market.coin_state (kind minute, version 0, at its last_updated); a coin with neither is left out.
   |   select l.id, l.slug, l.symbol, l.currency, l.price, l.at, l.version, 'live'
@@ -6871,6 +6924,11 @@ function market.live_prices_since(p_version bigint, p_currencies text[]) returns
   |   cross join lateral (select upper(x) as currency, market.fx_rate(x) as rate from unnest(p_currencies) x) r
   |   where l.version > coalesce(p_version, 0)
   |   order by l.version, r.currency
+
+function market.live_replay_covers(p_since bigint) returns boolean language sql stable
+  -- Whether market.live_price_changes still holds every live price change after version p_since (the client's Last-Event-ID): true when p_since is at or after the oldest change kept (or, with none kept, the newest version).
+  |   -- versions are a sequence with gaps (a rolled-back write): covered when nothing after p_since can have been trimmed
+  |   select p_since >= coalesce((select min(version) - 1 from market.live_price_changes), (select max(version) from market.live_prices), 0)
 
 function market.load_exchange_venues(p_venues jsonb) returns integer language plpgsql volatile
   -- Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.
@@ -7283,7 +7341,7 @@ function market.record_content_import(p_kind text, p_file jsonb, p_items integer
   |   select app.bump_data_version('content');
 
 function market.record_live_venue_prices(p_exchange text, p_prices jsonb) returns integer language plpgsql volatile
-  -- Writes the latest live prices of a venue (slug = ccxt id) into market.live_venue_prices: p_prices is [{symbol (ccxt unified spot symbol), price (decimal string), at}]; markets not listed spot or not mapped to a coin are skipped, an older price never replaces a newer one. A malformed price or time rejects the whole call (SQLSTATE 22P02/22007): nothing of it is written. Returns the prices written.
+  -- Writes the latest live prices of a venue (slug = ccxt id) into market.live_venue_prices: p_prices is [{symbol (ccxt unified spot symbol), price (decimal string), at}]; markets not listed spot or not mapped to a coin are skipped, an older price never replaces a newer one. A venue whose stream broke off (market.live_venue_streams) starts its clean period with its first write after that. A malformed price or time rejects the whole call (SQLSTATE 22P02/22007): nothing of it is written. Returns the prices written.
   | declare
   |   v_exchange_id int := market.venue_id(p_exchange);
   |   v_count int;
@@ -7297,6 +7355,8 @@ function market.record_live_venue_prices(p_exchange text, p_prices jsonb) return
   |   on conflict (coin_id, exchange_id, quote) do update set price = excluded.price, at = excluded.at, quote_coin_id = excluded.quote_coin_id
   |   where excluded.at >= l.at;
   |   get diagnostics v_count = row_count;
+  |   -- a venue back after its stream broke off: its clean period starts now
+  |   update market.live_venue_streams set clean_since = now() where exchange_id = v_exchange_id and clean_since is null;
   |   return v_count;
   | end;
 
@@ -7531,8 +7591,8 @@ function market.refresh_indicator_tally(p_now timestamp with time zone, p_coins 
   |   return v_count;
   | end;
 
-function market.refresh_live_prices(p_max_age interval, p_min_interval interval, p_max_deviation numeric, p_min_volume_usd numeric) returns integer language plpgsql volatile
-  -- The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age, converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin's median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market's 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. A coin's row in market.live_prices changes at most once per p_min_interval and only when its price does, taking the next version; then NOTIFY live_prices with the newest version. Returns the coins changed.
+function market.refresh_live_prices(p_max_age interval, p_min_interval interval, p_max_deviation numeric, p_min_volume_usd numeric, p_readmit_after interval, p_replay interval) returns integer language plpgsql volatile
+  -- The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age (of a venue whose stream broke off, only once it has written again without breaking off for p_readmit_after, market.live_venue_streams) of the one market per coin and venue the minute index reads (market.index_markets), converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin's median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market's 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. A coin's row in market.live_prices changes at most once per p_min_interval and only when its price does, taking the next version, and each change is kept p_replay in market.live_price_changes (for Last-Event-ID); then NOTIFY live_prices with the newest version. Returns the coins changed.
   | declare
   |   v_now timestamptz := now();
   |   v_count int;
@@ -7545,11 +7605,17 @@ function market.refresh_live_prices(p_max_age interval, p_min_interval interval,
   |       case when p.quote = 'USD' then 1::numeric when p.quote_coin_id is null then 1 / nullif(fx.rate, 0) end as fiat_usd,
   |       t.volume_usd as market_volume_usd
   |     from market.live_venue_prices p
+  |     -- one market per coin and venue, the one the minute index reads
+  |     join market.index_markets(array(select distinct v.exchange_id from market.live_venue_prices v)) i
+  |       on i.exchange_id = p.exchange_id and i.coin_id = p.coin_id and i.quote = p.quote
   |     left join market.fx_latest fx on fx.currency = p.quote
   |     left join market.pair_keys k on k.base_coin_id = p.coin_id and k.quote_symbol = p.quote
   |     left join market.tickers t on t.pair_id = k.id and t.exchange_id = p.exchange_id and t.instrument = 'spot'
-  |     -- a venue whose stream stalled or failed is left out by age
+  |     -- a venue whose stream stalled or failed is left out by age; one whose stream broke off, until
+  |     -- its stream has been clean for p_readmit_after
   |     where p.at > v_now - p_max_age
+  |       and not exists (select from market.live_venue_streams s
+  |         where s.exchange_id = p.exchange_id and (s.clean_since is null or s.clean_since > v_now - p_readmit_after))
   |   ),
   |   -- quote coins priced first from their own USD and fiat markets, the median (as the minute index)
   |   direct as (
@@ -7585,9 +7651,15 @@ function market.refresh_live_prices(p_max_age interval, p_min_interval interval,
   |     select d.coin_id, d.price, d.venues, v_now, nextval('market.live_price_version') from due d
   |     join market.coins c on c.id = d.coin_id
   |     on conflict (coin_id) do update set price = excluded.price, venues = excluded.venues, at = excluded.at, version = excluded.version
-  |     returning l.version
+  |     returning l.*
+  |   ),
+  |   -- every change, for a stream resuming with Last-Event-ID
+  |   kept as (
+  |     insert into market.live_price_changes (version, coin_id, price, venues, at)
+  |     select w.version, w.coin_id, w.price, w.venues, w.at from written w
   |   )
   |   select count(*)::int, max(w.version) into v_count, v_version from written w;
+  |   delete from market.live_price_changes where at < v_now - p_replay;
   |   drop table index_components, index_medians;
   |   if v_count > 0 then
   |     perform pg_notify('live_prices', v_version::text);
@@ -8458,14 +8530,9 @@ function market.venue_backoff(p_exchanges text[], p_at timestamp with time zone)
   |   where e.slug = any(p_exchanges) and s.backoff_until > p_at
 
 function market.venue_candle_markets(p_exchange text) returns TABLE(symbol text, coin_id integer, candles_until timestamp with time zone) language sql stable
-  -- The spot market of each coin on a venue whose candles feed the price index: the coin's most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.
-  |   select distinct on (m.base_coin_id) m.symbol, m.base_coin_id, m.candles_until
-  |   from market.venue_markets m
-  |   left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
-  |   left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
-  |   where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
-  |     and m.active and m.instrument = 'spot' and m.base_coin_id is not null
-  |   order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol
+  -- The spot market of each coin on a venue whose candles feed the price index (market.index_markets): the coin's most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.
+  |   select i.symbol, i.coin_id, i.candles_until
+  |   from market.index_markets(array(select market.exchange_ids(array[p_exchange]))) i
 
 function market.venue_coins(p_exchange text, p_symbols text[]) returns TABLE(symbol text, coin_id integer) language sql stable
   -- The coin each of a venue's base currency codes (as ccxt unifies them) means: the venue's override in market.venue_symbol_overrides when there is one (null: no catalogue coin), else the best-ranked coin with that symbol (lowest catalogue_rank, then the oldest coin), else null. One row per code given.

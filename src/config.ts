@@ -112,6 +112,12 @@ const streams = {
     .meta(doc('The stream holder\'s lease: another process takes the streams over this long after the holder stopped renewing it. Likewise an API process\'s open streams stop counting against their keys\' limits (`STREAM_CONNECTIONS`) this long after it died.')),
   STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30)
     .meta(doc('A venue stream silent this long counts as stalled: the venue is left out of the live index price until it has reconnected and been resynchronised from its REST tickers; a venue price older than this is left out too.')),
+  STREAM_PUBLISH_MS: z.coerce.number().int().min(10).max(1_000).default(100)
+    .meta(doc('Between the holder\'s ticks, how often it writes the venue prices received and publishes the coins whose inputs changed, each coin at most once a second: a change waits at most this long once its coin\'s last publication is a second old.')),
+  STREAM_READMIT_SECONDS: z.coerce.number().int().min(0).max(3600).default(10)
+    .meta(doc('A venue whose stream broke off counts in the live index price again only once its stream has been clean (written, not broken off) this long after its REST resynchronisation.')),
+  STREAM_REPLAY_SECONDS: z.coerce.number().int().min(1).max(3600).default(60)
+    .meta(doc('Every live price change is kept this long: a stream reconnecting with `Last-Event-ID` within it gets each change it missed, beyond it a snapshot.')),
   STREAM_PLANS: z.string().default('starter,pro')
     .transform((value) => value.split(',').map((plan) => plan.trim()).filter(Boolean))
     .pipe(z.array(z.enum(PLANS_BY_SCOPE['data-api'])).min(1))

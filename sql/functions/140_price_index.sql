@@ -33,6 +33,29 @@ comment on function market.apply_index_rules(numeric, numeric) is
 'The price index''s rules, applied to the caller''s temporary table index_components (coin_id, time, rate, market_volume_usd, close_usd, reason): a component without a USD rate is left out (reason no_rate); one whose market''s 24h USD volume is under p_min_volume_usd is left out when another market of the coin and time reaches it (low_volume); with three or more left, one further than p_max_deviation from their median USD price is left out (outlier). Leaves the medians in the temporary table index_medians (coin_id, time, n, median). Used by market.build_index_bars (minutes) and market.refresh_live_prices (live).';
 revoke execute on function market.apply_index_rules(numeric, numeric) from public;
 
+-- why: one definition of which market stands for a coin on a venue, shared by the minute index
+-- (its candles are read for these markets only, market.venue_candle_markets) and the live index
+create or replace function market.index_markets(p_exchange_ids int[] default null)
+returns table (exchange_id int, coin_id int, quote text, symbol text, candles_until timestamptz)
+language sql stable
+as $$
+  (select distinct on (m.exchange_id, m.base_coin_id) m.exchange_id, m.base_coin_id, m.quote, m.symbol, m.candles_until
+  from market.venue_markets m
+  left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
+  left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
+  where (p_exchange_ids is null or m.exchange_id = any (p_exchange_ids))
+    and m.active and m.instrument = 'spot' and m.base_coin_id is not null
+  order by m.exchange_id, m.base_coin_id, t.volume_usd desc nulls last, m.symbol)
+  union all
+  -- the demo market's venues list no markets: their spot tickers are what they trade
+  (select distinct on (t.exchange_id, t.base_coin_id) t.exchange_id, t.base_coin_id, t.quote_symbol, t.exchange_symbol, null::timestamptz
+  from market.tickers t
+  join market.exchanges e on e.id = t.exchange_id and e.source = 'simulated-exchanges'
+  where (p_exchange_ids is null or t.exchange_id = any (p_exchange_ids)) and t.instrument = 'spot'
+  order by t.exchange_id, t.base_coin_id, t.volume_usd desc, t.quote_symbol)
+$$;
+comment on function market.index_markets(int[]) is 'The one spot market per coin and venue (of p_exchange_ids, null: all) that feeds the price index, minute and live alike: the coin''s most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored; the simulated venues, which list no markets, by their spot tickers alike.';
+
 -- why: one documented method, set-based over a window, re-run whenever late candles arrive
 create or replace function market.build_index_bars(
   p_from timestamptz,

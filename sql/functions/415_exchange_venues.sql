@@ -352,12 +352,7 @@ create or replace function market.venue_candle_markets(p_exchange text)
 returns table (symbol text, coin_id int, candles_until timestamptz)
 language sql stable
 as $$
-  select distinct on (m.base_coin_id) m.symbol, m.base_coin_id, m.candles_until
-  from market.venue_markets m
-  left join market.pair_keys k on k.base_coin_id = m.base_coin_id and k.quote_symbol = m.quote
-  left join market.tickers t on t.exchange_id = m.exchange_id and t.pair_id = k.id and t.instrument = 'spot'
-  where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
-    and m.active and m.instrument = 'spot' and m.base_coin_id is not null
-  order by m.base_coin_id, t.volume_usd desc nulls last, m.symbol
+  select i.symbol, i.coin_id, i.candles_until
+  from market.index_markets(array(select market.exchange_ids(array[p_exchange]))) i
 $$;
-comment on function market.venue_candle_markets(text) is 'The spot market of each coin on a venue whose candles feed the price index: the coin''s most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.';
+comment on function market.venue_candle_markets(text) is 'The spot market of each coin on a venue whose candles feed the price index (market.index_markets): the coin''s most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.';

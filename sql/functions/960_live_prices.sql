@@ -22,10 +22,12 @@ begin
   on conflict (coin_id, exchange_id, quote) do update set price = excluded.price, at = excluded.at, quote_coin_id = excluded.quote_coin_id
   where excluded.at >= l.at;
   get diagnostics v_count = row_count;
+  -- a venue back after its stream broke off: its clean period starts now
+  update market.live_venue_streams set clean_since = now() where exchange_id = v_exchange_id and clean_since is null;
   return v_count;
 end;
 $$;
-comment on function market.record_live_venue_prices(text, jsonb) is 'Writes the latest live prices of a venue (slug = ccxt id) into market.live_venue_prices: p_prices is [{symbol (ccxt unified spot symbol), price (decimal string), at}]; markets not listed spot or not mapped to a coin are skipped, an older price never replaces a newer one. A malformed price or time rejects the whole call (SQLSTATE 22P02/22007): nothing of it is written. Returns the prices written.';
+comment on function market.record_live_venue_prices(text, jsonb) is 'Writes the latest live prices of a venue (slug = ccxt id) into market.live_venue_prices: p_prices is [{symbol (ccxt unified spot symbol), price (decimal string), at}]; markets not listed spot or not mapped to a coin are skipped, an older price never replaces a newer one. A venue whose stream broke off (market.live_venue_streams) starts its clean period with its first write after that. A malformed price or time rejects the whole call (SQLSTATE 22P02/22007): nothing of it is written. Returns the prices written.';
 revoke execute on function market.record_live_venue_prices(text, jsonb) from public;
 
 -- why: the demo market between its minute bars: every simulated venue's spot markets at this
@@ -78,7 +80,9 @@ create or replace function market.refresh_live_prices(
   p_max_age interval default '30 seconds',
   p_min_interval interval default '1 second',
   p_max_deviation numeric default 0.05,
-  p_min_volume_usd numeric default 10000
+  p_min_volume_usd numeric default 10000,
+  p_readmit_after interval default '10 seconds',
+  p_replay interval default '60 seconds'
 ) returns int
 language plpgsql volatile
 set search_path = market, public, pg_temp
@@ -95,11 +99,17 @@ begin
       case when p.quote = 'USD' then 1::numeric when p.quote_coin_id is null then 1 / nullif(fx.rate, 0) end as fiat_usd,
       t.volume_usd as market_volume_usd
     from market.live_venue_prices p
+    -- one market per coin and venue, the one the minute index reads
+    join market.index_markets(array(select distinct v.exchange_id from market.live_venue_prices v)) i
+      on i.exchange_id = p.exchange_id and i.coin_id = p.coin_id and i.quote = p.quote
     left join market.fx_latest fx on fx.currency = p.quote
     left join market.pair_keys k on k.base_coin_id = p.coin_id and k.quote_symbol = p.quote
     left join market.tickers t on t.pair_id = k.id and t.exchange_id = p.exchange_id and t.instrument = 'spot'
-    -- a venue whose stream stalled or failed is left out by age
+    -- a venue whose stream stalled or failed is left out by age; one whose stream broke off, until
+    -- its stream has been clean for p_readmit_after
     where p.at > v_now - p_max_age
+      and not exists (select from market.live_venue_streams s
+        where s.exchange_id = p.exchange_id and (s.clean_since is null or s.clean_since > v_now - p_readmit_after))
   ),
   -- quote coins priced first from their own USD and fiat markets, the median (as the minute index)
   direct as (
@@ -135,9 +145,15 @@ begin
     select d.coin_id, d.price, d.venues, v_now, nextval('market.live_price_version') from due d
     join market.coins c on c.id = d.coin_id
     on conflict (coin_id) do update set price = excluded.price, venues = excluded.venues, at = excluded.at, version = excluded.version
-    returning l.version
+    returning l.*
+  ),
+  -- every change, for a stream resuming with Last-Event-ID
+  kept as (
+    insert into market.live_price_changes (version, coin_id, price, venues, at)
+    select w.version, w.coin_id, w.price, w.venues, w.at from written w
   )
   select count(*)::int, max(w.version) into v_count, v_version from written w;
+  delete from market.live_price_changes where at < v_now - p_replay;
   drop table index_components, index_medians;
   if v_count > 0 then
     perform pg_notify('live_prices', v_version::text);
@@ -145,10 +161,10 @@ begin
   return v_count;
 end;
 $$;
-comment on function market.refresh_live_prices(interval, interval, numeric, numeric) is
-'The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age, converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin''s median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market''s 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. '
-'A coin''s row in market.live_prices changes at most once per p_min_interval and only when its price does, taking the next version; then NOTIFY live_prices with the newest version. Returns the coins changed.';
-revoke execute on function market.refresh_live_prices(interval, interval, numeric, numeric) from public;
+comment on function market.refresh_live_prices(interval, interval, numeric, numeric, interval, interval) is
+'The live index price: per coin, the venue prices of market.live_venue_prices younger than p_max_age (of a venue whose stream broke off, only once it has written again without breaking off for p_readmit_after, market.live_venue_streams) of the one market per coin and venue the minute index reads (market.index_markets), converted to USD as the minute index does (USD 1, fiat through market.fx_latest, coin quotes at the quote coin''s median live price on its USD and fiat markets, else its current USD rate, market.usd_rate), with the same rules (market.apply_index_rules: no rate, thin markets and outliers left out); the price is the mean weighted by each market''s 24h USD volume (market.tickers; the plain mean when none has volume), 10 significant digits. '
+'A coin''s row in market.live_prices changes at most once per p_min_interval and only when its price does, taking the next version, and each change is kept p_replay in market.live_price_changes (for Last-Event-ID); then NOTIFY live_prices with the newest version. Returns the coins changed.';
+revoke execute on function market.refresh_live_prices(interval, interval, numeric, numeric, interval, interval) from public;
 
 -- why: the snapshot a process reads at start, after a missed NOTIFY, and for Last-Event-ID
 create or replace function market.live_prices_since(p_version bigint default 0, p_currencies text[] default '{USD}')
@@ -165,6 +181,31 @@ as $$
   order by l.version, r.currency
 $$;
 comment on function market.live_prices_since(bigint, text[]) is 'Live index prices changed after p_version (0: all of them, the snapshot), in each of p_currencies (converted with the latest rate of market.fx_rates; an unknown currency raises MD422), in version order: id, slug, symbol, currency, price (decimal string), at (ISO 8601) and version. What an API process reads on NOTIFY live_prices, and after missing some.';
+
+-- why: a stream resuming with Last-Event-ID gets every change it missed while the replay buffer
+-- reaches back to it, else an honest snapshot
+create or replace function market.live_replay_covers(p_since bigint) returns boolean
+language sql stable
+as $$
+  -- versions are a sequence with gaps (a rolled-back write): covered when nothing after p_since can have been trimmed
+  select p_since >= coalesce((select min(version) - 1 from market.live_price_changes), (select max(version) from market.live_prices), 0)
+$$;
+comment on function market.live_replay_covers(bigint) is 'Whether market.live_price_changes still holds every live price change after version p_since (the client''s Last-Event-ID): true when p_since is at or after the oldest change kept (or, with none kept, the newest version).';
+
+create or replace function market.live_price_changes_since(p_since bigint, p_coins int[], p_currencies text[] default '{USD}')
+returns table (id int, slug text, symbol text, currency text, price text, at text, version bigint, kind text)
+language sql stable
+as $$
+  select c.id, c.slug, c.symbol, r.currency,
+    market.round_significant(l.price * r.rate, 10)::text,
+    to_char(l.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), l.version, 'live'
+  from market.live_price_changes l
+  join market.coins c on c.id = l.coin_id
+  cross join lateral (select upper(x) as currency, market.fx_rate(x) as rate from unnest(p_currencies) x) r
+  where l.version > p_since and l.coin_id = any (p_coins)
+  order by l.version, r.currency
+$$;
+comment on function market.live_price_changes_since(bigint, int[], text[]) is 'Every live price change of coins p_coins after version p_since still kept in market.live_price_changes, in each of p_currencies (at the latest rate), in version order: what a stream resuming with Last-Event-ID is sent when market.live_replay_covers(p_since).';
 
 -- why: a stream opened before a coin has its first live price (the first seconds after a start, a
 -- venue stream down) still starts with the coin's price: its latest minute price, marked as such
@@ -286,18 +327,21 @@ comment on function app.renew_stream_slots(text, jsonb, numeric) is 'Sets the li
 revoke execute on function app.renew_stream_slots(text, jsonb, numeric) from public;
 
 -- why: a venue whose stream broke off (disconnected, stalled, garbage) is out of the live price
--- at once, not only once its last prices have aged, until REST has resynchronised it
+-- at once, and back only once its stream has been clean for a while (the REST resynchronisation's
+-- prices alone do not readmit it); its prices stay, so their age tells how long it has been out
 create or replace function market.forget_live_venue_prices(p_exchange text) returns int
 language plpgsql volatile
 set search_path = market, public, pg_temp
 as $$
 declare
+  v_exchange_id int := market.venue_id(p_exchange);
   v_count int;
 begin
-  delete from market.live_venue_prices where exchange_id = market.venue_id(p_exchange);
-  get diagnostics v_count = row_count;
+  insert into market.live_venue_streams as s (exchange_id, cut_at, clean_since) values (v_exchange_id, now(), null)
+  on conflict (exchange_id) do update set cut_at = excluded.cut_at, clean_since = null;
+  select count(*)::int into v_count from market.live_venue_prices where exchange_id = v_exchange_id;
   return v_count;
 end;
 $$;
-comment on function market.forget_live_venue_prices(text) is 'Deletes the live venue prices of a venue (slug = ccxt id) whose stream broke off, so the live index price leaves it out until its stream is resynchronised from its REST tickers and writes again. Returns the prices deleted.';
+comment on function market.forget_live_venue_prices(text) is 'A venue''s (slug = ccxt id) stream broke off: its live venue prices are left out of the live index price from now on (market.live_venue_streams), until it has written prices again (market.record_live_venue_prices, its REST resynchronisation first) and not broken off for the readmission period (market.refresh_live_prices'' p_readmit_after, STREAM_READMIT_SECONDS). Its prices are kept, so their age keeps growing (mdapi_live_price_age_seconds). Returns the prices left out.';
 revoke execute on function market.forget_live_venue_prices(text) from public;

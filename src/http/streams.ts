@@ -11,6 +11,7 @@ import type { Context } from 'koa';
 import type { ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import type { TransactionSql } from 'postgres';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
@@ -323,19 +324,31 @@ export class StreamHub {
       set.add(subscriber);
     }
     let rows: LiveRow[] = [];
+    let replayed = false;
     try {
-      // a snapshot never starts empty for a priced coin: its minute price until it has a live one
-      rows = [...await (since === undefined
-        ? this.sql<LiveRow[]>`select * from market.live_price_snapshot(${coins}::int[], ${[currency]}::text[])`
-        : this.sql<LiveRow[]>`
-          select *, 'live' as kind from market.live_prices_since(${since}, ${[currency]}::text[]) where id = any (${coins}::int[])`)];
-      const newest = rows.reduce((max, row) => Math.max(max, Number(row.version)), since ?? 0);
+      // resuming (Last-Event-ID): every change missed while the replay buffer reaches back to it,
+      // else a snapshot — read in one snapshot of the database, so the buffer is not trimmed between
+      if (since !== undefined) {
+        [replayed, rows] = await this.sql.begin('isolation level repeatable read read only', async (tx) => {
+          const [cover] = await tx<{ covered: boolean }[]>`select market.live_replay_covers(${since}) as covered`;
+          if (!cover?.covered) return [false, [...await this.snapshot(tx, coins, currency)]] as const;
+          return [true, [...await tx<LiveRow[]>`select * from market.live_price_changes_since(${since}, ${coins}::int[], ${[currency]}::text[])`]] as const;
+        }) as [boolean, LiveRow[]];
+      } else {
+        rows = [...await this.snapshot(this.sql, coins, currency)];
+      }
+      const newest = rows.reduce((max, row) => Math.max(max, Number(row.version)), replayed ? since! : 0);
       beforeWrite?.();
-      if (since !== undefined) for (const row of rows) subscriber.write(subscriber.transport.price(row));
+      if (replayed) for (const row of rows) subscriber.write(subscriber.transport.price(row));
       else subscriber.write(subscriber.transport.snapshot(rows, currency, newest));
     } finally {
-      subscriber.loaded(rows, since);
+      subscriber.loaded(rows, replayed ? since : undefined);
     }
+  }
+
+  /** A snapshot never starts empty for a priced coin: its minute price until it has a live one. */
+  private snapshot(sql: Sql | TransactionSql, coins: number[], currency: string) {
+    return sql<LiveRow[]>`select * from market.live_price_snapshot(${coins}::int[], ${[currency]}::text[])`;
   }
 
   /** Takes coins (in a currency) off a subscriber. */

@@ -24,7 +24,7 @@ export async function btcStreamVenues(db: TestDatabase): Promise<{ replay: Venue
   const config = db.config({
     MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance,okx',
     EXCHANGE_URLS: `binance=${replay.baseUrl('binance')},okx=${replay.baseUrl('okx')}`,
-    STREAM_INTERVAL_MS: '200', STREAM_MAX_AGE_SECONDS: '2',
+    STREAM_INTERVAL_MS: '200', STREAM_MAX_AGE_SECONDS: '2', STREAM_READMIT_SECONDS: '1',
   });
   return { replay, streams, config };
 }

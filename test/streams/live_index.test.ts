@@ -110,3 +110,88 @@ test.serial('a stale venue is left out by age; a malformed batch writes nothing'
   const [snapshot] = await db.sql`select count(*)::int as n from market.live_prices_since(0, '{USD,EUR}')`;
   t.is(snapshot!.n, 6);
 });
+
+test.serial('one market per coin and venue, its most traded: ETH/BTC beside ETH/USDT on binance does not feed ETH', async (t) => {
+  await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
+    select e.id, 'ETH/BTC', 'ETHBTC', 'ETH', 'BTC', (select id from market.coins where slug = 'eth'), (select id from market.coins where slug = 'btc')
+    from market.exchanges e where e.slug = 'binance'`;
+  const tickers = (venue: string, rows: [symbol: string, last: string, quoteVolume: string][]) =>
+    db.sql`select market.ingest_venue_tickers(${venue}, ${JSON.stringify(rows.map(([symbol, last, quoteVolume]) => ({ symbol, last, quoteVolume, baseVolume: '1' })))}::text::jsonb)`;
+  // the quote coins' current prices give their markets' tickers a USD volume
+  await db.sql`insert into market.coin_state (coin_id, price, last_updated)
+    select c.id, v.price, now() from (values ('btc', 100000::numeric), ('usdt', 1::numeric)) v (slug, price) join market.coins c on c.slug = v.slug
+    on conflict (coin_id) do update set price = excluded.price`;
+  // ETH/USDT is binance's most traded ETH market; ETH/BTC trades less there
+  await tickers('binance', [['ETH/USDT', '3001', '50000000'], ['ETH/BTC', '0.0309', '10']]);
+  await tickers('kraken', [['ETH/EUR', eurPerUsd.times(3000).toFixed(8), eurPerUsd.times(20000000).toFixed(2)]]);
+  const volumes = Object.fromEntries((await db.sql<{ symbol: string; volume: string }[]>`
+    select t.exchange_symbol as symbol, t.volume_usd::text as volume from market.tickers t join market.coins c on c.id = t.base_coin_id where c.slug = 'eth'`)
+    .map((row) => [row.symbol, new Decimal(row.volume)]));
+  t.true(volumes['ETHUSDT']!.gt(volumes['ETHBTC']!));
+  const [chosen] = await db.sql`select i.symbol from market.index_markets() i join market.exchanges e on e.id = i.exchange_id
+    join market.coins c on c.id = i.coin_id where e.slug = 'binance' and c.slug = 'eth'`;
+  t.is(chosen!.symbol, 'ETH/USDT', 'the market the minute index reads candles of');
+  await live('coinbase', [['USDT/USD', '1.002'], ['BTC/USD', '100000']]);
+  await live('kraken', [['USDT/USD', '0.998'], ['ETH/EUR', eurPerUsd.times(3000).toFixed(8)], ['BTC/USD', '100000']]);
+  // ETH/BTC 3 % above the others: counted, it would move ETH and make three markets (the outlier rule's minimum)
+  await live('binance', [['ETH/USDT', '3001'], ['ETH/BTC', '0.0309'], ['BTC/USD', '100000']]);
+  await refresh();
+  const eth = (await price('eth'))!;
+  // the documented method: kraken ETH/EUR (3000 USD) and binance ETH/USDT (3001 USD at USDT's median 1.000), weighted by 24h USD volume
+  const eur = new Decimal(eurPerUsd.times(3000).toFixed(8)).div(eurPerUsd);
+  const expected = eur.times(volumes['ETHEUR']!).plus(new Decimal(3001).times(volumes['ETHUSDT']!)).div(volumes['ETHEUR']!.plus(volumes['ETHUSDT']!));
+  t.is(eth.price, expected.toSignificantDigits(10).toString());
+  t.is(eth.venues, 2);
+});
+
+test.serial('a venue whose stream broke off: out at once, its price age growing; back only once its stream has been clean for the readmission period', async (t) => {
+  const refreshWith = async (readmit: string) =>
+    Number((await db.sql`select market.refresh_live_prices(p_min_interval => '0 seconds', p_readmit_after => ${readmit}::interval) as n`)[0]!.n);
+  const all = async () => {
+    for (const venue of ['binance', 'coinbase', 'kraken']) await live(venue, [['BTC/USD', '100000']]);
+  };
+  const age = async () => {
+    const [row] = await db.sql`select value from app.metrics_snapshot('1 minute') where metric = 'mdapi_live_price_age_seconds' and labels ->> 'venue' = 'coinbase'`;
+    return row?.value as number | undefined;
+  };
+  await all();
+  await refreshWith('10 seconds');
+  const before = (await price('btc'))!.venues;
+  // the stream broke off: coinbase is out at once, its prices kept and ageing
+  await db.sql`select market.forget_live_venue_prices('coinbase')`;
+  await live('binance', [['BTC/USD', '100001']]);
+  await refreshWith('10 seconds');
+  t.is((await price('btc'))!.venues, before - 1);
+  const first = await age();
+  t.not(first, undefined, 'the cut venue still has an age');
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  t.true((await age())! >= first! + 1, 'its age keeps growing');
+  // resynchronised from REST and streaming again: not yet back
+  await all();
+  await refreshWith('10 seconds');
+  t.is((await price('btc'))!.venues, before - 1, 'not readmitted at its REST price');
+  const [stream] = await db.sql`select clean_since is not null as clean from market.live_venue_streams s join market.exchanges e on e.id = s.exchange_id where e.slug = 'coinbase'`;
+  t.true(stream!.clean);
+  // a break within the clean period starts it again
+  await db.sql`select market.forget_live_venue_prices('coinbase')`;
+  await all();
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  await live('binance', [['BTC/USD', '100002']]);
+  await refreshWith('1 second');
+  t.is((await price('btc'))!.venues, before, 'clean for a second: back with a one-second period');
+});
+
+test.serial('each change is kept for resumption, for the replay window only', async (t) => {
+  const [kept] = await db.sql`select count(*)::int as n from market.live_price_changes`;
+  t.true(kept!.n > 0);
+  const [newest] = await db.sql`select max(version)::text as v from market.live_prices`;
+  const [change] = await db.sql`select max(version)::text as v from market.live_price_changes`;
+  t.is(change!.v, newest!.v);
+  await live('binance', [['BTC/USD', '100100']]);
+  await db.sql`select market.refresh_live_prices(p_min_interval => '0 seconds', p_replay => '0 seconds')`;
+  const [left] = await db.sql`select count(*)::int as n from market.live_price_changes where version <= ${newest!.v}::bigint`;
+  t.is(left!.n, 0, 'older than the window: trimmed');
+  // a client at the trimmed newest version missed only what is kept; one before it missed a trimmed change
+  const [covers] = await db.sql`select market.live_replay_covers(${newest!.v}::bigint) as at_newest, market.live_replay_covers(${newest!.v}::bigint - 1) as before`;
+  t.like(covers, { at_newest: true, before: false });
+});

@@ -26,15 +26,19 @@ test.after.always(async () => {
   await db?.close();
 });
 
-/** As market.refresh_live_prices writes them: a new version per changed coin, then NOTIFY. */
+/** As market.refresh_live_prices writes them: a new version per changed coin, kept for resumption, then NOTIFY. */
 async function setPrices(from: number, to: number, price: string) {
   await db.sql.begin(async (sql) => {
     const [row] = await sql`
-      insert into market.live_prices as l (coin_id, price, venues, at, version)
-      select c.id, ${price}::numeric, 3, now(), nextval('market.live_price_version')
-      from market.coins c where c.slug in (select 'live-' || i from generate_series(${from}::int, ${to}::int) i)
-      on conflict (coin_id) do update set price = excluded.price, at = excluded.at, version = excluded.version
-      returning (select max(version) from market.live_prices)::text as v`;
+      with written as (
+        insert into market.live_prices as l (coin_id, price, venues, at, version)
+        select c.id, ${price}::numeric, 3, now(), nextval('market.live_price_version')
+        from market.coins c where c.slug in (select 'live-' || i from generate_series(${from}::int, ${to}::int) i)
+        on conflict (coin_id) do update set price = excluded.price, at = excluded.at, version = excluded.version
+        returning l.*
+      ),
+      kept as (insert into market.live_price_changes (version, coin_id, price, venues, at) select version, coin_id, price, venues, at from written)
+      select max(version)::text as v from written`;
     await sql`select pg_notify('live_prices', ${row?.v ?? '0'})`;
   });
 }
@@ -133,6 +137,40 @@ test.serial('the snapshot first, a change within a second as a price event, Last
   t.is(events(eur.text())[0]!.data.meta.currency, 'EUR');
   t.not(events(eur.text())[0]!.data.data[0].price, '99');
   eur.close();
+});
+
+test.serial('Last-Event-ID within the replay buffer gets every missed change; beyond it, a snapshot', async (t) => {
+  const key = await api.key({ plan: 'starter' });
+  const stream = await open('/api/v1/stream/prices?slugs=live-10,live-11', key);
+  await stream.waitFor(/event: snapshot/);
+  const last = events(stream.text())[0]!.id!;
+  stream.close();
+  // away: live-10 changed twice, live-11 once — each change is replayed, not only each coin's latest
+  await setPrices(10, 10, '110');
+  await setPrices(11, 11, '111');
+  await setPrices(10, 10, '112');
+  const resumed = await open('/api/v1/stream/prices?slugs=live-10,live-11', key, { 'last-event-id': last });
+  await resumed.waitFor(/"price":"112"/);
+  await sleep(200);
+  t.deepEqual(events(resumed.text()).map((event) => [event.event, event.data.slug, event.data.price, event.data.kind]),
+    [['price', 'live-10', '110', 'live'], ['price', 'live-11', '111', 'live'], ['price', 'live-10', '112', 'live']]);
+  const ids = events(resumed.text()).map((event) => Number(event.id));
+  t.deepEqual(ids, [...ids].sort((a, b) => a - b));
+  resumed.close();
+
+  // the buffer no longer reaches back to the client's last event (trimmed as after STREAM_REPLAY_SECONDS): a snapshot
+  await setPrices(10, 10, '113');
+  await db.sql`delete from market.live_price_changes where version <= (select max(version) - 1 from market.live_price_changes)`;
+  const behind = await open('/api/v1/stream/prices?slugs=live-10,live-11', key, { 'last-event-id': last });
+  await behind.waitFor(/event: snapshot/);
+  await sleep(200);
+  const got = events(behind.text());
+  t.is(got.length, 1);
+  t.is(got[0]!.event, 'snapshot');
+  t.deepEqual(got[0]!.data.data.map((row: { slug: string; price: string }) => [row.slug, row.price]).sort(), [['live-10', '113'], ['live-11', '111']]);
+  const [newest] = await db.sql`select max(version)::text as v from market.live_prices l join market.coins c on c.id = l.coin_id where c.slug in ('live-10', 'live-11')`;
+  t.is(got[0]!.id, newest!.v, 'the snapshot carries the version it is as of');
+  behind.close();
 });
 
 test.serial('a coin without a live price yet starts with its minute price, marked kind minute; its first live price follows', async (t) => {

@@ -4,7 +4,10 @@
 // writes the venues' latest prices (the simulated venues' with the demo market, ccxt pro's ticker
 // streams with MARKET_SOURCE=exchanges), rebuilds the live index price (market.refresh_live_prices,
 // which NOTIFYs every API process) and records the tick as a run of the source `stream`, so its
-// health is read like any other source's (/status, /readyz, market.source_health).
+// health is read like any other source's (/status, /readyz, market.source_health). Between ticks,
+// every STREAM_PUBLISH_MS, the venue prices received are written and the live index rebuilt, so a
+// coin whose last publication is a second old is published as soon as its inputs change, not at
+// the next tick.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
@@ -18,7 +21,7 @@ import { VenueFeeds } from './venues.ts';
 export const STREAM_SOURCE = 'stream';
 const LEASE = 'stream';
 
-export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
+export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'STREAM_PUBLISH_MS' | 'STREAM_READMIT_SECONDS' | 'STREAM_REPLAY_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
 
 export interface TickResult {
   /** venue prices written this tick */
@@ -32,7 +35,12 @@ export class StreamHolder {
   readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly sql: Sql;
   private timer: NodeJS.Timeout | null = null;
+  private publishTimer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
+  /** one write at a time: a tick and a publication between ticks never interleave */
+  private working: Promise<unknown> = Promise.resolve();
+  /** until when coins held back by the once-a-second rule may still be due */
+  private dueUntil = 0;
   private feeds: VenueFeeds | null = null;
   private stopped = false;
   /** whether this process held the lease at its last tick */
@@ -56,7 +64,48 @@ export class StreamHolder {
     this.timer = setInterval(() => void (this.ticking ??= this.tick().finally(() => (this.ticking = null))), this.config.STREAM_INTERVAL_MS);
     this.timer.unref();
     void (this.ticking ??= this.tick().finally(() => (this.ticking = null)));
+    if (this.config.MARKET_SOURCE === 'exchanges') {
+      let publishing = false;
+      this.publishTimer = setInterval(() => {
+        if (publishing) return;
+        publishing = true;
+        void this.publish().finally(() => (publishing = false));
+      }, this.config.STREAM_PUBLISH_MS);
+      this.publishTimer.unref();
+    }
     return this;
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.working.then(work, work);
+    this.working = run.catch(() => {});
+    return run;
+  }
+
+  /** The live index rebuilt: the coins due (inputs changed, last publication a second old) are published. */
+  private async refresh(query: Query): Promise<number> {
+    const [row] = await query(
+      `select market.refresh_live_prices(make_interval(secs => $1::int), p_readmit_after => make_interval(secs => $2::int),
+         p_replay => make_interval(secs => $3::int)) as n`,
+      [this.config.STREAM_MAX_AGE_SECONDS, this.config.STREAM_READMIT_SECONDS, this.config.STREAM_REPLAY_SECONDS],
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /** Between ticks: what the venues sent is written, and the live index rebuilt while a coin may be due. */
+  async publish(): Promise<void> {
+    if (this.stopped || !this.holding || !this.feeds) return;
+    const feeds = this.feeds;
+    try {
+      await this.serial(async () => {
+        const written = await feeds.flush();
+        // a change held back (its coin published under a second ago) falls due within the second
+        if (written.prices > 0) this.dueUntil = Date.now() + 1_000 + this.config.STREAM_PUBLISH_MS;
+        if (Date.now() <= this.dueUntil) await this.refresh(this.query);
+      });
+    } catch (error) {
+      this.logger?.warn(`live streams: publishing failed (${(error as Error).message})`);
+    }
   }
 
   private readonly query: Query = async (text, values = []) => (await this.sql.unsafe(text, values as never[])) as Record<string, unknown>[];
@@ -79,7 +128,7 @@ export class StreamHolder {
         this.feeds = null;
         return;
       }
-      await runSource(this.query, this.source);
+      await this.serial(() => runSource(this.query, this.source));
     } catch (error) {
       this.logger?.warn(`live streams: tick failed (${(error as Error).message})`);
     }
@@ -98,8 +147,7 @@ export class StreamHolder {
         result.prices = written.prices;
         result.venues = written.venues;
       }
-      const [row] = await query('select market.refresh_live_prices(make_interval(secs => $1::int)) as n', [this.config.STREAM_MAX_AGE_SECONDS]);
-      result.coins = Number(row?.n ?? 0);
+      result.coins = await this.refresh(query);
       return result;
     },
     venues: (result) => (Object.keys(result.venues).length ? result.venues : undefined) as Record<string, 'up' | 'down'>,
@@ -109,6 +157,8 @@ export class StreamHolder {
   async stop(release = true) {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.publishTimer) clearInterval(this.publishTimer);
+    await this.working;
     await this.ticking?.catch(() => {});
     await this.feeds?.close();
     this.feeds = null;
