@@ -8,6 +8,7 @@ import { demoDatabase } from '../helpers/demo.ts';
 import type { TestDatabase } from '../helpers/database.ts';
 import { createSql } from '../../src/db/client.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
+import { until } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 const holders: StreamHolder[] = [];
@@ -27,14 +28,6 @@ const holderOf = () => {
   return holder.start();
 };
 
-async function until(what: string, check: () => Promise<boolean> | boolean, ms: number) {
-  const started = Date.now();
-  while (Date.now() - started < ms) {
-    if (await check()) return Date.now() - started;
-    await sleep(50);
-  }
-  throw new Error(`${what}: not within ${ms} ms`);
-}
 
 const bitcoin = async () =>
   (await db.sql<{ price: string; version: string; venues: number }[]>`select l.price::text, l.version::text, l.venues
@@ -42,11 +35,11 @@ const bitcoin = async () =>
 
 test.serial('one holder at a time; the demo market moves within the minute', async (t) => {
   const a = holderOf();
-  await until('the first holder takes the lease', () => a.holding, 5_000);
+  await until('the first holder takes the lease', () => a.holding, { timeoutMs: 5_000 });
   const b = holderOf();
   await sleep(600);
   t.false(b.holding, 'the second process waits');
-  await until('a live bitcoin price', async () => (await bitcoin()) !== undefined, 5_000);
+  await until('a live bitcoin price', async () => (await bitcoin()) !== undefined, { timeoutMs: 5_000 });
   // sampled over three seconds: several prices, while the minute bars are not touched
   const [bars] = await db.sql`select count(*)::int as n from market.coin_bars_1m`;
   const seen = new Set<string>();
@@ -72,9 +65,11 @@ test.serial('the holder killed: the other takes over within the lease time, and 
   const before = (await bitcoin())!;
   // killed: it neither renews nor releases its lease
   await a!.stop(false);
-  const took = await until('the other process takes over', () => b!.holding, 10_000);
+  const waited = Date.now();
+  await until('the other process takes over', () => b!.holding, { timeoutMs: 10_000 });
+  const took = Date.now() - waited;
   t.true(took < 4_000, `took over after ${took} ms (lease 2 s)`);
-  await until('prices go on', async () => BigInt((await bitcoin())!.version) > BigInt(before.version), 5_000);
+  await until('prices go on', async () => BigInt((await bitcoin())!.version) > BigInt(before.version), { timeoutMs: 5_000 });
   t.pass();
 });
 
@@ -87,15 +82,17 @@ test.serial('a holder process killed (SIGKILL, `mdapi stream`): another takes ov
   });
   try {
     const lease = async () => (await db.sql`select holder from market.stream_leases where name = 'stream' and expires_at > now()`)[0]?.holder as string | undefined;
-    await until('the process holds the streams', async () => (await lease())?.includes(`:${child.pid}:`) ?? false, 20_000);
+    await until('the process holds the streams', async () => (await lease())?.includes(`:${child.pid}:`) ?? false, { timeoutMs: 20_000 });
     const waiting = holderOf();
     await sleep(600);
     t.false(waiting.holding);
     const before = (await bitcoin())!;
     child.kill('SIGKILL');
-    const took = await until('the other process takes over', () => waiting.holding, 30_000);
+    const waited = Date.now();
+    await until('the other process takes over', () => waiting.holding, { timeoutMs: 30_000 });
+    const took = Date.now() - waited;
     t.true(took < 5_000, `took over ${took} ms after the kill (lease 2 s)`);
-    await until('prices go on', async () => BigInt((await bitcoin())!.version) > BigInt(before.version), 5_000);
+    await until('prices go on', async () => BigInt((await bitcoin())!.version) > BigInt(before.version), { timeoutMs: 5_000 });
   } finally {
     child.kill('SIGKILL');
   }

@@ -8,6 +8,7 @@ import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
 import { serveVenueStreams, type VenueStreams } from '../../dev/venues/streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
+import { until } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;
@@ -43,15 +44,6 @@ test.after.always(async () => {
 
 const published = async () =>
   (await db.sql<{ price: string; at: Date }[]>`select l.price::text, l.at from market.live_prices l join market.coins c on c.id = l.coin_id where c.slug = 'btc'`)[0];
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(20);
-  }
-}
 const publishedAt = (price: string) => until(`the live price ${price}`, async () => {
   const row = await published();
   return row?.price === price ? row.at.getTime() : undefined;

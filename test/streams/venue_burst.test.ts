@@ -9,6 +9,7 @@ import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
 import { serveVenueStreams, type StreamVenue, type VenueStreams } from '../../dev/venues/streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
+import { until } from '../../dev/wait.ts';
 
 const MARKETS = ['BTC/USDT', 'ETH/USDT', 'SOL/USDT', 'ETH/BTC'];
 const VENUES: StreamVenue[] = ['binance', 'okx', 'kraken'];
@@ -53,13 +54,6 @@ test.after.always(async () => {
   await db?.close();
 });
 
-async function until(what: string, check: () => Promise<boolean>, ms = 10_000) {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
 const prices = async (venue: string) =>
   Object.fromEntries(
     (await db.sql<{ symbol: string; price: string }[]>`
@@ -87,7 +81,7 @@ test.serial('a burst of N tickers in one write gives N live venue prices, on eac
       await until(`${venue}'s burst ${round}`, async () => {
         seen = await prices(venue);
         return MARKETS.every((symbol) => seen[symbol] === sent[venue][symbol]);
-      }, 3_000).catch(() => {});
+      }, { timeoutMs: 3_000 }).catch(() => {});
       t.deepEqual(seen, sent[venue], `${venue}, burst ${round}: every market of the burst`);
     }
   }

@@ -16,6 +16,7 @@ import { btcStreamVenues } from '../helpers/venue-streams.ts';
 import { ExchangesSource } from '../../src/sources/exchanges/index.ts';
 import type { VenueClock } from '../../src/sources/exchanges/gate.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
+import { until } from '../../dev/wait.ts';
 
 const SPEED = 60;
 const started = Date.now();
@@ -59,13 +60,6 @@ test.after.always(async () => {
   await db?.close();
 });
 
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 10_000) {
-  const begun = Date.now();
-  while (!(await check())) {
-    if (Date.now() - begun > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(20);
-  }
-}
 const status = async () =>
   (await db.sql`select s.failures, s.last_error, (extract(epoch from s.backoff_until) * 1000)::float8 as backoff_until, s.stream_failures,
       s.stream_attempts::int, s.stream_up_since is not null as stream_up, s.stream_last_error
@@ -106,7 +100,7 @@ test.serial('a 429 with Retry-After 90: no request to the venue, from the holder
   replay.faults.set('binance', { status: 429, retryAfterSeconds: 90 });
   streams.unreachable('binance', false);
   // the stream connects at its next back-off step; its resynchronisation gets the 429
-  await until('the 429', () => binanceLog().some((entry) => entry.path === '/api/v3/ticker/24hr'), 15_000);
+  await until('the 429', () => binanceLog().some((entry) => entry.path === '/api/v3/ticker/24hr'), { timeoutMs: 15_000 });
   const throttledAt = binanceLog().find((entry) => entry.path === '/api/v3/ticker/24hr')!.at;
   await until('the 429 recorded', async () => (await status()).backoff_until !== null);
   const recorded = await status();
@@ -117,7 +111,7 @@ test.serial('a 429 with Retry-After 90: no request to the venue, from the holder
   t.is(minute.venues['binance']!.state, 'skipped');
   t.is(minute.venues['okx']!.state, 'up');
   replay.faults.clear('binance');
-  await until('binance resynchronised after the back-off', async () => (await venuePrice('binance')) !== undefined, 15_000);
+  await until('binance resynchronised after the back-off', async () => (await venuePrice('binance')) !== undefined, { timeoutMs: 15_000 });
   const within = binanceLog(throttledAt + 1, recorded.backoff_until as number).filter((entry) => !entry.upgrade);
   t.deepEqual(within.map((entry) => entry.path), [], 'no REST request within the Retry-After');
   const next = binanceLog(throttledAt + 1).find((entry) => !entry.upgrade)!;
@@ -125,7 +119,7 @@ test.serial('a 429 with Retry-After 90: no request to the venue, from the holder
 });
 
 test.serial('the minute job\'s faults stay recorded: the holder\'s successful REST and stream reads never reset them', async (t) => {
-  await until('binance streaming', async () => (await status()).stream_up, 15_000);
+  await until('binance streaming', async () => (await status()).stream_up, { timeoutMs: 15_000 });
   // the minute job's ticker answer is garbage (one failure more: the 429 before was the venue's too)
   const before = (await status()).failures as number;
   replay.faults.set('binance', { malformed: true, path: '/api/v3/ticker/24hr' });
@@ -138,8 +132,8 @@ test.serial('the minute job\'s faults stay recorded: the holder\'s successful RE
   // the holder resynchronises after a cut (once the 30 s back-off has passed) and streams on
   const resyncs = binanceLog().filter((entry) => entry.path === '/api/v3/ticker/24hr').length;
   streams.cut('binance');
-  await until('the holder resynchronised from REST', () => binanceLog().filter((entry) => entry.path === '/api/v3/ticker/24hr').length > resyncs, 15_000);
-  await until('binance streaming again', async () => (await status()).stream_up, 15_000);
+  await until('the holder resynchronised from REST', () => binanceLog().filter((entry) => entry.path === '/api/v3/ticker/24hr').length > resyncs, { timeoutMs: 15_000 });
+  await until('binance streaming again', async () => (await status()).stream_up, { timeoutMs: 15_000 });
   await pass(30);
   const after = await status();
   t.like(after, { failures: before + 1, last_error: fault.last_error, stream_up: true }, 'REST health as the minute job left it, stream health apart');

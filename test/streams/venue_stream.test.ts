@@ -14,6 +14,7 @@ import type { VenueStreams } from '../../dev/venues/streams.ts';
 import { btcStreamVenues } from '../helpers/venue-streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { createLogger } from '../../src/log.ts';
+import { until } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -45,13 +46,6 @@ const venuePrice = async (venue: string) =>
 const cut = async (venue: string) =>
   (await db.sql`select s.clean_since is null as cut from market.live_venue_streams s join market.exchanges e on e.id = s.exchange_id where e.slug = ${venue}`)[0]?.cut as boolean | undefined;
 const health = async () => (await db.sql`select venues from market.source_health where name = 'stream'`)[0]?.venues;
-async function until(what: string, check: () => Promise<boolean>, ms = 10_000) {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(50);
-  }
-}
 const restTickers = () => (replay.requests('binance')['/api/v3/ticker/24hr'] ?? 0) + (replay.requests('okx')['/api/v5/market/tickers'] ?? 0);
 
 test.serial('both venues\' streams, resynchronised from REST first, make the live price; a change reaches an SSE and a WebSocket subscriber', async (t) => {
@@ -77,12 +71,12 @@ test.serial('both venues\' streams, resynchronised from REST first, make the liv
   ws.on('message', (data) => messages.push(JSON.parse(String(data))));
   await new Promise((resolve) => ws.once('open', resolve));
   ws.send(JSON.stringify({ type: 'subscribe', slugs: ['btc'] }));
-  await until('the WebSocket snapshot', async () => messages.some((message) => message.type === 'snapshot'), 3_000);
+  await until('the WebSocket snapshot', async () => messages.some((message) => message.type === 'snapshot'), { timeoutMs: 3_000 });
   t.is(messages.find((message) => message.type === 'snapshot')!.data[0].price, '60001');
 
   streams.setPrice('binance', 'BTC/USDT', '60002.5');
-  await until('the SSE price event', async () => /event: price\ndata: \{[^\n]*"price":"60002"/.test(sseText), 5_000);
-  await until('the WebSocket price', async () => messages.some((message) => message.type === 'price' && message.data.price === '60002'), 5_000);
+  await until('the SSE price event', async () => /event: price\ndata: \{[^\n]*"price":"60002"/.test(sseText), { timeoutMs: 5_000 });
+  await until('the WebSocket price', async () => messages.some((message) => message.type === 'price' && message.data.price === '60002'), { timeoutMs: 5_000 });
   t.like(messages.find((message) => message.type === 'price')!.data, { slug: 'btc', symbol: 'BTC', price: '60002', currency: 'USD' });
   ws.close();
   await reader.cancel();
@@ -92,15 +86,15 @@ test.serial('a venue sending garbage is left out at once (nothing of it written)
   const rest = restTickers();
   streams.setMode('okx', 'garbage');
   // ccxt drops what does not parse: silence, then the stall after STREAM_MAX_AGE_SECONDS
-  await until('okx left out', async () => (await cut('okx')) === true, 6_000);
+  await until('okx left out', async () => (await cut('okx')) === true, { timeoutMs: 6_000 });
   // the source's health is recorded when the flush that left it out ends (a statement later)
-  await until('okx down in the source health', async () => (await health())?.okx === 'down', 3_000);
+  await until('okx down in the source health', async () => (await health())?.okx === 'down', { timeoutMs: 3_000 });
   t.is((await health())?.okx, 'down');
   await until('the live price of binance alone', async () => (await btc()) === '60002.5');
   t.is(await venuePrice('binance'), '60002.5');
 
   streams.setMode('okx', 'normal');
-  await until('okx back', async () => (await btc()) === '60002', 10_000);
+  await until('okx back', async () => (await btc()) === '60002', { timeoutMs: 10_000 });
   t.true(restTickers() > rest, 'okx resynchronised from REST before its stream counted again');
   t.is((await health())?.okx, 'up');
 });
@@ -117,12 +111,12 @@ test.serial('a cut stream reconnects, and the REST snapshot sets the venue\'s pr
     const price = await venuePrice('binance');
     if (price && price !== '60002.5') resynced = price;
     return resynced !== undefined;
-  }, 10_000);
+  }, { timeoutMs: 10_000 });
   t.true(streams.connections('binance') > seen);
   t.true((replay.requests('binance')['/api/v3/ticker/24hr'] ?? 0) > rest);
   t.true(Math.abs(Number(resynced) / expected - 1) < 0.001, `the REST ticker's last price: ${resynced} ≈ ${expected}`);
 
   streams.setMode('binance', 'normal');
-  await until('the stream price again', async () => (await venuePrice('binance')) === '60002.5', 10_000);
+  await until('the stream price again', async () => (await venuePrice('binance')) === '60002.5', { timeoutMs: 10_000 });
   t.pass();
 });
