@@ -75,7 +75,13 @@ const caughtUp = async () => {
 
 test.serial('SIGKILL mid-backfill: the next worker takes the market queue back within the bound and no minute is missing', async (t) => {
   const first = startWorkerProcess();
-  const deadPool = await until('the backfill to start', async () => (await db.sql`select 1 from market.coin_bars_1m limit 1`).length > 0 && marketLock(), SLOW);
+  // the first start's short jobs (the present, the tickers, the last day) free the queue between
+  // them: wait until the long one, the history beyond the last day, is writing
+  const deadPool = await until(
+    'the history beyond the last day to be writing',
+    async () => (await db.sql`select 1 from market.coin_bars_1m where time < now() - interval '36 hours' limit 1`).length > 0 && marketLock(),
+    SLOW,
+  );
   first.kill('SIGKILL');
   await exited(first);
   t.is(await marketLock(), deadPool, 'the dead worker still holds the queue');
