@@ -15,6 +15,7 @@ module.exports = {
     { name: 'sources-not-to-http', severity: 'error', comment: 'a source module never reaches the HTTP layer', from: { path: '^src/sources/' }, to: { path: '^src/(http|api|mcp)/', reachable: true } },
     { name: 'bench-not-to-test', severity: 'error', comment: 'benches share the loopback stand-ins with the tests through dev/, never the tests themselves', from: { path: '^bench/' }, to: { path: '^test/', reachable: true } },
     { name: 'dev-not-to-test', severity: 'error', comment: 'dev/ serves the tests and the benches; it needs neither', from: { path: '^dev/' }, to: { path: '^(test|bench)/', reachable: true } },
+    { name: 'wing-not-to-wing', severity: 'error', comment: 'a wing (console, widgets, MCP) stands on the shared modules below it, never on another wing; src/service.ts plugs each in', from: { path: '^src/(console|widgets|mcp)/' }, to: { path: '^src/(console|widgets|mcp)/', pathNot: '^src/$1/', reachable: true } },
     { name: 'test-not-to-bench', severity: 'error', comment: 'the tests never load a bench (benches are not part of npm test)', from: { path: '^test/' }, to: { path: '^bench/', reachable: true } },
   ],
   options: {

@@ -3,7 +3,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { Sql } from './db/client.ts';
 import { memoized } from './memo.ts';
-import type { McpPlanName, PlanName } from './plans.ts';
+import type { McpPlanName, PlanName, WidgetPlanName } from './plans.ts';
 import { email as emailRule } from './validators.ts';
 
 export const hashKey = (key: string) => hash('sha256', key, 'buffer') as unknown as Buffer;
@@ -105,4 +105,23 @@ export async function setOwnerEmail(sql: Sql, owner: string, given: string, veri
       email = excluded.email,
       email_verified_at = coalesce(excluded.email_verified_at, case when o.email = excluded.email then o.email_verified_at end),
       updated_at = now()`;
+}
+
+// Widget keys: publishable (mdw_ and 32 base64url characters, 24 random bytes), made in the console.
+// Admitted by their SHA-256 in app.api_keys (scope widget), so revocation, quotas and counting are the
+// API keys' own; stored as they are in app.widget_keys too, since every embedding page carries the key
+// and the widget builder shows it in each snippet.
+export interface NewWidgetKey {
+  owner: string;
+  plan: WidgetPlanName;
+  name: string;
+  /** canonical origins (canonicalOrigin, src/widget-options.ts), 1 to 20 */
+  origins: string[];
+}
+
+export async function createWidgetKey(sql: Sql, { owner, plan, name, origins }: NewWidgetKey): Promise<{ id: number; key: string }> {
+  const key = `mdw_${randomBytes(24).toString('base64url')}`;
+  const [row] = await sql<{ id: string }[]>`
+    select app.console_create_widget_key(${owner}, ${hashKey(key)}, ${key}, ${plan}, ${name}, ${origins}::text[]) as id`;
+  return { id: Number(row!.id), key };
 }

@@ -100,6 +100,14 @@ const BROKEN: Record<string, { files: Record<string, string>; line: string }> = 
     },
     line: 'http-core-not-to-console: src/http/views.ts → src/console/pages.ts',
   },
+  'wing-not-to-wing': {
+    files: {
+      'src/widgets/page.ts': "import { frame } from './frame.ts';\nexport const page = frame;\n",
+      'src/widgets/frame.ts': "import { layout } from '../console/layout.ts';\nexport const frame = layout;\n",
+      'src/console/layout.ts': 'export const layout = 1;\n',
+    },
+    line: 'wing-not-to-wing: src/widgets/page.ts → src/console/layout.ts',
+  },
   'groups-not-to-mcp': {
     files: {
       'src/api/prices.ts': "import { convert } from '../calculators/convert.ts';\nexport const prices = convert;\n",

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createKey, MAX_ROTATION_GRACE_HOURS, revokeKey, rotateKey, type NewKey } from '../keys.ts';
 import type { Sql } from '../db/client.ts';
 import { publicBase } from '../http/pages.ts';
-import { MCP_PATH } from '../mcp/server.ts';
+import { MCP_PATH } from '../http/routes.ts';
 import { choice, field, form, html, notice, shownOnce, type Html } from './html.ts';
 import { fieldErrors, when, type Account, type Errors, type Kit, type PageGroup } from './kit.ts';
 

@@ -1,29 +1,8 @@
-// Console markup: a tagged template that escapes every interpolation (src/html.ts escapeHtml) unless
-// it is already markup made here, and the one layout every page uses.
-import { escapeHtml } from '../html.ts';
+// Console markup: the one layout every page uses and its form parts, written with the escaping
+// template of src/html.ts (shared with the widgets and the other pages).
+import { escapeHtml, Html, html } from '../html.ts';
 
-/** Markup built by `html`: interpolated as is, never escaped twice. */
-export class Html {
-  readonly text: string;
-  constructor(text: string) {
-    this.text = text;
-  }
-  toString() {
-    return this.text;
-  }
-}
-
-type Part = Html | string | number | null | undefined | false | readonly Part[];
-
-const render = (part: Part): string =>
-  part instanceof Html ? part.text
-    : Array.isArray(part) ? part.map(render).join('')
-      : part === null || part === undefined || part === false ? ''
-        : escapeHtml(String(part));
-
-/** html`<p>${text}</p>`: text is escaped; Html, arrays of them and numbers go in as they are. */
-export const html = (strings: TemplateStringsArray, ...values: Part[]) =>
-  new Html(strings.reduce((out, string, i) => out + string + (i < values.length ? render(values[i]!) : ''), ''));
+export { Html, html };
 
 export interface Page {
   title: string;

@@ -6,10 +6,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { publicBase } from '../http/pages.ts';
 import type { WidgetPlanName } from '../plans.ts';
-import { LOCALES } from '../widgets/format.ts';
-import { createWidgetKey } from '../widgets/keys.ts';
-import { canonicalOrigin } from '../widgets/origins.ts';
-import { RANGES, THEMES, WIDGET_NAMES, widgetOptions, type WidgetName } from '../widgets/router.ts';
+import { createWidgetKey } from '../keys.ts';
+import { canonicalOrigin, LOCALES, RANGES, THEMES, WIDGET_NAMES, widgetOptions, type WidgetName } from '../widget-options.ts';
 import { field, form, html, navigation, notice, type Html } from './html.ts';
 import { fieldErrors, rowId, when, type Account, type Errors, type PageGroup } from './kit.ts';
 

@@ -100,6 +100,8 @@ export const defineRoute = <Q extends AnyObject, P extends AnyObject, B extends 
 ) => spec as unknown as RouteSpec;
 
 export const API_PREFIX = '/api/v1';
+/** Where the MCP tool server answers (src/mcp/server.ts), named by the discovery documents and the console too. */
+export const MCP_PATH = '/mcp';
 
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 

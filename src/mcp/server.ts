@@ -9,13 +9,13 @@ import { z } from 'zod';
 import { ApiError, toApiError } from '../http/errors.ts';
 import type { Deps } from '../http/admission.ts';
 import { jsonSchema } from '../http/openapi.ts';
+import { MCP_PATH } from '../http/routes.ts';
 import { publicBase } from '../http/pages.ts';
 import { fieldErrors } from '../http/validation.ts';
 import { admitMcp, checkOrigin } from './auth.ts';
 import { outputSchema, runTool, TOOLS } from './tools.ts';
 import { VERSION } from '../version.ts';
 
-export const MCP_PATH = '/mcp';
 export const SERVER_CARD_PATHS = ['/.well-known/mcp/server-card.json', '/.well-known/mcp.json'];
 const NAME = 'market-data-api';
 const TITLE = 'Market Data API tools';

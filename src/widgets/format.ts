@@ -3,10 +3,9 @@
 // group and decimal separators), percentages from the change figures (already floats in SQL).
 import { Decimal } from 'decimal.js';
 import { memoized } from '../memo.ts';
+import type { Locale } from '../widget-options.ts';
 
 /** The locales a widget may be asked for (?locale=): each with three-digit groups, which formatMoney writes. */
-export const LOCALES = ['en', 'en-GB', 'de', 'fr', 'es', 'it', 'nl', 'pt', 'pt-BR', 'pl', 'sv', 'da', 'fi', 'ja', 'ko', 'zh', 'tr'] as const;
-export type Locale = (typeof LOCALES)[number];
 
 interface Shape {
   /** the parts of a formatted amount of this sign; the number's own parts are replaced */

@@ -9,29 +9,6 @@ import type { Sql } from '../db/client.ts';
 import type { AdmissionBatcher } from '../http/admission-batch.ts';
 import type { KeyDigest } from '../keys.ts';
 
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
-
-/**
- * An origin as a key lists it (scheme://host[:port], lowercase, default port dropped), or an error
- * saying why not: https, or http for a loopback host only (a page on a developer's machine); no
- * path, query, fragment or credentials.
- */
-export function canonicalOrigin(text: string): { origin: string } | { error: string } {
-  let url: URL;
-  try {
-    url = new URL(text.trim());
-  } catch {
-    return { error: `"${text.trim()}" is not an origin such as https://example.com.` };
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.test(url.hostname))) {
-    return { error: `"${text.trim()}": use https (http only for localhost or 127.0.0.1).` };
-  }
-  if (url.username || url.password || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash || text.trim().endsWith('?') || text.trim().endsWith('#')) {
-    return { error: `"${text.trim()}": give the origin only (scheme, host and port), without a path.` };
-  }
-  return { origin: url.origin };
-}
-
 /** The origin of the page that asks for a widget: Origin when sent, else Referer's; null when neither says. */
 export function requestOrigin(ctx: Context): string | null {
   const origin = ctx.get('origin');

@@ -4,10 +4,10 @@
 // reloading a page on a timer fails WCAG 2.2.1, and axe says so). Charts are SVG drawn here from
 // the series the database gives.
 import { createHash } from 'node:crypto';
-import { Html, html } from '../console/html.ts';
-import { formatChange, formatDecimal, formatPrice, type Locale } from './format.ts';
+import { Html, html } from '../html.ts';
+import type { Locale, Theme } from '../widget-options.ts';
+import { formatChange, formatDecimal, formatPrice } from './format.ts';
 
-export type Theme = 'light' | 'dark';
 
 /** One coin as api.widget_coins gives it (prices in the widget's currency, as decimal strings). */
 export interface WidgetCoin {

@@ -14,30 +14,18 @@
 import { readFileSync } from 'node:fs';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Deps } from '../http/admission.ts';
 import { admissionDecision } from '../http/admission.ts';
 import { MARKET_CACHE, type CachedRoute, type ResponseCache } from '../http/cache.ts';
 import { publicBase } from '../http/pages.ts';
 import { keyDigest } from '../keys.ts';
-import { slug, slugList } from '../validators.ts';
-import { LOCALES, type Locale } from './format.ts';
+import { LOCALES, THEMES, WIDGET_NAMES, WIDGET_OPTIONS, type Locale, type Theme, type WidgetName } from '../widget-options.ts';
 import { requestOrigin, WidgetKeys } from './origins.ts';
-import { coinCard, errorPage, miniChart, STYLE_SOURCE, ticker, type Look, type Theme, type WidgetCoin } from './render.ts';
+import { coinCard, errorPage, miniChart, STYLE_SOURCE, ticker, type Look, type WidgetCoin } from './render.ts';
 
 /** A widget key as the console makes it: mdw_ and 32 base64url characters. */
 export const WIDGET_KEY = /^mdw_[A-Za-z0-9_-]{20,64}$/;
-export const WIDGET_NAMES = ['ticker', 'coin-card', 'mini-chart'] as const;
-export type WidgetName = (typeof WIDGET_NAMES)[number];
-export const THEMES = ['light', 'dark'] as const;
-export const RANGES = ['1d', '7d', '30d'] as const;
-
-const common = {
-  theme: z.enum(THEMES, 'Must be light or dark.').default('light'),
-  currency: z.string().regex(/^[A-Za-z]{3}$/, 'Must be a currency code such as usd or eur.').transform((code) => code.toLowerCase()).default('usd'),
-  locale: z.enum(LOCALES, `Must be one of: ${LOCALES.join(', ')}.`).default('en'),
-};
-const coin = slug('coin');
 
 interface Widget {
   options: z.ZodType<{ theme: Theme; currency: string; locale: Locale; coins?: string[]; coin?: string; range?: string }>;
@@ -48,27 +36,22 @@ interface Widget {
 
 const WIDGETS: Record<WidgetName, Widget> = {
   ticker: {
-    options: z.object({
-      ...common,
-      coins: slugList('coin', 1300).refine((coins) => coins.length >= 1 && coins.length <= 10, 'Name 1 to 10 coins.').default(['bitcoin', 'ethereum']),
-    }),
+    options: WIDGET_OPTIONS.ticker,
     reads: ({ coins }) => ({ slugs: coins!, period: null }),
     render: (coins, _, look) => ticker(coins, look),
   },
   'coin-card': {
-    options: z.object({ ...common, coin }),
+    options: WIDGET_OPTIONS['coin-card'],
     reads: ({ coin }) => ({ slugs: [coin!], period: '7d' }),
     render: ([one], _, look) => coinCard(one!, look),
   },
   'mini-chart': {
-    options: z.object({ ...common, coin, range: z.enum(RANGES, 'Must be 1d, 7d or 30d.').default('7d') }),
+    options: WIDGET_OPTIONS['mini-chart'],
     reads: ({ coin, range }) => ({ slugs: [coin!], period: range! }),
     render: ([one], { range }, look) => miniChart(one!, range!, look),
   },
 };
 
-/** A widget's options (theme, currency, locale and its coin, coins or range), as its URL gives them. */
-export const widgetOptions = (name: WidgetName) => WIDGETS[name].options;
 
 /** The plan gate of a widget request: every widget plan may show every widget. */
 const WIDGET_PLAN = 'widget-free';

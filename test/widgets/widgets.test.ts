@@ -6,7 +6,7 @@ import test from 'ava';
 import type { TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { demoDatabase } from '../helpers/demo.ts';
-import { createWidgetKey } from '../../src/widgets/keys.ts';
+import { createWidgetKey } from '../../src/keys.ts';
 
 let db: TestDatabase;
 let api: TestApi;
