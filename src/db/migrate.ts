@@ -32,6 +32,19 @@ export const migrationFiles = () => sqlFiles('migrations');
  */
 export const LATE_MIGRATIONS: readonly string[] = ['000057_alarm_crossings.sql', '000082_venue_backfills.sql'];
 
+/**
+ * Merged migrations renamed before the rule was enforced (sql/migrations/README.md): a database that
+ * applied one under its old name has applied it, so its record takes the new name. No rename may be added.
+ */
+export const RENAMED_MIGRATIONS: Readonly<Record<string, string>> = {
+  '000112_usage_daily.sql': '000132_usage_daily.sql',
+  '000125_widget_plans.sql': '000133_widget_plans.sql',
+  '000126_widget_keys.sql': '000134_widget_keys.sql',
+};
+
+/** Merged migrations removed before the rule was enforced; a database that applied one keeps its harmless leftovers. No removal may be added. */
+export const REMOVED_MIGRATIONS: readonly string[] = ['000070_json_page_state.sql'];
+
 const migrationNumber = (name: string) => Number(/^(\d+)_/.exec(name)?.[1] ?? NaN);
 
 /**
@@ -69,6 +82,10 @@ export async function migrate(sql: Sql, logger: Logger = silentLogger, options: 
       );
       comment on table app.migrations is 'Numbered files of sql/migrations already applied.';
     `).simple();
+    await tx`
+      update app.migrations m set name = renamed.now
+      from unnest(${Object.keys(RENAMED_MIGRATIONS)}::text[], ${Object.values(RENAMED_MIGRATIONS)}::text[]) as renamed(old, now)
+      where m.name = renamed.old and not exists (select from app.migrations n where n.name = renamed.now)`;
   });
 
   // before any file runs, so that a refused set leaves the database as it was

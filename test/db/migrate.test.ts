@@ -1,11 +1,11 @@
 // Migrations: recorded once, re-runs apply nothing, concurrent migrators do not collide; numbered in
 // the order they were committed, and a file numbered below one already applied is refused.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { LATE_MIGRATIONS, checkMigrationOrder, migrate } from '../../src/db/migrate.ts';
+import { LATE_MIGRATIONS, REMOVED_MIGRATIONS, RENAMED_MIGRATIONS, checkMigrationOrder, migrate } from '../../src/db/migrate.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;
@@ -99,8 +99,35 @@ test('only the migrations committed late may be applied after a higher-numbered 
   t.throws(() => checkMigrationOrder(['000085_twin.sql'], applied), { message: /000085_twin\.sql/ });
 });
 
-// Every migration numbered above all committed before it (sql/migrations/README.md), read from git:
-// a file not yet committed counts as the newest.
+// The history of sql/migrations read from git, renames followed: the order files were added in (a
+// rename adds its new name), and every rename or removal of a file once committed.
+function migrationHistory(repo: string) {
+  const log = execFileSync('git', ['log', '--reverse', '-M', '--name-status', '--format=', '--', 'sql/migrations'], { cwd: repo, encoding: 'utf8' });
+  const file = (path: string) => path.replace(/^sql\/migrations\//, '');
+  const added: string[] = [];
+  const renamed: [string, string][] = [];
+  const removed: string[] = [];
+  for (const line of log.split('\n').filter((entry) => entry.endsWith('.sql'))) {
+    const [status, from, to] = line.split('\t') as [string, string, string | undefined];
+    if (status === 'A') added.push(file(from));
+    else if (status === 'D') removed.push(file(from));
+    else if (status.startsWith('R') && to) {
+      renamed.push([file(from), file(to)]);
+      added.push(file(to));
+    }
+  }
+  return { added, renamed, removed };
+}
+
+/** What the history breaks of the rule "a merged migration keeps its name forever", beyond the exceptions of src/db/migrate.ts. */
+function historyViolations(repo: string) {
+  const { renamed, removed } = migrationHistory(repo);
+  return [
+    ...renamed.filter(([from, to]) => RENAMED_MIGRATIONS[from] !== to).map(([from, to]) => `renamed ${from} to ${to}`),
+    ...removed.filter((name) => !REMOVED_MIGRATIONS.includes(name)).map((name) => `removed ${name}`),
+  ];
+}
+
 const REPO = new URL('../../', import.meta.url).pathname;
 const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO, encoding: 'utf8' }).trim();
 const history = !existsSync(join(REPO, '.git'))
@@ -108,12 +135,11 @@ const history = !existsSync(join(REPO, '.git'))
   : git('rev-parse', '--is-shallow-repository') === 'true'
     ? 'a shallow clone (git fetch --unshallow)'
     : null;
-(history ? test.skip : test)(`migration numbers increase in the order the files were committed${history ? ` (needs the history: ${history})` : ''}`, (t) => {
-  const added = git('log', '--no-renames', '--reverse', '--diff-filter=A', '--name-only', '--format=', '--', 'sql/migrations')
-    .split('\n')
-    .map((path) => path.replace(/^sql\/migrations\//, ''))
-    .filter((name) => migrationFiles.includes(name));
-  const order = [...new Set([...added, ...migrationFiles])];
+const withHistory = history ? test.skip : test;
+const needs = history ? ` (needs the history: ${history})` : '';
+
+withHistory(`migration numbers increase in the order the files were committed${needs}`, (t) => {
+  const order = [...new Set([...migrationHistory(REPO).added.filter((name) => migrationFiles.includes(name)), ...migrationFiles])];
   t.is(order.length, migrationFiles.length);
   let newest = 0;
   const late: string[] = [];
@@ -123,4 +149,40 @@ const history = !existsSync(join(REPO, '.git'))
     newest = Math.max(newest, number);
   }
   t.deepEqual(late, [...LATE_MIGRATIONS]);
+});
+
+withHistory(`no merged migration was renamed or removed beyond the recorded exceptions${needs}`, (t) => {
+  // a file renamed or removed but not yet committed counts too
+  const uncommitted = git('status', '--porcelain', '--', 'sql/migrations').split('\n').filter((line) => /^( D|D |R )/.test(line));
+  t.deepEqual([...historyViolations(REPO), ...uncommitted], []);
+});
+
+test('the history check fails on a renamed and on a removed migration (a fixture repository)', (t) => {
+  const repo = mkdtempSync(join(tmpdir(), 'mdapi-migration-history-'));
+  t.teardown(() => rmSync(repo, { recursive: true, force: true }));
+  const run = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: repo, encoding: 'utf8' });
+  const commit = (message: string) => run('commit', '-q', '-m', message);
+  run('init', '-q');
+  mkdirSync(join(repo, 'sql/migrations'), { recursive: true });
+  writeFileSync(join(repo, 'sql/migrations/000001_first.sql'), 'create table app.first (id int primary key, label text);\n');
+  writeFileSync(join(repo, 'sql/migrations/000002_second.sql'), 'create table app.second (id int primary key, label text);\n');
+  run('add', '.');
+  commit('two migrations');
+  t.deepEqual(historyViolations(repo), []);
+  run('mv', 'sql/migrations/000001_first.sql', 'sql/migrations/000003_first.sql');
+  commit('renumbered');
+  t.deepEqual(historyViolations(repo), ['renamed 000001_first.sql to 000003_first.sql']);
+  t.deepEqual(migrationHistory(repo).added, ['000001_first.sql', '000002_second.sql', '000003_first.sql']);
+  run('rm', '-q', 'sql/migrations/000002_second.sql');
+  commit('removed');
+  t.deepEqual(historyViolations(repo), ['renamed 000001_first.sql to 000003_first.sql', 'removed 000002_second.sql']);
+});
+
+test.serial('a database that applied a renamed migration under its old name takes the new name and applies nothing again', async (t) => {
+  const [oldName, newName] = Object.entries(RENAMED_MIGRATIONS)[0]!;
+  await db.sql`update app.migrations set name = ${oldName} where name = ${newName}`;
+  t.teardown(() => db.sql`update app.migrations set name = ${newName} where name = ${oldName}`);
+  t.deepEqual((await migrate(db.sql)).applied, []);
+  const rows = await db.sql<{ name: string }[]>`select name from app.migrations where name in (${oldName}, ${newName})`;
+  t.deepEqual(rows.map((row) => row.name), [newName]);
 });
