@@ -1,7 +1,7 @@
 // `npm test`: builds the migrated template database once, runs ava with its TAP reporter, and ends
 // with the plain "N passed, N failed" line that CI reads, counted from the TAP stream.
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { TEMPLATE_DIR, buildTemplate } from './helpers/template.ts';
 
 await buildTemplate();
@@ -12,10 +12,29 @@ const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', '--
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, MDAPI_TEST_TEMPLATE: TEMPLATE_DIR, NODE_COMPILE_CACHE, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
 });
+// ava names a file's tests `dir › file › title` (the path under test/ without `.test.ts`); longest first
+const TITLE_PREFIXES = readdirSync(new URL('.', import.meta.url), { recursive: true, encoding: 'utf8' })
+  .filter((path) => path.endsWith('.test.ts'))
+  .map((path) => path.slice(0, -'.test.ts'.length).split('/').join(' › '))
+  .sort((a, b) => b.length - a.length);
 let output = '';
+const started = Date.now();
+/** per test file (ava's title prefix, `dir › file`): when its first and its last result came, in ms from the start */
+const fileTimes = new Map<string, { first: number; last: number }>();
+let pending = '';
 ava.stdout.on('data', (chunk: Buffer) => {
   process.stdout.write(chunk);
   output += chunk.toString();
+  const lines = (pending + chunk.toString()).split('\n');
+  pending = lines.pop()!;
+  for (const line of lines) {
+    const title = /^(?:not )?ok \d+ - (.+)$/.exec(line)?.[1];
+    const file = title && TITLE_PREFIXES.find((prefix) => title.startsWith(`${prefix} › `));
+    if (!file) continue;
+    const at = Date.now() - started;
+    const seen = fileTimes.get(file);
+    fileTimes.set(file, { first: seen?.first ?? at, last: at });
+  }
 });
 const code = await new Promise<number>((resolve) => ava.on('close', (exit) => resolve(exit ?? 1)));
 if (!process.env.TEST_DATABASE_URL) {
@@ -30,5 +49,11 @@ const points = (ok: boolean) => lines.filter((line) => (ok ? /^ok \d+/ : /^not o
 const passed = Math.max(summary('pass'), points(true));
 const failed = Math.max(summary('fail'), points(false));
 const skipped = summary('skip') + summary('todo');
+if (fileTimes.size > 1) {
+  // where the time goes: the files whose last result came latest, and how long their results took
+  const latest = [...fileTimes].sort(([, a], [, b]) => b.last - a.last).slice(0, 8);
+  const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+  process.stdout.write(`\n# files ending last (results from → to, seconds into the run):\n${latest.map(([file, { first, last }]) => `#   ${file}: ${seconds(first)} → ${seconds(last)}`).join('\n')}\n`);
+}
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(code !== 0 && failed === 0 ? code : failed > 0 ? 1 : code);
