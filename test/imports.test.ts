@@ -34,9 +34,10 @@ test('the tree breaks no import rule, over every folder `npm run lint:imports` n
 });
 
 // Each tree breaks one rule, all but the circle only through a module in between: `line` is the
-// head of the report the rule must give (the importing module → the module it must not reach).
+// head of the report the rule must give (the importing module → the module it must not reach), or
+// one per case when a rule covers several.
 // The trees share one folder, so a module may break a second rule as well: that one is reported too.
-const BROKEN: Record<string, { files: Record<string, string>; line: string }> = {
+const BROKEN: Record<string, { files: Record<string, string>; line: string | string[] }> = {
   'no-circular': {
     files: {
       'src/circle/a.ts': "import type { B } from './b.ts';\nexport type A = { b?: B };\n",
@@ -84,29 +85,44 @@ const BROKEN: Record<string, { files: Record<string, string>; line: string }> = 
     },
     line: 'http-core-not-to-groups: src/http/app.ts → src/api/coins.ts',
   },
-  'http-core-not-to-mcp-or-mail': {
+  'http-core-not-to-mail': {
     files: {
       'src/http/public.ts': "import { status } from './status.ts';\nexport const pages = status;\n",
       'src/http/status.ts': "import { smtp } from '../mail/smtp.ts';\nexport const status = smtp;\n",
       'src/mail/smtp.ts': 'export const smtp = 1;\n',
     },
-    line: 'http-core-not-to-mcp-or-mail: src/http/public.ts → src/mail/smtp.ts',
+    line: 'http-core-not-to-mail: src/http/public.ts → src/mail/smtp.ts',
   },
-  'http-core-not-to-console': {
+  // Any module but src/service.ts: the HTTP core, and a job through a shared module to a wing that is not there yet.
+  'wings-only-from-service': {
     files: {
       'src/http/views.ts': "import { layout } from './layout.ts';\nexport const views = layout;\n",
       'src/http/layout.ts': "import { consolePages } from '../console/pages.ts';\nexport const layout = consolePages;\n",
       'src/console/pages.ts': 'export const consolePages = 1;\n',
+      'jobs/refresh.ts': "import { feed } from '../src/prices/feed.ts';\nexport const refresh = feed;\n",
+      'src/prices/feed.ts': "import { prices } from '../streams/prices.ts';\nexport const feed = prices;\n",
+      'src/streams/prices.ts': 'export const prices = 1;\n',
     },
-    line: 'http-core-not-to-console: src/http/views.ts → src/console/pages.ts',
+    line: ['wings-only-from-service: src/http/views.ts → src/console/pages.ts', 'wings-only-from-service: jobs/refresh.ts → src/streams/prices.ts'],
+  },
+  'console-not-to-groups': {
+    files: {
+      'src/console/alarms.ts': "import { form } from './forms.ts';\nexport const alarms = form;\n",
+      'src/console/forms.ts': "import { alarmRoutes } from '../api/alarms.ts';\nexport const form = alarmRoutes;\n",
+      'src/api/alarms.ts': 'export const alarmRoutes = 1;\n',
+    },
+    line: 'console-not-to-groups: src/console/alarms.ts → src/api/alarms.ts',
   },
   'wing-not-to-wing': {
     files: {
       'src/widgets/page.ts': "import { frame } from './frame.ts';\nexport const page = frame;\n",
       'src/widgets/frame.ts': "import { layout } from '../console/layout.ts';\nexport const frame = layout;\n",
       'src/console/layout.ts': 'export const layout = 1;\n',
+      'src/streams/hub.ts': "import { ticker } from './ticker.ts';\nexport const hub = ticker;\n",
+      'src/streams/ticker.ts': "import { quote } from '../mcp/quote.ts';\nexport const ticker = quote;\n",
+      'src/mcp/quote.ts': 'export const quote = 1;\n',
     },
-    line: 'wing-not-to-wing: src/widgets/page.ts → src/console/layout.ts',
+    line: ['wing-not-to-wing: src/widgets/page.ts → src/console/layout.ts', 'wing-not-to-wing: src/streams/hub.ts → src/mcp/quote.ts'],
   },
   'groups-not-to-mcp': {
     files: {
@@ -169,7 +185,7 @@ test('every rule is reported on the tree that breaks it, also through a module i
     t.not(result.code, 0, result.output);
     const reported = result.output.split('\n').map((line) => line.trim());
     for (const [rule, { line }] of Object.entries(BROKEN)) {
-      t.true(reported.includes(`error ${line}`), `${rule}: expected "${line}" in\n${result.output}`);
+      for (const one of [line].flat()) t.true(reported.includes(`error ${one}`), `${rule}: expected "${one}" in\n${result.output}`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

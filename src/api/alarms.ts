@@ -1,68 +1,19 @@
-// Alarms group: the key owner's TARGET alarms on coins (create, list, get, update, delete),
-// the inventory balance and the instant-trigger guard. Another owner's alarm is 404. Evaluation
-// runs in SQL after each price refresh. SQL: sql/functions/620_alarms.sql, 625_alarm_evaluation.sql.
-// A notification the service cannot send (email without SMTP_URL, push without a subscribed browser) is refused here, in SQL.
+// Alarms group: the routes of the key owner's TARGET alarms on coins (create, list, get, update,
+// delete) with the inventory balance. The schemas and operations are the alarm core (src/alarms.ts);
+// evaluation runs in SQL after each price refresh (sql/functions/625_alarm_evaluation.sql).
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { Alarm, alarmChanges, createAlarm, deleteAlarm, DIRECTIONS, getAlarm, listAlarms, newAlarmBody, NOTIFICATIONS, STATUSES, updateAlarm } from '../alarms.ts';
 import { pageAnswer } from '../http/envelope.ts';
 import { ApiError } from '../http/errors.ts';
 import { defineRoute } from '../http/routes.ts';
-import { decimal, envelope, int, pageOf, resource, text, timestamp } from '../http/schemas.ts';
+import { envelope, int, pageOf } from '../http/schemas.ts';
 import { query } from '../http/validation.ts';
-import type { Config } from '../config.ts';
-import type { Sql } from '../db/client.ts';
-import { notificationChannels } from '../mail/smtp.ts';
-import { slug } from '../validators.ts';
 
 const tag = 'Alarms';
-export const METRICS = ['rate', 'volume', 'marketcap'] as const;
-export const DIRECTIONS = ['above', 'below'] as const;
-export const NOTIFICATIONS = ['email', 'push', 'webhook'] as const;
-const STATUSES = ['active', 'triggered'] as const;
-
-// Response shapes: app.alarm_json (sql/functions/620_alarms.sql) and app.alarm_triggered_event (625).
-const Alarm = resource('Alarm', z.object({
-  id: int(), type: z.literal('TARGET'), name: text(),
-  coin: z.object({ slug: text(), symbol: text(), name: text() }),
-  metric: z.enum(METRICS), direction: z.enum(DIRECTIONS), target: decimal(), notification: z.enum(NOTIFICATIONS), status: z.enum(STATUSES),
-  triggered_value: decimal('The value that triggered it; null while active.').nullable(),
-  triggered_at: timestamp().nullable(),
-  created_at: timestamp(), updated_at: timestamp(),
-}), 'A TARGET alarm of the key owner.');
 const balanceMeta = z.object({ balance: int('Alarms left in the owner\'s inventory.') });
 
-/** The body POSTed to a webhook endpoint for an alarm.triggered event (app.begin_webhook_attempt). */
-export const AlarmTriggeredEvent = resource('AlarmTriggeredEvent', z.object({
-  id: z.uuid().describe('The event id: the idempotency key across retries.'),
-  type: z.literal('alarm.triggered'),
-  created_at: timestamp(),
-  test: z.boolean().describe('True for POST /webhooks/{id}/test samples.'),
-  data: z.object({
-    alarm: Alarm.nullable().describe('The alarm as the API shows it; null in a test event.'),
-    coin: z.object({ id: int(), slug: text(), name: text(), symbol: text() }),
-    metric: z.enum(METRICS), direction: z.enum(DIRECTIONS), target: decimal(),
-    value: decimal('The value that triggered the alarm.'),
-    triggered_at: timestamp(),
-    message: text('Test events only: says no alarm triggered.').optional(),
-  }),
-}), 'The body of an alarm.triggered webhook delivery.');
-
 const idParams = z.object({ id: query.int(1, 2_147_483_647).describe('Alarm id.') });
-
-const fields = {
-  name: z.string().trim().min(1, 'Must not be empty.').max(255).describe('A label, at most 255 characters.'),
-  coin: slug('coin').describe('Slug of the coin, e.g. bitcoin.'),
-  metric: z.enum(METRICS).describe('rate: current USD price; volume: 24h USD volume; marketcap: marketcap.'),
-  direction: z.enum(DIRECTIONS).describe('above: triggers when the value is at or above target; below: at or below.'),
-  // The exact digits are read from the raw body (exactTarget): this only checks the shape.
-  target: z
-    .union([z.number().positive(), query.decimal()], { error: 'Must be a positive number, as a JSON number or a decimal string.' })
-    .describe('The value to reach: a JSON number or a decimal string, kept exactly (responses return it as a decimal string).'),
-  notification: z.enum(NOTIFICATIONS).describe(
-    'webhook: an alarm.triggered event to your webhook endpoints; email: one e-mail to the address on record for your key (422 email_not_configured ' +
-    'when this service sends no e-mail, 422 email_address_missing without an address); push: a notification to every browser the owner subscribed in the developer console (Account, "Notify this browser"; 422 push_not_available without one).'),
-};
-
 
 /**
  * The body's top-level `target` as the client wrote it: a JSON number's source text (through
@@ -79,36 +30,6 @@ function exactTarget(ctx: Context, parsed: number | string): string {
   return sources.get(root) ?? String(parsed);
 }
 
-/** The body of a new alarm: the API's POST /alarms and the console's form. */
-export const newAlarmBody = z.object({ ...fields, type: z.literal('TARGET').optional().describe('TARGET, the only type (optional).') });
-/** The changes of an alarm: the API's PATCH /alarms/{id} and the console's edit and re-arm forms. */
-export const alarmChanges = z
-  .object({ ...z.object(fields).partial().shape, status: z.literal('active').optional().describe('active re-arms a triggered alarm.') })
-  .refine((changes) => Object.keys(changes).length > 0, 'Give at least one field to change.');
-
-type NewAlarm = Omit<z.infer<typeof newAlarmBody>, 'target' | 'type'> & { target: string };
-
-/** app.create_alarm with the channels this service can send (the API and the console): {alarm, balance}. */
-export async function createAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL' | 'CONSOLE'>, owner: string, alarm: NewAlarm) {
-  const [row] = await sql<{ created: { alarm: { id: number }; balance: number } }[]>`
-    select app.create_alarm(${owner}, ${alarm.name}, ${alarm.coin}, ${alarm.metric}, ${alarm.direction},
-      ${alarm.target}, ${alarm.notification}, ${notificationChannels(config)}) as created`;
-  return row!.created;
-}
-
-/** app.update_alarm with the channels this service can send (the API and the console); target as decimal text. */
-export async function updateAlarm(sql: Sql, config: Pick<Config, 'SMTP_URL' | 'CONSOLE'>, owner: string, id: number | string, changes: Omit<z.infer<typeof alarmChanges>, 'target'> & { target?: string }) {
-  const [row] = await sql<{ data: unknown }[]>`
-    select app.update_alarm(${owner}, ${id}, ${sql.json(changes)}, ${notificationChannels(config)}) as data`;
-  return row!.data;
-}
-
-/** app.delete_alarm (the API and the console): {deleted, balance}. */
-export async function deleteAlarm(sql: Sql, owner: string, id: number | string) {
-  const [row] = await sql<{ result: { deleted: boolean; balance: number } }[]>`select app.delete_alarm(${owner}, ${id}) as result`;
-  return row!.result;
-}
-
 export const alarmRoutes = [
   defineRoute({
     method: 'get', path: '/alarms', operationId: 'listAlarms', tag, plan: 'free', noStore: true,
@@ -122,10 +43,7 @@ export const alarmRoutes = [
     response: pageOf(Alarm, balanceMeta.shape),
     summary: "The key owner's alarms, newest first, filtered by status, direction and notification; meta.balance is the alarm inventory left.",
     handler: async ({ query: q, key, ctx, deps: { sql } }) => {
-      const [row] = await sql<{ page: { total: number; balance: number; data: unknown[] } }[]>`
-        select app.list_alarms(${key.owner}, ${q.status ?? null}, ${q.direction ?? null}, ${q.notification ?? null},
-          ${q.page}, ${q.per_page}) as page`;
-      const { total, balance, data } = row!.page;
+      const { total, balance, data } = await listAlarms(sql, key.owner, q);
       return pageAnswer(ctx, q.page, q.per_page, { total, data }, { balance });
     },
   }),
@@ -148,9 +66,9 @@ export const alarmRoutes = [
     response: envelope(Alarm),
     summary: 'One alarm of the key owner.',
     handler: async ({ params: { id }, key, ctx, deps: { sql } }) => {
-      const [row] = await sql<{ data: unknown }[]>`select app.get_alarm(${key.owner}, ${id}) as data`;
-      if (!row?.data) throw ApiError.notFound('alarm');
-      return { data: row.data };
+      const data = await getAlarm(sql, key.owner, id);
+      if (!data) throw ApiError.notFound('alarm');
+      return { data };
     },
   }),
   defineRoute({

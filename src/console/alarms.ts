@@ -1,12 +1,11 @@
 // The account's alarms: the list with each coin's current value, the target and the distance to it,
 // and forms to create, edit, delete and re-arm. The same zod schemas and SQL functions as
-// /api/v1/alarms (src/api/alarms.ts), so the same validation, inventory and instant-trigger guard;
+// /api/v1/alarms (the alarm core, src/alarms.ts), so the same validation, inventory and instant-trigger guard;
 // their 422s are shown beside the field they concern. The notification channels offered are the
 // ones this service can send now: e-mail with SMTP, webhook once the account has an endpoint.
 import type { Context } from 'koa';
-import { alarmChanges, createAlarm, deleteAlarm, DIRECTIONS, METRICS, newAlarmBody, updateAlarm } from '../api/alarms.ts';
+import { alarmChanges, createAlarm, deleteAlarm, DIRECTIONS, getAlarm, METRICS, newAlarmBody, notificationChannels, updateAlarm } from '../alarms.ts';
 import type { Config } from '../config.ts';
-import { notificationChannels } from '../mail/smtp.ts';
 import { choice, field, form, html, navigation, notice, type Html } from './html.ts';
 import { fieldErrors, pageNumber, Refused, refusal, rowId, when, type Account, type Errors, type Fields, type PageGroup } from './kit.ts';
 
@@ -113,8 +112,7 @@ ${offered.length === 0
   /** The account's alarm of an id as a URL gives it, or null (not a row id, not this account's). */
   async function findAlarm(who: Account, idText: unknown): Promise<AlarmRow | null> {
     const id = rowId.safeParse(idText);
-    const [row] = id.success ? await sql<{ alarm: AlarmRow | null }[]>`select app.get_alarm(${who.owner}, ${id.data}) as alarm` : [];
-    return row?.alarm ?? null;
+    return id.success ? getAlarm<AlarmRow>(sql, who.owner, id.data) : null;
   }
 
   /** After a form did its work: 303 to the list, which says what was done (post, redirect, get). */

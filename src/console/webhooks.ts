@@ -2,9 +2,12 @@
 // signing secret shown once, rotate it, send a test event, re-enable, delete; and each endpoint's
 // delivery log (every event and attempt: time, HTTP status or error, duration, the start of the
 // receiver's answer) with a Redeliver button. The same SQL functions as /api/v1/webhooks
-// (src/api/webhooks.ts); rotating and redelivering are console-only (920_console_alarms_webhooks.sql).
+// (the webhook-endpoint core, src/webhooks/endpoints.ts); rotating and redelivering are console-only (920_console_alarms_webhooks.sql).
 import type { Context } from 'koa';
-import { createWebhookEndpoint, endpointBody, WEBHOOK_ENDPOINT_LIMIT, WEBHOOK_EVENTS } from '../api/webhooks.ts';
+import {
+  createWebhookEndpoint, deleteWebhookEndpoint, enableWebhookEndpoint, endpointBody, getWebhookEndpoint, listWebhookDeliveries,
+  listWebhookEndpoints, sendWebhookTest, WEBHOOK_ENDPOINT_LIMIT, WEBHOOK_EVENTS,
+} from '../webhooks/endpoints.ts';
 import { RESPONSE_EXCERPT_BYTES } from '../webhooks/post.ts';
 import { field, form, html, navigation, notice, shownOnce, type Html } from './html.ts';
 import { fieldErrors, pageNumber, refusal, rowId, when, type Account, type Errors, type Fields, type PageGroup } from './kit.ts';
@@ -45,8 +48,7 @@ export const webhookPages: PageGroup = (router, { sql, config, csrf, page, signe
 
   // ---- the endpoints
   async function endpointsPage(ctx: Context, who: Account, extra: { message?: Html; values?: Fields; errors?: Errors; status?: number } = {}) {
-    const [row] = await sql<{ data: Endpoint[] }[]>`select app.list_webhook_endpoints(${who.owner}) as data`;
-    const endpoints = row!.data;
+    const endpoints = await listWebhookEndpoints<Endpoint>(sql, who.owner);
     const token = csrf(ctx);
     const { values = {}, errors = {} } = extra;
     page(ctx, 'Webhooks', html`${extra.message ?? ''}
@@ -109,25 +111,22 @@ ${WEBHOOK_EVENTS.map((event) => html`<label><input type="checkbox" name="events"
     });
   }
   const one = async <T>(query: Promise<{ data: T }[]>) => (await query)[0]!.data;
-  endpointAction('test', (owner, id) => one(sql`select app.send_webhook_test(${owner}, ${id}) as data`),
+  endpointAction('test', (owner, id) => sendWebhookTest(sql, owner, id),
     (_, id) => notice(html`A test event is queued, signed like any other. <a href="/console/webhooks/${id}">See it in the delivery log</a>.`));
   endpointAction('rotate', (owner, id) => one<{ url: string; secret: string }>(sql`select app.rotate_webhook_secret(${owner}, ${id}) as data`),
     (rotated) => shownOnce({ id: 'new-secret', heading: `The new signing secret of ${rotated.url}`, secret: rotated.secret, note: `The old secret signs nothing from now on. ${SECRET_NOTE}` }));
-  endpointAction('enable', (owner, id) => one(sql`select app.enable_webhook_endpoint(${owner}, ${id}) as data`),
+  endpointAction('enable', (owner, id) => enableWebhookEndpoint(sql, owner, id),
     () => notice('Endpoint re-enabled: new events are delivered to it again (those raised while it was disabled are not).'));
-  endpointAction('delete', (owner, id) => one(sql`select app.delete_webhook_endpoint(${owner}, ${id}) as data`),
+  endpointAction('delete', (owner, id) => deleteWebhookEndpoint(sql, owner, id),
     () => notice('Endpoint deleted with its delivery log; nothing more is sent to it.'));
 
   // ---- one endpoint's delivery log
   async function logPage(ctx: Context, who: Account, extra: { message?: Html; status?: number } = {}) {
     const id = rowId.safeParse(ctx.params.id);
-    const [row] = id.success ? await sql<{ endpoint: Endpoint | null }[]>`select app.get_webhook_endpoint(${who.owner}, ${id.data}) as endpoint` : [];
-    const endpoint = row?.endpoint;
+    const endpoint = id.success ? await getWebhookEndpoint<Endpoint>(sql, who.owner, id.data) : null;
     if (!endpoint) return endpointsPage(ctx, who, { message: notice(GONE, 'error'), status: 404 });
     const pageNo = pageNumber(ctx.query.page);
-    const [log] = await sql<{ page: { total: number; retention: string; data: Delivery[] } }[]>`
-      select app.list_webhook_deliveries(${who.owner}, ${endpoint.id}, ${pageNo}, ${PER_PAGE}) as page`;
-    const { total, retention, data } = log!.page;
+    const { total, retention, data } = await listWebhookDeliveries<Delivery>(sql, who.owner, endpoint.id, pageNo, PER_PAGE);
     const token = csrf(ctx);
     page(ctx, 'Delivery log', html`${extra.message ?? ''}
 <p>Endpoint <code>${endpoint.url}</code>: ${endpoint.status}. <a href="/console/webhooks">All endpoints</a></p>

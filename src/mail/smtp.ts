@@ -4,16 +4,10 @@
 // 5xx rejection, never retried) or deferred (connection failure, time-out, 4xx: retried).
 import nodemailer from 'nodemailer';
 import { emailConfigured, type Config } from '../config.ts';
-import { alarmTriggeredEmail, consoleLinkEmail, deprecationNoticeEmail, type AlarmTriggeredData, type ConsoleLinkData, type DeprecationNoticeData, type MailLinks, type RenderedEmail } from './templates.ts';
+import type { AlarmTriggeredData } from '../alarm-wording.ts';
+import { alarmTriggeredEmail, consoleLinkEmail, deprecationNoticeEmail, type ConsoleLinkData, type DeprecationNoticeData, type MailLinks, type RenderedEmail } from './templates.ts';
 
 export type MailConfig = Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'SMTP_TIMEOUT_MS' | 'EMAIL_RETRY_BASE_MS' | 'PUBLIC_URL' | 'HOST' | 'PORT'>;
-
-/**
- * The notification channels an alarm may use on this service (app.check_alarm_notification): push
- * where the console is, in which browsers subscribe (the owner must have one, checked in SQL).
- */
-export const notificationChannels = (config: Pick<Config, 'SMTP_URL' | 'CONSOLE'>) =>
-  ['webhook', ...(emailConfigured(config) ? ['email'] : []), ...(config.CONSOLE === 'off' ? [] : ['push'])];
 
 /** The links in e-mails: PUBLIC_URL, else where this service listens. */
 export const mailLinks = (config: Pick<Config, 'PUBLIC_URL' | 'HOST' | 'PORT'>): MailLinks => ({

@@ -1,6 +1,7 @@
 // The e-mails' words: a subject, a plain-text body and an HTML body per kind, from the data the
 // outbox recorded (app.email_messages.data). Every value is the database's text (decimals as
 // decimal strings, never a float) and is HTML-escaped in the HTML body.
+import { alarmHeadline, DIRECTION_WORDS as DIRECTION, METRIC_WORDS as METRIC, type AlarmTriggeredData } from '../alarm-wording.ts';
 import { escapeHtml } from '../html.ts';
 
 export interface RenderedEmail {
@@ -12,17 +13,6 @@ export interface RenderedEmail {
 /** Where the e-mails' links point: the service's public base URL. */
 export interface MailLinks {
   base: string;
-}
-
-/** data of an alarm.triggered e-mail: app.alarm_triggered_event (sql/functions/625_alarm_evaluation.sql) */
-export interface AlarmTriggeredData {
-  alarm: { id: number; name: string } | null;
-  coin: { slug: string; name: string; symbol: string };
-  metric: 'rate' | 'volume' | 'marketcap';
-  direction: 'above' | 'below';
-  target: string;
-  value: string;
-  triggered_at: string;
 }
 
 /** data of a deprecation.notice e-mail: app.queue_deprecation_notices (sql/functions/815_deprecation_notices.sql) */
@@ -44,9 +34,6 @@ export interface ConsoleLinkData {
   hours: number;
 }
 
-const METRIC: Record<AlarmTriggeredData['metric'], string> = { rate: 'price (USD)', volume: '24h volume (USD)', marketcap: 'market cap (USD)' };
-const DIRECTION: Record<AlarmTriggeredData['direction'], string> = { above: 'at or above', below: 'at or below' };
-
 /** label: value lines for the text body, a two-column table for the HTML body */
 function facts(rows: [string, string][]) {
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
@@ -63,10 +50,6 @@ const link = (url: string, label = url) => `<a href="${escapeHtml(url)}">${escap
 const htmlDocument = (title: string, body: string) =>
   `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n` +
   `<body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1b1f24">\n${body}\n</body></html>\n`;
-
-/** What an alarm watches, in words: `Alpha (ALP) price (USD) at or above 150.10` (e-mail subjects, push notifications). */
-export const alarmHeadline = (data: Pick<AlarmTriggeredData, 'coin' | 'metric' | 'direction' | 'target'>) =>
-  `${data.coin.name} (${data.coin.symbol}) ${METRIC[data.metric]} ${DIRECTION[data.direction]} ${data.target}`;
 
 export function alarmTriggeredEmail(data: AlarmTriggeredData, links: MailLinks): RenderedEmail {
   const coin = `${data.coin.name} (${data.coin.symbol})`;

@@ -4,8 +4,8 @@
 // webhook sender's guards (src/webhooks/post.ts: no redirects, the SSRF check at connection, one
 // time-out for the whole exchange). Never throws: the outcome is what app.finish_push_attempt records.
 import webPush from 'web-push';
+import { alarmHeadline, type AlarmTriggeredData } from '../alarm-wording.ts';
 import type { Config } from '../config.ts';
-import { alarmHeadline, type AlarmTriggeredData } from '../mail/templates.ts';
 import { postOnce, type AttemptOutcome } from '../webhooks/post.ts';
 import { isLoopbackAddress } from '../webhooks/target.ts';
 import type { Vapid } from './vapid.ts';

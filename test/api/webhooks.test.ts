@@ -3,7 +3,7 @@
 // per-owner limit, and the secret out of the analyst role's reach.
 import test from 'ava';
 import postgres from 'postgres';
-import { WEBHOOK_ENDPOINT_LIMIT } from '../../src/api/webhooks.ts';
+import { WEBHOOK_ENDPOINT_LIMIT } from '../../src/webhooks/endpoints.ts';
 import { isNonPublicAddress, targetProblem } from '../../src/webhooks/target.ts';
 import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 

@@ -7,7 +7,7 @@ import test from 'ava';
 import { Logger, run, type Runner } from 'graphile-worker';
 import { verifyWebhook } from '../../examples/verify-webhook.ts';
 import { deliverWebhook } from '../../jobs/deliver_webhook.ts';
-import { AlarmTriggeredEvent } from '../../src/api/alarms.ts';
+import { AlarmTriggeredEvent } from '../../src/alarms.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startReceiver, type Receiver } from '../../dev/webhook-receiver.ts';

@@ -3,7 +3,7 @@
 // the price refresh runs it; concurrent evaluations and rollbacks never duplicate or orphan an event.
 import test from 'ava';
 import type postgres from 'postgres';
-import { AlarmTriggeredEvent } from '../../src/api/alarms.ts';
+import { AlarmTriggeredEvent } from '../../src/alarms.ts';
 import { createSql } from '../../src/db/client.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
