@@ -86,11 +86,27 @@ const BROKEN: Record<string, { files: Record<string, string>; line: string }> = 
   },
   'http-core-not-to-mcp-or-mail': {
     files: {
-      'src/http/public.ts': "import { status } from './status.ts';\nexport const pages = status;\n",
-      'src/http/status.ts': "import { smtp } from '../mail/smtp.ts';\nexport const status = smtp;\n",
+      'src/http/health.ts': "import { checks } from './checks.ts';\nexport const health = checks;\n",
+      'src/http/checks.ts': "import { smtp } from '../mail/smtp.ts';\nexport const checks = smtp;\n",
       'src/mail/smtp.ts': 'export const smtp = 1;\n',
     },
-    line: 'http-core-not-to-mcp-or-mail: src/http/public.ts → src/mail/smtp.ts',
+    line: 'http-core-not-to-mcp-or-mail: src/http/health.ts → src/mail/smtp.ts',
+  },
+  'http-core-not-to-pages': {
+    files: {
+      'src/http/observe.ts': "import { links } from './links.ts';\nexport const observe = links;\n",
+      'src/http/links.ts': "import { shell } from '../pages/shell.ts';\nexport const links = shell;\n",
+      'src/pages/shell.ts': 'export const shell = 1;\n',
+    },
+    line: 'http-core-not-to-pages: src/http/observe.ts → src/pages/shell.ts',
+  },
+  'pages-not-to-groups-or-wings': {
+    files: {
+      'src/pages/status.ts': "import { figures } from './figures.ts';\nexport const status = figures;\n",
+      'src/pages/figures.ts': "import { operator } from '../console/operator.ts';\nexport const figures = operator;\n",
+      'src/console/operator.ts': 'export const operator = 1;\n',
+    },
+    line: 'pages-not-to-groups-or-wings: src/pages/status.ts → src/console/operator.ts',
   },
   'http-core-not-to-console': {
     files: {
