@@ -103,8 +103,8 @@ export const API_PREFIX = '/api/v1';
 /** Where the MCP tool server answers (src/mcp/server.ts), named by the discovery documents and the console too. */
 export const MCP_PATH = '/mcp';
 /**
- * Where the HTML API reference is served (src/pages/reference.ts), the first the one the discovery
- * documents link: a page under the prefix, not a Data API answer.
+ * Where the HTML API reference is served (src/pages/reference.ts; the discovery documents link the
+ * first): a page, though under the prefix, not a Data API answer.
  */
 export const REFERENCE_PATHS = ['/docs/api', `${API_PREFIX}/docs`] as const;
 
