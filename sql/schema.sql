@@ -4968,7 +4968,7 @@ function app.status_report(p_migration_files text[], p_heartbeat_fresh interval)
   |           then round(w.failed_24h::numeric / (w.succeeded_24h + w.failed_24h), 3) end))
   |     from webhooks w
   |     union all
-  |     -- whether e-mail is on at all is the API process's setting (SMTP_URL): src/http/status.ts adds it
+  |     -- whether e-mail is on at all is the API process's setting (SMTP_URL): src/pages/status.ts adds it
   |     select 7, jsonb_build_object('id', 'email', 'name', 'E-mail notifications',
   |       'state', case when e.oldest_pending_age_seconds > 3600 then 'degraded' else 'operational' end,
   |       'figures', jsonb_build_object('backlog', e.backlog, 'oldest_pending_age_seconds', e.oldest_pending_age_seconds,

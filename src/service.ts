@@ -14,17 +14,20 @@ import { apiRoutes } from './api/index.ts';
 import { mcpRouter } from './mcp/server.ts';
 import { priceSocket } from './api/stream.ts';
 import { consoleRouter } from './console/router.ts';
+import { pagesRouter } from './pages/router.ts';
 import { widgetRouter } from './widgets/router.ts';
 import { startWorker, type JobSchedule, type Worker } from './worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 
-/** What the HTTP app serves: the API groups' routes and, beside them, the MCP tool server and the console. */
+/**
+ * What the HTTP app serves: the API groups' routes and, beside them, the public pages (their
+ * navigation links the console when it is on), the MCP tool server, the console and the widgets.
+ */
 export const served: Served = {
   routes: apiRoutes,
-  routers: [mcpRouter, consoleRouter, widgetRouter],
+  routers: [pagesRouter((config) => (config.CONSOLE === 'off' ? [] : [['/console', 'Console']])), mcpRouter, consoleRouter, widgetRouter],
   sockets: { '/api/v1/ws': priceSocket },
-  pageLinks: (config) => (config.CONSOLE === 'off' ? [] : [['/console', 'Console']]),
 };
 
 export interface RunningService {

@@ -87,11 +87,27 @@ const BROKEN: Record<string, { files: Record<string, string>; line: string | str
   },
   'http-core-not-to-mail': {
     files: {
-      'src/http/public.ts': "import { status } from './status.ts';\nexport const pages = status;\n",
-      'src/http/status.ts': "import { smtp } from '../mail/smtp.ts';\nexport const status = smtp;\n",
+      'src/http/health.ts': "import { checks } from './checks.ts';\nexport const health = checks;\n",
+      'src/http/checks.ts': "import { smtp } from '../mail/smtp.ts';\nexport const checks = smtp;\n",
       'src/mail/smtp.ts': 'export const smtp = 1;\n',
     },
-    line: 'http-core-not-to-mail: src/http/public.ts → src/mail/smtp.ts',
+    line: 'http-core-not-to-mail: src/http/health.ts → src/mail/smtp.ts',
+  },
+  'http-core-not-to-pages': {
+    files: {
+      'src/http/observe.ts': "import { links } from './links.ts';\nexport const observe = links;\n",
+      'src/http/links.ts': "import { shell } from '../pages/shell.ts';\nexport const links = shell;\n",
+      'src/pages/shell.ts': 'export const shell = 1;\n',
+    },
+    line: 'http-core-not-to-pages: src/http/observe.ts → src/pages/shell.ts',
+  },
+  'pages-not-to-groups': {
+    files: {
+      'src/pages/status.ts': "import { figures } from './figures.ts';\nexport const status = figures;\n",
+      'src/pages/figures.ts': "import { coins } from '../api/coins.ts';\nexport const figures = coins;\n",
+      'src/api/coins.ts': 'export const coins = 1;\n',
+    },
+    line: 'pages-not-to-groups: src/pages/status.ts → src/api/coins.ts',
   },
   // Any module but src/service.ts: the HTTP core, and a job through a shared module to a wing that is not there yet.
   'wings-only-from-service': {

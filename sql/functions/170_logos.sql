@@ -1,6 +1,6 @@
 -- Logos of coins, exchanges and wallets. Every API row that carries `logo` takes it from
 -- market.logo_url(): the catalogue's image when one is configured, else the path of the monogram
--- the service draws itself (GET /logos/{kind}/{slug}.svg, src/http/logos.ts). The path is
+-- the service draws itself (GET /logos/{kind}/{slug}.svg, src/pages/monogram.ts). The path is
 -- root-relative because only the request knows the service's public base; the response envelope
 -- prefixes it (src/http/logos.ts, absoluteLogos), as it does for pagination links.
 

@@ -1,7 +1,7 @@
 // Meta group: ping, the calling key's usage, and the OpenAPI document of every route.
 import { z } from 'zod';
 import { openApiDocument, schemaBundle } from '../http/openapi.ts';
-import { publicBase } from '../http/pages.ts';
+import { publicBase } from '../http/base.ts';
 import { defineRoute } from '../http/routes.ts';
 import { day, envelope, int, resource, text, timestamp, url } from '../http/schemas.ts';
 import { VERSION } from '../version.ts';

@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { createKey, MAX_ROTATION_GRACE_HOURS, revokeKey, rotateKey, type NewKey } from '../keys.ts';
 import type { Sql } from '../db/client.ts';
-import { publicBase } from '../http/pages.ts';
+import { publicBase } from '../http/base.ts';
 import { MCP_PATH } from '../http/routes.ts';
 import { choice, field, form, html, notice, shownOnce, type Html } from './html.ts';
 import { fieldErrors, when, type Account, type Errors, type Kit, type PageGroup } from './kit.ts';

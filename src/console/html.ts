@@ -1,6 +1,6 @@
 // Console markup: the one layout every page uses and its form parts, written with the escaping
 // template of src/html.ts (shared with the widgets and the other pages).
-import { escapeHtml, Html, html } from '../html.ts';
+import { Html, html } from '../html.ts';
 
 export { Html, html };
 

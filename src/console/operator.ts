@@ -3,7 +3,7 @@
 // service's status as /status reports it. The logic is in SQL (sql/functions/930_console_operator.sql).
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { statusMarkup, statusReport } from '../http/status.ts';
+import { statusMarkup, statusReport } from '../pages/status.ts';
 import { PLANS_BY_SCOPE } from '../plans.ts';
 import { choice, field, form, html, Html, navigation, notice } from './html.ts';
 import { fieldErrors, rowId, when, type Account, type PageGroup } from './kit.ts';
@@ -194,6 +194,6 @@ ${endpoints.map((row) => html`<tr><td data-label="Endpoint"><code>${row.endpoint
     const who = await admin(ctx);
     if (!who) return;
     const report = await statusReport(deps);
-    page(ctx, 'Service status', new Html(statusMarkup(report, ' · <a href="/status">public status page</a> · <a href="/docs/status">thresholds</a>')), 200, who);
+    page(ctx, 'Service status', statusMarkup(report, html` · <a href="/status">public status page</a> · <a href="/docs/status">thresholds</a>`), 200, who);
   });
 };

@@ -4,7 +4,7 @@
 // an iframe) and the snippets to copy (iframe and embed.js). At most CONSOLE_MAX_KEYS live widget keys.
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { publicBase } from '../http/pages.ts';
+import { publicBase } from '../http/base.ts';
 import type { WidgetPlanName } from '../plans.ts';
 import { createWidgetKey } from '../keys.ts';
 import { canonicalOrigin, LOCALES, RANGES, THEMES, WIDGET_NAMES, widgetOptions, type WidgetName } from '../widget-options.ts';

@@ -1,6 +1,7 @@
 // The Koa application: request id, security headers, the error envelope, body limits, the /api/v1
 // router built from the route declarations it is given and the routers given to mount beside it
-// (src/service.ts gives src/api's routes and the MCP server: the HTTP core imports neither).
+// (src/service.ts gives src/api's routes, the public pages, MCP, the console and the widgets: the HTTP
+// core imports none of them).
 import { randomUUID } from 'node:crypto';
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -10,16 +11,13 @@ import Koa, { type Context } from 'koa';
 import helmet from 'koa-helmet';
 import { ApiError, errorMiddleware, toApiError } from './errors.ts';
 import type { Deps } from './admission.ts';
-import { API_PREFIX, apiRouter, type RouteSpec } from './routes.ts';
+import { API_PREFIX, apiRouter, REFERENCE_PATHS, type RouteSpec } from './routes.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics.ts';
 import { healthz, readyz } from './health.ts';
 import { metricsHandler } from './metrics.ts';
 import { observeRequests } from './observe.ts';
-import { setPageLinks } from './pages.ts';
-import { mountPublic } from './public.ts';
 import { countResponses, quotaHeaders } from './admission.ts';
-import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache, type ResponseCache } from './cache.ts';
 import { StreamHub } from './streams.ts';
@@ -38,12 +36,10 @@ export type SocketHandler = (req: IncomingMessage, socket: Duplex, head: Buffer,
 export interface Served {
   /** the API groups' route declarations, mounted under /api/v1 */
   routes: RouteSpec[];
-  /** routers built from the app's dependencies (and its response cache) and mounted beside /api/v1, after the operations endpoints (MCP, console, widgets) */
+  /** routers built from the app's dependencies (and its response cache) and mounted beside /api/v1, after the operations endpoints (public pages, MCP, console, widgets) */
   routers?: ((deps: Deps, cache: ResponseCache) => Router)[];
   /** WebSocket endpoints by path (/api/v1/ws): each built from the app's dependencies, given the upgrade request and a Koa context of it (its ip, its headers) */
   sockets?: Record<string, (deps: Deps) => SocketHandler>;
-  /** links the HTML pages' navigation adds for what the routers serve: [path, label] */
-  pageLinks?: (config: Deps['config']) => [string, string][];
 }
 
 export interface Observability {
@@ -67,7 +63,6 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   const streams = given.streams === undefined ? new StreamHub(given.sql, given.config, metrics, logger).start() : null;
   const deps: Deps = { ...given, admission: given.admission ?? batcher, streams: given.streams ?? streams, logger: given.logger ?? logger };
   const app = new Koa();
-  setPageLinks(app, served.pageLinks?.(deps.config) ?? []);
   app.proxy = deps.config.TRUST_PROXY;
 
   const security = securityHeaders();
@@ -140,7 +135,6 @@ export function createApp(given: Deps, observability: Observability, served: Ser
   operations.get('/healthz', healthz);
   operations.get('/readyz', readyz(deps));
   operations.get('/metrics', metricsHandler(deps, metrics));
-  mountPublic(operations, deps);
   app.use(operations.routes());
   for (const router of served.routers ?? []) app.use(router(deps, cache).routes());
 

@@ -14,7 +14,7 @@ import type { Sql } from '../db/client.ts';
 import { admissionDecision, limitHeaders, presentedBearer, type AdmitRoute, type AdmitRow } from './admission.ts';
 import { COMPRESS_THRESHOLD_BYTES, openHead, setHeaders, writeAnswer, writeNotModified } from './head.ts';
 import type { Deps } from './admission.ts';
-import { publicBase } from './pages.ts';
+import { publicBase } from './base.ts';
 
 /** The groups of served data, one row each in app.data_versions. */
 export type DataGroup = 'market' | 'sentiment' | 'indicators' | 'fx' | 'content' | 'liquidations';

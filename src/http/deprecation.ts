@@ -3,8 +3,8 @@
 // changelog entry that announced it.
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
-import { changelogSection } from './changelog.ts';
-import { publicBase } from './pages.ts';
+import { changelogSection } from '../changelog.ts';
+import { publicBase } from './base.ts';
 import { appendHeader, setHeaders } from './head.ts';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -1,50 +1,11 @@
-// The logos of coins, exchanges and wallets: GET /logos/{kind}/{slug}.svg draws a monogram (letters
-// on a disc in a colour derived from the slug), public and cacheable. Which URL a row's `logo` is
-// (a configured image or this route) is decided in SQL, market.logo_url (sql/functions/170_logos.sql);
-// it answers the route as a root-relative path, made absolute here on the service's public base.
-import type { Context } from 'koa';
-import { strongEtag } from './cache.ts';
-import { ApiError } from './errors.ts';
-import { escapeHtml } from '../html.ts';
-import type { Deps } from './admission.ts';
+// The logos of coins, exchanges and wallets in a response body. Which URL a row's `logo` is (a
+// configured image or the monogram the service draws, src/pages/monogram.ts) is decided in SQL,
+// market.logo_url (sql/functions/170_logos.sql); it answers the monogram as a root-relative path,
+// made absolute here on the service's public base.
 import { JsonRows, stringifyWithJsonRows } from './envelope.ts';
 
-const KINDS = new Set(['coins', 'exchanges', 'wallets']);
-const FILE = /^([a-z0-9]+(?:-[a-z0-9]+)*)\.svg$/;
-/** Names and symbols change rarely; the ETag revalidates after a day. */
-const MAX_AGE = 86_400;
-/** The path prefix market.logo_url gives a generated logo. */
-const LOGO_PATH = '/logos/';
-
-export function monogramSvg(letters: string, title: string, hue: number): string {
-  const size = [...letters].length > 1 ? 26 : 32;
-  // XML escaping: &, <, >, " and ' (as &#39;) are all valid in SVG text and attributes
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" width="64" height="64" role="img">` +
-    `<title>${escapeHtml(title)}</title>` +
-    `<circle cx="32" cy="32" r="32" fill="hsl(${hue} 55% 40%)"/>` +
-    `<text x="32" y="33" fill="#fff" font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif" font-size="${size}" ` +
-    `font-weight="600" text-anchor="middle" dominant-baseline="middle">${escapeHtml(letters)}</text></svg>`;
-}
-
-export function logoRoute({ sql }: Pick<Deps, 'sql'>) {
-  return async (ctx: Context) => {
-    const slug = FILE.exec(ctx.params.file ?? '')?.[1];
-    const kind = ctx.params.kind ?? '';
-    if (!slug || !KINDS.has(kind)) throw ApiError.notFound('logo');
-    const [row] = await sql<{ letters: string; title: string; hue: number }[]>`
-      select letters, title, hue from api.logo_monogram(${kind}, ${slug})`;
-    if (!row) throw ApiError.notFound('logo');
-    const svg = monogramSvg(row.letters, row.title, row.hue);
-    ctx.status = 200;
-    ctx.type = 'image/svg+xml';
-    ctx.set('Cache-Control', `public, max-age=${MAX_AGE}`);
-    ctx.set('ETag', strongEtag(svg));
-    // an <img> on any site may show it (helmet's default would allow the same origin only)
-    ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
-    if (ctx.fresh) ctx.status = 304;
-    else ctx.body = svg;
-  };
-}
+/** The path prefix market.logo_url gives a generated logo, where the monograms are served. */
+export const LOGO_PATH = '/logos/';
 
 /**
  * Every generated logo in a response body (a `logo` holding market.logo_url's root-relative path)

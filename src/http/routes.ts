@@ -12,7 +12,7 @@ import { deprecationHeaders } from './deprecation.ts';
 import { setHeaders, writeAnswer } from './head.ts';
 import { completeEnvelope } from './envelope.ts';
 import { serialiseBody } from './logos.ts';
-import { publicBase } from './pages.ts';
+import { publicBase } from './base.ts';
 import { addErrors, bodyTextErrors, collectingParser, pathTextErrors, queryTextErrors } from './validation.ts';
 
 export { PLANS_BY_SCOPE, type McpPlanName, type PlanName } from '../plans.ts';
@@ -102,6 +102,11 @@ export const defineRoute = <Q extends AnyObject, P extends AnyObject, B extends 
 export const API_PREFIX = '/api/v1';
 /** Where the MCP tool server answers (src/mcp/server.ts), named by the discovery documents and the console too. */
 export const MCP_PATH = '/mcp';
+/**
+ * Where the HTML API reference is served (src/pages/reference.ts; the discovery documents link the
+ * first): a page, though under the prefix, not a Data API answer.
+ */
+export const REFERENCE_PATHS = ['/docs/api', `${API_PREFIX}/docs`] as const;
 
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 

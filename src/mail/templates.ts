@@ -1,8 +1,9 @@
 // The e-mails' words: a subject, a plain-text body and an HTML body per kind, from the data the
 // outbox recorded (app.email_messages.data). Every value is the database's text (decimals as
-// decimal strings, never a float) and is HTML-escaped in the HTML body.
+// decimal strings, never a float) and is HTML-escaped in the HTML body (by the html template); the
+// text body carries it as it is.
 import { alarmHeadline, DIRECTION_WORDS as DIRECTION, METRIC_WORDS as METRIC, type AlarmTriggeredData } from '../alarm-wording.ts';
-import { escapeHtml } from '../html.ts';
+import { type Html, html, joinHtml } from '../html.ts';
 
 export interface RenderedEmail {
   subject: string;
@@ -39,17 +40,16 @@ function facts(rows: [string, string][]) {
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   return {
     text: rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`).join('\n'),
-    html: `<table cellpadding="4" style="border-collapse:collapse">${rows
-      .map(([label, value]) => `<tr><th align="left" style="padding-right:1em">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`)
-      .join('')}</table>`,
+    html: html`<table cellpadding="4" style="border-collapse:collapse">${rows
+      .map(([label, value]) => html`<tr><th align="left" style="padding-right:1em">${label}</th><td>${value}</td></tr>`)}</table>`,
   };
 }
 
-const paragraphs = (parts: string[]) => parts.map((part) => `<p>${part}</p>`).join('\n');
-const link = (url: string, label = url) => `<a href="${escapeHtml(url)}">${escapeHtml(label)}</a>`;
-const htmlDocument = (title: string, body: string) =>
-  `<!doctype html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n` +
-  `<body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1b1f24">\n${body}\n</body></html>\n`;
+const paragraphs = (parts: (Html | string)[]) => joinHtml(parts.map((part) => html`<p>${part}</p>`), '\n');
+const link = (url: string, label = url) => html`<a href="${url}">${label}</a>`;
+const BODY_STYLE = 'font-family:system-ui,sans-serif;line-height:1.5;color:#1b1f24';
+const htmlDocument = (title: string, body: Html) =>
+  html`<!doctype html>\n<html><head><meta charset="utf-8"><title>${title}</title></head>\n<body style="${BODY_STYLE}">\n${body}\n</body></html>\n`.text;
 
 export function alarmTriggeredEmail(data: AlarmTriggeredData, links: MailLinks): RenderedEmail {
   const coin = `${data.coin.name} (${data.coin.symbol})`;
@@ -72,8 +72,8 @@ export function alarmTriggeredEmail(data: AlarmTriggeredData, links: MailLinks):
   return {
     subject,
     text: `${intro}\n\n${table.text}\n\n${after}\n\nManage your alarms (with your API key): ${manage}\nAPI reference: ${docs}\n`,
-    html: htmlDocument(subject, paragraphs([escapeHtml(intro)]) + `\n${table.html}\n` +
-      paragraphs([escapeHtml(after), `Manage your alarms (with your API key): ${link(manage)}<br>API reference: ${link(docs, 'Alarms')}`])),
+    html: htmlDocument(subject, html`${paragraphs([intro])}\n${table.html}\n${
+      paragraphs([after, html`Manage your alarms (with your API key): ${link(manage)}<br>API reference: ${link(docs, 'Alarms')}`])}`),
   };
 }
 
@@ -91,8 +91,8 @@ export function deprecationNoticeEmail(data: DeprecationNoticeData, links: MailL
   return {
     subject,
     text: `${intro}\n\n${table.text}\n\n${meanwhile}\n\nWhat changes and what to use instead: ${changelog}\nVersioning and deprecation policy: ${policy}\n`,
-    html: htmlDocument(subject, paragraphs([escapeHtml(intro)]) + `\n${table.html}\n` +
-      paragraphs([escapeHtml(meanwhile), `What changes and what to use instead: ${link(changelog)}<br>Versioning and deprecation policy: ${link(policy)}`])),
+    html: htmlDocument(subject, html`${paragraphs([intro])}\n${table.html}\n${
+      paragraphs([meanwhile, html`What changes and what to use instead: ${link(changelog)}<br>Versioning and deprecation policy: ${link(policy)}`])}`),
   };
 }
 
@@ -115,6 +115,6 @@ export function consoleLinkEmail(data: ConsoleLinkData, links: MailLinks): Rende
   return {
     subject,
     text: `${intro}\n\n${url}\n\n${after}\n`,
-    html: htmlDocument(subject, paragraphs([escapeHtml(intro), link(url), escapeHtml(after)])),
+    html: htmlDocument(subject, paragraphs([intro, link(url), after])),
   };
 }

@@ -10,7 +10,7 @@ import { ApiError, toApiError } from '../http/errors.ts';
 import type { Deps } from '../http/admission.ts';
 import { jsonSchema } from '../http/openapi.ts';
 import { MCP_PATH } from '../http/routes.ts';
-import { publicBase } from '../http/pages.ts';
+import { publicBase } from '../http/base.ts';
 import { fieldErrors } from '../http/validation.ts';
 import { admitMcp, checkOrigin } from './auth.ts';
 import { outputSchema, runTool, TOOLS } from './tools.ts';

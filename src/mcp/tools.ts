@@ -8,7 +8,7 @@ import { ApiError, perPageOverCap } from '../http/errors.ts';
 import { completeEnvelope } from '../http/envelope.ts';
 import { serialiseBody } from '../http/logos.ts';
 import { responseSchema } from '../http/openapi.ts';
-import { publicBase } from '../http/pages.ts';
+import { publicBase } from '../http/base.ts';
 import { API_PREFIX, routePlan, type Deps, type RouteSpec } from '../http/routes.ts';
 import { collectingParser, queryTextErrors } from '../http/validation.ts';
 import { admitMcp, mcpPlan } from './auth.ts';

@@ -18,7 +18,7 @@ import type { z } from 'zod';
 import type { Deps } from '../http/admission.ts';
 import { admissionDecision } from '../http/admission.ts';
 import { MARKET_CACHE, type CachedRoute, type ResponseCache } from '../http/cache.ts';
-import { publicBase } from '../http/pages.ts';
+import { publicBase } from '../http/base.ts';
 import { keyDigest } from '../keys.ts';
 import { LOCALES, THEMES, WIDGET_NAMES, WIDGET_OPTIONS, type Locale, type Theme, type WidgetName } from '../widget-options.ts';
 import { requestOrigin, WidgetKeys } from './origins.ts';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { z } from 'zod';
-import { CHANGELOG_FILE, parseChangelog } from '../../src/http/changelog.ts';
+import { CHANGELOG_FILE, parseChangelog } from '../../src/changelog.ts';
 import { defineRoute } from '../../src/http/routes.ts';
 import { testApi, useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';

@@ -3,8 +3,8 @@
 // the repository that it does not.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { CHANGELOG_FILE } from '../../src/http/changelog.ts';
-import { DOCUMENTS, servedHref } from '../../src/http/public.ts';
+import { CHANGELOG_FILE } from '../../src/changelog.ts';
+import { DOCUMENTS, servedHref } from '../../src/pages/documents.ts';
 import { useApi } from '../helpers/http.ts';
 
 const handles = useApi(test);

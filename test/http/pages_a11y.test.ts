@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { chromium, type Browser } from 'playwright-core';
-import { DOCUMENTS } from '../../src/http/public.ts';
+import { DOCUMENTS } from '../../src/pages/documents.ts';
 import { browserTest, CHROMIUM, graveViolations } from '../helpers/browser.ts';
 import { useApi } from '../helpers/http.ts';
 

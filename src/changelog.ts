@@ -1,9 +1,8 @@
-// CHANGELOG.md (Keep a Changelog: `## [version] - YYYY-MM-DD`, `### Added` …, `- item` lines)
-// parsed once, served as /changelog (HTML) and /changelog.json, and the anchors deprecations link to.
+// CHANGELOG.md (Keep a Changelog: `## [version] - YYYY-MM-DD`, `### Added` …, `- item` lines) parsed
+// once: the sections /changelog shows (src/pages/changelog.ts), the anchors deprecations link to
+// (src/http/deprecation.ts) and the release date of the discovery documents.
 import { readFileSync } from 'node:fs';
-import type { Context } from 'koa';
-import { escapeHtml } from '../html.ts';
-import { htmlPage, inline, slug } from './pages.ts';
+import { headingId } from './html.ts';
 
 export interface ChangelogVersion {
   version: string;
@@ -14,7 +13,7 @@ export interface ChangelogVersion {
   groups: { name: string; anchor: string; items: string[] }[];
 }
 
-export const CHANGELOG_FILE = new URL('../../CHANGELOG.md', import.meta.url);
+export const CHANGELOG_FILE = new URL('../CHANGELOG.md', import.meta.url);
 
 const VERSION_HEADING = /^## \[([^\]]+)\](?:\s+-\s+(\d{4}-\d{2}-\d{2}))?\s*$/;
 
@@ -26,13 +25,13 @@ export function parseChangelog(markdown: string): ChangelogVersion[] {
     if (line.startsWith('## ')) {
       const match = VERSION_HEADING.exec(line);
       if (!match) throw new Error(`CHANGELOG.md line ${index + 1}: expected "## [version] - YYYY-MM-DD" or "## [Unreleased]"`);
-      versions.push({ version: match[1]!, date: match[2] ?? null, anchor: slug(match[1]!), groups: [] });
+      versions.push({ version: match[1]!, date: match[2] ?? null, anchor: headingId(match[1]!), groups: [] });
       group = undefined;
     } else if (line.startsWith('### ')) {
       const version = versions.at(-1);
       if (!version) throw new Error(`CHANGELOG.md line ${index + 1}: a group before any version`);
       const name = line.slice(4).trim();
-      group = { name, anchor: `${version.anchor}-${slug(name)}`, items: [] };
+      group = { name, anchor: `${version.anchor}-${headingId(name)}`, items: [] };
       version.groups.push(group);
     } else if (/^[-*]\s/.test(line) && group) {
       group.items.push(line.slice(2).trim());
@@ -50,17 +49,3 @@ export const changelog = () => (cached ??= parseChangelog(readFileSync(CHANGELOG
 /** The version section an anchor (a version's or a group's) belongs to, if any. */
 export const changelogSection = (anchor: string) =>
   changelog().find((version) => version.anchor === anchor || version.groups.some((group) => group.anchor === anchor));
-
-export async function changelogJson(ctx: Context) {
-  ctx.body = { data: changelog(), meta: { format: 'https://keepachangelog.com/en/1.1.0/', newest_first: true } };
-}
-
-export async function changelogHtml(ctx: Context) {
-  const sections = changelog().map((version) => {
-    const title = version.date ? `${version.version} — ${version.date}` : version.version;
-    const groups = version.groups.map((group) =>
-      `<h3 id="${escapeHtml(group.anchor)}">${escapeHtml(group.name)}</h3>\n<ul>${group.items.map((item) => `<li>${inline(item)}</li>`).join('\n')}</ul>`);
-    return `<section><h2 id="${escapeHtml(version.anchor)}">${escapeHtml(title)}</h2>\n${groups.join('\n')}</section>`;
-  });
-  htmlPage(ctx, 'Changelog', `<h1>Changelog</h1>\n<p>Newest first; also as <a href="/changelog.json">JSON</a>. Deprecations follow the <a href="/versioning">versioning policy</a>.</p>\n${sections.join('\n')}`);
-}

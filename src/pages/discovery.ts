@@ -4,10 +4,9 @@
 import type { Context } from 'koa';
 import { VERSION } from '../version.ts';
 import type { Config } from '../config.ts';
-import { changelog } from './changelog.ts';
-import { API_PREFIX, MCP_PATH } from './routes.ts';
-import { publicBase } from './pages.ts';
-import { REFERENCE_PATHS } from './reference.ts';
+import { changelog } from '../changelog.ts';
+import { API_PREFIX, MCP_PATH, REFERENCE_PATHS } from '../http/routes.ts';
+import { publicBase } from '../http/base.ts';
 
 const DESCRIPTION = 'Self-hostable crypto market data: coins, prices, OHLCV history, exchanges, markets, indicators, sentiment, conversions, webhooks and alarms.';
 // the MCP server and its card are served by src/mcp/

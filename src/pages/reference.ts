@@ -4,12 +4,11 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Context } from 'koa';
-import { strongEtag } from './cache.ts';
-import { escapeHtml } from '../html.ts';
-import { API_PREFIX } from './routes.ts';
+import { strongEtag } from '../http/cache.ts';
+import { html } from '../html.ts';
+import { API_PREFIX } from '../http/routes.ts';
 
-/** Where the page is served; the first is the one the discovery documents link. */
-export const REFERENCE_PATHS = ['/docs/api', `${API_PREFIX}/docs`] as const;
+/** Redoc's bundle, beside the page (which is served at REFERENCE_PATHS, src/http/routes.ts). */
 export const REFERENCE_SCRIPT_PATH = '/docs/api/redoc.standalone.js';
 const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
 
@@ -40,13 +39,13 @@ const CSP = [
 
 // Redoc's <redoc> element is initialised by the bundle itself from its attributes (no inline script):
 // the options are kebab-case attributes. The script comes after the element it looks up.
-const PAGE = `<!doctype html>
+const PAGE = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>API reference · market-data-api</title></head>
-<body><redoc spec-url="${escapeHtml(OPENAPI_PATH)}" native-scrollbars="true" path-in-middle-panel="true"></redoc>
-<script src="${escapeHtml(REFERENCE_SCRIPT_PATH)}"></script>
+<body><redoc spec-url="${OPENAPI_PATH}" native-scrollbars="true" path-in-middle-panel="true"></redoc>
+<script src="${REFERENCE_SCRIPT_PATH}"></script>
 </body></html>
-`;
+`.text;
 
 /** The reference page: its own CSP (stricter in what it loads than helmet's default, which it replaces). */
 export async function referencePage(ctx: Context) {

@@ -6,10 +6,10 @@ import type { Context } from 'koa';
 import { VERSION } from '../version.ts';
 import { emailConfigured, workerStaleAfterMs } from '../config.ts';
 import { migrationFiles } from '../db/migrate.ts';
-import { askDatabase, lastKnown } from './health.ts';
-import { escapeHtml } from '../html.ts';
-import { htmlPage, refreshControl } from './pages.ts';
-import type { Deps } from './admission.ts';
+import { askDatabase, lastKnown } from '../http/health.ts';
+import { type Html, html, joinHtml } from '../html.ts';
+import { refreshControl, type WritePage } from './shell.ts';
+import type { Deps } from '../http/admission.ts';
 
 /** busy: it answers, slowly (the database behind a long statement); never an outage while it answers */
 export type ComponentState = 'operational' | 'busy' | 'degraded' | 'outage';
@@ -90,28 +90,26 @@ const figureText = (value: unknown): string => {
  * The report as markup, escaped: the overall state, when it was checked (and `extra`: links beside
  * it) and the components' table. The /status page and the console's operator status page show it.
  */
-export function statusMarkup(report: StatusReport, extra = ''): string {
+export function statusMarkup(report: StatusReport, extra?: Html): Html {
   const rows = report.components.map((component) => {
-    const figures = Object.entries(component.figures)
-      .map(([name, value]) => `${escapeHtml(name.replace(/_/g, ' '))}: ${escapeHtml(figureText(value))}`)
-      .join('<br>');
-    return `<tr data-component="${escapeHtml(component.id)}"><th scope="row">${escapeHtml(component.name)}</th>` +
-      `<td class="${component.state}" data-state="${component.state}">${LABEL[component.state]}</td><td>${figures}</td></tr>`;
+    const figures = Object.entries(component.figures).map(([name, value]) => html`${name.replace(/_/g, ' ')}: ${figureText(value)}`);
+    const state = html`<td class="${component.state}" data-state="${component.state}">${LABEL[component.state]}</td>`;
+    return html`<tr data-component="${component.id}"><th scope="row">${component.name}</th>${state}<td>${joinHtml(figures, html`<br>`)}</td></tr>`;
   });
-  return `<p id="overall" class="${report.status}" data-state="${report.status}"><strong>${HEADLINE[report.status]}</strong></p>
-<p>Version ${escapeHtml(report.version)} · checked ${escapeHtml(report.checked_at)}${extra}</p>
+  return html`<p id="overall" class="${report.status}" data-state="${report.status}"><strong>${HEADLINE[report.status]}</strong></p>
+<p>Version ${report.version} · checked ${report.checked_at}${extra}</p>
 <table class="components"><thead><tr><th>Component</th><th>State</th><th>Figures</th></tr></thead>
 <tbody>
-${rows.join('\n')}
+${joinHtml(rows, '\n')}
 </tbody></table>`;
 }
 
-export function statusPage(deps: Deps) {
+export function statusPage(deps: Deps, page: WritePage) {
   return async (ctx: Context) => {
     ctx.set('Cache-Control', 'no-store');
     const report = await statusReport(deps);
-    htmlPage(ctx, 'Status', `<h1>Status</h1>
-${statusMarkup(report, ` · ${refreshControl(REFRESH_SECONDS)} ·
+    page(ctx, 'Status', html`<h1>Status</h1>
+${statusMarkup(report, html` · ${refreshControl(REFRESH_SECONDS)} ·
 <a href="/status.json">JSON</a> · <a href="/docs/status">thresholds</a>`)}`, { refreshSeconds: REFRESH_SECONDS });
   };
 }
