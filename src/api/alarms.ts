@@ -31,7 +31,7 @@ const Alarm = resource('Alarm', z.object({
 }), 'A TARGET alarm of the key owner.');
 const balanceMeta = z.object({ balance: int('Alarms left in the owner\'s inventory.') });
 
-/** The body POSTed to a webhook endpoint for an alarm.triggered event (app.begin_webhook_attempt). */
+/** The body POSTed to a webhook endpoint for an alarm.triggered event (app.webhook_outbox_message). */
 export const AlarmTriggeredEvent = resource('AlarmTriggeredEvent', z.object({
   id: z.uuid().describe('The event id: the idempotency key across retries.'),
   type: z.literal('alarm.triggered'),
