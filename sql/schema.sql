@@ -3334,98 +3334,36 @@ function app.begin_coin_bar_backfill(p_source text, p_start timestamp with time 
   |   return v_id;
   | end;
 
-function app.begin_email_attempt(p_message_id uuid) returns TABLE(attempt_id bigint, attempt integer, recipient text, kind text, data jsonb, created_at timestamp with time zone) language plpgsql volatile
-  -- Opens the next SMTP attempt of a pending e-mail and returns what to send (recipient, kind, data, created_at); no row when there is nothing to send. Closes an attempt a dead worker left open as interrupted.
-  | #variable_conflict use_column
+function app.begin_outbox_attempt(p_channel text, p_message_id text) returns TABLE(attempt_id bigint, attempt integer, message jsonb) language plpgsql volatile
+  -- Claims the next attempt of a pending outbox message of p_channel (webhook: a delivery id; email, push: a message id): opens it (the worker commits before sending) and returns its id, its number and what to send (the channel's message hook; for a webhook it holds the endpoint secret). No row when there is nothing to send: settled or gone, or settled here because it can no longer be sent (webhook endpoint disabled: skipped; browser unsubscribed: gone). Closes an attempt a dead worker left open as interrupted.
   | declare
-  |   v_message app.email_messages;
+  |   c record;
+  |   v_status text;
+  |   v_settle_as text;
+  |   v_error text;
   | begin
-  |   select * into v_message from app.email_messages m where m.id = p_message_id for update;
+  |   select * into c from app.outbox_channel(p_channel);
+  |   execute format('select status from %s where id = $1::%s for update', c.messages, c.id_type) into v_status using p_message_id;
   |   -- already settled (a duplicate job) or gone: nothing to send
-  |   if not found or v_message.status <> 'pending' then
+  |   if v_status is distinct from 'pending' then
   |     return;
   |   end if;
-  |   -- An attempt still open here belongs to a worker that died mid-send (its job lock expired and
-  |   -- the job came back): the server may or may not have accepted it; send it again with the same
-  |   -- Message-ID, by which mail stores de-duplicate.
-  |   update app.email_attempts a set finished_at = now(), outcome = 'interrupted',
-  |     response = 'the worker stopped before recording the outcome; sent again'
-  |   where a.message_id = p_message_id and a.finished_at is null;
-  |   update app.email_messages m set attempts = m.attempts + 1 where m.id = p_message_id
-  |   returning m.attempts into attempt;
-  |   insert into app.email_attempts (message_id) values (p_message_id) returning id into attempt_id;
-  |   recipient := v_message.recipient;
-  |   kind := v_message.kind;
-  |   data := v_message.data;
-  |   created_at := v_message.created_at;
-  |   return next;
-  | end;
-
-function app.begin_push_attempt(p_message_id uuid) returns TABLE(attempt_id bigint, attempt integer, endpoint text, p256dh text, auth text, kind text, data jsonb, created_at timestamp with time zone) language plpgsql volatile
-  -- Opens the next attempt of a pending push and returns what to send (endpoint, the browser's keys, kind, data); no row when there is nothing to send (settled, or the subscription is gone: settled as gone). Closes an attempt a dead worker left open as interrupted.
-  | #variable_conflict use_column
-  | declare
-  |   v_message app.push_messages;
-  |   v_subscription app.push_subscriptions;
-  | begin
-  |   select * into v_message from app.push_messages m where m.id = p_message_id for update;
-  |   -- already settled (a duplicate job) or gone: nothing to send
-  |   if not found or v_message.status <> 'pending' then
+  |   -- what the channel sends, or why it can no longer be sent (webhook endpoint disabled, browser unsubscribed)
+  |   execute format('select * from %s($1::%s)', c.message_hook, c.id_type) into message, v_settle_as, v_error using p_message_id;
+  |   if v_settle_as is not null then
+  |     execute format('update %s set error = $2 where id = $1::%s', c.messages, c.id_type) using p_message_id, v_error;
+  |     perform app.settle_outbox_message(p_channel, p_message_id, v_settle_as);
   |     return;
   |   end if;
-  |   select * into v_subscription from app.push_subscriptions s where s.id = v_message.subscription_id;
-  |   if not found then
-  |     update app.push_messages m set status = 'gone', error = 'the browser was unsubscribed before delivery', settled_at = now()
-  |     where m.id = p_message_id;
-  |     return;
-  |   end if;
-  |   -- An attempt still open here belongs to a worker that died mid-request: the push service may
-  |   -- or may not have the message; send it again (a duplicate notification at worst).
-  |   update app.push_attempts a set finished_at = now(), outcome = 'interrupted',
-  |     error = 'the worker stopped before recording the outcome; sent again'
-  |   where a.message_id = p_message_id and a.finished_at is null;
-  |   update app.push_messages m set attempts = m.attempts + 1 where m.id = p_message_id
-  |   returning m.attempts into attempt;
-  |   insert into app.push_attempts (message_id) values (p_message_id) returning id into attempt_id;
-  |   endpoint := v_subscription.endpoint;
-  |   p256dh := v_subscription.p256dh;
-  |   auth := v_subscription.auth;
-  |   kind := v_message.kind;
-  |   data := v_message.data;
-  |   created_at := v_message.created_at;
-  |   return next;
-  | end;
-
-function app.begin_webhook_attempt(p_delivery_id bigint) returns TABLE(attempt_id bigint, attempt integer, url text, secret text, event text, event_id uuid, body text) language plpgsql volatile
-  -- Opens the next HTTP attempt of a pending delivery and returns what to POST (url, secret, event, event id, raw body); no row when there is nothing to send (delivery settled or gone; endpoint disabled: the delivery is skipped). Closes an attempt a dead worker left open as interrupted.
-  | declare
-  |   v_delivery app.webhook_deliveries;
-  |   v_endpoint app.webhook_endpoints;
-  | begin
-  |   select * into v_delivery from app.webhook_deliveries d where d.id = p_delivery_id for update;
-  |   -- deleted with its endpoint, or already settled (a duplicate job): nothing to do
-  |   if not found or v_delivery.status <> 'pending' then
-  |     return;
-  |   end if;
-  |   select * into v_endpoint from app.webhook_endpoints e where e.id = v_delivery.endpoint_id;
-  |   if v_endpoint.status = 'disabled' then
-  |     update app.webhook_deliveries d set status = 'skipped', error = 'endpoint disabled before delivery'
-  |     where d.id = p_delivery_id;
-  |     return;
-  |   end if;
-  |   -- An attempt still open here belongs to a worker that died mid-POST (its job lock expired and
-  |   -- the job came back): the receiver may or may not have the event; send it again.
-  |   update app.webhook_attempts a set finished_at = now(), outcome = 'interrupted',
-  |     error = 'the worker stopped before recording the outcome; redelivered'
-  |   where a.delivery_id = p_delivery_id and a.finished_at is null;
-  |   update app.webhook_deliveries d set attempts = d.attempts + 1 where d.id = p_delivery_id
-  |   returning d.attempts into attempt;
-  |   insert into app.webhook_attempts (delivery_id) values (p_delivery_id) returning id into attempt_id;
-  |   select v_endpoint.url, v_endpoint.secret, v.event, v.id,
-  |     -- the raw body, the same bytes on every attempt; the signature covers it
-  |     jsonb_build_object('id', v.id, 'type', v.event, 'created_at', market.iso_time(v.created_at), 'test', v.test, 'data', v.data)::text
-  |   into url, secret, event, event_id, body
-  |   from app.webhook_events v where v.id = v_delivery.event_id;
+  |   -- An attempt still open here belongs to a worker that died mid-send (its job lock was released
+  |   -- and the job came back): the receiver may or may not have it; send it again, with the same id.
+  |   execute format('update %s set finished_at = now(), outcome = ''interrupted'', %I = $2 where %I = $1::%s and finished_at is null',
+  |     c.attempts, c.detail_column, c.message_column, c.id_type)
+  |   using p_message_id, 'the worker stopped before recording the outcome; sent again';
+  |   execute format('update %s set attempts = attempts + 1 where id = $1::%s returning attempts', c.messages, c.id_type)
+  |   into attempt using p_message_id;
+  |   execute format('insert into %s (%I) values ($1::%s) returning id', c.attempts, c.message_column, c.id_type)
+  |   into attempt_id using p_message_id;
   |   return next;
   | end;
 
@@ -4081,6 +4019,11 @@ function app.due_timescaledb_jobs(p_neglected_only boolean) returns TABLE(job_id
   |     and (not p_neglected_only or j.job_id in (select n.job_id from app.neglected_timescaledb_jobs() n))
   |   order by j.job_id;
 
+function app.email_outbox_message(p_message_id uuid) returns TABLE(message jsonb, settle_as text, error text) language sql stable
+  -- What one SMTP attempt of an e-mail sends (id: the Message-ID's local part, recipient, kind, data, created_at: the Date header, the same on every attempt). Called by app.begin_outbox_attempt.
+  |   select jsonb_build_object('id', m.id, 'recipient', m.recipient, 'kind', m.kind, 'data', m.data, 'created_at', m.created_at), null::text, null::text
+  |   from app.email_messages m where m.id = p_message_id
+
 function app.enable_webhook_endpoint(p_owner text, p_id bigint) returns jsonb language plpgsql volatile
   -- Re-enables an endpoint (idempotent): status delivering, consecutive_failures 0. Events raised while it was disabled are not sent.
   | declare
@@ -4186,137 +4129,48 @@ function app.evaluate_alarms() returns TABLE(triggered integer, deliveries integ
   |   on conflict (coin_id) do update set through = greatest(m.through, excluded.through);
   | end;
 
-function app.finish_email_attempt(p_attempt_id bigint, p_outcome text, p_smtp_code integer, p_response text, p_duration_ms integer, p_retry_base_ms integer) returns text language plpgsql volatile
-  -- Closes an SMTP attempt: delivered (250) or bounced (permanent 5xx) settle the message; deferred (temporary) queues a retry after p_retry_base_ms x 5^(n-1) for deferred attempt n < 4 (app.outbox_retry_at), and the 4th fails the message; drops the owner's e-mails settled longer ago than app.outbox_retention(). Returns delivered | bounced | retry | failed | stale.
+function app.finish_outbox_attempt(p_channel text, p_attempt_id bigint, p_outcome text, p_code integer, p_detail text, p_duration_ms integer, p_retry_base_ms integer, p_response_excerpt text) returns text language plpgsql volatile
+  -- Records how an attempt of p_channel ended (p_outcome as the channel's sender sorted it; the reply code, the error or reply text and, for webhooks, the start of the answer, each kept to 1 000 characters) and moves its message on: the channel's retried outcome (webhook, push: failed; email: deferred) queues a retry after p_retry_base_ms x 5^(n-1) for failed attempt n < 4 (app.outbox_retry_at) and the 4th fails the message; any other outcome settles it (app.outbox_channel: statuses). Drops the endpoint's or owner's messages older than app.outbox_retention(). Returns the status settled, retry, disabled (a webhook endpoint's 10th failed delivery) or stale.
   | declare
-  |   v_attempt app.email_attempts;
-  |   v_deferred int;
-  |   v_owner text;
-  | begin
-  |   if p_outcome not in ('delivered', 'deferred', 'bounced') then
-  |     raise exception 'Unknown e-mail outcome %.', p_outcome;
-  |   end if;
-  |   update app.email_attempts a set finished_at = now(), outcome = p_outcome, smtp_code = p_smtp_code,
-  |     response = left(p_response, 1000), duration_ms = p_duration_ms
-  |   where a.id = p_attempt_id and a.finished_at is null
-  |   returning * into v_attempt;
-  |   -- already closed as interrupted by a later run of the job: that run owns the message now
-  |   if not found then
-  |     return 'stale';
-  |   end if;
-  |   select m.owner into v_owner from app.email_messages m where m.id = v_attempt.message_id for update;
-  |   -- pruned where e-mails are settled, per owner, rather than by a job of its own
-  |   delete from app.email_messages m where m.owner = v_owner and m.settled_at < now() - app.outbox_retention();
-  |   if p_outcome in ('delivered', 'bounced') then
-  |     update app.email_messages m set status = p_outcome, smtp_code = p_smtp_code,
-  |       error = case when p_outcome = 'bounced' then v_attempt.response end, settled_at = now()
-  |     where m.id = v_attempt.message_id;
-  |     return p_outcome;
-  |   end if;
-  |
-  |   -- Interrupted attempts do not use up a retry: only deferred ones count.
-  |   select count(*) into v_deferred from app.email_attempts a where a.message_id = v_attempt.message_id and a.outcome = 'deferred';
-  |   update app.email_messages m set smtp_code = p_smtp_code, error = v_attempt.response where m.id = v_attempt.message_id;
-  |   if app.outbox_retry_at(v_deferred, p_retry_base_ms) is not null then
-  |     perform app.queue_email_job(v_attempt.message_id, app.outbox_retry_at(v_deferred, p_retry_base_ms));
-  |     return 'retry';
-  |   end if;
-  |   update app.email_messages m set status = 'failed', settled_at = now() where m.id = v_attempt.message_id;
-  |   return 'failed';
-  | end;
-
-function app.finish_push_attempt(p_attempt_id bigint, p_response_status integer, p_error text, p_duration_ms integer, p_retry_base_ms integer) returns text language plpgsql volatile
-  -- Closes a push attempt: 2xx settles it delivered (the subscription's last_success_at); 404/410 settles it gone and removes the subscription; 5xx, 429, a time-out or connection error (p_error) queues a retry after p_retry_base_ms x 5^(n-1) for failed attempt n < 4 (app.outbox_retry_at), the 4th fails it; another 4xx fails it at once. Drops the owner's pushes settled longer ago than app.outbox_retention(). Returns delivered | gone | retry | failed | stale.
-  | declare
-  |   v_outcome text := case
-  |     when p_error is null and p_response_status between 200 and 299 then 'delivered'
-  |     when p_response_status in (404, 410) then 'gone'
-  |     when p_response_status between 400 and 499 and p_response_status <> 429 then 'refused'
-  |     else 'failed' end;
-  |   v_attempt app.push_attempts;
-  |   v_message app.push_messages;
+  |   c record;
+  |   v_message_id text;
+  |   v_retries_from timestamptz;
   |   v_failed int;
   | begin
-  |   update app.push_attempts a set finished_at = now(), outcome = v_outcome, response_status = p_response_status,
-  |     error = left(coalesce(p_error, case when v_outcome <> 'delivered' then 'HTTP ' || p_response_status end), 1000), duration_ms = p_duration_ms
-  |   where a.id = p_attempt_id and a.finished_at is null
-  |   returning * into v_attempt;
+  |   select * into c from app.outbox_channel(p_channel);
+  |   if p_outcome is null or not c.statuses ? p_outcome then
+  |     raise exception 'Unknown % outcome %.', p_channel, p_outcome;
+  |   end if;
+  |   execute format('update %s set finished_at = now(), outcome = $2, %I = $3, %I = left($4, 1000), duration_ms = $5%s
+  |       where id = $1 and finished_at is null returning %I::text',
+  |     c.attempts, c.code_column, c.detail_column,
+  |     case when c.excerpt_column is not null then format(', %I = left($6, 1000)', c.excerpt_column) else '' end, c.message_column)
+  |   into v_message_id using p_attempt_id, p_outcome, p_code, p_detail, p_duration_ms, p_response_excerpt;
   |   -- already closed as interrupted by a later run of the job: that run owns the message now
-  |   if not found then
+  |   if v_message_id is null then
   |     return 'stale';
   |   end if;
-  |   select * into v_message from app.push_messages m where m.id = v_attempt.message_id for update;
-  |   -- pruned where pushes are settled, per owner, rather than by a job of its own
-  |   delete from app.push_messages m where m.owner = v_message.owner and m.settled_at < now() - app.outbox_retention();
-  |   update app.push_messages m set response_status = p_response_status, error = v_attempt.error where m.id = v_message.id;
-  |   if v_outcome = 'delivered' then
-  |     update app.push_messages m set status = 'delivered', error = null, settled_at = now() where m.id = v_message.id;
-  |     update app.push_subscriptions s set last_success_at = now() where s.id = v_message.subscription_id;
-  |     return 'delivered';
-  |   end if;
-  |   if v_outcome = 'gone' then
-  |     -- the push service no longer knows this browser (unsubscribed, expired): stop pushing to it
-  |     update app.push_messages m set status = 'gone', settled_at = now() where m.id = v_message.id;
-  |     delete from app.push_subscriptions s where s.id = v_message.subscription_id;
-  |     return 'gone';
-  |   end if;
-  |   if v_outcome = 'failed' then
-  |     -- Interrupted attempts do not use up a retry: only failed ones count.
-  |     select count(*) into v_failed from app.push_attempts a where a.message_id = v_message.id and a.outcome = 'failed';
+  |   execute format('select %s from %s where id = $1::%s for update',
+  |     coalesce(quote_ident(c.retries_from), 'null::timestamptz'), c.messages, c.id_type)
+  |   into v_retries_from using v_message_id;
+  |   -- pruned where messages are recorded, per endpoint or owner, rather than by a job of its own
+  |   execute format('delete from %1$s where %2$I = (select %2$I from %1$s where id = $1::%4$s) and id <> $1::%4$s and %3$I < now() - app.outbox_retention()',
+  |     c.messages, c.retention_scope, c.retention_age, c.id_type)
+  |   using v_message_id;
+  |   execute format('update %s set %I = $2, error = $3 where id = $1::%s', c.messages, c.code_column, c.id_type)
+  |   using v_message_id, p_code, case when p_outcome <> c.delivered then left(p_detail, 1000) end;
+  |
+  |   if p_outcome = c.retried then
+  |     -- Interrupted attempts do not use up a retry: only failed ones count (since a redelivery, if any).
+  |     execute format('select count(*) from %s where %I = $1::%s and outcome = $2 and started_at >= coalesce($3, ''-infinity'')',
+  |       c.attempts, c.message_column, c.id_type)
+  |     into v_failed using v_message_id, c.retried, v_retries_from;
   |     if app.outbox_retry_at(v_failed, p_retry_base_ms) is not null then
-  |       perform app.queue_push_job(v_message.id, app.outbox_retry_at(v_failed, p_retry_base_ms));
+  |       execute format('select %s($1::%s, $2)', c.queue_job, c.id_type) using v_message_id, app.outbox_retry_at(v_failed, p_retry_base_ms);
   |       return 'retry';
   |     end if;
   |   end if;
-  |   update app.push_messages m set status = 'failed', settled_at = now() where m.id = v_message.id;
-  |   return 'failed';
-  | end;
-
-function app.finish_webhook_attempt(p_attempt_id bigint, p_response_status integer, p_duration_ms integer, p_error text, p_retry_base_ms integer, p_response_excerpt text) returns text language plpgsql volatile
-  -- Closes an attempt (keeping at most 1 000 characters of p_response_excerpt, the start of the receiver's answer): 2xx and no error is a success (delivery succeeded, endpoint count reset); otherwise a retry is queued after p_retry_base_ms x 5^(n-1) for failed attempt n < 4 (counted since the last redelivery), and the 4th failure fails the delivery, counting one consecutive failure (10 disable the endpoint). Returns succeeded | retry | failed | disabled | stale.
-  | declare
-  |   v_ok boolean := p_error is null and p_response_status between 200 and 299;
-  |   v_attempt app.webhook_attempts;
-  |   v_delivery app.webhook_deliveries;
-  |   v_failed int;
-  |   v_failures int;
-  | begin
-  |   update app.webhook_attempts a set finished_at = now(), outcome = case when v_ok then 'succeeded' else 'failed' end,
-  |     response_status = p_response_status, duration_ms = p_duration_ms, response_excerpt = left(p_response_excerpt, 1000),
-  |     error = coalesce(p_error, case when not v_ok then 'HTTP ' || p_response_status end)
-  |   where a.id = p_attempt_id and a.finished_at is null
-  |   returning * into v_attempt;
-  |   -- already closed as interrupted by a later run of the job: that run owns the delivery now
-  |   if not found then
-  |     return 'stale';
-  |   end if;
-  |   select * into v_delivery from app.webhook_deliveries d where d.id = v_attempt.delivery_id for update;
-  |   if v_ok then
-  |     update app.webhook_deliveries d set status = 'succeeded', response_status = p_response_status, error = null, delivered_at = now()
-  |     where d.id = v_delivery.id;
-  |     update app.webhook_endpoints e set consecutive_failures = 0 where e.id = v_delivery.endpoint_id and e.consecutive_failures <> 0;
-  |     perform app.prune_webhook_deliveries(v_delivery.endpoint_id);
-  |     return 'succeeded';
-  |   end if;
-  |
-  |   -- Interrupted attempts do not use up a retry: only attempts with an outcome count, and only since
-  |   -- the delivery was last redelivered (a redelivery gets retries of its own).
-  |   select count(*) into v_failed from app.webhook_attempts a
-  |   where a.delivery_id = v_delivery.id and a.outcome = 'failed' and a.started_at >= coalesce(v_delivery.redelivered_at, '-infinity');
-  |   update app.webhook_deliveries d set response_status = p_response_status, error = v_attempt.error where d.id = v_delivery.id;
-  |   if app.outbox_retry_at(v_failed, p_retry_base_ms) is not null then
-  |     perform app.queue_webhook_job(v_delivery.id, app.outbox_retry_at(v_failed, p_retry_base_ms));
-  |     return 'retry';
-  |   end if;
-  |
-  |   update app.webhook_deliveries d set status = 'failed' where d.id = v_delivery.id;
-  |   update app.webhook_endpoints e set consecutive_failures = e.consecutive_failures + 1,
-  |     status = case when e.consecutive_failures + 1 >= 10 then 'disabled' else e.status end,
-  |     disabled_at = case when e.consecutive_failures + 1 >= 10 then coalesce(e.disabled_at, now()) else e.disabled_at end
-  |   where e.id = v_delivery.endpoint_id
-  |   returning e.consecutive_failures into v_failures;
-  |   perform app.prune_webhook_deliveries(v_delivery.endpoint_id);
-  |   return case when v_failures >= 10 then 'disabled' else 'failed' end;
+  |   return app.settle_outbox_message(p_channel, v_message_id, c.statuses ->> p_outcome);
   | end;
 
 function app.get_alarm(p_owner text, p_id bigint) returns jsonb language sql stable
@@ -4471,8 +4325,34 @@ function app.new_webhook_secret() returns text language sql volatile
   |   -- two v4 uuids: 244 random bits from the server's strong random source
   |   select 'whsec_' || replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')
 
+function app.outbox_channel(p_channel text) returns TABLE(messages text, attempts text, message_column text, id_type text, queue_job text, delivered text, retried text, statuses jsonb, code_column text, detail_column text, excerpt_column text, retries_from text, settled_column text, retention_scope text, retention_age text, message_hook text, settled_hook text) language plpgsql immutable
+  -- The tables, columns, outcomes and hooks of one outbox channel (webhook | email | push) that app.begin_outbox_attempt and app.finish_outbox_attempt work through; an unknown channel raises.
+  | begin
+  |   return query select c.messages, c.attempts, c.message_column, c.id_type, c.queue_job, c.delivered, c.retried, c.statuses, c.code_column, c.detail_column,
+  |     c.excerpt_column, c.retries_from, c.settled_column, c.retention_scope, c.retention_age, c.message_hook, c.settled_hook
+  |   from (values
+  |     ('webhook', 'app.webhook_deliveries', 'app.webhook_attempts', 'delivery_id', 'bigint', 'app.queue_webhook_job',
+  |       'succeeded', 'failed', '{"succeeded": "succeeded", "failed": "failed"}'::jsonb,
+  |       'response_status', 'error', 'response_excerpt', 'redelivered_at', null, 'endpoint_id', 'created_at',
+  |       'app.webhook_outbox_message', 'app.webhook_outbox_settled'),
+  |     ('email', 'app.email_messages', 'app.email_attempts', 'message_id', 'uuid', 'app.queue_email_job',
+  |       'delivered', 'deferred', '{"delivered": "delivered", "bounced": "bounced", "deferred": "failed"}',
+  |       'smtp_code', 'response', null, null, 'settled_at', 'owner', 'settled_at',
+  |       'app.email_outbox_message', null),
+  |     ('push', 'app.push_messages', 'app.push_attempts', 'message_id', 'uuid', 'app.queue_push_job',
+  |       'delivered', 'failed', '{"delivered": "delivered", "gone": "gone", "refused": "failed", "failed": "failed"}',
+  |       'response_status', 'error', null, null, 'settled_at', 'owner', 'settled_at',
+  |       'app.push_outbox_message', 'app.push_outbox_settled')
+  |   ) as c (channel, messages, attempts, message_column, id_type, queue_job, delivered, retried, statuses, code_column, detail_column,
+  |     excerpt_column, retries_from, settled_column, retention_scope, retention_age, message_hook, settled_hook)
+  |   where c.channel = p_channel;
+  |   if not found then
+  |     raise exception 'Unknown outbox channel %.', p_channel;
+  |   end if;
+  | end;
+
 function app.outbox_retention() returns interval language sql immutable
-  -- How long the outboxes keep a send on record: webhook deliveries and their events (app.prune_webhook_deliveries; meta.retention of the delivery log) and settled e-mails (app.finish_email_attempt).
+  -- How long the outboxes keep a send on record (app.finish_outbox_attempt prunes): webhook deliveries from their creation (and events left without one; meta.retention of the delivery log), e-mails and pushes from their settling.
   |  select interval '30 days'
 
 function app.outbox_retry_at(p_failures integer, p_retry_base_ms integer) returns timestamp with time zone language sql stable
@@ -4521,15 +4401,28 @@ function app.prune_counters() returns void language sql volatile
   |   delete from app.auth_failures where window_start < now() - interval '1 hour';
   |   delete from app.usage_daily where day < (now() at time zone 'utc')::date - 400;
 
-function app.prune_webhook_deliveries(p_endpoint_id bigint) returns void language sql volatile
-  |   delete from app.webhook_deliveries where endpoint_id = p_endpoint_id and created_at < now() - app.outbox_retention();
-  |   delete from app.webhook_events v
-  |   where v.created_at < now() - app.outbox_retention()
-  |     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
-
 function app.push_max_subscriptions() returns integer language sql immutable
   -- The most browsers one account may subscribe to its alarm notifications.
   |  select 20
+
+function app.push_outbox_message(p_message_id uuid) returns TABLE(message jsonb, settle_as text, error text) language sql stable
+  -- What one request of a push sends (the browser's endpoint and keys, kind, data), or, when the browser was unsubscribed meanwhile, that it settles as gone. Called by app.begin_outbox_attempt.
+  |   select
+  |     case when s.id is not null then jsonb_build_object('endpoint', s.endpoint, 'p256dh', s.p256dh, 'auth', s.auth, 'kind', m.kind, 'data', m.data) end,
+  |     case when s.id is null then 'gone' end,
+  |     case when s.id is null then 'the browser was unsubscribed before delivery' end
+  |   from app.push_messages m
+  |   left join app.push_subscriptions s on s.id = m.subscription_id
+  |   where m.id = p_message_id
+
+function app.push_outbox_settled(p_message_id uuid, p_status text) returns text language sql volatile
+  -- What settling a push means to its browser: delivered stamps the subscription's last_success_at; gone removes the subscription (its other pending pushes settle as gone). Called by app.settle_outbox_message.
+  |   update app.push_subscriptions s set last_success_at = now()
+  |   from app.push_messages m where m.id = p_message_id and s.id = m.subscription_id and p_status = 'delivered';
+  |   -- unsubscribed or expired at the push service (404/410)
+  |   delete from app.push_subscriptions s
+  |   using app.push_messages m where m.id = p_message_id and s.id = m.subscription_id and p_status = 'gone';
+  |   select null::text;
 
 function app.push_subscribe(p_owner text, p_endpoint text, p_p256dh text, p_auth text, p_user_agent text) returns bigint language plpgsql volatile
   -- Stores a browser's push subscription for p_owner (endpoint URL, p256dh and auth as base64url, a user-agent label) or renews the keys of the same endpoint; returns its id. A malformed value MD422 (COLUMN names it); more than app.push_max_subscriptions() browsers MD422 on endpoint.
@@ -4642,7 +4535,7 @@ function app.queue_email_job(p_message_id uuid, p_run_at timestamp with time zon
   |  select app.queue_outbox_job('send_email', json_build_object('message_id', p_message_id), p_run_at)
 
 function app.queue_outbox_job(p_task text, p_payload json, p_run_at timestamp with time zone) returns void language sql volatile
-  -- Queues the graphile-worker job of an outbox send (deliver_webhook, send_email) in the caller's transaction, at p_run_at (null: now).
+  -- Queues the graphile-worker job of an outbox send (deliver_webhook, send_email, deliver_push) in the caller's transaction, at p_run_at (null: now).
   |   -- max_attempts only covers a task that throws (database unreachable): a failed send is retried
   |   -- by its outbox with app.outbox_retry_at, not by graphile-worker.
   |   select null from graphile_worker.add_job(p_task, p_payload, run_at => p_run_at, max_attempts => 5)
@@ -4872,6 +4765,22 @@ function app.set_coin_bar_retention(p_scheduled boolean) returns integer languag
   |       and j.scheduled is distinct from p_scheduled
   |   ) changed;
 
+function app.settle_outbox_message(p_channel text, p_message_id text, p_status text) returns text language plpgsql volatile
+  -- Settles a message of p_channel as p_status and runs what settling means to the channel (its settled hook); returns p_status, or the hook's word (webhook: disabled).
+  | declare
+  |   c record;
+  |   v_result text;
+  | begin
+  |   select * into c from app.outbox_channel(p_channel);
+  |   execute format('update %s set status = $2%s where id = $1::%s',
+  |     c.messages, case when c.settled_column is not null then format(', %I = now()', c.settled_column) else '' end, c.id_type)
+  |   using p_message_id, p_status;
+  |   if c.settled_hook is not null then
+  |     execute format('select %s($1::%s, $2)', c.settled_hook, c.id_type) into v_result using p_message_id, p_status;
+  |   end if;
+  |   return coalesce(v_result, p_status);
+  | end;
+
 function app.status_report(p_migration_files text[], p_heartbeat_fresh interval) returns jsonb language sql stable
   -- The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. The overall state is the worst component state.
   |   with ready as (
@@ -5052,6 +4961,47 @@ function app.webhook_endpoint_json(p_endpoint app.webhook_endpoints) returns jso
   |     'id', p_endpoint.id, 'url', p_endpoint.url, 'events', to_jsonb(p_endpoint.events), 'status', p_endpoint.status,
   |     'consecutive_failures', p_endpoint.consecutive_failures,
   |     'disabled_at', market.iso_time(p_endpoint.disabled_at), 'created_at', market.iso_time(p_endpoint.created_at))
+
+function app.webhook_outbox_message(p_delivery_id bigint) returns TABLE(message jsonb, settle_as text, error text) language sql stable
+  -- What one attempt of a delivery POSTs (url, secret, event, event id, raw body), or, when its endpoint was disabled meanwhile, that it settles as skipped. Called by app.begin_outbox_attempt.
+  |   select
+  |     case when e.status <> 'disabled' then jsonb_build_object(
+  |       'url', e.url, 'secret', e.secret, 'event', v.event, 'event_id', v.id,
+  |       -- the raw body, the same bytes on every attempt; the signature covers it
+  |       'body', jsonb_build_object('id', v.id, 'type', v.event, 'created_at', market.iso_time(v.created_at), 'test', v.test, 'data', v.data)::text)
+  |     end,
+  |     case when e.status = 'disabled' then 'skipped' end,
+  |     case when e.status = 'disabled' then 'endpoint disabled before delivery' end
+  |   from app.webhook_deliveries d
+  |   join app.webhook_endpoints e on e.id = d.endpoint_id
+  |   join app.webhook_events v on v.id = d.event_id
+  |   where d.id = p_delivery_id
+
+function app.webhook_outbox_settled(p_delivery_id bigint, p_status text) returns text language plpgsql volatile
+  -- What settling a delivery means to its endpoint: succeeded stamps delivered_at and resets the consecutive failures; failed counts one, and the 10th disables the endpoint (returns disabled). Drops events older than app.outbox_retention() left without a delivery. Called by app.settle_outbox_message.
+  | declare
+  |   v_endpoint_id bigint := (select d.endpoint_id from app.webhook_deliveries d where d.id = p_delivery_id);
+  |   v_failures int;
+  | begin
+  |   -- events whose every delivery has been pruned (app.finish_outbox_attempt) go with them
+  |   delete from app.webhook_events v
+  |   where v.created_at < now() - app.outbox_retention()
+  |     and not exists (select from app.webhook_deliveries d where d.event_id = v.id);
+  |   if p_status = 'succeeded' then
+  |     update app.webhook_deliveries d set delivered_at = now() where d.id = p_delivery_id;
+  |     update app.webhook_endpoints e set consecutive_failures = 0 where e.id = v_endpoint_id and e.consecutive_failures <> 0;
+  |   elsif p_status = 'failed' then
+  |     update app.webhook_endpoints e set consecutive_failures = e.consecutive_failures + 1,
+  |       status = case when e.consecutive_failures + 1 >= 10 then 'disabled' else e.status end,
+  |       disabled_at = case when e.consecutive_failures + 1 >= 10 then coalesce(e.disabled_at, now()) else e.disabled_at end
+  |     where e.id = v_endpoint_id
+  |     returning e.consecutive_failures into v_failures;
+  |     if v_failures >= 10 then
+  |       return 'disabled';
+  |     end if;
+  |   end if;
+  |   return null;
+  | end;
 
 function app.widget_key(p_key_hash bytea) returns TABLE(key_id bigint, allowed_origins text[]) language sql stable security definer
   -- The live widget key with this hash and its allowed origins; no row for an unknown, revoked or disabled one.

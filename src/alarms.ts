@@ -26,7 +26,7 @@ export const Alarm = resource('Alarm', z.object({
   created_at: timestamp(), updated_at: timestamp(),
 }), 'A TARGET alarm of the key owner.');
 
-/** The body POSTed to a webhook endpoint for an alarm.triggered event (app.begin_webhook_attempt). */
+/** The body POSTed to a webhook endpoint for an alarm.triggered event (app.webhook_outbox_message). */
 export const AlarmTriggeredEvent = resource('AlarmTriggeredEvent', z.object({
   id: z.uuid().describe('The event id: the idempotency key across retries.'),
   type: z.literal('alarm.triggered'),

@@ -1,7 +1,7 @@
 -- The webhook outbox: an event and its deliveries are written, and their graphile-worker jobs
 -- queued, in the transaction that raised the event, so a rollback loses all of them and a commit
--- keeps all of them. The HTTP POST itself is jobs/deliver_webhook.ts; its bookkeeping is
--- sql/functions/610_webhook_delivery.sql.
+-- keeps all of them. The HTTP POST itself is jobs/deliver_webhook.ts; its bookkeeping is the outbox
+-- cycle (sql/functions/595_outbox.sql) with the webhook's rules in 610_webhook_delivery.sql.
 
 -- why: one place that turns delivery rows into deliver_webhook jobs (new events, test events, retries)
 create or replace function app.queue_webhook_job(p_delivery_id bigint, p_run_at timestamptz default null) returns void

@@ -3,6 +3,7 @@
 // the SMTP result sorted into the outbox's outcomes: delivered (accepted), bounced (a permanent
 // 5xx rejection, never retried) or deferred (connection failure, time-out, 4xx: retried).
 import nodemailer from 'nodemailer';
+import type { Sender } from '../outbox.ts';
 import { emailConfigured, type Config } from '../config.ts';
 import type { AlarmTriggeredData } from '../alarm-wording.ts';
 import { alarmTriggeredEmail, consoleLinkEmail, deprecationNoticeEmail, type ConsoleLinkData, type DeprecationNoticeData, type MailLinks, type RenderedEmail } from './templates.ts';
@@ -18,13 +19,14 @@ export const mailLinks = (config: Pick<Config, 'PUBLIC_URL' | 'HOST' | 'PORT'>):
 export const messageId = (eventId: string, config: Pick<Config, 'PUBLIC_URL'>) =>
   `<${eventId}@${config.PUBLIC_URL ? new URL(config.PUBLIC_URL).hostname : 'mdapi'}>`;
 
-/** One row of app.begin_email_attempt. */
+/** An e-mail of the outbox, as app.begin_outbox_attempt returns it (app.email_outbox_message). */
 export interface OutboxEmail {
   id: string;
   recipient: string;
   kind: 'alarm.triggered' | 'deprecation.notice' | 'console.link';
   data: unknown;
-  created_at: Date;
+  /** the Date header: the same on every attempt */
+  created_at: Date | string;
 }
 
 export interface ComposedEmail {
@@ -53,7 +55,7 @@ export function composeEmail(email: OutboxEmail, config: MailConfig): ComposedEm
     ...rendered,
     messageId: messageId(email.id, config),
     // the date it was raised, so every attempt carries the same headers
-    date: email.created_at,
+    date: new Date(email.created_at),
     // RFC 3834: no vacation auto-replies to a notification
     headers: { 'Auto-Submitted': 'auto-generated', 'X-Service-Event': email.kind, 'X-Service-Event-Id': email.id },
   };
@@ -120,5 +122,14 @@ export function createMailer(config: MailConfig): Mailer {
     },
     reachable: () => transport.verify().then(() => true, () => false),
     close: () => transport.close(),
+  };
+}
+
+/** The e-mail channel's sender: one SMTP send, sorted into delivered, bounced or deferred (retried). */
+export function emailSender(config: MailConfig): Sender<OutboxEmail> {
+  const mailer = createMailer(config);
+  return async (email) => {
+    const sent = await mailer.send(composeEmail(email, config));
+    return { outcome: sent.outcome, code: sent.smtpCode, detail: sent.response, durationMs: sent.durationMs };
   };
 }

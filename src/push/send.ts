@@ -2,14 +2,17 @@
 // alarm.triggered event as the API shows it) encrypted for the browser's keys (RFC 8291 aes128gcm)
 // and signed with the service's VAPID key (RFC 8292) by web-push, then POSTed here with the
 // webhook sender's guards (src/webhooks/post.ts: no redirects, the SSRF check at connection, one
-// time-out for the whole exchange). Never throws: the outcome is what app.finish_push_attempt records.
+// time-out for the whole exchange). Never throws: pushSender sorts the answer into the push
+// outbox's outcomes (src/outbox.ts records them).
 import webPush from 'web-push';
 import { alarmHeadline, type AlarmTriggeredData } from '../alarm-wording.ts';
 import type { Config } from '../config.ts';
 import { postOnce, type AttemptOutcome } from '../webhooks/post.ts';
 import { isLoopbackAddress } from '../webhooks/target.ts';
-import type { Vapid } from './vapid.ts';
+import type { Sender } from '../outbox.ts';
+import { vapidOnce, type Vapid, type VapidConfig } from './vapid.ts';
 
+/** A push of the outbox, as app.begin_outbox_attempt returns it (app.push_outbox_message). */
 export interface OutboxPush {
   endpoint: string;
   p256dh: string;
@@ -74,4 +77,23 @@ export async function sendPush(push: OutboxPush, vapid: Vapid, config: PushConfi
     timeoutMs: config.PUSH_TIMEOUT_MS,
     allowed: config.PUSH_ALLOW_LOOPBACK ? isLoopbackAddress : () => false,
   });
+}
+
+/**
+ * The push channel's sender: 2xx delivered; 404/410 gone (the push service no longer knows the
+ * browser: its subscription is removed); 5xx, 429, a time-out or connection error failed (retried);
+ * another 4xx refused (not retried).
+ */
+export function pushSender(config: PushConfig & VapidConfig): Sender<OutboxPush> {
+  let vapid: (() => Promise<Vapid>) | null = null;
+  return async (push, _attempt, query) => {
+    vapid ??= vapidOnce((text, values) => query(text, values), config);
+    const sent = await sendPush(push, await vapid(), config);
+    const status = sent.responseStatus;
+    const outcome = sent.error === null && status !== null && status >= 200 && status < 300 ? 'delivered'
+      : status === 404 || status === 410 ? 'gone'
+      : status !== null && status >= 400 && status < 500 && status !== 429 ? 'refused'
+      : 'failed';
+    return { outcome, code: status, detail: sent.error ?? (outcome === 'delivered' ? null : `HTTP ${status}`), durationMs: sent.durationMs };
+  };
 }

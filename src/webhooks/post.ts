@@ -1,13 +1,14 @@
 // One HTTP attempt of a webhook delivery (and, through postOnce, of a browser push: src/push/send.ts).
 // Success is a 2xx; a non-2xx (redirects are not followed), a connection error or the time-out (the
 // whole exchange, connect to the end of the response) is a failure. Never throws: the outcome is what
-// app.finish_webhook_attempt records, with the first RESPONSE_EXCERPT_BYTES of the receiver's answer
-// for the delivery log.
+// the outbox records (webhookSender, src/outbox.ts), with the first RESPONSE_EXCERPT_BYTES of the
+// receiver's answer for the delivery log.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { bareHost, guardedLookup, isNonPublicAddress, type AddressAllowed } from './target.ts';
 import { signatureHeader } from './signature.ts';
+import type { Sender } from '../outbox.ts';
 
 export interface WebhookMessage {
   url: string;
@@ -37,6 +38,25 @@ export const RESPONSE_EXCERPT_BYTES = 1000;
 export const excerptText = (bytes: Buffer) => new TextDecoder('utf-8').decode(bytes).replaceAll('\0', '\uFFFD');
 
 export const USER_AGENT = 'market-data-api-webhooks/1';
+
+/** What app.begin_outbox_attempt returns for a delivery (app.webhook_outbox_message). */
+export interface OutboxDelivery {
+  url: string;
+  secret: string;
+  event: string;
+  event_id: string;
+  body: string;
+}
+
+/** The webhook channel's sender: a 2xx without error succeeded; anything else failed, and is retried. */
+export const webhookSender = (options: { timeoutMs: number; allowPrivate: boolean }): Sender<OutboxDelivery> => async (delivery, attempt) => {
+  const posted = await postWebhook({ url: delivery.url, secret: delivery.secret, event: delivery.event, eventId: delivery.event_id, attempt, body: delivery.body }, options);
+  const ok = posted.error === null && posted.responseStatus !== null && posted.responseStatus >= 200 && posted.responseStatus < 300;
+  return {
+    outcome: ok ? 'succeeded' : 'failed', code: posted.responseStatus, detail: posted.error ?? (ok ? null : `HTTP ${posted.responseStatus}`),
+    durationMs: posted.durationMs, responseExcerpt: posted.responseExcerpt,
+  };
+};
 
 export function postWebhook(message: WebhookMessage, options: { timeoutMs: number; allowPrivate: boolean }): Promise<AttemptOutcome> {
   const headers = {

@@ -160,7 +160,7 @@ test.serial('the analyst role cannot read the secret nor call the webhook functi
       analyst`select secret from app.webhook_endpoints`,
       analyst`select * from app.webhook_events`,
       analyst`select app.list_webhook_endpoints('alice')`,
-      analyst`select * from app.begin_webhook_attempt(1)`,
+      analyst`select * from app.begin_outbox_attempt('webhook', 1)`,
     ]) {
       const error = await t.throwsAsync(query);
       t.is((error as { code?: string }).code, '42501');
