@@ -22,7 +22,8 @@ import { countResponses, quotaHeaders } from './admission.ts';
 import { REFERENCE_PATHS } from './reference.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache, type ResponseCache } from './cache.ts';
-import { StreamHub } from './streams.ts';
+import type { LivePrices } from './live-prices.ts';
+import { Listener } from '../db/listener.ts';
 import { compressResponses, flushHead, getHeader, headOpen, openHead } from './head.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -44,6 +45,13 @@ export interface Served {
   sockets?: Record<string, (deps: Deps) => SocketHandler>;
   /** links the HTML pages' navigation adds for what the routers serve: [path, label] */
   pageLinks?: (config: Deps['config']) => [string, string][];
+  /** the live-price hub (src/streams/), built from the app's dependencies and started: deps.streams, closed with the app */
+  streams?: (deps: Deps & { listener: Listener }, metrics: Metrics, logger: Logger) => LiveHub;
+}
+
+/** The live-price hub as the app holds it: what the stream endpoints ask of it, and its end. */
+export interface LiveHub extends LivePrices {
+  close(): Promise<void>;
 }
 
 export interface Observability {
@@ -55,17 +63,22 @@ export interface Observability {
 
 /**
  * The Koa app; `close()` writes the admission counts still pending and stops listening for key and
- * data-version changes (call it before ending the pool).
+ * data-version changes (call it before ending the pool). The cache, admission and the live-price
+ * hub hear notifications through one listener: the process's (given.listener), else one of the app's own.
  */
 export function createApp(given: Deps, observability: Observability, served: Served) {
   const { routes } = served;
   const logger = observability.logger ?? createLogger(given.config);
+  const ownListener = given.listener ? null : new Listener(given.sql, { logger });
+  const listener = given.listener ?? ownListener!;
   const flushMs = given.config.ADMISSION_FLUSH_MS;
-  const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, flushMs, logger) : null;
+  const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, listener, flushMs, logger) : null;
   batcher?.start();
   const metrics = observability.metrics ?? new Metrics(given.config);
-  const streams = given.streams === undefined ? new StreamHub(given.sql, given.config, metrics, logger).start() : null;
-  const deps: Deps = { ...given, admission: given.admission ?? batcher, streams: given.streams ?? streams, logger: given.logger ?? logger };
+  const streams = given.streams === undefined ? served.streams?.({ ...given, listener }, metrics, logger) ?? null : null;
+  const deps: Deps & { listener: Listener } = {
+    ...given, listener, admission: given.admission ?? batcher, streams: given.streams ?? streams, logger: given.logger ?? logger,
+  };
   const app = new Koa();
   setPageLinks(app, served.pageLinks?.(deps.config) ?? []);
   app.proxy = deps.config.TRUST_PROXY;
@@ -159,9 +172,10 @@ export function createApp(given: Deps, observability: Observability, served: Ser
     attach: (server: Server) => void server.on('upgrade', upgrade),
     streams: deps.streams ?? null,
     close: async () => {
-      await cache.versions.stop();
+      cache.versions.stop();
       await streams?.close();
       await batcher?.close();
+      await ownListener?.close();
     },
   });
 }
