@@ -3,6 +3,7 @@
 import { createServer } from 'node:http';
 import type { Config } from './config.ts';
 import { createSql, type Sql } from './db/client.ts';
+import { Listener } from './db/listener.ts';
 import { ReadReplicas } from './db/replicas.ts';
 import { openDatabase } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
@@ -16,18 +17,21 @@ import { priceSocket } from './api/stream.ts';
 import { consoleRouter } from './console/router.ts';
 import { pagesRouter } from './pages/router.ts';
 import { widgetRouter } from './widgets/router.ts';
+import { StreamHub } from './streams/hub.ts';
 import { startWorker, type JobSchedule, type Worker } from './worker.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 
 /**
  * What the HTTP app serves: the API groups' routes and, beside them, the public pages (their
- * navigation links the console when it is on), the MCP tool server, the console and the widgets.
+ * navigation links the console when it is on), the MCP tool server, the console, the widgets and
+ * the live-price hub.
  */
 export const served: Served = {
   routes: apiRoutes,
   routers: [pagesRouter((config) => (config.CONSOLE === 'off' ? [] : [['/console', 'Console']])), mcpRouter, consoleRouter, widgetRouter],
   sockets: { '/api/v1/ws': priceSocket },
+  streams: (deps, metrics, logger) => new StreamHub(deps.sql, deps.listener, deps.config, metrics, logger).start(),
 };
 
 export interface RunningService {
@@ -71,7 +75,9 @@ export async function startService(initial: Config, logger: Logger = createLogge
     : null;
   replicas?.start();
   const running = worker;
-  const app = createApp({ sql, config, replicas, activity: running ? () => running.running() : undefined }, { logger, metrics }, served);
+  // the process's one LISTEN connection: the response cache, admission and the live-price hub subscribe to it
+  const listener = new Listener(sql, { logger });
+  const app = createApp({ sql, config, replicas, listener, activity: running ? () => running.running() : undefined }, { logger, metrics }, served);
   const server = createServer(app.callback());
   guardServer(server);
   app.attach(server);
@@ -88,6 +94,7 @@ export async function startService(initial: Config, logger: Logger = createLogge
       });
       // the admission counts not yet written, before the pool ends
       await app.close();
+      await listener.close();
       await worker?.stop();
       await replicas?.close();
       await sql.end({ timeout: 5 });

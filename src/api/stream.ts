@@ -2,7 +2,8 @@
 // (GET /api/v1/stream/prices) or over a WebSocket (/api/v1/ws, subscribe/unsubscribe messages).
 // The selectors and convert are those of GET /prices; a stream opens only once the key, its plan
 // (STREAM_PLANS), its concurrent streams (STREAM_CONNECTIONS) and the selectors are accepted — one
-// admission and one hub for both protocols (src/http/streams.ts). SQL: sql/functions/960_live_prices.sql.
+// admission and one hub for both protocols (src/streams/hub.ts, handed in by src/service.ts as
+// deps.streams). SQL: sql/functions/960_live_prices.sql.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context } from 'koa';
@@ -12,9 +13,7 @@ import { defineRoute } from '../http/routes.ts';
 import { ApiError, toApiError } from '../http/errors.ts';
 import { countResponse, presentedBearer, type Deps } from '../http/admission.ts';
 import { fieldErrors } from '../http/validation.ts';
-import {
-  closeCode, openStream, socketTransport, sseTransport, Subscriber, type StreamHub,
-} from '../http/streams.ts';
+import { closeCode, type LivePrices, type LiveSession } from '../http/live-prices.ts';
 import { streamAdmission, streamPlan } from '../http/stream-admission.ts';
 import type { Sql } from '../db/client.ts';
 import { capSelectors, listOrNull, selectorFields } from './coins.ts';
@@ -43,7 +42,7 @@ async function selectedCoins(sql: Sql, q: Selection): Promise<number[]> {
     select coin_id from api.stream_coins(${listOrNull(q.ids)}::int[], ${listOrNull(q.slugs)}::text[], ${listOrNull(q.symbols)}::text[], ${q.convert})`).map((row) => row.coin_id);
 }
 
-const hubOf = (deps: Deps): StreamHub => {
+const hubOf = (deps: Deps): LivePrices => {
   if (!deps.streams) throw new ApiError(503, 'service_unavailable', 'Live streams are not served by this process.');
   return deps.streams;
 };
@@ -71,15 +70,8 @@ export const streamRoutes = [
       const hub = hubOf(deps);
       const coins = await selectedCoins(deps.sql, q);
       const key = await streamAdmission(ctx, deps, presentedBearer(ctx.get('authorization')), SSE_ENDPOINT).admit(admitted);
-      const subscriber = new Subscriber(hub, key, sseTransport(ctx.res));
-      await hub.open(subscriber);
       const lastEventId = /^\d{1,18}$/.exec(ctx.get('last-event-id') ?? '')?.[0];
-      try {
-        await hub.subscribe(subscriber, coins, q.convert, lastEventId ? Number(lastEventId) : undefined, () => openStream(ctx));
-      } catch (error) {
-        subscriber.close();
-        throw error;
-      }
+      await hub.serveEvents(ctx, key, coins, q.convert, lastEventId ? Number(lastEventId) : undefined);
     },
   }),
 ];
@@ -114,7 +106,7 @@ export function priceSocket(deps: Deps) {
 }
 
 function serveSocket(ws: WebSocket, ctx: Context, deps: Deps) {
-  let subscriber: Subscriber | null = null;
+  let subscriber: LiveSession | null = null;
   let failed = false;
   // a connection is one response in the key's usage (app.usage_daily): its opening, or the refusal before it
   let counted = false;
@@ -136,9 +128,7 @@ function serveSocket(ws: WebSocket, ctx: Context, deps: Deps) {
     const hub = hubOf(deps);
     const presented = key ? presentedBearer(`Bearer ${key}`) : null;
     const admitted = await streamAdmission(ctx, deps, presented, WS_ENDPOINT).admit();
-    const opened = new Subscriber(hub, admitted, socketTransport(ws));
-    await hub.open(opened);
-    subscriber = opened;
+    subscriber = await hub.openSocket(ws, admitted);
     countOnce(101);
     ws.send(JSON.stringify({ type: 'ready', plan: admitted.plan }));
   };
@@ -159,17 +149,16 @@ function serveSocket(ws: WebSocket, ctx: Context, deps: Deps) {
     }
     if (!subscriber) throw new ApiError(401, 'unauthorized', 'Send an API key as "Authorization: Bearer <key>" or as the first message {"type": "auth", "key": "…"}.');
     const q = parseSelection(message);
-    const hub = hubOf(deps);
     const coins = await selectedCoins(deps.sql, q);
     if (message.type === 'unsubscribe') {
-      hub.unsubscribe(subscriber, coins, q.convert);
+      subscriber.unsubscribe(coins, q.convert);
       return void ws.send(JSON.stringify({ type: 'unsubscribed', ids: coins, currency: q.convert }));
     }
-    const adding = coins.filter((coin) => !subscriber!.wants.get(coin)?.has(q.convert)).length;
+    const adding = coins.filter((coin) => !subscriber!.selects(coin, q.convert)).length;
     if (subscriber.size + adding > MAX_PAIRS) {
       throw ApiError.validation({ ids: [`A connection holds at most ${MAX_PAIRS} coin subscriptions (each currency counts).`] });
     }
-    await hub.subscribe(subscriber, coins, q.convert);
+    await subscriber.subscribe(coins, q.convert);
   };
   // one message at a time, in order
   let queue = Promise.resolve();

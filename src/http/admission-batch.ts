@@ -1,6 +1,6 @@
 // Admission without a database write per request (ADMISSION_FLUSH_MS > 0): a valid key's plan is
-// cached in the process until a NOTIFY on channel api_keys (sql/functions/012_admission_batch.sql)
-// says the key or a plan changed; the per-minute and monthly counts are kept in memory and written
+// cached in the process until a NOTIFY on channel api_keys (sql/functions/012_admission_batch.sql,
+// heard through the process's listener, src/db/listener.ts) says the key or a plan changed; the per-minute and monthly counts are kept in memory and written
 // to the shared counter rows by app.admission_flush every ADMISSION_FLUSH_MS, one statement per
 // flush, in the manner of Kong's rate-limiting plugin with a sync_rate. A process judges a request
 // on the shared count read at its last flush plus its own counts not yet in it, so with N
@@ -12,6 +12,7 @@
 // Every keyed response is counted too, once written, by key, UTC day, endpoint and status class
 // (record), and goes to app.usage_daily in the same flush: the console's usage page.
 import type { Sql } from '../db/client.ts';
+import type { Listener } from '../db/listener.ts';
 import type { KeyDigest } from '../keys.ts';
 import type { Logger } from '../log.ts';
 import type { McpPlanName, PlanName, WidgetPlanName } from '../plans.ts';
@@ -152,37 +153,36 @@ export class AdmissionBatcher {
   private listening = false;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
-  private unlisten: (() => Promise<void>) | null = null;
+  private unsubscribe: (() => void) | null = null;
   private closed = false;
   /** responses counted here, not yet sent (record) */
   private responses: Responses = new Map();
 
   private readonly sql: Sql;
+  private readonly listener: Listener;
   private readonly flushMs: number;
   private readonly logger: Logger | undefined;
 
-  constructor(sql: Sql, flushMs: number, logger?: Logger) {
+  constructor(sql: Sql, listener: Listener, flushMs: number, logger?: Logger) {
     this.sql = sql;
+    this.listener = listener;
     this.flushMs = flushMs;
     this.logger = logger;
   }
 
-  /** Starts listening for key changes and flushing; until the listener is connected, app.admit admits. */
+  /** Starts listening for key changes and flushing; until the listener has LISTENed, app.admit admits. */
   start() {
     // a flush slower than the interval is not queued behind: the next tick after it flushes
     this.timer = setInterval(() => void (this.flushing ?? this.flush()), this.flushMs);
     this.timer.unref();
-    this.sql
-      .listen('api_keys', (payload) => this.forget(payload), () => {
-        // (re)connected: notifications sent while the listener was away are lost, so drop everything
+    this.unsubscribe = this.listener.subscribe('api_keys', {
+      message: (payload) => this.forget(payload),
+      // notifications sent while the listener was away are lost, so drop everything
+      resync: () => {
         this.forget('*');
         this.listening = true;
-      })
-      .then(({ unlisten }) => {
-        if (this.closed) void unlisten().catch(() => {});
-        else this.unlisten = unlisten;
-      })
-      .catch((error) => this.logger?.warn(`admission: LISTEN api_keys failed (${error}); keys are looked up per request`));
+      },
+    });
   }
 
   /** Whether a revocation reaches this process at once (LISTEN is in place): what may be cached beside the keys. */
@@ -383,7 +383,7 @@ export class AdmissionBatcher {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.flush();
-    await this.unlisten?.().catch(() => {});
+    this.unsubscribe?.();
   }
 }
 

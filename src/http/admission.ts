@@ -11,7 +11,8 @@ import type { McpPlanName, PlanName, WidgetPlanName } from '../plans.ts';
 import { responseClass, STATUS_CLASSES, type AdmissionBatcher, type AdmitRoute, type AdmitRow } from './admission-batch.ts';
 import { ApiError, perPageOverCap } from './errors.ts';
 import type { Logger } from '../log.ts';
-import type { StreamHub } from './streams.ts';
+import type { LivePrices } from './live-prices.ts';
+import type { Listener } from '../db/listener.ts';
 import { keyDigest, type KeyDigest } from '../keys.ts';
 import type { RunningJob } from '../job-runs.ts';
 import { memoized } from '../memo.ts';
@@ -28,8 +29,10 @@ export interface Deps {
   admission?: AdmissionBatcher | null;
   /** what this process's job worker is running (WORKER=inline): what a busy database is doing */
   activity?: () => RunningJob[];
-  /** the process's live price streams (src/http/streams.ts), set by createApp */
-  streams?: StreamHub | null;
+  /** the process's live-price hub (src/streams/hub.ts, built by the factory src/service.ts serves), set by createApp */
+  streams?: LivePrices | null;
+  /** the process's one LISTEN connection (src/db/listener.ts): src/service.ts's, else createApp makes one */
+  listener?: Listener;
   /** the service's logger, set by createApp: for work a handler does after its answer */
   logger?: Logger;
 }

@@ -20,7 +20,8 @@ import { observeRequests } from './observe.ts';
 import { countResponses, quotaHeaders } from './admission.ts';
 import { AdmissionBatcher } from './admission-batch.ts';
 import { responseCache, type ResponseCache } from './cache.ts';
-import { StreamHub } from './streams.ts';
+import type { LivePrices } from './live-prices.ts';
+import { Listener } from '../db/listener.ts';
 import { compressResponses, flushHead, getHeader, headOpen, openHead } from './head.ts';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -40,6 +41,13 @@ export interface Served {
   routers?: ((deps: Deps, cache: ResponseCache) => Router)[];
   /** WebSocket endpoints by path (/api/v1/ws): each built from the app's dependencies, given the upgrade request and a Koa context of it (its ip, its headers) */
   sockets?: Record<string, (deps: Deps) => SocketHandler>;
+  /** the live-price hub (src/streams/), built from the app's dependencies and started: deps.streams, closed with the app */
+  streams?: (deps: Deps & { listener: Listener }, metrics: Metrics, logger: Logger) => LiveHub;
+}
+
+/** The live-price hub as the app holds it: what the stream endpoints ask of it, and its end. */
+export interface LiveHub extends LivePrices {
+  close(): Promise<void>;
 }
 
 export interface Observability {
@@ -51,17 +59,22 @@ export interface Observability {
 
 /**
  * The Koa app; `close()` writes the admission counts still pending and stops listening for key and
- * data-version changes (call it before ending the pool).
+ * data-version changes (call it before ending the pool). The cache, admission and the live-price
+ * hub hear notifications through one listener: the process's (given.listener), else one of the app's own.
  */
 export function createApp(given: Deps, observability: Observability, served: Served) {
   const { routes } = served;
   const logger = observability.logger ?? createLogger(given.config);
+  const ownListener = given.listener ? null : new Listener(given.sql, { logger });
+  const listener = given.listener ?? ownListener!;
   const flushMs = given.config.ADMISSION_FLUSH_MS;
-  const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, flushMs, logger) : null;
+  const batcher = given.admission === undefined && flushMs > 0 ? new AdmissionBatcher(given.sql, listener, flushMs, logger) : null;
   batcher?.start();
   const metrics = observability.metrics ?? new Metrics(given.config);
-  const streams = given.streams === undefined ? new StreamHub(given.sql, given.config, metrics, logger).start() : null;
-  const deps: Deps = { ...given, admission: given.admission ?? batcher, streams: given.streams ?? streams, logger: given.logger ?? logger };
+  const streams = given.streams === undefined ? served.streams?.({ ...given, listener }, metrics, logger) ?? null : null;
+  const deps: Deps & { listener: Listener } = {
+    ...given, listener, admission: given.admission ?? batcher, streams: given.streams ?? streams, logger: given.logger ?? logger,
+  };
   const app = new Koa();
   app.proxy = deps.config.TRUST_PROXY;
 
@@ -153,9 +166,10 @@ export function createApp(given: Deps, observability: Observability, served: Ser
     attach: (server: Server) => void server.on('upgrade', upgrade),
     streams: deps.streams ?? null,
     close: async () => {
-      await cache.versions.stop();
+      cache.versions.stop();
       await streams?.close();
       await batcher?.close();
+      await ownListener?.close();
     },
   });
 }

@@ -11,6 +11,7 @@ import type { Context, Next } from 'koa';
 import { LRUCache } from 'lru-cache';
 import { memoized } from '../memo.ts';
 import type { Sql } from '../db/client.ts';
+import type { Listener } from '../db/listener.ts';
 import { admissionDecision, limitHeaders, presentedBearer, type AdmitRoute, type AdmitRow } from './admission.ts';
 import { COMPRESS_THRESHOLD_BYTES, openHead, setHeaders, writeAnswer, writeNotModified } from './head.ts';
 import type { Deps } from './admission.ts';
@@ -85,17 +86,18 @@ interface Version {
  */
 export type Confirmation = 'read' | 'turn';
 
-/** The current data versions, kept by LISTEN data_version and re-read on every (re)connect. */
+/** The current data versions, kept by the notifications on data_version and re-read whenever the listener resynchronises. */
 export class DataVersions {
   private readonly versions = new Map<string, Version>();
   private started: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private unlisten: (() => Promise<void>) | null = null;
+  private unsubscribe: (() => void) | null = null;
   private stopped = false;
   /** false until the versions were read once: nothing is cached or validated before */
   known = false;
 
   private readonly sql: Sql;
+  private readonly listener: Listener;
   private readonly confirmation: Confirmation;
   /** when the listening connection was last (re)established or carried a notification (performance.now) */
   private heardAt = -Infinity;
@@ -104,35 +106,35 @@ export class DataVersions {
   /** reads of the versions made to confirm a request (not the polls) */
   confirmReads = 0;
 
-  constructor(sql: Sql, confirmation: Confirmation = 'read') {
+  constructor(sql: Sql, listener: Listener, confirmation: Confirmation = 'read') {
     this.sql = sql;
+    this.listener = listener;
     this.confirmation = confirmation;
   }
 
   start(): Promise<void> {
     this.started ??= (async () => {
-      // onlisten runs on every (re)connect: notifications sent while disconnected are lost
-      const { unlisten } = await this.sql.listen('data_version', (payload) => this.apply(payload), () => {
-        this.heardAt = performance.now();
-        void this.reread();
+      // told at the subscription and after each reconnection: notifications sent meanwhile are lost
+      this.unsubscribe = this.listener.subscribe('data_version', {
+        message: (payload) => this.apply(payload),
+        resync: () => {
+          this.heardAt = performance.now();
+          void this.reread();
+        },
       });
-      if (this.stopped) return void (await unlisten().catch(() => {}));
-      this.unlisten = unlisten;
       await this.reread();
+      if (this.stopped) return;
       this.timer = setInterval(() => void this.poll(), POLL_MS);
       this.timer.unref();
-    })().catch((error) => {
-      this.started = null;
-      throw error;
-    });
+    })();
     return this.started;
   }
 
   /** Stops listening and polling (the app's close). */
-  async stop() {
+  stop() {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    await this.unlisten?.().catch(() => {});
+    this.unsubscribe?.();
   }
 
   /** The versions of `groups` as one tag, and when the newest of them changed; null while unknown. */
@@ -320,15 +322,15 @@ export interface ShortcutHead {
  * URL already answered from the cache before the body parser and the routers, skipping the
  * parsing and routing that gave the same key last time (admission still runs for every request).
  */
-export function responseCache(deps: Deps, routes: CachedRoute[]) {
+export function responseCache(deps: Deps & { listener: Listener }, routes: CachedRoute[]) {
   const maxSize = deps.config.RESPONSE_CACHE_MB * 1024 * 1024;
   const store = maxSize > 0
     ? new LRUCache<string, Entry>({ maxSize, sizeCalculation: (entry) => Math.max(1, entry.body.length * 2) })
     : null;
   const shortcuts = store ? new LRUCache<string, Shortcut>({ max: SHORTCUTS }) : null;
-  const versions = new DataVersions(deps.sql, deps.config.CACHE_FRESHNESS === 'strict' && deps.config.database.embedded ? 'turn' : 'read');
+  const versions = new DataVersions(deps.sql, deps.listener, deps.config.CACHE_FRESHNESS === 'strict' && deps.config.database.embedded ? 'turn' : 'read');
   const cached = routes.filter(cacheable);
-  if (cached.length > 0) void versions.start().catch(() => {});
+  if (cached.length > 0) void versions.start();
   // without a store every answer is computed afresh (its ETag is its digest): the versions then
   // only give Last-Modified, not worth a read per request
   const strict = deps.config.CACHE_FRESHNESS !== 'notify' && store !== null;

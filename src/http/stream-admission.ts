@@ -3,7 +3,7 @@
 // connection-minute), through the same admission as every request (src/http/admission.ts).
 import type { Context } from 'koa';
 import { admission, admissionDecision, type Admitted, type Deps, type Presented } from './admission.ts';
-import type { StreamKey } from './streams.ts';
+import type { StreamKey } from './live-prices.ts';
 import { PLANS_BY_SCOPE, type PlanName } from '../plans.ts';
 
 /**

@@ -9,7 +9,7 @@ import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 import { loadCoinFixture } from '../api/fixtures.ts';
 import { importContent } from '../../src/content/import.ts';
 import { ARTICLES, fixtureFiles, writeContentDir } from '../content/fixtures.ts';
-import { poll } from '../../dev/wait.ts';
+import { poll, until } from '../../dev/wait.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 
 const extra: { second?: TestApi; off?: TestApi; notify?: TestApi; read?: TestApi; close?: () => Promise<void> } = {};
@@ -178,6 +178,8 @@ embeddedOnly(test, 'its server delivers every NOTIFY before it acknowledges the 
 test.serial('read: a versions read queued behind a long statement gives way after CACHE_CONFIRM_WAIT_MS to the versions announced', async (t) => {
   const bounded = await testApi(handles.db, { env: { CACHE_FRESHNESS: 'read', CACHE_CONFIRM_WAIT_MS: '50' } });
   try {
+    // until its listener is in place the app admits through the database, which the statement below holds
+    await until('the new app listening for key changes', () => bounded.app.admission?.live);
     const k = await key();
     await tick('321.5');
     // the new version's body, computed once (that needs the database)

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { revokeKey } from '../../src/keys.ts';
+import type { StreamHub } from '../../src/streams/hub.ts';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -227,7 +228,7 @@ test.serial('a client that never reads is dropped with its unsent bytes bounded'
   await new Promise((resolve) => socket.once('connect', resolve));
   socket.pause();
   socket.write(`GET /api/v1/stream/prices?ids=${ids} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`);
-  const hub = api.app.streams!;
+  const hub = api.app.streams as StreamHub;
   await sleep(300);
   let most = 0;
   let round = 0;

@@ -9,6 +9,7 @@ import { WebSocket } from 'ws';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { revokeKey } from '../../src/keys.ts';
+import type { StreamHub } from '../../src/streams/hub.ts';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -230,7 +231,7 @@ test.serial('each connection is one response in the key\'s usage (app.usage_dail
 test.serial('a stream whose quota runs out while it is open ends with quota_exceeded at its next minute\'s admission', async (t) => {
   await db.sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap) values ('three', 11, 3, 100, 10)`;
   const key = await api.key({ plan: 'three' as never });
-  const hub = api.app.streams!;
+  const hub = api.app.streams as StreamHub;
   hub.readmitMs = 250;
   try {
     const client = await connect(key);

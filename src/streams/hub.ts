@@ -1,12 +1,14 @@
-// The live price streams of one API process (issue 35), over Server-Sent Events and WebSocket
-// alike: one hub, one subscriber class, and a transport (how bytes reach the client) and a wire
-// format (SSE text or JSON messages) per protocol. The hub LISTENs on live_prices (the stream
-// holder's market.refresh_live_prices announces each new version) and reads what changed since the
-// version it last saw (market.live_prices_since) — after a reconnection too, so a missed NOTIFY
-// costs nothing but its delay — and offers each change to the subscribers of that coin. It also
-// LISTENs on api_keys (as the admission cache does) and closes a revoked key's streams; it keeps
-// the streams open per key in app.stream_slots, so the per-plan limit holds across processes; and
-// every minute a stream is open is admitted again as one request against the key's quota.
+// The live-price hub of one API process (issue 35), over Server-Sent Events and WebSocket alike:
+// one hub, one subscriber class, and a transport (how bytes reach the client) and a wire format
+// (SSE text or JSON messages) per protocol. The hub subscribes to live_prices on the process's
+// listener (src/db/listener.ts; the stream holder's market.refresh_live_prices announces each new
+// version) and reads what changed since the version it last saw (market.live_prices_since) — after
+// the listener resynchronises too, so a missed NOTIFY costs nothing but its delay — and offers each
+// change to the subscribers of that coin. It also subscribes to api_keys (as admission does) and
+// closes a revoked key's streams; it keeps the streams open per key in app.stream_slots, so the
+// per-plan limit holds across processes; and every minute a stream is open is admitted again as
+// one request against the key's quota. A wing: src/service.ts hands it to the app, whose stream
+// endpoints (src/api/stream.ts) see it as LivePrices (src/http/live-prices.ts).
 import type { Context } from 'koa';
 import type { ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
@@ -15,9 +17,11 @@ import type { TransactionSql } from 'postgres';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config.ts';
 import type { Sql } from '../db/client.ts';
+import type { Listener } from '../db/listener.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../http/errors.ts';
+import { closeCode, type EndReason, type LiveSession, type LivePrices, type StreamKey } from '../http/live-prices.ts';
 
 export interface LiveRow {
   id: number;
@@ -30,8 +34,6 @@ export interface LiveRow {
   /** live: the live index price; minute: the latest minute price, in a snapshot before a coin has a live one */
   kind: 'live' | 'minute';
 }
-
-export type EndReason = 'slow_consumer' | 'revoked' | 'quota_exceeded' | 'rate_limited' | 'plan_required' | 'unauthorized' | 'shutdown';
 
 const END_MESSAGES: Record<EndReason, string> = {
   slow_consumer: 'The client did not read fast enough: its unsent events went over the bound.',
@@ -79,11 +81,11 @@ export function sseTransport(res: ServerResponse): Transport {
   };
 }
 
-/** WebSocket close codes: 4000 + the HTTP status a refusal would have (4401, 4403, 4422, 4429), 1008 a slow consumer, 1001 shutdown. */
+/** WebSocket close codes: a refusal's (closeCode), 1008 a slow consumer, 1001 shutdown. */
 const END_CODES: Record<EndReason, number> = {
-  slow_consumer: 1008, revoked: 4401, unauthorized: 4401, quota_exceeded: 4429, rate_limited: 4429, plan_required: 4403, shutdown: 1001,
+  slow_consumer: 1008, revoked: closeCode(401), unauthorized: closeCode(401), quota_exceeded: closeCode(429), rate_limited: closeCode(429),
+  plan_required: closeCode(403), shutdown: 1001,
 };
-export const closeCode = (status: number) => (status >= 500 ? 1011 : 4000 + status);
 
 export function socketTransport(ws: WebSocket): Transport {
   let alive = true;
@@ -108,16 +110,6 @@ export function socketTransport(ws: WebSocket): Transport {
       JSON.stringify({ type: 'snapshot', version: String(newest), data: rows.map(priceData), meta: { currency, count: rows.length } }),
     end: (reason) => JSON.stringify({ type: 'end', reason, message: END_MESSAGES[reason] }),
   };
-}
-
-/** The key a stream runs under, and its admission again each minute. */
-export interface StreamKey {
-  id: number;
-  plan: string;
-  /** the key's digest in hex: what an api_keys NOTIFY names */
-  hex: string;
-  /** admits one more minute (quota, plan and key checked again): null, or why the stream ends */
-  again(): Promise<EndReason | null>;
 }
 
 export class Subscriber {
@@ -217,7 +209,7 @@ export class Subscriber {
   }
 }
 
-export class StreamHub {
+export class StreamHub implements LivePrices {
   readonly config: Pick<Config, 'STREAM_BUFFER_BYTES' | 'STREAM_HEARTBEAT_MS' | 'STREAM_CONNECTIONS' | 'STREAM_LEASE_SECONDS'>;
   readonly metrics: Metrics | undefined;
   /** this process in app.stream_slots */
@@ -232,30 +224,27 @@ export class StreamHub {
   private version = 0;
   private reading: Promise<void> | null = null;
   private again = false;
-  private unlisten: (() => Promise<void>)[] = [];
+  private readonly listener: Listener;
+  private readonly unsubscriptions: (() => void)[] = [];
   private renewal: NodeJS.Timeout | null = null;
   private closed = false;
   /** how often an open stream is admitted again: each minute is one request (a test shortens it) */
   readmitMs = MINUTE_MS;
 
-  constructor(sql: Sql, config: StreamHub['config'], metrics?: Metrics, logger?: Logger) {
+  constructor(sql: Sql, listener: Listener, config: StreamHub['config'], metrics?: Metrics, logger?: Logger) {
     this.sql = sql;
+    this.listener = listener;
     this.config = config;
     this.metrics = metrics;
     this.logger = logger;
   }
 
   start() {
-    const listen = (channel: string, onMessage: (payload: string) => void, onConnect: () => void) =>
-      this.sql.listen(channel, onMessage, onConnect)
-        .then(({ unlisten }) => {
-          if (this.closed) void unlisten().catch(() => {});
-          else this.unlisten.push(unlisten);
-        })
-        .catch((error) => this.logger?.warn(`streams: LISTEN ${channel} failed (${error})`));
-    // (re)connected: whatever changed meanwhile is read from the versions
-    void listen('live_prices', () => this.read(), () => this.read());
-    void listen('api_keys', (payload) => void this.checkKeys(payload), () => void this.checkKeys('*'));
+    // told again after a reconnection: whatever changed meanwhile is read from the versions
+    this.unsubscriptions.push(
+      this.listener.subscribe('live_prices', { message: () => this.read(), resync: () => this.read() }),
+      this.listener.subscribe('api_keys', { message: (payload) => void this.checkKeys(payload), resync: () => void this.checkKeys('*') }),
+    );
     // this process's claims on stream slots stay valid while it runs
     this.renewal = setInterval(() => void this.renew(), (this.config.STREAM_LEASE_SECONDS * 1000) / 3);
     this.renewal.unref();
@@ -269,6 +258,33 @@ export class StreamHub {
 
   limitFor(plan: string) {
     return this.config.STREAM_CONNECTIONS[plan] ?? 1;
+  }
+
+  /** GET /api/v1/stream/prices: the SSE stream of a request admitted for `key`. */
+  async serveEvents(ctx: Context, key: StreamKey, coins: number[], currency: string, since?: number) {
+    const subscriber = new Subscriber(this, key, sseTransport(ctx.res));
+    await this.open(subscriber);
+    try {
+      await this.subscribe(subscriber, coins, currency, since, () => openStream(ctx));
+    } catch (error) {
+      subscriber.close();
+      throw error;
+    }
+  }
+
+  /** /api/v1/ws: the stream of an accepted WebSocket, its coins added and taken off by its messages. */
+  async openSocket(ws: WebSocket, key: StreamKey): Promise<LiveSession> {
+    const subscriber = new Subscriber(this, key, socketTransport(ws));
+    await this.open(subscriber);
+    return {
+      get size() {
+        return subscriber.size;
+      },
+      selects: (coin, currency) => subscriber.wants.get(coin)?.has(currency) ?? false,
+      subscribe: (coins, currency) => this.subscribe(subscriber, coins, currency),
+      unsubscribe: (coins, currency) => this.unsubscribe(subscriber, coins, currency),
+      close: () => subscriber.close(),
+    };
   }
 
   /**
@@ -438,14 +454,14 @@ export class StreamHub {
     this.closed = true;
     if (this.renewal) clearInterval(this.renewal);
     for (const subscriber of [...this.subscribers]) subscriber.end('shutdown');
-    await Promise.all(this.unlisten.map((unlisten) => unlisten().catch(() => {})));
+    for (const unsubscribe of this.unsubscriptions) unsubscribe();
     await this.reading;
     await this.renew();
   }
 }
 
 /** The response head of an SSE stream, written at once: the quota headers admission set, then the event-stream ones. */
-export function openStream(ctx: Context) {
+function openStream(ctx: Context) {
   const list = (ctx.state.head as string[] | undefined) ?? [];
   ctx.state.head = undefined;
   list.push('Content-Type', 'text/event-stream; charset=utf-8', 'Cache-Control', 'no-store', 'X-Accel-Buffering', 'no');
