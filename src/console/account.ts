@@ -1,50 +1,35 @@
 // The account page: who is signed in, the account's sessions (revoke one, sign out everywhere) and
-// the browsers notified of its push alarms (./push.ts).
+// the browsers notified of its push alarms (./push.ts). Markup in ./account.views.ts.
 import type { Context } from 'koa';
-import { form, html, notice, type Html } from './html.ts';
-import { rowId, when, type Account, type PageGroup } from './kit.ts';
-import { pushBrowsers } from './push.ts';
+import { notice, type Html } from './html.ts';
+import { rowId, type Account, type Fields, type Kit, type PageGroup } from './kit.ts';
+import { accountView, type SessionRow } from './account.views.ts';
+import { pushBrowsers, type PushSection, type ShowAccount } from './push.ts';
 
-export const accountPages: PageGroup = (router, kit) => {
-  const { sql, csrf, page, signedIn, signedInForm, endSession } = kit;
-  const pushSection = pushBrowsers(router, kit, (ctx, who, message, status) => accountPage(ctx, who, message, status));
-  // ---- the account: sessions
-  router.get('/account', async (ctx) => {
-    const who = await signedIn(ctx);
-    if (!who) return;
-    await accountPage(ctx, who);
-  });
-
-  async function accountPage(ctx: Context, who: Account, message?: Html, status = 200) {
-    const sessions = await sql<{ id: string; user_agent: string; created_at: Date; last_seen_at: Date; expires_at: Date }[]>`select * from app.console_sessions_of(${who.owner})`;
-    page(ctx, 'Account', html`${message ?? ''}<p>Signed in as <strong>${who.email}</strong> (${who.role}).</p>
-<h2>Sessions</h2>
-<div class="table"><table><thead><tr><th>Browser</th><th>Signed in</th><th>Last used</th><th></th></tr></thead><tbody>
-${sessions.map((s) => html`<tr><td data-label="Browser">${s.user_agent || 'unknown'}${s.id === who.session_id ? ' (this one)' : ''}</td><td data-label="Signed in">${when(s.created_at)}</td><td data-label="Last used">${when(s.last_seen_at)}</td>
-<td>${form('/console/sessions/revoke', csrf(ctx), html`<input type="hidden" name="session" value="${s.id}">`, 'Revoke', 'inline')}</td></tr>`)}
-</tbody></table></div>
-${form('/console/sessions/revoke-all', csrf(ctx), [], 'Sign out everywhere')}
-${await pushSection(ctx, who)}`, status, who);
-  }
-
-  router.post('/sessions/revoke', async (ctx) => {
-    const form = await signedInForm(ctx);
-    if (!form) return;
-    const { fields, who } = form;
-    const id = rowId.safeParse(fields.session);
-    const [row] = id.success ? await sql<{ revoked: number }[]>`select app.console_revoke_sessions(${who.owner}, ${id.data}) as revoked` : [];
-    if (id.success && id.data === who.session_id) return ctx.redirect('/console/sign-in');
-    // another account's session, or one ended meanwhile: nothing was revoked, and the page says so
-    if (!row?.revoked) return accountPage(ctx, who, notice('That is not a working session of this account (signed out or revoked already?); nothing was revoked.', 'error'), 404);
-    await accountPage(ctx, who, notice('Session revoked.'));
-  });
-  router.post('/sessions/revoke-all', async (ctx) => {
-    const form = await signedInForm(ctx);
-    if (!form) return;
-    const { fields, who } = form;
-    await sql`select app.console_revoke_sessions(${who.owner}, null)`;
-    endSession(ctx);
-    ctx.redirect('/console/sign-in');
-  });
-
+export const accountPages: PageGroup = (routes, kit) => {
+  const show = (ctx: Context, who: Account, message?: Html, status?: number) => accountPage(kit, pushSection, ctx, who, message, status);
+  const pushSection = pushBrowsers(routes, kit, show);
+  routes.signedIn.get('/account', (ctx, who) => show(ctx, who));
+  routes.signedIn.post('/sessions/revoke', (ctx, who, fields) => revokeSession(kit, show, ctx, who, fields));
+  routes.signedIn.post('/sessions/revoke-all', (ctx, who) => signOutEverywhere(kit, ctx, who));
 };
+
+async function accountPage({ sql, csrf, page }: Kit, pushSection: PushSection, ctx: Context, who: Account, message?: Html, status = 200) {
+  const sessions = await sql<SessionRow[]>`select * from app.console_sessions_of(${who.owner})`;
+  page(ctx, 'Account', accountView(who, sessions, csrf(ctx), await pushSection(ctx, who), message), status, who);
+}
+
+async function revokeSession({ sql }: Kit, show: ShowAccount, ctx: Context, who: Account, fields: Fields) {
+  const id = rowId.safeParse(fields.session);
+  const [row] = id.success ? await sql<{ revoked: number }[]>`select app.console_revoke_sessions(${who.owner}, ${id.data}) as revoked` : [];
+  if (id.success && id.data === who.session_id) return ctx.redirect('/console/sign-in');
+  // another account's session, or one ended meanwhile: nothing was revoked, and the page says so
+  if (!row?.revoked) return show(ctx, who, notice('That is not a working session of this account (signed out or revoked already?); nothing was revoked.', 'error'), 404);
+  await show(ctx, who, notice('Session revoked.'));
+}
+
+async function signOutEverywhere({ sql, endSession }: Kit, ctx: Context, who: Account) {
+  await sql`select app.console_revoke_sessions(${who.owner}, null)`;
+  endSession(ctx);
+  ctx.redirect('/console/sign-in');
+}

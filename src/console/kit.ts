@@ -1,5 +1,7 @@
 // What every console page group shares: the signed-in account, the page writer (layout, CSP with a
-// fresh nonce, no-store), forms read after their CSRF check, zod errors shown beside their fields.
+// fresh nonce, no-store), zod errors shown beside their fields, and the routes a page group declares
+// its pages and forms on (`Routes`): every POST route passes the form check (readable, CSRF token
+// matching) before its handler runs, so a handler never checks it by hand and a new one cannot forget.
 // One kit per mounted console (src/console/router.ts); each page group takes it.
 import { randomBytes } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
@@ -96,8 +98,18 @@ function formFields(body: unknown): Fields {
 
 export type Kit = ReturnType<typeof consoleKit>;
 
+/** The console's shared parts, for one mounted console. */
 export function consoleKit(deps: Deps) {
-  const { sql, config } = deps;
+  const sessions = consoleSessions(deps);
+  const page = pageWriter(sessions.csrf);
+  const access = accessChecks(page, sessions.account);
+  const forms = formInput(deps, page, sessions);
+  const routes = (router: Router) => declaredRoutes(router, forms.checkForm, access);
+  return { sql: deps.sql, config: deps.config, deps, page, ...sessions, ...access, ...forms, routes };
+}
+
+/** Sessions: the request's account, the token its forms are tied to, opening and ending one. */
+function consoleSessions({ sql, config }: Deps) {
   const cookies = cookieNames(config);
   const idle = `${config.CONSOLE_SESSION_IDLE_MINUTES} minutes`;
   const absolute = `${config.CONSOLE_SESSION_DAYS} days`;
@@ -110,9 +122,12 @@ export function consoleKit(deps: Deps) {
     return (ctx.state.consoleAccount = row ?? null);
   }
 
+  /** The token a posted form is checked against: the session cookie's, else the pre-session cookie's (signed-out forms). */
+  const sentFormToken = (ctx: Context) => readCookie(ctx, cookies.session) ?? readCookie(ctx, cookies.pre);
+
   /** The token forms are tied to: the session's, else a pre-session cookie's (made on first need). */
   function formToken(ctx: Context): string {
-    const existing = ctx.state.consoleFormToken ?? readCookie(ctx, cookies.session) ?? readCookie(ctx, cookies.pre);
+    const existing = ctx.state.consoleFormToken ?? sentFormToken(ctx);
     if (existing) return existing;
     const made = newToken();
     setCookie(ctx, cookies.pre, made, cookies.secure);
@@ -122,8 +137,24 @@ export function consoleKit(deps: Deps) {
 
   const csrf = (ctx: Context) => csrfFor(formToken(ctx));
 
+  async function openSession(ctx: Context, owner: string, next: string) {
+    const token = newToken();
+    await sql`select app.console_open_session(${owner}, ${tokenHash(token)}, ${ctx.get('user-agent').slice(0, 200)}, ${idle}::interval, ${absolute}::interval)`;
+    setCookie(ctx, cookies.session, token, cookies.secure, config.CONSOLE_SESSION_DAYS * 86_400);
+    ctx.redirect(safeNext(next));
+  }
+
+  const endSession = (ctx: Context) => setCookie(ctx, cookies.session, '', cookies.secure, 0);
+
+  return { account, sentFormToken, csrf, openSession, endSession };
+}
+
+export type PageWriter = ReturnType<typeof pageWriter>;
+
+/** The page writer: the layout, a CSP with a fresh nonce, no-store. */
+function pageWriter(csrf: (ctx: Context) => string) {
   /** Writes a page; `assets`: its own scripts and style sheets (under /console/assets/), loaded with this response's nonce. */
-  function page(ctx: Context, title: string, body: Html, status = 200, who: Account | null = ctx.state.consoleAccount ?? null, assets?: PageAssets) {
+  return function page(ctx: Context, title: string, body: Html, status = 200, who: Account | null = ctx.state.consoleAccount ?? null, assets?: PageAssets) {
     const nonce = randomBytes(16).toString('base64');
     ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
@@ -135,9 +166,43 @@ export function consoleKit(deps: Deps) {
     ].join('; '));
     ctx.set('Cache-Control', 'no-store');
     ctx.body = layout({ title, body, who, path: ctx.path, csrf: csrf(ctx), nonce, assets });
+  };
+}
+
+/** Who may open a page: the signed-in account, or an admin. */
+function accessChecks(page: PageWriter, account: (ctx: Context) => Promise<Account | null>) {
+  /** A signed-in page: the account, or a redirect to sign-in (then back here) / the stale-form message. */
+  async function signedIn(ctx: Context): Promise<Account | null> {
+    const who = await account(ctx);
+    if (who) return who;
+    if (ctx.method === 'GET') {
+      ctx.redirect(`/console/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
+    } else {
+      page(ctx, 'Signed out', html`${notice('Your session has ended (signed out, expired or revoked), so nothing was changed.', 'error')}
+<p><a href="/console/sign-in?next=${encodeURIComponent(ctx.path)}">Sign in again</a>.</p>`, 403);
+    }
+    return null;
   }
 
-  /** Form bodies (the API's parser reads JSON only); an oversized one is answered by `posted`. */
+  /** An admin's page: the account, or the sign-in redirect / a 403 page for another role. */
+  async function admin(ctx: Context): Promise<Account | null> {
+    const who = await signedIn(ctx);
+    if (who && who.role !== 'admin') {
+      page(ctx, 'Not allowed', notice('This page is for the service\'s operators.', 'error'), 403, who);
+      return null;
+    }
+    return who;
+  }
+
+  return { signedIn, admin };
+}
+
+/**
+ * The console's reading of its input: form bodies parsed, unreadable text refused on every route
+ * (`parseForms`, applied by the router to all), and the form check of every POST route (`checkForm`).
+ */
+function formInput({ config }: Deps, page: PageWriter, { account, csrf, sentFormToken }: Pick<ReturnType<typeof consoleSessions>, 'account' | 'csrf' | 'sentFormToken'>) {
+  /** Form bodies (the API's parser reads JSON only); an oversized one is answered by `checkForm`. */
   const formBodies: Middleware = bodyParser({
     enableTypes: ['form'],
     formLimit: config.MAX_BODY_BYTES,
@@ -160,94 +225,96 @@ export function consoleKit(deps: Deps) {
     if (Object.keys(errors).length === 0) return next();
     page(ctx, 'This was not read', html`${notice('Some of what was sent is not text this service can read, so nothing was changed.', 'error')}
 <ul class="errors">${Object.entries(errors).map(([name, messages]) => html`<li><p class="error">Error: <strong>${name}</strong>: ${messages[0]}</p></li>`)}</ul>
-${Object.keys(inPath).length === 0 ? sendAgain(ctx, inFields) : ''}
+${Object.keys(inPath).length === 0 ? sendAgain(ctx, csrf(ctx), inFields) : ''}
 <p><a href="${safeNext(refererPath(ctx))}">Open the page again</a> and retry.</p>`, 422, await account(ctx));
   };
-
-  /**
-   * What was sent, to send again once corrected: each refused field with its error beside it (the bad
-   * characters shown as U+FFFD), the others as they were; a password is never written back.
-   */
-  function sendAgain(ctx: Context, errors: Record<string, string[]>): Html {
-    const sent = ctx.method === 'POST' ? formFields(ctx.request.body) : formFields(ctx.query);
-    const inputs = Object.entries(sent).filter(([name]) => name !== 'csrf' && FIELD_NAME.test(name)).map(([name, value]) => {
-      const secret = /password/i.test(name);
-      const error = errors[name]?.[0];
-      if (!error && !secret) return html`<input type="hidden" name="${name}" value="${value}">`;
-      return field({ name, label: name, type: secret ? 'password' : 'text', value: secret ? '' : value.replace(/\0|[\uD800-\uDFFF]/gu, '\uFFFD'), error });
-    });
-    return ctx.method === 'POST'
-      ? form(ctx.path, csrf(ctx), inputs, 'Send again')
-      : html`<form method="get" action="${ctx.path}">${inputs}<button type="submit">Send again</button></form>`;
-  }
 
   /** Form bodies read, then any unreadable text refused: the console's one reading of its input. */
   const parseForms: Middleware = (ctx, next) => formBodies(ctx, () => refuseUnreadableText(ctx, next));
 
-  /** A form's fields, after its CSRF check: null when the check failed (the refusal page is written). */
-  async function posted(ctx: Context): Promise<Fields | null> {
-    if (ctx.state.consoleFormRefused) {
-      page(ctx, 'This form was not read', notice(ctx.state.consoleFormRefused === 413 ? 'This form is larger than the service accepts. Nothing was changed.' : 'This form could not be read. Nothing was changed.', 'error'), ctx.state.consoleFormRefused);
-      return null;
+  /**
+   * The form check every POST route passes before its handler (declaredRoutes puts it there): the
+   * body read, and its CSRF field matching the token of the session (or, signed out, of the
+   * pre-session cookie). Refused: a 400/413 or 403 page, nothing changed. Passed: the fields in
+   * ctx.state.consoleFields.
+   */
+  const checkForm: Middleware = async (ctx, next) => {
+    const refused = ctx.state.consoleFormRefused as 400 | 413 | undefined;
+    if (refused) {
+      page(ctx, 'This form was not read', notice(refused === 413 ? 'This form is larger than the service accepts. Nothing was changed.' : 'This form could not be read. Nothing was changed.', 'error'), refused);
+      return;
     }
     const fields = formFields(ctx.request.body);
-    const token = readCookie(ctx, cookies.session) ?? readCookie(ctx, cookies.pre);
-    if (!csrfMatches(token, fields.csrf)) {
+    if (!csrfMatches(sentFormToken(ctx), fields.csrf)) {
       page(ctx, 'This form has expired', html`${notice('This form is out of date: it was opened before you signed in or out, or in another tab. Nothing was changed.', 'error')}
 <p><a href="${ctx.path}">Open the page again</a> and retry.</p>`, 403);
-      return null;
+      return;
     }
-    return fields;
-  }
+    ctx.state.consoleFields = fields;
+    await next();
+  };
 
-  /** A signed-in page: the account, or a redirect to sign-in (then back here) / the stale-form message. */
-  async function signedIn(ctx: Context): Promise<Account | null> {
-    const who = await account(ctx);
-    if (who) return who;
-    if (ctx.method === 'GET') {
-      ctx.redirect(`/console/sign-in?next=${encodeURIComponent(ctx.originalUrl)}`);
-    } else {
-      page(ctx, 'Signed out', html`${notice('Your session has ended (signed out, expired or revoked), so nothing was changed.', 'error')}
-<p><a href="/console/sign-in?next=${encodeURIComponent(ctx.path)}">Sign in again</a>.</p>`, 403);
-    }
-    return null;
-  }
-
-  /** A signed-in form post: its fields and account, or null when refused (the page is written). */
-  async function signedInForm(ctx: Context): Promise<{ fields: Fields; who: Account } | null> {
-    const fields = await posted(ctx);
-    const who = fields && (await signedIn(ctx));
-    return who ? { fields: fields!, who } : null;
-  }
-
-  /** An admin's page: the account, or the sign-in redirect / a 403 page for another role. */
-  async function admin(ctx: Context): Promise<Account | null> {
-    const who = await signedIn(ctx);
-    if (who && who.role !== 'admin') {
-      page(ctx, 'Not allowed', notice('This page is for the service\'s operators.', 'error'), 403, who);
-      return null;
-    }
-    return who;
-  }
-
-  /** An admin's form post, after its CSRF check: its fields and account, or null when refused (the page is written). */
-  async function adminForm(ctx: Context): Promise<{ fields: Fields; who: Account } | null> {
-    const fields = await posted(ctx);
-    const who = fields && (await admin(ctx));
-    return who ? { fields: fields!, who } : null;
-  }
-
-  async function openSession(ctx: Context, owner: string, next: string) {
-    const token = newToken();
-    await sql`select app.console_open_session(${owner}, ${tokenHash(token)}, ${ctx.get('user-agent').slice(0, 200)}, ${idle}::interval, ${absolute}::interval)`;
-    setCookie(ctx, cookies.session, token, cookies.secure, config.CONSOLE_SESSION_DAYS * 86_400);
-    ctx.redirect(safeNext(next));
-  }
-
-  const endSession = (ctx: Context) => setCookie(ctx, cookies.session, '', cookies.secure, 0);
-
-  return { sql, config, deps, account, csrf, page, parseForms, posted, signedIn, signedInForm, admin, adminForm, openSession, endSession };
+  return { parseForms, checkForm };
 }
 
-/** One group of console pages, mounted on the console's router with the shared kit. */
-export type PageGroup = (router: Router, kit: Kit) => void;
+/**
+ * What was sent, to send again once corrected: each refused field with its error beside it (the bad
+ * characters shown as U+FFFD), the others as they were; a password is never written back.
+ */
+function sendAgain(ctx: Context, csrf: string, errors: Record<string, string[]>): Html {
+  const sent = ctx.method === 'POST' ? formFields(ctx.request.body) : formFields(ctx.query);
+  const inputs = Object.entries(sent).filter(([name]) => name !== 'csrf' && FIELD_NAME.test(name)).map(([name, value]) => {
+    const secret = /password/i.test(name);
+    const error = errors[name]?.[0];
+    if (!error && !secret) return html`<input type="hidden" name="${name}" value="${value}">`;
+    return field({ name, label: name, type: secret ? 'password' : 'text', value: secret ? '' : value.replace(/\0|[\uD800-\uDFFF]/gu, '\uFFFD'), error });
+  });
+  return ctx.method === 'POST'
+    ? form(ctx.path, csrf, inputs, 'Send again')
+    : html`<form method="get" action="${ctx.path}">${inputs}<button type="submit">Send again</button></form>`;
+}
+
+/** A page anyone may open. */
+export type PageHandler = (ctx: Context) => unknown;
+/** A form anyone may post (sign-in, sign-up, reset: tied to the pre-session cookie): its fields, checked. */
+export type FormHandler = (ctx: Context, fields: Fields) => unknown;
+/** A page of a signed-in account (or an admin). */
+export type AccountPageHandler = (ctx: Context, who: Account) => unknown;
+/** A form of a signed-in account (or an admin): its fields, checked. */
+export type AccountFormHandler = (ctx: Context, who: Account, fields: Fields) => unknown;
+
+/** The routes a page group declares: pages (GET) and forms (POST), open, signed-in or admin-only. */
+export interface Routes {
+  get(path: string, handler: PageHandler): void;
+  post(path: string, handler: FormHandler): void;
+  signedIn: { get(path: string, handler: AccountPageHandler): void; post(path: string, handler: AccountFormHandler): void };
+  admin: { get(path: string, handler: AccountPageHandler): void; post(path: string, handler: AccountFormHandler): void };
+}
+
+/**
+ * Routes on the console's router where every POST route runs `checkForm` first: the one way a page
+ * group declares a form (it is never handed the router), so none can skip the check. Then the
+ * account is required, for signed-in and admin routes.
+ */
+function declaredRoutes(router: Router, checkForm: Middleware, { signedIn, admin }: ReturnType<typeof accessChecks>): Routes {
+  const fieldsOf = (ctx: Context): Fields => ctx.state.consoleFields;
+  const forAccount = (required: (ctx: Context) => Promise<Account | null>) => ({
+    get: (path: string, handler: AccountPageHandler) => router.get(path, async (ctx) => {
+      const who = await required(ctx);
+      if (who) await handler(ctx, who);
+    }),
+    post: (path: string, handler: AccountFormHandler) => router.post(path, checkForm, async (ctx) => {
+      const who = await required(ctx);
+      if (who) await handler(ctx, who, fieldsOf(ctx));
+    }),
+  });
+  return {
+    get: (path, handler) => void router.get(path, async (ctx) => void (await handler(ctx))),
+    post: (path, handler) => void router.post(path, checkForm, async (ctx) => void (await handler(ctx, fieldsOf(ctx)))),
+    signedIn: forAccount(signedIn),
+    admin: forAccount(admin),
+  };
+}
+
+/** One group of console pages, declared on the console's routes with the shared kit. */
+export type PageGroup = (routes: Routes, kit: Kit) => void;

@@ -1,7 +1,8 @@
 // The developer console at /console: server-rendered pages (./html.ts) for key holders and the
 // operator, forms posted with a CSRF token, the logic in SQL (sql/functions/900_console.sql). Each
-// page group is a file of its own, given the shared kit (./kit.ts). Mounted by the composition root
-// (src/service.ts) beside the API; CONSOLE=off mounts nothing.
+// page group is a file of its actions (<group>.ts) beside one of its markup (<group>.views.ts),
+// declaring its routes on the kit's `Routes` (./kit.ts), which put the form check before every POST
+// handler. Mounted by the composition root (src/service.ts) beside the API; CONSOLE=off mounts nothing.
 import { readFile } from 'node:fs/promises';
 import Router from '@koa/router';
 import type { Deps } from '../http/admission.ts';
@@ -53,6 +54,10 @@ export function consoleRouter(deps: Deps): Router {
     });
   }
   router.get('/', async (ctx) => ctx.redirect((await kit.account(ctx)) ? '/console/keys' : '/console/sign-in'));
-  for (const group of GROUPS) group(router, kit);
+  const routes = kit.routes(router);
+  for (const group of GROUPS) group(routes, kit);
+  // a POST route declared past `routes` (on the router itself) would miss the form check: refused at start
+  const unchecked = router.stack.filter((layer) => layer.methods.includes('POST') && !layer.stack.includes(kit.checkForm));
+  if (unchecked.length > 0) throw new Error(`console POST routes without the form check: ${unchecked.map((layer) => layer.path).join(', ')}`);
   return router;
 }

@@ -7,7 +7,6 @@
 // sent NUL, invalid UTF-8, 10 000 characters and repeated: never a 5xx; NUL and invalid UTF-8 are a
 // 422 console page naming the field (the API's rule, src/http/validation.ts). A POST route that no
 // page offers a form for fails the test, so a new form is covered without editing it.
-import { createECDH, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,91 +20,23 @@ import type { Sql } from '../../src/db/client.ts';
 import { browserTest, checkPage, CHROMIUM } from '../helpers/browser.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
-import { ConsoleClient, PASSWORD, signedInAccount } from '../helpers/console.ts';
+import { accountWithEverything, ConsoleClient, consoleCoin, crawl, everythingEnv, PASSWORD, signedInAccount, type Found } from '../helpers/console.ts';
 
 const mailbox = await startMailbox();
-const ENV = { SMTP_URL: mailbox.url, SMTP_TIMEOUT_MS: '2000', MAIL_FROM: 'Console <console@example.com>', CONSOLE_SIGNUP: 'open', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+const ENV = everythingEnv(mailbox.url);
 let db: TestDatabase;
 let api: TestApi;
 
 test.before(async () => {
   db = await testDatabase();
   api = await testApi(db, { env: ENV });
-  await db.sql`insert into market.data_sources (name, kind, description) values ('console-forms', 'import', 'Console forms test fixture')`;
-  await db.sql`insert into market.coins (id, slug, symbol, name, type, source) values (1, 'bitcoin', 'BTC', 'Bitcoin', 'coin', 'console-forms')`;
-  await db.sql`insert into market.coin_state (coin_id, price, volume_24h, marketcap) values (1, 100, 5000, 100000)`;
+  await consoleCoin(db.sql, 'console-forms');
 });
 test.after.always(async () => {
   await api?.close();
   await db?.close();
   await mailbox.stop();
 });
-
-interface FoundForm {
-  method: 'GET' | 'POST';
-  path: string;
-  /** each field's first value, made plausible for its input type when empty (an address for type=email) */
-  fields: Map<string, string>;
-  client: ConsoleClient;
-}
-
-/** A value of the input's kind, for an empty field: the bad bytes then go inside text that passes its format. */
-const plausible = (type: string, value: string) => value || ({ email: 'a@example.test', password: 'correct horse battery staple', url: 'https://example.com/a' } as Record<string, string>)[type] || 'a';
-
-const unescape = (text: string) => text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[name]!);
-const attribute = (attributes: string, name: string) => {
-  const found = new RegExp(`(?:^|\\s)${name}="([^"]*)"`).exec(attributes)?.[1];
-  return found === undefined ? undefined : unescape(found);
-};
-
-/** The forms of a page: method, action and the first value of each field name (as a browser would send it). */
-function formsOf(text: string, client: ConsoleClient, pagePath: string): FoundForm[] {
-  return [...text.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)].map(([, attributes, content]) => {
-    const fields = new Map<string, string>();
-    const add = (name: string | undefined, value: string) => {
-      if (name && !fields.has(name)) fields.set(name, value);
-    };
-    for (const [, input] of content!.matchAll(/<input\b([^>]*)>/g)) {
-      const type = attribute(input!, 'type') ?? 'text';
-      if (!['submit', 'button', 'reset'].includes(type)) add(attribute(input!, 'name'), plausible(type, attribute(input!, 'value') ?? ''));
-    }
-    for (const [, select, options] of content!.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/g)) {
-      const chosen = /<option\b([^>]*\sselected[^>]*)>([^<]*)/.exec(options!) ?? /<option\b([^>]*)>([^<]*)/.exec(options!);
-      add(attribute(select!, 'name'), chosen ? (attribute(chosen[1]!, 'value') ?? unescape(chosen[2]!)) : '');
-    }
-    for (const [, area, value] of content!.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g)) add(attribute(area!, 'name'), unescape(value!));
-    const action = attribute(attributes!, 'action') ?? pagePath;
-    return { method: (attribute(attributes!, 'method') ?? 'get').toUpperCase() as FoundForm['method'], path: new URL(action, 'http://console.test').pathname, fields, client };
-  });
-}
-
-/** What the crawl met: the forms, and every console URL with the client that met it first. */
-interface Found {
-  forms: FoundForm[];
-  urls: Map<string, ConsoleClient>;
-}
-
-/** Follows every console link, GET form and redirect from `starts`, as `client` (GETs only: nothing changes). */
-async function crawl(client: ConsoleClient, starts: string[], found: Found, t: { fail: (message: string) => void }) {
-  const queue = [...starts];
-  const visited = new Set<string>();
-  while (queue.length > 0 && visited.size < 150) {
-    const url = queue.shift()!;
-    if (visited.has(url)) continue;
-    visited.add(url);
-    if (!found.urls.has(url)) found.urls.set(url, client);
-    const page = await client.get(url);
-    if (page.status >= 500) t.fail(`GET ${url}: ${page.status}`);
-    const next: string[] = [];
-    if (page.location?.startsWith('/console')) next.push(page.location);
-    for (const [, href] of page.text.matchAll(/href="(\/console[^"#]*)"/g)) next.push(unescape(href!));
-    for (const form of formsOf(page.text, client, new URL(url, 'http://console.test').pathname)) {
-      found.forms.push(form);
-      if (form.method === 'GET') next.push(`${form.path}?${new URLSearchParams([...form.fields])}`);
-    }
-    queue.push(...next.filter((link) => !link.startsWith('/console/assets/') && !visited.has(link)));
-  }
-}
 
 const encode = encodeURIComponent;
 /** The bad values, each as the encoded name=value pairs sent in place of the field's own. */
@@ -128,36 +59,8 @@ async function send(client: ConsoleClient, method: string, path: string, body?: 
   return { status: response.status, type: response.headers.get('content-type') ?? '', text: await response.text() };
 }
 
-/** The account holding one of everything a console page can list, each made through its own form where one exists. */
-async function userWithEverything() {
-  const { owner, client } = await signedInAccount(db.sql, api.base, 'fuzz-user@example.com', 'fuzz user');
-  await client.get('/console/keys');
-  const made = async (path: string, form: Record<string, string>) => {
-    const page = await client.post(path, form);
-    if (page.status >= 400) throw new Error(`${path}: ${page.status} ${page.text.slice(0, 300)}`);
-    return page;
-  };
-  await made('/console/keys', { name: 'data', plan: 'free' });
-  await made('/console/mcp-keys', { name: 'agent', plan: 'mcp-free' });
-  await made('/console/widgets', { name: 'site', origins: 'https://example.com', plan: 'widget-free' });
-  await made('/console/webhooks', { url: 'http://127.0.0.1:9/hook', events: 'alarm.triggered' });
-  await made('/console/webhooks', { url: 'http://127.0.0.1:9/other', events: 'alarm.triggered' });
-  const [first, second] = await db.sql<{ id: string }[]>`select id from app.webhook_endpoints where owner = ${owner} order by id`;
-  await made(`/console/webhooks/${first!.id}/test`, {});
-  // a settled delivery (Redeliver) and a disabled endpoint (Re-enable), as the worker would leave them
-  await db.sql`update app.webhook_deliveries set status = 'failed', attempts = 1 where endpoint_id = ${first!.id}`;
-  await db.sql`update app.webhook_endpoints set status = 'disabled', disabled_at = now(), consecutive_failures = 10 where id = ${second!.id}`;
-  await made('/console/alarms', { name: 'armed', coin: 'bitcoin', metric: 'rate', direction: 'above', target: '150', notification: 'email' });
-  await made('/console/alarms', { name: 'fired', coin: 'bitcoin', metric: 'rate', direction: 'above', target: '160', notification: 'email' });
-  await db.sql`update app.alarms set status = 'triggered', triggered_value = 170, triggered_at = now() where owner = ${owner} and name = 'fired'`;
-  const ecdh = createECDH('prime256v1');
-  ecdh.generateKeys();
-  await db.sql`select app.push_subscribe(${owner}, 'https://push.example.com/s/1', ${ecdh.getPublicKey().toString('base64url')}, ${randomBytes(16).toString('base64url')}, 'fuzz browser')`;
-  return { owner, client };
-}
-
 test('every console form field, query parameter and path parameter: NUL, invalid UTF-8, 10 000 characters and repeated values get no 5xx; NUL and invalid UTF-8 a 422 console page naming the field', async (t) => {
-  const { owner, client: user } = await userWithEverything();
+  const { owner, client: user } = await accountWithEverything(db.sql, api.base);
   const { client: admin } = await signedInAccount(db.sql, api.base, 'fuzz-admin@example.com', 'fuzz admin', true);
   const anonymous = new ConsoleClient(api.base, 'fuzz anonymous');
 
