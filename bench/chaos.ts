@@ -18,7 +18,7 @@ import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey, setOwnerEmail } from '../src/keys.ts';
 import { refreshCoinAggregates } from '../src/sources/aggregates.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
+import { withReservedQuery } from '../src/db/query.ts';
 import { seededRandom } from '../dev/random.ts';
 import { startReceiver } from '../dev/webhook-receiver.ts';
 import { startMailbox } from '../dev/mailbox.ts';

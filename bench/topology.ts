@@ -21,7 +21,7 @@ import { createSql, type Sql } from '../src/db/client.ts';
 import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
+import { withReservedQuery } from '../src/db/query.ts';
 import { startReceiver } from '../dev/webhook-receiver.ts';
 import { until } from '../dev/wait.ts';
 import { createAlarms } from './chaos/alarms.ts';

@@ -6,6 +6,7 @@
 // push is sent again.
 import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
+import { clientQuery } from '../src/db/query.ts';
 import { sendPush, type OutboxPush } from '../src/push/send.ts';
 import { vapidOnce, type VapidConfig } from '../src/push/vapid.ts';
 
@@ -18,7 +19,7 @@ export function deliverPush(config: DeliverPushConfig): Task {
   return async (payload, helpers) => {
     const id = String((payload as { message_id?: unknown }).message_id);
     if (!UUID.test(id)) throw new Error('deliver_push needs {message_id}');
-    vapid ??= vapidOnce(async (text, values) => (await helpers.query(text, values)).rows as never, config);
+    vapid ??= vapidOnce(clientQuery(helpers), config);
     const keys = await vapid();
     const { rows } = await helpers.query<OutboxPush & { attempt_id: string }>('select * from app.begin_push_attempt($1)', [id]);
     const row = rows[0];

@@ -11,7 +11,7 @@ import { testDatabase, type TestDatabase } from './helpers/database.ts';
 import { backfill } from '../src/sources/exchanges/backfill.ts';
 import { ExchangesSource } from '../src/sources/exchanges/index.ts';
 import { parseExchangeUrls } from '../src/sources/exchanges/venues.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
+import { withReservedQuery } from '../src/db/query.ts';
 import { DAY, MINUTE, REPLAY_VENUES, type VenueReplay } from '../dev/venues/replay.ts';
 import { replayEnvironment, startOfflineReplay } from '../dev/venues/offline.ts';
 import { schedule } from '../jobs/index.ts';

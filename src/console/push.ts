@@ -7,8 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { queryOf } from '../db/query.ts';
 import { pushEndpointProblem, subscriptionFields } from '../push/subscription.ts';
-import { queryOf, vapidOnce } from '../push/vapid.ts';
+import { vapidOnce } from '../push/vapid.ts';
 import { form, html, notice, type Html } from './html.ts';
 import { fieldErrors, rowId, when, type Account, type Kit } from './kit.ts';
 

@@ -2,8 +2,7 @@
 // connection and writes through the shared SQL path (bars → aggregates → coin state → alarms,
 // or its own tables). Jobs only schedule runSource; each run's outcome becomes the source's
 // health (market.source_health), read by /ping, /readyz and analysts.
-import type { Sql } from '../db/client.ts';
-import type { Query } from './aggregates.ts';
+import type { Query } from '../db/query.ts';
 
 export interface RunOptions {
   /** a stopping worker: a long run ends between two of its statements */
@@ -33,32 +32,4 @@ export async function runSource<Result>(query: Query, source: Source<Result>, op
   const venues = source.venues?.(result);
   await query('select market.record_source_run($1, null, $2::text::jsonb)', [source.name, venues ? JSON.stringify(venues) : null]);
   return result;
-}
-
-/** A Query over a node-postgres client, as graphile-worker's jobs hold one. */
-export const clientQuery =
-  (client: { query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> }): Query =>
-  async (text, values) => (await client.query(text, values as unknown[])).rows;
-
-/** Runs work with a Query on one reserved postgres.js connection, outside any transaction (aggregate refreshes need that). */
-export async function withReservedQuery<T>(sql: Sql, work: (query: Query) => Promise<T>): Promise<T> {
-  const reserved = await sql.reserve();
-  try {
-    return await work(async (text, values = []) => (await reserved.unsafe(text, values as never[])) as Record<string, unknown>[]);
-  } finally {
-    reserved.release();
-  }
-}
-
-/**
- * A Query that runs one statement at a time in call order, for work that calls it from parallel
- * tasks (the venues of a run) over one connection: a connection answers one statement at a time.
- */
-export function serialized(query: Query): Query {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (text, values) => {
-    const result = tail.then(() => query(text, values));
-    tail = result.catch(() => {});
-    return result;
-  };
 }

@@ -3,6 +3,7 @@
 import test from 'ava';
 import { Decimal } from 'decimal.js';
 import { readFileSync } from 'node:fs';
+import { queryOf, type Query } from '../../src/db/query.ts';
 import { EcbFormatError, parseEcbDaily, refreshEcbRates, type Fetch } from '../../src/sources/ecb.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
@@ -15,12 +16,13 @@ const recordedRates = (name: string) =>
 const perUsd = (perEur: string, usdPerEur: string) => new Decimal(perEur).div(usdPerEur).toSignificantDigits(10).toFixed();
 
 let db: TestDatabase;
+let query: Query;
 test.before(async () => {
   db = await testDatabase();
+  query = queryOf(db.sql);
 });
 test.after.always(() => db?.close());
 
-const query = (text: string, values?: unknown[]) => db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const latest = async () =>
   Object.fromEntries((await db.sql`select currency, rate::text, source, time from market.fx_latest`).map((r) => [r.currency, { ...r }]));
 

@@ -12,16 +12,18 @@ import {
   readShippedCatalogue,
   type CatalogueFile,
 } from '../../src/sources/catalogue/index.ts';
+import { queryOf, type Query } from '../../src/db/query.ts';
 import { ensureCatalogue as ensureDemoCatalogue, readCatalogue as readDemoCatalogue } from '../../src/sources/simulated/index.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;
+let query: Query;
 test.before(async () => {
   db = await testDatabase();
+  query = queryOf(db.sql);
 });
 test.after.always(() => db?.close());
 
-const query = (text: string, values?: unknown[]) => db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const shipped = readShippedCatalogue();
 
 /** Every row the import may write, in a stable order: equal snapshots mean nothing changed. */

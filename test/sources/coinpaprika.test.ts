@@ -6,6 +6,7 @@ import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { refreshCoinMetadata } from '../../jobs/refresh_coin_metadata.ts';
+import { queryOf, type Query } from '../../src/db/query.ts';
 import { coinpaprikaSupplies, CoinPaprikaError } from '../../src/sources/coinpaprika.ts';
 import { runSource } from '../../src/sources/source.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -18,9 +19,11 @@ const requests: string[] = [];
 let server: Server;
 let base: string;
 let db: TestDatabase;
+let query: Query;
 
 test.before(async () => {
   db = await testDatabase();
+  query = queryOf(db.sql);
   server = createServer((request, response) => {
     requests.push(request.url ?? '');
     if (reply === 'hang') return;
@@ -36,7 +39,6 @@ test.after.always(async () => {
   await db?.close();
 });
 
-const query = (text: string, values?: unknown[]) => db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const supplies = async () =>
   Object.fromEntries(
     (await db.sql`select slug, circulating_supply::text as c, total_supply::text as t, max_supply::text as m from market.coins`).map((r) => [

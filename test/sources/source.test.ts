@@ -2,14 +2,19 @@
 // /readyz and analysts: here the real ECB source on recorded responses, a success then a failure.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
+import { queryOf, type Query } from '../../src/db/query.ts';
 import { ecbRates, type Fetch } from '../../src/sources/ecb.ts';
 import { runSource, type Source } from '../../src/sources/source.ts';
 import { useApi } from '../helpers/http.ts';
 
-const handles = useApi(test);
+let query: Query;
+const handles = useApi(test, {
+  setup: async ({ db }) => {
+    query = queryOf(db.sql);
+  },
+});
 const recorded = readFileSync(new URL('../../dev/venues/recorded/ecb/eurofxref-daily-2025-07-01.xml', import.meta.url), 'utf8');
 const replay = (body: string, status = 200): Fetch => async () => ({ ok: status >= 200 && status < 300, status, text: async () => body });
-const query = (text: string, values?: unknown[]) => handles.db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const health = async (name: string) => (await handles.db.sql`select * from market.source_health where name = ${name}`)[0]!;
 
 test.serial('a source that never ran is idle, and /readyz leaves it out', async (t) => {

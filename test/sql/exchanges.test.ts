@@ -2,12 +2,12 @@
 // and the simulated venues (catalogue, determinism, history backfill into the aggregates).
 import test from 'ava';
 import { ensureExchangeCatalogue, exchangeTick } from '../../src/sources/simulated/exchanges.ts';
-import type { Query } from '../../src/sources/aggregates.ts';
+import { queryOf, type Query } from '../../src/db/query.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;
 let now: string;
-const query: Query = async (text, values = []) => [...(await db.sql.unsafe(text, values as never[]))] as Record<string, unknown>[];
+let query: Query;
 
 // demo-like coins, so that the catalogue's quotes (USDT, USDC, BTC, ETH, fiat) resolve
 const COINS: [number, string, string, string][] = [
@@ -21,6 +21,7 @@ const COINS: [number, string, string, string][] = [
 
 test.before(async () => {
   db = await testDatabase();
+  query = queryOf(db.sql);
   now = (await db.sql`select date_trunc('minute', now())::text as now`)[0]!.now as string;
   await db.sql`insert into market.data_sources (name, kind, description) values ('test', 'import', 'test coins')`;
   for (const [id, slug, symbol, price] of COINS) {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { Query } from '../aggregates.ts';
+import type { Query } from '../../db/query.ts';
 import { date, locale, storedSlug } from '../../validators.ts';
 
 export const SOURCE_NAME = 'catalogue';

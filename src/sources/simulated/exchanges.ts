@@ -4,7 +4,7 @@
 // Everything it writes is labelled: market.data_sources has the row `simulated-exchanges`, demo = true.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Query } from '../aggregates.ts';
+import type { Query } from '../../db/query.ts';
 import type { Source } from '../source.ts';
 
 export const SOURCE_NAME = 'simulated-exchanges';

@@ -3,7 +3,8 @@
 // Everything it writes is labelled: market.data_sources has the row `simulated` with demo = true.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
+import type { Query } from '../../db/query.ts';
+import { completeCoinBarBackfills } from '../aggregates.ts';
 import type { RunOptions, Source } from '../source.ts';
 
 export const SOURCE_NAME = 'simulated';
