@@ -5,6 +5,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { publicBase } from '../http/pages.ts';
+import { firstValues } from '../http/validation.ts';
 import type { WidgetPlanName } from '../plans.ts';
 import { createWidgetKey } from '../keys.ts';
 import { canonicalOrigin, LOCALES, RANGES, THEMES, WIDGET_NAMES, widgetOptions, type WidgetName } from '../widget-options.ts';
@@ -117,7 +118,7 @@ ${keys.length >= config.CONSOLE_MAX_KEYS ? html`<p>You hold ${keys.length} widge
     const who = await signedIn(ctx);
     if (!who) return;
     const keys = await keysOf(who.owner);
-    const query = Object.fromEntries(Object.entries(ctx.query).map(([name, value]) => [name, String(Array.isArray(value) ? value[0] : (value ?? ''))]));
+    const query = firstValues(ctx.query);
     const key = keys.find((one) => one.id === query.key) ?? keys[0];
     if (!key) {
       return page(ctx, 'Widget builder', html`${notice('Create a widget key first: the builder writes the snippet with it.')}<p><a href="/console/widgets">Widget keys</a></p>`, 200, who);
