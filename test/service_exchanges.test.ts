@@ -15,14 +15,13 @@ import { withReservedQuery } from '../src/db/query.ts';
 import { DAY, MINUTE, REPLAY_VENUES, type VenueReplay } from '../dev/venues/replay.ts';
 import { replayEnvironment, startOfflineReplay } from '../dev/venues/offline.ts';
 import { schedule } from '../jobs/index.ts';
-import { until } from '../dev/wait.ts';
+import { sleep, until } from '../dev/wait.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;
 let service: RunningService;
 let key: string;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** polls a query until it returns a row whose `ok` is true; fails with `what` after `ms` */
 const untilOk = (what: string, text: string, ms = 45_000, values: unknown[] = []) =>
   until(what, async () => (await db.sql.unsafe(text, values as never[]))[0]?.ok, { timeoutMs: ms, everyMs: 250 });
