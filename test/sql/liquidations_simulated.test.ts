@@ -1,14 +1,13 @@
 // The demo liquidations: deterministic (the same minutes give the same rows), labelled demo,
 // consistent (long positions closed by sells, value = price x quantity), written once per minute.
 import test from 'ava';
-import { queryOf } from '../../src/db/query.ts';
 import { ensureCatalogue } from '../../src/sources/simulated/index.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;
 test.before(async () => {
   db = await testDatabase();
-  await ensureCatalogue(queryOf(db.sql));
+  await ensureCatalogue(db.query);
   // two hours of the demo market's one-minute bars, enough for the liquidations that follow them
   await db.sql`insert into market.coin_bars_1m
     select * from market.simulated_bars(date_trunc('minute', now()) - interval '2 hours', date_trunc('minute', now()))`;
