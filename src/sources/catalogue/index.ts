@@ -5,21 +5,14 @@
 // statement: all or nothing. The JSON travels as text, so supplies never become JS floats.
 import { z } from 'zod';
 import type { Query } from '../../db/query.ts';
-import { date, locale, storedSlug } from '../../validators.ts';
+import { date, ImportRefusedError, locale, storedSlug } from '../../validators.ts';
 import { loadCatalogueOnce, shippedCatalogue } from '../source.ts';
 
 export const SOURCE_NAME = 'catalogue';
 export const CATALOGUE_PATH = new URL('./coins.json', import.meta.url);
 
 /** A file that cannot be imported; `problems` holds one `path: message` line per fault. Nothing was written. */
-export class CatalogueImportError extends Error {
-  readonly problems: string[];
-  constructor(message: string, problems: string[] = []) {
-    super(message);
-    this.name = 'CatalogueImportError';
-    this.problems = problems;
-  }
-}
+export class CatalogueImportError extends ImportRefusedError {}
 
 const slug = storedSlug();
 const supply = z
