@@ -65,6 +65,11 @@ test('the ticker shows each coin asked for in order, in light USD English', asyn
   const symbols = [...text(response).matchAll(/<li><b>(\w+)<\/b> <span>\$[\d,]+\.\d+<\/span>/g)].map((match) => match[1]);
   t.deepEqual(symbols, ['ETH', 'BTC', 'SOL']);
   t.regex(text(response), /class="light"/);
+  // a parameter given twice counts by its first value (src/http/validation.ts firstValues)
+  const repeated = await api.get(`/widgets/ticker?key=${key}&coins=bitcoin&coins=ethereum&theme=dark&theme=light`, null, framed(SITE));
+  t.is(repeated.status, 200, text(repeated));
+  t.deepEqual([...text(repeated).matchAll(/<li><b>(\w+)<\/b>/g)].map((match) => match[1]), ['BTC']);
+  t.regex(text(repeated), /class="dark"/);
 });
 
 test('the mini chart draws 1d, 7d and 30d series with low and high in the currency', async (t) => {
