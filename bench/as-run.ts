@@ -23,8 +23,8 @@ import autocannon from 'autocannon';
 import { embeddedUrl } from '../src/config.ts';
 import { createSql, type Sql } from '../src/db/client.ts';
 import { createKey, createWidgetKey } from '../src/keys.ts';
-import { until } from '../dev/wait.ts';
-import { Managed, cleanUpOnSignal, freePort, sleep, tail } from './chaos/processes.ts';
+import { sleep, until } from '../dev/wait.ts';
+import { Managed, cleanUpOnSignal, freePort, tail } from './chaos/processes.ts';
 import { printColumns, quantile, rawGet } from './harness.ts';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL || null;

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { Sql } from '../src/db/client.ts';
 import { BACKFILL_INTERVALS, backfill, type BackfillInterval } from '../src/sources/exchanges/backfill.ts';
 import { ExchangesSource } from '../src/sources/exchanges/index.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
+import { withReservedQuery } from '../src/db/query.ts';
 import { DAY, REPLAY_VENUES, startVenueReplay } from '../dev/venues/replay.ts';
 
 export async function benchBackfill(sql: Sql) {

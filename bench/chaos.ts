@@ -18,14 +18,14 @@ import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey, setOwnerEmail } from '../src/keys.ts';
 import { refreshCoinAggregates } from '../src/sources/aggregates.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
+import { withReservedQuery } from '../src/db/query.ts';
 import { seededRandom } from '../dev/random.ts';
 import { startReceiver } from '../dev/webhook-receiver.ts';
 import { startMailbox } from '../dev/mailbox.ts';
-import { poll, until } from '../dev/wait.ts';
+import { poll, sleep, until } from '../dev/wait.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { aggregateFigures, alarmRows, barFigures, emailRows, eventRows, settled } from './chaos/checks.ts';
-import { freePort, isAlive, Managed, parentOf, sleep, tail, cleanUpOnSignal } from './chaos/processes.ts';
+import { freePort, isAlive, Managed, parentOf, tail, cleanUpOnSignal } from './chaos/processes.ts';
 
 const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? 6);
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));

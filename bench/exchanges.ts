@@ -2,11 +2,12 @@
 // simulated venues loaded through the same path the worker takes (after the demo market's tick,
 // whose coin prices they follow).
 import type { Sql } from '../src/db/client.ts';
+import { queryOf } from '../src/db/query.ts';
 import { exchangeTick } from '../src/sources/simulated/exchanges.ts';
 import { measure, printTable, type Figures } from './harness.ts';
 
 export async function benchExchanges(sql: Sql, get: (path: string) => () => Promise<void>, options: { requests: number; concurrency: number }) {
-  const query = async (text: string, values?: unknown[]) => sql.unsafe(text, (values ?? []) as never[]);
+  const query = queryOf(sql);
   let started = performance.now();
   const loaded = await exchangeTick(query);
   console.log(

@@ -1,12 +1,13 @@
 // Coins and Prices over HTTP beside the same api.* SQL called directly (the ceiling), on the
 // demo market loaded through the same path `make start` takes.
 import type { Sql } from '../src/db/client.ts';
+import { queryOf } from '../src/db/query.ts';
 import { tick } from '../src/sources/simulated/index.ts';
 import { measure, printTable, type Figures } from './harness.ts';
 
 export async function benchMarket(sql: Sql, get: (path: string) => () => Promise<void>, options: { requests: number; concurrency: number }) {
   const started = performance.now();
-  const loaded = await tick(async (text, values) => sql.unsafe(text, (values ?? []) as never[]));
+  const loaded = await tick(queryOf(sql));
   console.log(
     `\ndemo market loaded: ${loaded.bars} bars, ${loaded.coins} coins, ${((performance.now() - started) / 1000).toFixed(1)} s (the first-start backfill)\n`,
   );

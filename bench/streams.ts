@@ -12,7 +12,8 @@ import { connect, type Socket } from 'node:net';
 import { createServer, type ServerResponse } from 'node:http';
 import type { RunningService } from '../src/service.ts';
 import { createKey } from '../src/keys.ts';
-import { freePort, sleep } from './chaos/processes.ts';
+import { freePort } from './chaos/processes.ts';
+import { poll, sleep, until } from '../dev/wait.ts';
 
 const ROOT = new URL('../', import.meta.url).pathname;
 const PRICE_EVENT = /event: price\ndata: [^\n]*"price":"(\d+\.\d+)"/g;
@@ -25,16 +26,8 @@ function spawnProcess(args: string[], env: NodeJS.ProcessEnv, files: number): Ch
   return spawn('sh', ['-c', command], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-async function waitFor(url: string, ms = 60_000) {
-  const started = Date.now();
-  for (;;) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    if (Date.now() - started > ms) throw new Error(`${url}: not up within ${ms} ms`);
-    await sleep(200);
-  }
-}
+const waitFor = (url: string, ms = 60_000) =>
+  until(`${url} to answer`, () => fetch(url).then((response) => response.ok, () => false), { timeoutMs: ms, everyMs: 200 });
 
 /** A subscriber's connection: the raw bytes of its stream, watched for the round's price. */
 interface Conn {
@@ -85,8 +78,7 @@ async function fanOut(conns: Conn[], rounds: number, publish: (price: string) =>
     const price = `${1000 + round}.5`;
     const started = performance.now();
     await publish(price);
-    const deadline = Date.now() + 30_000;
-    while (conns.some((conn) => !conn.arrived.has(price)) && Date.now() < deadline) await sleep(5);
+    await poll(() => conns.every((conn) => conn.arrived.has(price)), Boolean, { timeoutMs: 30_000, everyMs: 5 });
     const missing = conns.filter((conn) => !conn.arrived.has(price)).length;
     if (missing) throw new Error(`round ${round}: ${missing} of ${conns.length} subscribers never got the price`);
     for (const conn of conns) latencies.push(conn.arrived.get(price)! - started);
@@ -260,12 +252,11 @@ export async function benchLiveLatency(service: RunningService) {
       socket.write(`GET /api/v1/stream/prices?slugs=bench-blv HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n\r\n`);
     }
     // the holder has the lease, the venue resynchronised and streaming: a first live price reached everyone
-    const started = Date.now();
-    while (arrivals.some((seen) => seen.length === 0)) {
-      if (Date.now() - started > 90_000) throw new Error('no live price reached the subscribers within 90 s');
+    await until('a live price at every subscriber', () => {
+      if (arrivals.every((seen) => seen.length > 0)) return true;
       streams.setPrice('binance', 'BLV/USDT', String((price += 1)));
-      await sleep(1_500);
-    }
+      return false;
+    }, { timeoutMs: 90_000, everyMs: 1_500 });
     const latencies: number[] = [];
     for (let change = 0; change < changes; change++) {
       await sleep(600 + Math.random() * 1_200);
@@ -273,9 +264,8 @@ export async function benchLiveLatency(service: RunningService) {
       price += 10;
       const set = performance.now();
       streams.setPrice('binance', 'BLV/USDT', String(price));
-      const deadline = Date.now() + 10_000;
       const arrival = (seen: { at: number; price: number }[]) => seen.find((event) => event.at >= set && event.price > before);
-      while (arrivals.some((seen) => !arrival(seen)) && Date.now() < deadline) await sleep(5);
+      await poll(() => arrivals.every(arrival), Boolean, { timeoutMs: 10_000, everyMs: 5 });
       for (const seen of arrivals) {
         const event = arrival(seen);
         if (!event) throw new Error(`change ${change + 1}: a subscriber never got it`);

@@ -21,12 +21,12 @@ import { createSql, type Sql } from '../src/db/client.ts';
 import { portAnswers } from '../src/db/embedded/launcher.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createKey } from '../src/keys.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
+import { withReservedQuery } from '../src/db/query.ts';
 import { startReceiver } from '../dev/webhook-receiver.ts';
-import { until } from '../dev/wait.ts';
+import { sleep, until } from '../dev/wait.ts';
 import { createAlarms } from './chaos/alarms.ts';
 import { alarmRows, barFigures, settled } from './chaos/checks.ts';
-import { freePort, Managed, sleep, tail, cleanUpOnSignal } from './chaos/processes.ts';
+import { freePort, Managed, tail, cleanUpOnSignal } from './chaos/processes.ts';
 import { attemptRows, backfillFigures, coverageFigures, cronFigures, installLedger, runRows, timescaledbJobRows } from './topology/ledger.ts';
 
 const SERVER_URL = process.env.TOPOLOGY_DATABASE_URL || null;

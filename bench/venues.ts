@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Sql } from '../src/db/client.ts';
 import { ExchangesSource, type ExchangesTickResult } from '../src/sources/exchanges/index.ts';
-import { runSource, withReservedQuery } from '../src/sources/source.ts';
+import { withReservedQuery } from '../src/db/query.ts';
+import { runSource } from '../src/sources/source.ts';
 import { startOfflineReplay } from '../dev/venues/offline.ts';
 import { MINUTE, REPLAY_VENUES } from '../dev/venues/replay.ts';
 

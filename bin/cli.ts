@@ -356,8 +356,8 @@ export const COMMANDS: Record<string, Command> = {
     ].join('\n'),
     operands: 1,
     run: async (_values, [given]) => {
-      const [{ migrate }, { CATALOGUE_PATH, CatalogueImportError, importCoins, parseCatalogue }] = await Promise.all([
-        import('../src/db/migrate.ts'), import('../src/sources/catalogue/index.ts'),
+      const [{ migrate }, { queryOf }, { CATALOGUE_PATH, CatalogueImportError, importCoins, parseCatalogue }] = await Promise.all([
+        import('../src/db/migrate.ts'), import('../src/db/query.ts'), import('../src/sources/catalogue/index.ts'),
       ]);
       const file = given ?? CATALOGUE_PATH.pathname;
       let text: string;
@@ -371,7 +371,7 @@ export const COMMANDS: Record<string, Command> = {
         parseCatalogue(text);
         const result = await withDatabase(async (sql) => {
           await migrate(sql);
-          return importCoins(async (query, values = []) => (await sql.unsafe(query, values as never[])) as Record<string, unknown>[], text);
+          return importCoins(queryOf(sql), text);
         });
         process.stderr.write(
           `${file}: ${result.coins} coins, ${result.inserted} new, ${result.updated} updated, ` +
@@ -403,7 +403,7 @@ export const COMMANDS: Record<string, Command> = {
       const [{ migrate }, { ensureCoinCatalogue }, { withReservedQuery }, { backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
         import('../src/db/migrate.ts'),
         import('../src/sources/catalogue/index.ts'),
-        import('../src/sources/source.ts'),
+        import('../src/db/query.ts'),
         import('../src/sources/exchanges/backfill.ts'),
         import('../src/sources/exchanges/backfill-report.ts'),
         import('../src/sources/exchanges/index.ts'),

@@ -1,5 +1,9 @@
-// Polling for what happens on its own time (a worker's job, a NOTIFY, a replica catching up, a
-// process starting), shared by the tests, the benches and the loopback stand-ins of dev/.
+// Waiting for what happens on its own time (a worker's job, a NOTIFY, a replica catching up, a
+// process starting), shared by the tests, the benches and the loopback stand-ins of dev/: the one
+// sleep, and polling.
+
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface Polling {
   /** give up after this long (default 15 s) */
@@ -21,7 +25,7 @@ export async function poll<T>(probe: () => T | Promise<T>, done: (value: T) => b
   for (;;) {
     const value = await probe();
     if (done(value) || Date.now() >= deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(everyMs, deadline - Date.now()))));
+    await sleep(Math.max(0, Math.min(everyMs, deadline - Date.now())));
   }
 }
 

@@ -8,8 +8,8 @@ import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import type { ExchangesSource } from '../src/sources/exchanges/index.ts';
 import type { OkxLiquidations } from '../src/sources/exchanges/liquidations.ts';
-import type { Query } from '../src/sources/aggregates.ts';
-import { clientQuery, runSource } from '../src/sources/source.ts';
+import { type Query, clientQuery } from '../src/db/query.ts';
+import { runSource } from '../src/sources/source.ts';
 
 interface ExchangeSources {
   market: ExchangesSource;

@@ -5,7 +5,8 @@
 import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import { coinpaprikaSupplies } from '../src/sources/coinpaprika.ts';
-import { clientQuery, runSource } from '../src/sources/source.ts';
+import { clientQuery } from '../src/db/query.ts';
+import { runSource } from '../src/sources/source.ts';
 
 export const refreshCoinMetadata =
   (config: Pick<Config, 'METADATA_SOURCE' | 'COINPAPRIKA_URL'>): Task =>

@@ -4,7 +4,8 @@
 // anything is written, so the previous rates stay current and graphile-worker retries.
 import type { Task } from 'graphile-worker';
 import { ecbRates, type Fetch } from '../src/sources/ecb.ts';
-import { clientQuery, runSource } from '../src/sources/source.ts';
+import { clientQuery } from '../src/db/query.ts';
+import { runSource } from '../src/sources/source.ts';
 
 export type FxSource = 'seed' | 'ecb';
 

@@ -3,7 +3,8 @@
 // year). Queued on the demo market's queue, after its tick, so the two never overlap. With
 // `{venuesOnly: true}` (the worker's first job) only the venues, before any coin has a price.
 import type { Task } from 'graphile-worker';
-import { clientQuery, runSource } from '../src/sources/source.ts';
+import { clientQuery } from '../src/db/query.ts';
+import { runSource } from '../src/sources/source.ts';
 import { loadDemoVenues, simulatedExchanges, simulatedExchangesPresent } from '../src/sources/simulated/exchanges.ts';
 import type { MarketSource } from './simulate_market.ts';
 

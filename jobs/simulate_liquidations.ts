@@ -1,6 +1,7 @@
 // Every minute, after the demo market's tick on its queue: the demo liquidations (src/sources/simulated/liquidations.ts).
 import type { Task } from 'graphile-worker';
-import { clientQuery, runSource } from '../src/sources/source.ts';
+import { clientQuery } from '../src/db/query.ts';
+import { runSource } from '../src/sources/source.ts';
 import { simulatedLiquidations } from '../src/sources/simulated/liquidations.ts';
 import type { MarketSource } from './simulate_market.ts';
 

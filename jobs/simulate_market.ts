@@ -3,7 +3,8 @@
 // Queued on its own graphile-worker queue, so two ticks never overlap.
 import type { Task } from 'graphile-worker';
 import { NOTICE } from '../src/log.ts';
-import { clientQuery, runSource } from '../src/sources/source.ts';
+import { clientQuery } from '../src/db/query.ts';
+import { runSource } from '../src/sources/source.ts';
 import { simulatedMarket, simulatedMarketFirst } from '../src/sources/simulated/index.ts';
 
 export type MarketSource = 'simulated' | 'exchanges' | 'none';

@@ -1,7 +1,17 @@
 // The formats every way in checks alike: the API routes, the MCP tools, the CLI and the importers take
-// their slug, date, flag and locale rules from here. A leaf (it imports only zod), so the CLI and the
-// sources use it without loading the HTTP layer.
+// their slug, date, flag and locale rules from here, and the importers the error that refuses a file.
+// A leaf (it imports only zod), so the CLI and the sources use it without loading the HTTP layer.
 import { z } from 'zod';
+
+/** A file an importer refused whole: nothing was written; `problems` holds one line per fault, naming where. */
+export class ImportRefusedError extends Error {
+  readonly problems: string[];
+  constructor(message: string, problems: string[] = []) {
+    super(message);
+    this.name = new.target.name;
+    this.problems = problems;
+  }
+}
 
 /**
  * The one slug form, as stored: runs of lowercase letters and digits joined by single dashes.

@@ -23,7 +23,7 @@ import { createLogger, graphileLogger, NOTICE, type LogSettings, type Logger } f
 import { startService } from '../src/service.ts';
 import { testDatabase, type TestDatabase } from './helpers/database.ts';
 import { embeddedOnly, onServer } from './helpers/targets.ts';
-import { poll, until } from '../dev/wait.ts';
+import { poll, sleep, until } from '../dev/wait.ts';
 
 let db: TestDatabase;
 test.before(async () => {
@@ -261,7 +261,7 @@ test.serial('make start on a fresh database: within seconds of the API answering
     t.is(rows.filter((row) => row.price !== null).length, 5, 'five coins with a price');
 
     // a stream opened 5 s after: a snapshot with bitcoin, then a price within 5 s
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, answered + 5_000 - Date.now())));
+    await sleep(Math.max(0, answered + 5_000 - Date.now()));
     stream = openStream(`${base}/api/v1/stream/prices?slugs=bitcoin,ethereum`, key);
     const opened = Date.now();
     const open = stream;
@@ -276,7 +276,7 @@ test.serial('make start on a fresh database: within seconds of the API answering
   } finally {
     stream?.close();
     child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    await Promise.race([exited, sleep(20_000)]);
     if (child.exitCode === null) child.kill('SIGKILL');
     await sql.end({ timeout: 1 }).catch(() => {});
     await analyst?.end({ timeout: 1 }).catch(() => {});

@@ -11,18 +11,17 @@ import { testDatabase, type TestDatabase } from './helpers/database.ts';
 import { backfill } from '../src/sources/exchanges/backfill.ts';
 import { ExchangesSource } from '../src/sources/exchanges/index.ts';
 import { parseExchangeUrls } from '../src/sources/exchanges/venues.ts';
-import { withReservedQuery } from '../src/sources/source.ts';
+import { withReservedQuery } from '../src/db/query.ts';
 import { DAY, MINUTE, REPLAY_VENUES, type VenueReplay } from '../dev/venues/replay.ts';
 import { replayEnvironment, startOfflineReplay } from '../dev/venues/offline.ts';
 import { schedule } from '../jobs/index.ts';
-import { until } from '../dev/wait.ts';
+import { sleep, until } from '../dev/wait.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;
 let service: RunningService;
 let key: string;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** polls a query until it returns a row whose `ok` is true; fails with `what` after `ms` */
 const untilOk = (what: string, text: string, ms = 45_000, values: unknown[] = []) =>
   until(what, async () => (await db.sql.unsafe(text, values as never[]))[0]?.ok, { timeoutMs: ms, everyMs: 250 });

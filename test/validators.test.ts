@@ -1,6 +1,9 @@
 // The shared formats (src/validators.ts) the routes, the MCP tools, the CLI and the importers use.
 import test from 'ava';
-import { booleanFlag, date, isDate, parseSlug, SLUG, slug, slugList, storedSlug } from '../src/validators.ts';
+import { booleanFlag, date, ImportRefusedError, isDate, parseSlug, SLUG, slug, slugList, storedSlug } from '../src/validators.ts';
+import { CatalogueImportError } from '../src/sources/catalogue/index.ts';
+import { CandleImportError } from '../src/sources/files/candle-columns.ts';
+import { ContentImportError } from '../src/content/import.ts';
 
 test('a slug is letter-or-digit runs joined by single dashes, in either case, and comes out lowercase', (t) => {
   for (const [input, stored] of [['bitcoin', 'bitcoin'], ['BitCoin', 'bitcoin'], ['USD-Coin', 'usd-coin'], ['0x', '0x'], [' okx ', 'okx']] as const) {
@@ -31,4 +34,14 @@ test('a date is a calendar day YYYY-MM-DD that exists', (t) => {
 test('a boolean flag is true/false or 1/0, nothing else', (t) => {
   t.deepEqual(['true', '1', 'false', '0'].map((value) => booleanFlag.parse(value)), [true, true, false, false]);
   t.false(booleanFlag.safeParse('yes').success);
+});
+
+test("an importer's refusal is an ImportRefusedError named after the importer's own class, with its problems", (t) => {
+  for (const Refusal of [CatalogueImportError, CandleImportError, ContentImportError]) {
+    const error = new Refusal('2 problem(s), nothing imported', ['coins[0].slug: bad', 'coins[1].name: missing']);
+    t.true(error instanceof ImportRefusedError);
+    t.is(error.name, Refusal.name);
+    t.deepEqual(error.problems, ['coins[0].slug: bad', 'coins[1].name: missing']);
+    t.deepEqual(new Refusal('no rows').problems, []);
+  }
 });

@@ -1,6 +1,12 @@
-// The one polling helper (dev/wait.ts) the tests, the benches and the dev/ stand-ins wait with.
+// The one sleep and the one polling helper (dev/wait.ts) the tests, the benches and the dev/ stand-ins wait with.
 import test from 'ava';
-import { poll, until } from '../dev/wait.ts';
+import { poll, sleep, until } from '../dev/wait.ts';
+
+test('sleep resolves (with nothing) after the time given, not before', async (t) => {
+  const started = performance.now();
+  t.is(await sleep(60), undefined);
+  t.true(performance.now() - started >= 59, `${performance.now() - started} ms`);
+});
 
 test('poll returns the first value that is done, probing at once and then every everyMs', async (t) => {
   let calls = 0;

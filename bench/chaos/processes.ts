@@ -8,8 +8,6 @@ import { join } from 'node:path';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** A free loopback port (bound once, then released for the process that will use it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { VenueId } from '../../src/sources/exchanges/venues.ts';
+import { sleep } from '../wait.ts';
 
 export const REPLAY_VENUES = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin'] as const satisfies readonly VenueId[];
 
@@ -725,7 +726,7 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
       req.socket.destroy();
       return;
     }
-    if (fault.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+    if (fault.delayMs) await sleep(fault.delayMs);
     if (res.destroyed) return;
     const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       let body = JSON.stringify(payload);

@@ -11,7 +11,7 @@ import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../http/admission.ts';
 import { toApiError } from '../http/errors.ts';
-import { addErrors, pathTextErrors, queryTextErrors } from '../http/validation.ts';
+import { addErrors, firstValues, pathTextErrors, queryTextErrors } from '../http/validation.ts';
 import { field, form, html, layout, notice, type Html, type PageAssets } from './html.ts';
 import { cookieNames, csrfFor, csrfMatches, newToken, readCookie, safeNext, setCookie, tokenHash } from './session.ts';
 
@@ -85,16 +85,6 @@ function refererPath(ctx: Context): string {
   }
 }
 
-/** A parsed form body as fields of one string each: the first of a repeated name; nested names dropped. */
-function formFields(body: unknown): Fields {
-  const fields: Fields = {};
-  if (!body || typeof body !== 'object') return fields;
-  for (const [name, value] of Object.entries(body)) {
-    const first = Array.isArray(value) ? value[0] : value;
-    if (typeof first === 'string') fields[name] = first;
-  }
-  return fields;
-}
 
 export type Kit = ReturnType<typeof consoleKit>;
 
@@ -244,7 +234,7 @@ ${Object.keys(inPath).length === 0 ? sendAgain(ctx, csrf(ctx), inFields) : ''}
       page(ctx, 'This form was not read', notice(refused === 413 ? 'This form is larger than the service accepts. Nothing was changed.' : 'This form could not be read. Nothing was changed.', 'error'), refused);
       return;
     }
-    const fields = formFields(ctx.request.body);
+    const fields = firstValues(ctx.request.body);
     if (!csrfMatches(sentFormToken(ctx), fields.csrf)) {
       page(ctx, 'This form has expired', html`${notice('This form is out of date: it was opened before you signed in or out, or in another tab. Nothing was changed.', 'error')}
 <p><a href="${ctx.path}">Open the page again</a> and retry.</p>`, 403);
@@ -262,7 +252,7 @@ ${Object.keys(inPath).length === 0 ? sendAgain(ctx, csrf(ctx), inFields) : ''}
  * characters shown as U+FFFD), the others as they were; a password is never written back.
  */
 function sendAgain(ctx: Context, csrf: string, errors: Record<string, string[]>): Html {
-  const sent = ctx.method === 'POST' ? formFields(ctx.request.body) : formFields(ctx.query);
+  const sent = ctx.method === 'POST' ? firstValues(ctx.request.body) : firstValues(ctx.query);
   const inputs = Object.entries(sent).filter(([name]) => name !== 'csrf' && FIELD_NAME.test(name)).map(([name, value]) => {
     const secret = /password/i.test(name);
     const error = errors[name]?.[0];

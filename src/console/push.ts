@@ -7,8 +7,9 @@
 // in ./push.views.ts.
 import { readFile } from 'node:fs/promises';
 import type { Context } from 'koa';
+import { queryOf } from '../db/query.ts';
 import { pushEndpointProblem, subscriptionFields } from '../push/subscription.ts';
-import { queryOf, vapidOnce } from '../push/vapid.ts';
+import { vapidOnce } from '../push/vapid.ts';
 import { html, notice, type Html } from './html.ts';
 import { fieldErrors, rowId, type Account, type Fields, type Kit, type Routes } from './kit.ts';
 import { browsersView, type BrowserRow } from './push.views.ts';

@@ -6,6 +6,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { publicBase } from '../http/base.ts';
+import { firstValues } from '../http/validation.ts';
 import type { WidgetPlanName } from '../plans.ts';
 import { createWidgetKey } from '../keys.ts';
 import { canonicalOrigin, WIDGET_NAMES, widgetOptions, type WidgetName } from '../widget-options.ts';
@@ -97,7 +98,7 @@ function builderOptions(query: Record<string, string>) {
 
 async function builder(kit: Kit, ctx: Context, who: Account) {
   const keys = await keysOf(kit, who.owner);
-  const query = Object.fromEntries(Object.entries(ctx.query).map(([name, value]) => [name, String(Array.isArray(value) ? value[0] : (value ?? ''))]));
+  const query = firstValues(ctx.query);
   const key = keys.find((one) => one.id === query.key) ?? keys[0];
   if (!key) return kit.page(ctx, 'Widget builder', noKeyView(), 200, who);
   const { widget, given } = builderOptions(query);

@@ -6,17 +6,11 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { Sql } from '../db/client.ts';
+import { ImportRefusedError } from '../validators.ts';
 import { CONTENT_FILES, type ContentKind } from './schema.ts';
 
 /** Nothing was imported; `problems` holds one line per fault, each naming the file, the item and the field. */
-export class ContentImportError extends Error {
-  readonly problems: string[];
-  constructor(message: string, problems: string[] = []) {
-    super(message);
-    this.name = 'ContentImportError';
-    this.problems = problems;
-  }
-}
+export class ContentImportError extends ImportRefusedError {}
 
 export interface ContentFile {
   kind: ContentKind;

@@ -46,6 +46,21 @@ function componentProblem(raw: string, plusIsSpace: boolean): string | null {
   return decoded === null ? TEXT_PROBLEMS.utf8 : textProblem(decoded);
 }
 
+/**
+ * Parameters (a parsed query string or form body) as one string each: a name given more than once
+ * (?a=1&a=2) counts by its first value, as the console's and the widgets' forms read it; anything
+ * not a string (a nested form name, an absent value) is left out. The API refuses repeats instead.
+ */
+export function firstValues(params: unknown): Record<string, string> {
+  const first: Record<string, string> = {};
+  if (!params || typeof params !== 'object') return first;
+  for (const [name, value] of Object.entries(params)) {
+    const given: unknown = Array.isArray(value) ? value[0] : value;
+    if (typeof given === 'string') first[name] = given;
+  }
+  return first;
+}
+
 /** Field errors for bad text in a raw query string (names and values), keyed by parameter name. */
 export function queryTextErrors(querystring: string): Record<string, string[]> {
   const errors: Record<string, string[]> = {};

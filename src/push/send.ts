@@ -87,7 +87,7 @@ export async function sendPush(push: OutboxPush, vapid: Vapid, config: PushConfi
 export function pushSender(config: PushConfig & VapidConfig): Sender<OutboxPush> {
   let vapid: (() => Promise<Vapid>) | null = null;
   return async (push, _attempt, query) => {
-    vapid ??= vapidOnce((text, values) => query(text, values), config);
+    vapid ??= vapidOnce(query, config);
     const sent = await sendPush(push, await vapid(), config);
     const status = sent.responseStatus;
     const outcome = sent.error === null && status !== null && status >= 200 && status < 300 ? 'delivered'

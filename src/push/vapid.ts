@@ -3,7 +3,7 @@
 // at start-up. The subject is VAPID_SUBJECT, else PUBLIC_URL when it is https.
 import webPush from 'web-push';
 import type { Config } from '../config.ts';
-import type { Sql } from '../db/client.ts';
+import type { Query } from '../db/query.ts';
 
 export interface Vapid {
   subject: string;
@@ -17,17 +17,12 @@ export type VapidConfig = Pick<Config, 'VAPID_PUBLIC_KEY' | 'VAPID_PRIVATE_KEY' 
 export const vapidSubject = (config: VapidConfig) =>
   config.VAPID_SUBJECT ?? (config.PUBLIC_URL?.startsWith('https://') ? config.PUBLIC_URL : 'mailto:push@localhost');
 
-/** Runs `query` with the SQL text and its parameters: a postgres.js client or a worker's pg client. */
-export type Query = (text: string, values: unknown[]) => Promise<{ public_key: string; private_key: string }[]>;
-
-export const queryOf = (sql: Sql): Query => (text, values) => sql.unsafe(text, values as never[]) as never;
-
 /** The key pair and subject; the stored pair is made on first call when the settings give none. */
 export async function loadVapid(query: Query, config: VapidConfig): Promise<Vapid> {
   const subject = vapidSubject(config);
   if (config.VAPID_PUBLIC_KEY && config.VAPID_PRIVATE_KEY) return { subject, publicKey: config.VAPID_PUBLIC_KEY, privateKey: config.VAPID_PRIVATE_KEY };
   const candidate = webPush.generateVAPIDKeys();
-  const [row] = await query('select * from app.push_vapid_keys($1, $2)', [candidate.publicKey, candidate.privateKey]);
+  const [row] = await query<{ public_key: string; private_key: string }>('select * from app.push_vapid_keys($1, $2)', [candidate.publicKey, candidate.privateKey]);
   return { subject, publicKey: row!.public_key, privateKey: row!.private_key };
 }
 

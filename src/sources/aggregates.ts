@@ -1,9 +1,7 @@
 // Brings the coin aggregates (30m -> 1h -> 1d) up to date over windows of bars written into the
 // past, then lets retention resume. refresh_continuous_aggregate cannot run inside a transaction
 // block, so every call here is a statement of its own on one connection, never inside a BEGIN.
-
-/** Runs one statement on one connection and returns its rows (a postgres.js reserved connection or a pg client). */
-export type Query = (text: string, values?: unknown[]) => Promise<Record<string, unknown>[]>;
+import type { Query } from '../db/query.ts';
 
 export interface RefreshResult {
   calls: number;

@@ -3,7 +3,7 @@
 // name, symbol, rank, circulating_supply, total_supply, max_supply, quotes.USD ...). Coins are
 // matched by their CoinPaprika id (market.coin_source_ids, from the catalogue's ids.coinpaprika).
 // A failed, malformed or truncated response fails the run before anything is written.
-import type { Query } from './aggregates.ts';
+import type { Query } from '../db/query.ts';
 import { ensureCoinCatalogue } from './catalogue/index.ts';
 import type { Source } from './source.ts';
 

@@ -2,7 +2,7 @@
 // (eurofxref-daily.xml). The ECB quotes units per EUR; market.store_ecb_rates turns them into units
 // per USD in numeric. Rates stay decimal strings from the XML to the database, never JS floats.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import type { Query } from './aggregates.ts';
+import type { Query } from '../db/query.ts';
 import type { Source } from './source.ts';
 
 export const ECB_DAILY_URL = 'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml';

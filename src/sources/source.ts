@@ -2,8 +2,9 @@
 // connection and writes through the shared SQL path (bars → aggregates → coin state → alarms,
 // or its own tables). Jobs only schedule runSource; each run's outcome becomes the source's
 // health (market.source_health), read by /ping, /readyz and analysts.
-import type { Sql } from '../db/client.ts';
-import type { Query } from './aggregates.ts';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Query } from '../db/query.ts';
 
 export interface RunOptions {
   /** a stopping worker: a long run ends between two of its statements */
@@ -35,30 +36,26 @@ export async function runSource<Result>(query: Query, source: Source<Result>, op
   return result;
 }
 
-/** A Query over a node-postgres client, as graphile-worker's jobs hold one. */
-export const clientQuery =
-  (client: { query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> }): Query =>
-  async (text, values) => (await client.query(text, values as unknown[])).rows;
-
-/** Runs work with a Query on one reserved postgres.js connection, outside any transaction (aggregate refreshes need that). */
-export async function withReservedQuery<T>(sql: Sql, work: (query: Query) => Promise<T>): Promise<T> {
-  const reserved = await sql.reserve();
-  try {
-    return await work(async (text, values = []) => (await reserved.unsafe(text, values as never[])) as Record<string, unknown>[]);
-  } finally {
-    reserved.release();
-  }
+/** A catalogue shipped beside the code: its text, read once per process, and a short hash of it that names its version. */
+export function shippedCatalogue(url: URL): () => { text: string; hash: string } {
+  let read: { text: string; hash: string } | null = null;
+  return () => {
+    if (!read) {
+      const text = readFileSync(url, 'utf8');
+      read = { text, hash: createHash('sha256').update(text).digest('hex').slice(0, 16) };
+    }
+    return read;
+  };
 }
 
 /**
- * A Query that runs one statement at a time in call order, for work that calls it from parallel
- * tasks (the venues of a run) over one connection: a connection answers one statement at a time.
+ * Runs `load` unless `version` is the one the source loaded last (kept in its row of
+ * market.data_sources, settings.catalogue_hash), then records it. Returns whether it loaded.
  */
-export function serialized(query: Query): Query {
-  let tail: Promise<unknown> = Promise.resolve();
-  return (text, values) => {
-    const result = tail.then(() => query(text, values));
-    tail = result.catch(() => {});
-    return result;
-  };
+export async function loadCatalogueOnce(query: Query, source: string, version: string, load: () => Promise<unknown>): Promise<boolean> {
+  const [row] = await query(`select settings ->> 'catalogue_hash' as hash from market.data_sources where name = $1`, [source]);
+  if (row?.hash === version) return false;
+  await load();
+  await query(`update market.data_sources set settings = settings || jsonb_build_object('catalogue_hash', $2::text) where name = $1`, [source, version]);
+  return true;
 }

@@ -19,6 +19,7 @@ import type { Deps } from '../http/admission.ts';
 import { admissionDecision } from '../http/admission.ts';
 import { MARKET_CACHE, type CachedRoute, type ResponseCache } from '../http/cache.ts';
 import { publicBase } from '../http/base.ts';
+import { firstValues } from '../http/validation.ts';
 import { keyDigest } from '../keys.ts';
 import { LOCALES, THEMES, WIDGET_NAMES, WIDGET_OPTIONS, type Locale, type Theme, type WidgetName } from '../widget-options.ts';
 import { requestOrigin, WidgetKeys } from './origins.ts';
@@ -81,7 +82,7 @@ export function widgetRouter(deps: Deps, cache: ResponseCache): Router {
   }
 
   async function answer(ctx: Context, name: WidgetName, widget: Widget, serve: NonNullable<ReturnType<ResponseCache['serve']>>) {
-    const query = singleValued(ctx.query);
+    const query = firstValues(ctx.query);
     const look = errorLook(query);
     const key = query.key;
     if (!key || !WIDGET_KEY.test(key)) return refuse(ctx, 401, 'No widget key', 'The embedding code must give the widget key (key=mdw_…) from the developer console.', look);
@@ -172,14 +173,4 @@ function errorLook(query: Record<string, string>): Pick<Look, 'theme' | 'locale'
     theme: (THEMES as readonly string[]).includes(query.theme ?? '') ? (query.theme as Theme) : 'light',
     locale: (LOCALES as readonly string[]).includes(query.locale ?? '') ? (query.locale as Locale) : 'en',
   };
-}
-
-/** The query with each parameter once (a repeated one keeps its first value). */
-function singleValued(query: Record<string, string | string[] | undefined>): Record<string, string> {
-  const single: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query)) {
-    const first = Array.isArray(value) ? value[0] : value;
-    if (typeof first === 'string') single[name] = first;
-  }
-  return single;
 }

@@ -5,7 +5,7 @@
 // accounts, and the one e-mail rule (an address stored canonical and mailed as stored).
 import test from 'ava';
 import { startMailbox } from '../../dev/mailbox.ts';
-import { poll } from '../../dev/wait.ts';
+import { poll, sleep } from '../../dev/wait.ts';
 import { expireConsoleAccounts } from '../../jobs/expire_console_accounts.ts';
 import { crontab } from '../../jobs/index.ts';
 import { inviteAccount } from '../../src/console/accounts.ts';
@@ -280,7 +280,7 @@ test.serial('sign-up and reset answer alike for an address with and without an a
   await mailbox.waitFor(seen + 1);
   t.deepEqual(mailbox.seen.slice(seen).map((m) => m.envelope.to), [['known@example.com']], 'one mail, to the account, sent after the answer');
   // the held mail times out (SMTP_TIMEOUT_MS): no link is stored for it
-  await new Promise((resolve) => setTimeout(resolve, 2500));
+  await sleep(2500);
   t.is(await tokens(), tokensBefore);
   t.is(mailbox.seen.slice(seen).length, 1, 'nothing for the address without an account');
 });

@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { message, query, splitMessages, sync } from '../../src/db/embedded/protocol.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { poll, until } from '../../dev/wait.ts';
+import { poll, sleep, until } from '../../dev/wait.ts';
 
 const embedded = embeddedOnly(test, 'the multiplexer stands in front of the embedded database alone');
 
@@ -61,7 +61,7 @@ embedded.serial('a client waits for another client’s open transaction and then
     events.push('b reads');
     return row!.n;
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await sleep(300);
   t.deepEqual(events, [], 'the reader must wait while the writer holds its transaction');
   release();
   await writer;
@@ -100,7 +100,7 @@ embedded.serial('a client idle inside a transaction past the timeout is disconne
   const error = await t.throwsAsync(
     idle.begin(async (tx) => {
       await tx`insert into public.items (note) values ('idle')`;
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await sleep(2500);
       await tx`select 1`;
     }),
   );
@@ -167,7 +167,7 @@ embedded.serial('an extended-protocol batch left open behind a finished query ke
   await waitFor('t');
   // Another client's unnamed statement must not replace ours before our Bind arrives.
   const otherDone = other`select ${'other'}::text as value`.execute();
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await sleep(200);
   clear();
   socket.write(bindExecute('', '5'));
   await waitFor('Z');

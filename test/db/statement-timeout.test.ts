@@ -9,6 +9,7 @@ import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { sleep } from '../../dev/wait.ts';
 
 const embedded = embeddedOnly(test, "outside clients' time-out is the embedded multiplexer's; a server has statement_timeout");
 
@@ -18,7 +19,6 @@ let db: TestDatabase;
 
 const outside = (name = 'psql-like', url = db.url) =>
   postgres(url, { prepare: false, max: 1, onnotice: () => {}, connection: { application_name: name } });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Times a service query (db.sql carries the service's application_name). */
 async function serviceAnswer(): Promise<number> {

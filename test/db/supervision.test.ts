@@ -8,7 +8,7 @@ import { startService, type RunningService } from '../../src/service.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 import { TEST_SHARED_BUFFERS, testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { schedule } from '../../jobs/index.ts';
-import { poll } from '../../dev/wait.ts';
+import { poll, sleep } from '../../dev/wait.ts';
 
 const embedded = embeddedOnly(test, 'the service supervises the embedded database process; a server has its own init system');
 
@@ -23,7 +23,6 @@ test.after.always(async () => {
   await db?.close();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 embedded.serial('a test database runs with the buffer pool it was started with, not PGlite\'s 128MB', async (t) => {
   const [row] = await db.sql<{ shared_buffers: string }[]>`show shared_buffers`;

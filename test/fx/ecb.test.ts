@@ -20,7 +20,6 @@ test.before(async () => {
 });
 test.after.always(() => db?.close());
 
-const query = (text: string, values?: unknown[]) => db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const latest = async () =>
   Object.fromEntries((await db.sql`select currency, rate::text, source, time from market.fx_latest`).map((r) => [r.currency, { ...r }]));
 
@@ -53,7 +52,7 @@ test('parser: malformed responses fail with a clear EcbFormatError', (t) => {
 });
 
 test.serial('a stored day: units per USD through the EUR/USD rate, EUR its inverse, at 16:00 Frankfurt time; seed-only currencies stay', async (t) => {
-  const result = await refreshEcbRates(query, replay(recorded('eurofxref-daily-2025-07-01.xml')));
+  const result = await refreshEcbRates(db.query, replay(recorded('eurofxref-daily-2025-07-01.xml')));
   t.deepEqual(result, { date: '2025-07-01', rows: 31 }, '29 currencies besides USD, plus EUR and USD');
   const rates = recordedRates('eurofxref-daily-2025-07-01.xml');
   const now = await latest();
@@ -69,23 +68,23 @@ test.serial('a stored day: units per USD through the EUR/USD rate, EUR its inver
   const [source] = await db.sql`select demo, covered_until from market.data_sources where name = 'ecb'`;
   t.false(source!.demo);
   // the same day again changes nothing
-  await refreshEcbRates(query, replay(recorded('eurofxref-daily-2025-07-01.xml')));
+  await refreshEcbRates(db.query, replay(recorded('eurofxref-daily-2025-07-01.xml')));
   t.deepEqual(await latest(), now);
 });
 
 test.serial('malformed or failed downloads: a clear error, and the previous rates stay current', async (t) => {
-  await refreshEcbRates(query, replay(recorded('eurofxref-daily-2025-07-01.xml')));
+  await refreshEcbRates(db.query, replay(recorded('eurofxref-daily-2025-07-01.xml')));
   const before = await latest();
   for (const name of ['eurofxref-daily-truncated.xml', 'eurofxref-daily-bad-rate.xml', 'eurofxref-daily-html-error.xml']) {
-    await t.throwsAsync(refreshEcbRates(query, replay(recorded(name))), { instanceOf: EcbFormatError }, name);
+    await t.throwsAsync(refreshEcbRates(db.query, replay(recorded(name))), { instanceOf: EcbFormatError }, name);
   }
-  await t.throwsAsync(refreshEcbRates(query, replay('Service Unavailable', 503)), { instanceOf: EcbFormatError, message: /HTTP 503/ });
+  await t.throwsAsync(refreshEcbRates(db.query, replay('Service Unavailable', 503)), { instanceOf: EcbFormatError, message: /HTTP 503/ });
   t.deepEqual(await latest(), before);
   // the database refuses a day without USD too (analysts calling it directly)
   await t.throwsAsync(db.sql`select market.store_ecb_rates('2025-07-04', '{"JPY": "170"}')`, { message: /no USD rate/ });
   t.deepEqual(await latest(), before);
   // and a good next day replaces them
-  await refreshEcbRates(query, replay(recorded('eurofxref-daily-2025-07-02.xml')));
+  await refreshEcbRates(db.query, replay(recorded('eurofxref-daily-2025-07-02.xml')));
   const after = await latest();
   const rates = recordedRates('eurofxref-daily-2025-07-02.xml');
   t.is(after.JPY!.rate, perUsd(rates.JPY!, rates.USD!));

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddedUrl, loadConfig, type Config } from '../../src/config.ts';
 import { createSql, type Sql } from '../../src/db/client.ts';
+import { queryOf, type Query } from '../../src/db/query.ts';
 import { ensureEmbedded, type EmbeddedHandle } from '../../src/db/embedded/launcher.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { TEMPLATE_DIR, buildTemplate } from './template.ts';
@@ -14,6 +15,8 @@ export interface TestDatabase {
   /** the URL for another role (the analyst) */
   urlAs(user: string): string;
   sql: Sql;
+  /** the same pool as a Query, for code that runs SQL text (sources, jobs' helpers) */
+  query: Query;
   embeddedPort: number | null;
   /** the supervised embedded database process (null on a database server) */
   embedded: EmbeddedHandle | null;
@@ -50,6 +53,7 @@ export async function testDatabase(options: { idleInTransactionTimeoutMs?: numbe
     url,
     urlAs: (user) => embeddedUrl(embedded.port, user),
     sql,
+    query: queryOf(sql),
     embeddedPort: embedded.port,
     embedded,
     dataDir,
@@ -81,6 +85,7 @@ async function externalDatabase(serverUrl: string): Promise<TestDatabase> {
       return other.toString();
     },
     sql,
+    query: queryOf(sql),
     embeddedPort: null,
     embedded: null,
     dataDir: null,

@@ -2,7 +2,6 @@
 // sentiment), loaded into a test database the way the worker loads it on its first minute; and a
 // test database that starts from a copy of it (built once per run), brought up to now.
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadDemoContentIfEmpty } from '../../src/content/demo.ts';
 import { runSource } from '../../src/sources/source.ts';
 import { simulatedMarket } from '../../src/sources/simulated/index.ts';
@@ -11,6 +10,7 @@ import { simulatedLiquidations } from '../../src/sources/simulated/liquidations.
 import { testDatabase, type TestDatabase } from './database.ts';
 import { TEMPLATE_DIR } from './template.ts';
 import { withQuery } from './query.ts';
+import { until } from '../../dev/wait.ts';
 
 export async function loadDemoData(db: TestDatabase) {
   await withQuery(db, async (query) => {
@@ -51,10 +51,7 @@ async function demoTemplate(): Promise<string> {
     renameSync(db.dataDir!, DEMO_TEMPLATE_DIR);
     mkdirSync(ready);
   }
-  for (let waited = 0; !existsSync(ready); waited += 250) {
-    if (waited > 300_000) throw new Error(`the demo template ${DEMO_TEMPLATE_DIR} was not built within 5 minutes`);
-    await sleep(250);
-  }
+  await until(`the demo template ${DEMO_TEMPLATE_DIR} (built by another test process)`, () => existsSync(ready), { timeoutMs: 300_000, everyMs: 250 });
   return DEMO_TEMPLATE_DIR;
 }
 

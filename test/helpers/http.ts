@@ -7,6 +7,7 @@ import { served } from '../../src/service.ts';
 import { silentLogger, type Logger } from '../../src/log.ts';
 import { createKey, type NewKey } from '../../src/keys.ts';
 import { testDatabase, type TestDatabase } from './database.ts';
+import { sleep } from '../../dev/wait.ts';
 
 export interface TestApi {
   base: string;
@@ -68,7 +69,7 @@ export async function testApi(
 /** Counters use one-minute windows: start a sequence that must stay in one window well inside it. */
 export async function awayFromMinuteBoundary(needSeconds = 10) {
   const intoMinute = (Date.now() % 60_000) / 1000;
-  if (intoMinute > 60 - needSeconds) await new Promise((resolve) => setTimeout(resolve, (60 - intoMinute) * 1000 + 200));
+  if (intoMinute > 60 - needSeconds) await sleep((60 - intoMinute) * 1000 + 200);
 }
 
 /**

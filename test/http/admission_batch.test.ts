@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/log.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { awayFromMinuteBoundary } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
-import { poll } from '../../dev/wait.ts';
+import { poll, sleep } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 let rank = 100;
@@ -177,7 +177,7 @@ test.serial('two processes hammering one key: the quota holds within the stated 
     t.true(admitted >= quota, `never refused before the quota is used (${admitted})`);
     t.true(admitted - quota <= bound, `over the quota by ${admitted - quota}, at most ${bound}`);
     t.true([...fromA, ...fromB].every((status) => status === 200 || status === 429));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     t.is(await usedIn(key), quota);
   } finally {
     await a.close();
@@ -208,7 +208,7 @@ test.serial('the counts reach the counter rows after a flush, and /usage of eith
   try {
     const key = await keyOn(1000, 1000);
     for (let i = 0; i < 5; i++) await a.get('/api/v1/ping', key);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await sleep(400);
     t.is(await usedIn(key), 5);
     const [endpoint] = await db.sql<{ requests: number }[]>`
       select e.requests::int from app.usage_endpoints e join app.api_keys k on k.id = e.key_id

@@ -9,7 +9,7 @@ import { testApi, useApi, type TestApi } from '../helpers/http.ts';
 import { loadCoinFixture } from '../api/fixtures.ts';
 import { importContent } from '../../src/content/import.ts';
 import { ARTICLES, fixtureFiles, writeContentDir } from '../content/fixtures.ts';
-import { poll, until } from '../../dev/wait.ts';
+import { poll, sleep, until } from '../../dev/wait.ts';
 import { embeddedOnly } from '../helpers/targets.ts';
 
 const extra: { second?: TestApi; off?: TestApi; notify?: TestApi; read?: TestApi; close?: () => Promise<void> } = {};
@@ -187,7 +187,7 @@ test.serial('read: a versions read queued behind a long statement gives way afte
     // a statement that holds the embedded database (one session) for two seconds; on a server it
     // holds one connection only and the read is not queued at all
     const holding = handles.db.sql`select pg_sleep(2)`.then(() => Date.now());
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const asked = Date.now();
     const answer = await bounded.get('/api/v1/prices?slugs=alpha', k);
     const answered = Date.now();

@@ -3,7 +3,7 @@
 import test from 'ava';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
 import { fixtureRoutes } from './fixtures.ts';
-import { poll } from '../../dev/wait.ts';
+import { poll, sleep } from '../../dev/wait.ts';
 
 const handles = useApi(test, { routes: fixtureRoutes });
 
@@ -98,7 +98,7 @@ test.serial('the monthly quota runs out with 429 quota_exceeded and Retry-After'
   t.is(used(over), 3);
   t.true(Number(over.headers.get('retry-after')) > 0);
   // the process writes its counts every ADMISSION_FLUSH_MS (200 ms by default)
-  await new Promise((resolve) => setTimeout(resolve, 600));
+  await sleep(600);
   const [row] = await handles.db.sql`select used::int from app.usage_monthly u join app.api_keys k on k.id = u.key_id where k.plan = 'tiny'`;
   t.is(row!.used, 3, 'refused requests are not counted');
 });

@@ -9,6 +9,7 @@ import { createSql } from '../../src/db/client.ts';
 import { browserTest, CHROMIUM } from '../helpers/browser.ts';
 import { testApi, useApi } from '../helpers/http.ts';
 import { onServer } from '../helpers/targets.ts';
+import { sleep } from '../../dev/wait.ts';
 
 const handles = useApi(test);
 
@@ -178,7 +179,7 @@ test.serial('a database behind a long statement is busy, not down: what runs, th
       await tx`lock table app.worker_heartbeats in access exclusive mode`;
       await tx`select pg_sleep(4.5)`;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const [json, page, ready] = await Promise.all([api.get('/status.json', null), api.get('/status', null), api.get('/readyz', null)]);
     await long;
     t.is(json.status, 200);

@@ -11,6 +11,7 @@ import { createApp } from '../../src/http/app.ts';
 import { served } from '../../src/service.ts';
 import { toApiError } from '../../src/http/errors.ts';
 import { captureLog } from '../helpers/log.ts';
+import { sleep } from '../../dev/wait.ts';
 
 const servers: Server[] = [];
 test.after.always(() => servers.forEach((server) => server.close()));
@@ -96,7 +97,7 @@ test('a pool that was ended, and one destroyed with a query in flight', async (t
   assertUnavailable(t, await ended`select 1`.catch((error: unknown) => error), 'CONNECTION_ENDED');
   const destroyed = postgres({ host: '127.0.0.1', port: await failingQuery(() => {}), max: 1, fetch_types: false, onnotice: () => {} });
   const pending = destroyed`select 1`.catch((error: unknown) => error);
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await sleep(200);
   await destroyed.end({ timeout: 0 });
   assertUnavailable(t, await pending, 'CONNECTION_DESTROYED');
 });

@@ -5,7 +5,7 @@ import test from 'ava';
 import { quickAddJob, runOnce } from 'graphile-worker';
 import { taskList } from '../../jobs/index.ts';
 import { analyzeTables } from '../../jobs/maintain_tables.ts';
-import type { Query } from '../../src/sources/aggregates.ts';
+import type { Query } from '../../src/db/query.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { onServer } from '../helpers/targets.ts';
 
@@ -49,12 +49,12 @@ test.serial('a chunk dropped between the listing and its turn is skipped, not a 
   const [doomed, ...kept] = chunks;
   let dropped = false;
   // the chunk goes (as retention or compression takes it) once the walk has listed it
-  const query: Query = async (text, values = []) => {
+  const query: Query = async <R extends object>(text: string, values?: unknown[]) => {
     if (!dropped && text.includes('app.analyze_table')) {
       dropped = true;
-      await db.sql.unsafe(`drop table ${doomed}`);
+      await db.query(`drop table ${doomed}`);
     }
-    return [...(await db.sql.unsafe(text, values as never[]))];
+    return db.query<R>(text, values);
   };
   const result = await analyzeTables(query);
   t.true(dropped, 'the chunk was dropped during the walk');

@@ -11,7 +11,7 @@ import { AlarmTriggeredEvent } from '../../src/alarms.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startReceiver, type Receiver } from '../../dev/webhook-receiver.ts';
-import { until } from '../../dev/wait.ts';
+import { sleep, until } from '../../dev/wait.ts';
 
 // Retries wait 20, 100 and 500 ms here (1, 5 and 25 minutes in production).
 const RETRY_BASE_MS = 20;
@@ -59,7 +59,6 @@ const attempts = (endpointId: number) =>
     join app.webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = ${endpointId} order by a.id`;
 const settled = async (endpointId: number, count: number) =>
   until(`${count} settled deliveries`, async () => (await deliveries(endpointId)).filter((d) => d.status !== 'pending').length >= count);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test.serial('a delivery is signed with the endpoint secret: it verifies with it, fails with another, and an old timestamp is rejected', async (t) => {
   const hook = await receiver(204);

@@ -13,6 +13,7 @@ import { createKey, createWidgetKey } from '../../src/keys.ts';
 import { loadVenueFixture } from '../api/exchange_fixtures.ts';
 import { awayFromMinuteBoundary, useApi } from '../helpers/http.ts';
 import { generateSeries, insertCoin, refreshAggregates } from '../../dev/indicators.ts';
+import { sleep } from '../../dev/wait.ts';
 
 const TECH = { id: 4301, slug: 'mcp-coin' };
 const keys = { free: '', pro: '', dataApi: '', widget: '' };
@@ -72,7 +73,7 @@ const CALLS: Record<string, { ok: Record<string, unknown>; bad: Record<string, u
 
 const usage = async (key: string) => {
   // the app writes its admission counts every ADMISSION_FLUSH_MS (200 ms by default)
-  await new Promise((resolve) => setTimeout(resolve, 600));
+  await sleep(600);
   const [row] = await handles.db.sql<{ used: number }[]>`
     select coalesce(sum(u.used), 0)::int as used from app.usage_monthly u join app.api_keys k on k.id = u.key_id where k.prefix = ${key.slice(0, 12)}`;
   return row!.used;

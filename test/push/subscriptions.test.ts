@@ -8,7 +8,7 @@ import test from 'ava';
 import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
 import { MAX_PAYLOAD_BYTES, notification } from '../../src/push/send.ts';
-import { loadVapid, queryOf } from '../../src/push/vapid.ts';
+import { loadVapid } from '../../src/push/vapid.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { signedInAccount } from '../helpers/console.ts';
@@ -161,15 +161,15 @@ test('a push alarm is accepted once the owner has a subscribed browser, else 422
 
 test('the VAPID key pair is made once and kept; VAPID_PUBLIC_KEY/VAPID_PRIVATE_KEY replace it, and only as a pair', async (t) => {
   const config = db.config();
-  const first = await loadVapid(queryOf(db.sql), config);
-  const second = await loadVapid(queryOf(db.sql), config);
+  const first = await loadVapid(db.query, config);
+  const second = await loadVapid(db.query, config);
   t.deepEqual(second, first, 'the stored pair, whichever process asks');
   t.is((await db.sql`select 1 from app.vapid_keys`).length, 1);
   t.regex(first.publicKey, /^[\w-]{87}$/);
   t.is(first.subject, 'mailto:push@localhost');
   const given = { VAPID_PUBLIC_KEY: 'B'.repeat(87), VAPID_PRIVATE_KEY: 'A'.repeat(43), VAPID_SUBJECT: 'mailto:ops@example.com' };
-  t.deepEqual(await loadVapid(queryOf(db.sql), db.config(given)), { subject: 'mailto:ops@example.com', publicKey: given.VAPID_PUBLIC_KEY, privateKey: given.VAPID_PRIVATE_KEY });
-  t.is((await loadVapid(queryOf(db.sql), db.config({ PUBLIC_URL: 'https://api.example.com' }))).subject, 'https://api.example.com');
+  t.deepEqual(await loadVapid(db.query, db.config(given)), { subject: 'mailto:ops@example.com', publicKey: given.VAPID_PUBLIC_KEY, privateKey: given.VAPID_PRIVATE_KEY });
+  t.is((await loadVapid(db.query, db.config({ PUBLIC_URL: 'https://api.example.com' }))).subject, 'https://api.example.com');
   t.throws(() => loadConfig({ VAPID_PUBLIC_KEY: given.VAPID_PUBLIC_KEY }), { message: /give both keys of the pair/ });
   t.throws(() => loadConfig({ VAPID_PUBLIC_KEY: 'short', VAPID_PRIVATE_KEY: given.VAPID_PRIVATE_KEY }), { message: /VAPID_PUBLIC_KEY/ });
   t.throws(() => loadConfig({ VAPID_SUBJECT: 'http://example.com' }), { message: /VAPID_SUBJECT/ });

@@ -8,7 +8,7 @@ import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { DAY, MINUTE, startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
 import { backfill, type BackfillEvent } from '../../src/sources/exchanges/backfill.ts';
 import { ExchangesSource } from '../../src/sources/exchanges/index.ts';
-import { withReservedQuery } from '../../src/sources/source.ts';
+import { withReservedQuery } from '../../src/db/query.ts';
 import type { VenueId } from '../../src/sources/exchanges/venues.ts';
 import { poll } from '../../dev/wait.ts';
 

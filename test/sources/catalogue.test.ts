@@ -21,7 +21,6 @@ test.before(async () => {
 });
 test.after.always(() => db?.close());
 
-const query = (text: string, values?: unknown[]) => db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const shipped = readShippedCatalogue();
 
 /** Every row the import may write, in a stable order: equal snapshots mean nothing changed. */
@@ -135,7 +134,7 @@ test('the shipped catalogue: a symbol shared by several coins is resolved, by a 
 });
 
 test.serial('the shipped catalogue imports over the demo market: links, contracts, descriptions, ids; the demo coins keep source and status', async (t) => {
-  await ensureDemoCatalogue(query);
+  await ensureDemoCatalogue(db.query);
   const demo = readDemoCatalogue().coins.map((c) => c.slug);
   const demoBefore = await db.sql`select slug, source, status, status_updated_at from market.coins order by slug`;
   const [{ de }] = (await db.sql`select count(*)::int as de from market.coin_descriptions where locale = 'de'`) as unknown as [{ de: number }];
@@ -143,7 +142,7 @@ test.serial('the shipped catalogue imports over the demo market: links, contract
 
   const shippedSlugs = new Set(shipped.coins.map((c) => c.slug));
   const overlap = demo.filter((slug) => shippedSlugs.has(slug)).length;
-  const result = await importCoins(query, JSON.stringify(shipped));
+  const result = await importCoins(db.query, JSON.stringify(shipped));
   t.like(result, { coins: shipped.coins.length, inserted: shipped.coins.length - overlap, venue_symbols: shipped.venue_symbols!.length });
   t.true(result.updated > 0 && result.updated <= overlap);
 
@@ -197,11 +196,11 @@ test.serial('the shipped catalogue imports over the demo market: links, contract
 
 test.serial('importing the same catalogue again writes nothing; ensureCoinCatalogue imports each version once', async (t) => {
   const before = await snapshot();
-  const again = await importCoins(query, JSON.stringify(shipped));
+  const again = await importCoins(db.query, JSON.stringify(shipped));
   t.like(again, { inserted: 0, updated: 0, rows_written: 0 });
   t.deepEqual(await snapshot(), before);
-  t.true(await ensureCoinCatalogue(query), 'this version was not recorded yet');
-  t.false(await ensureCoinCatalogue(query), 'now it is');
+  t.true(await ensureCoinCatalogue(db.query), 'this version was not recorded yet');
+  t.false(await ensureCoinCatalogue(db.query), 'now it is');
   t.deepEqual(await snapshot(), before);
 });
 
@@ -221,14 +220,14 @@ test.serial('a bad file writes nothing and names the JSON path of every fault', 
     [{ coins: base.coins }, [/^version: /]],
   ];
   for (const [file, messages] of cases) {
-    const error = await t.throwsAsync(importCoins(query, JSON.stringify(file)), { instanceOf: CatalogueImportError });
+    const error = await t.throwsAsync(importCoins(db.query, JSON.stringify(file)), { instanceOf: CatalogueImportError });
     t.is(error!.problems.length, messages.length, error!.problems.join('\n'));
     messages.forEach((message, i) => t.regex(error!.problems[i] ?? '', message));
   }
-  await t.throwsAsync(importCoins(query, '{"version": 1, "coins": ['), { instanceOf: CatalogueImportError, message: /not readable JSON/ });
+  await t.throwsAsync(importCoins(db.query, '{"version": 1, "coins": ['), { instanceOf: CatalogueImportError, message: /not readable JSON/ });
   // valid for zod, refused by the database (an override naming a coin that exists nowhere): the new coin is not written either
   const unknown = { ...base, venue_symbols: [{ exchange: 'kucoin', symbol: 'NEW', coin: 'no-such-coin' }] };
-  const error = await t.throwsAsync(importCoins(query, JSON.stringify(unknown)), { instanceOf: CatalogueImportError });
+  const error = await t.throwsAsync(importCoins(db.query, JSON.stringify(unknown)), { instanceOf: CatalogueImportError });
   t.regex(error!.problems[0]!, /venue_symbols\[0\]\.coin: unknown coin "no-such-coin"/);
   t.deepEqual(await snapshot(), before, 'nothing written');
 });
@@ -249,7 +248,7 @@ test.serial('a later file updates a coin and replaces its links; a null override
       },
     ],
   };
-  const result = await importCoins(query, JSON.stringify(update));
+  const result = await importCoins(db.query, JSON.stringify(update));
   t.like(result, { coins: 1, inserted: 0, updated: 1, venue_symbols: shipped.venue_symbols!.length + 1 });
   const [pepe] = await db.sql`
     select c.name, c.source, (select count(*)::int from market.coin_links l where l.coin_id = c.id) as links,

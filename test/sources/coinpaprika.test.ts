@@ -36,7 +36,6 @@ test.after.always(async () => {
   await db?.close();
 });
 
-const query = (text: string, values?: unknown[]) => db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const supplies = async () =>
   Object.fromEntries(
     (await db.sql`select slug, circulating_supply::text as c, total_supply::text as t, max_supply::text as m from market.coins`).map((r) => [
@@ -48,7 +47,7 @@ const health = async () => (await db.sql`select * from market.source_health wher
 
 test.serial('a recorded response: supplies applied exactly, unknown ids ignored, nonsense skipped, zero means unknown', async (t) => {
   reply = { status: 200, body: recorded };
-  const result = await runSource(query, coinpaprikaSupplies(base));
+  const result = await runSource(db.query, coinpaprikaSupplies(base));
   t.is(requests.at(-1), '/v1/tickers', 'one request for all coins');
   t.deepEqual(result, { tickers: 8, updated: 4 });
   const now = await supplies();
@@ -63,7 +62,7 @@ test.serial('a recorded response: supplies applied exactly, unknown ids ignored,
   t.like(await health(), { status: 'ok', last_error: null, demo: false, kind: 'reference' });
 
   // the same response again changes nothing
-  t.deepEqual(await runSource(query, coinpaprikaSupplies(base)), { tickers: 8, updated: 0 });
+  t.deepEqual(await runSource(db.query, coinpaprikaSupplies(base)), { tickers: 8, updated: 0 });
 });
 
 test.serial('a 500, malformed, truncated, non-list or too slow response: a failed run recorded, nothing changed', async (t) => {
@@ -80,19 +79,19 @@ test.serial('a 500, malformed, truncated, non-list or too slow response: a faile
   ];
   for (const [response, message] of cases) {
     reply = response;
-    const error = await t.throwsAsync(runSource(query, coinpaprikaSupplies(base)), { instanceOf: CoinPaprikaError, message });
+    const error = await t.throwsAsync(runSource(db.query, coinpaprikaSupplies(base)), { instanceOf: CoinPaprikaError, message });
     const row = await health();
     t.is(row.status, 'failing', String(message));
     t.is(row.last_error, error!.message);
   }
   reply = 'hang';
-  await t.throwsAsync(runSource(query, coinpaprikaSupplies(base, 300)), { instanceOf: CoinPaprikaError, message: /no complete answer within 300 ms/ });
+  await t.throwsAsync(runSource(db.query, coinpaprikaSupplies(base, 300)), { instanceOf: CoinPaprikaError, message: /no complete answer within 300 ms/ });
   t.is((await health()).status, 'failing');
   t.deepEqual(await supplies(), before, 'no supply changed');
 
   // and back: the next good response is applied
   reply = { status: 200, body: changed };
-  t.like(await runSource(query, coinpaprikaSupplies(base)), { updated: 1 });
+  t.like(await runSource(db.query, coinpaprikaSupplies(base)), { updated: 1 });
   t.deepEqual((await supplies()).bitcoin, ['19960000', '19960000', '21000000']);
   t.is((await health()).status, 'ok');
 });
@@ -103,9 +102,9 @@ test.serial('market.apply_coin_supplies: only coins matched through their id at 
     { id: 'eth-ethereum', circulating_supply: 'lots' },
     { id: 'ltc-litecoin', circulating_supply: 76000000, max_supply: 84000000, total_supply: 90000000 },
   ]);
-  const [other] = await query(`select market.apply_coin_supplies('coingecko', $1::text::jsonb) as n`, [rows]);
+  const [other] = await db.query(`select market.apply_coin_supplies('coingecko', $1::text::jsonb) as n`, [rows]);
   t.is(other!.n, 0, 'coinpaprika ids are not coingecko ids');
-  const [applied] = await query(`select market.apply_coin_supplies('coinpaprika', $1::text::jsonb) as n`, [rows]);
+  const [applied] = await db.query(`select market.apply_coin_supplies('coinpaprika', $1::text::jsonb) as n`, [rows]);
   t.is(applied!.n, 1, 'a non-numeric figure and a total above the cap are skipped');
   const now = await supplies();
   t.deepEqual(now.bitcoin, ['19970000', '19970000', '21000000']);
@@ -119,7 +118,7 @@ test.serial('the hourly job: nothing with METADATA_SOURCE=none, a recorded run w
   const helpers = {
     logger: { info: (line: string) => logged.push(line) },
     withPgClient: <T>(work: (client: { query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> }) => Promise<T>) =>
-      work({ query: async (text, values) => ({ rows: await query(text, values) }) }),
+      work({ query: async (text, values) => ({ rows: await db.query(text, values) }) }),
   };
   const run = (source: 'none' | 'coinpaprika') =>
     refreshCoinMetadata({ METADATA_SOURCE: source, COINPAPRIKA_URL: base })({}, helpers as never) as Promise<void>;

@@ -9,7 +9,6 @@ import { useApi } from '../helpers/http.ts';
 const handles = useApi(test);
 const recorded = readFileSync(new URL('../../dev/venues/recorded/ecb/eurofxref-daily-2025-07-01.xml', import.meta.url), 'utf8');
 const replay = (body: string, status = 200): Fetch => async () => ({ ok: status >= 200 && status < 300, status, text: async () => body });
-const query = (text: string, values?: unknown[]) => handles.db.sql.unsafe(text, values as never[]) as unknown as Promise<Record<string, unknown>[]>;
 const health = async (name: string) => (await handles.db.sql`select * from market.source_health where name = ${name}`)[0]!;
 
 test.serial('a source that never ran is idle, and /readyz leaves it out', async (t) => {
@@ -21,7 +20,7 @@ test.serial('a source that never ran is idle, and /readyz leaves it out', async 
 });
 
 test.serial('a successful run is recorded: status ok, last success, lag', async (t) => {
-  const result = await runSource(query, ecbRates(replay(recorded)));
+  const result = await runSource(handles.db.query, ecbRates(replay(recorded)));
   t.is(result.date, '2025-07-01');
   const row = await health('ecb');
   t.is(row.status, 'ok');
@@ -37,7 +36,7 @@ test.serial('a successful run is recorded: status ok, last success, lag', async 
 
 test.serial('a failed run is recorded with its error and rethrown; the last success stays', async (t) => {
   const before = (await health('ecb')).last_success_at as Date;
-  await t.throwsAsync(runSource(query, ecbRates(replay('<html>busy</html>', 503))), { message: /503/ });
+  await t.throwsAsync(runSource(handles.db.query, ecbRates(replay('<html>busy</html>', 503))), { message: /503/ });
   const row = await health('ecb');
   t.is(row.status, 'failing');
   t.regex(row.last_error as string, /503/);
@@ -45,7 +44,7 @@ test.serial('a failed run is recorded with its error and rethrown; the last succ
   const readyz = (await handles.api.get('/readyz')).body;
   t.like(readyz.checks.sources.sources.find((source: { name: string }) => source.name === 'ecb'), { status: 'failing' });
   // then a success: ok again, the error kept for the record
-  await runSource(query, ecbRates(replay(recorded)));
+  await runSource(handles.db.query, ecbRates(replay(recorded)));
   t.like(await health('ecb'), { status: 'ok' });
   t.regex((await health('ecb')).last_error as string, /503/);
 });
@@ -56,7 +55,7 @@ test.serial('venues up and down are recorded for sources that have several', asy
     run: async () => ({ up: ['binance', 'kraken'], down: ['okx'] }),
     venues: (result) => Object.fromEntries([...result.up.map((v) => [v, 'up'] as const), ...result.down.map((v) => [v, 'down'] as const)]),
   };
-  await runSource(query, venues);
+  await runSource(handles.db.query, venues);
   t.deepEqual((await health('simulated-liquidations')).venues, { binance: 'up', kraken: 'up', okx: 'down' });
 });
 
@@ -75,7 +74,7 @@ test.serial('a source follows its venues: degraded when some produced nothing, f
     return { sql: (await health('exchanges')).status, ping, ready, status };
   };
 
-  await runSource(query, exchanges);
+  await runSource(handles.db.query, exchanges);
   let now = await seen();
   t.is(now.sql, 'degraded');
   t.like(now.ping, { status: 'degraded', venues: { binance: 'up', kraken: 'up', okx: 'down' } });
@@ -84,7 +83,7 @@ test.serial('a source follows its venues: degraded when some produced nothing, f
 
   // every venue down, though the run itself ended without an error
   outcome = { up: [], down: ['binance', 'kraken', 'okx'] };
-  await runSource(query, exchanges);
+  await runSource(handles.db.query, exchanges);
   now = await seen();
   t.is(now.sql, 'failing');
   t.like(now.ping, { status: 'failing', venues: { binance: 'down', kraken: 'down', okx: 'down' } });
@@ -92,7 +91,7 @@ test.serial('a source follows its venues: degraded when some produced nothing, f
   t.like(now.status, { state: 'outage', figures: { status: 'failing', venues_up: 0 } });
 
   outcome = { up: ['binance', 'kraken', 'okx'], down: [] };
-  await runSource(query, exchanges);
+  await runSource(handles.db.query, exchanges);
   now = await seen();
   t.is(now.sql, 'ok');
   t.like(now.ping, { status: 'ok' });

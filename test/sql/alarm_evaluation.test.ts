@@ -6,6 +6,7 @@ import type postgres from 'postgres';
 import { AlarmTriggeredEvent } from '../../src/alarms.ts';
 import { createSql } from '../../src/db/client.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import { sleep } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 /** a connection or a transaction on one */
@@ -165,7 +166,7 @@ test.serial('two evaluations running concurrently on two connections trigger onc
     });
     t.deepEqual(await firstResult, { triggered: 3, deliveries: 5, emails: 0, pushes: 0 });
     const secondTx = second.begin(async (tx) => evaluate(tx));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     release();
     await firstTx;
     t.deepEqual(await secondTx, { triggered: 0, deliveries: 0, emails: 0, pushes: 0 });

@@ -2,12 +2,10 @@
 // and the simulated venues (catalogue, determinism, history backfill into the aggregates).
 import test from 'ava';
 import { ensureExchangeCatalogue, exchangeTick } from '../../src/sources/simulated/exchanges.ts';
-import type { Query } from '../../src/sources/aggregates.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 
 let db: TestDatabase;
 let now: string;
-const query: Query = async (text, values = []) => [...(await db.sql.unsafe(text, values as never[]))] as Record<string, unknown>[];
 
 // demo-like coins, so that the catalogue's quotes (USDT, USDC, BTC, ETH, fiat) resolve
 const COINS: [number, string, string, string][] = [
@@ -96,8 +94,8 @@ test('trust score: 13 factors at their bounds, neutral defaults, the weights, nu
 });
 
 test.serial('simulated venues: a labelled demo source, at least 15 venues of every type, deterministic tickers', async (t) => {
-  t.true(await ensureExchangeCatalogue(query));
-  t.false(await ensureExchangeCatalogue(query), 'the same catalogue is not loaded twice');
+  t.true(await ensureExchangeCatalogue(db.query));
+  t.false(await ensureExchangeCatalogue(db.query), 'the same catalogue is not loaded twice');
   const [source] = await db.sql`select kind, demo from market.data_sources where name = 'simulated-exchanges'`;
   t.deepEqual({ ...source }, { kind: 'simulated', demo: true });
   const types = await db.sql`select type, count(*)::int as n from market.exchanges group by type`;
@@ -121,9 +119,9 @@ test.serial('simulated venues: a labelled demo source, at least 15 venues of eve
 });
 
 test.serial('the present only (a first start, before the market\'s history): tickers and venue state, no venue history yet', async (t) => {
-  await ensureExchangeCatalogue(query);
+  await ensureExchangeCatalogue(db.query);
   const [before] = await db.sql`select covered_until from market.data_sources where name = 'simulated-exchanges'`;
-  const result = await exchangeTick(query, { now, history: false });
+  const result = await exchangeTick(db.query, { now, history: false });
   t.true(result.tickers > 0);
   t.is(result.historyRows, 0);
   const [binance] = await db.sql`select s.rank from market.exchange_state s join market.exchanges e on e.id = s.exchange_id where e.slug = 'binance'`;
@@ -133,10 +131,10 @@ test.serial('the present only (a first start, before the market\'s history): tic
 });
 
 test.serial('simulated tick: tickers, venue state, counts, history into the aggregates', async (t) => {
-  await ensureExchangeCatalogue(query);
+  await ensureExchangeCatalogue(db.query);
   // a short gap instead of the first run's year, to keep the test fast
   await db.sql`update market.data_sources set covered_until = ${now}::timestamptz - interval '10 minutes' where name = 'simulated-exchanges'`;
-  const result = await exchangeTick(query, { now });
+  const result = await exchangeTick(db.query, { now });
   t.true(result.tickers > 0);
   t.is(result.historyRows > 0, true);
   const [counts] = await db.sql`select * from market.venue_counts()`;

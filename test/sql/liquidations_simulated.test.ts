@@ -7,7 +7,7 @@ import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 let db: TestDatabase;
 test.before(async () => {
   db = await testDatabase();
-  await ensureCatalogue((text, values) => db.sql.unsafe(text, values as never[]) as never);
+  await ensureCatalogue(db.query);
   // two hours of the demo market's one-minute bars, enough for the liquidations that follow them
   await db.sql`insert into market.coin_bars_1m
     select * from market.simulated_bars(date_trunc('minute', now()) - interval '2 hours', date_trunc('minute', now()))`;

@@ -3,12 +3,11 @@
 // price moves with them, and when the holder dies the other takes over within the lease time.
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { demoDatabase } from '../helpers/demo.ts';
 import type { TestDatabase } from '../helpers/database.ts';
 import { createSql } from '../../src/db/client.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
-import { until } from '../../dev/wait.ts';
+import { sleep, until } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 const holders: StreamHolder[] = [];

@@ -5,6 +5,7 @@ import test from 'ava';
 import { Decimal } from 'decimal.js';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { loadIndexMarket, type IndexMarket } from '../helpers/index-market.ts';
+import { sleep } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 const MINUTE = 60_000;
@@ -86,12 +87,12 @@ test.serial('at most once a second per coin; an unchanged price takes no version
   const before = (await price('btc'))!;
   await live('binance', [['BTC/USD', '100005']]);
   t.is(await refresh('1 second'), 0, 'the last change is younger than a second');
-  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await sleep(1100);
   t.is(await refresh('1 second'), 1);
   const after = (await price('btc'))!;
   t.true(BigInt(after.version) > BigInt(before.version));
   t.is(await refresh('0 seconds'), 0, 'nothing changed');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await sleep(200);
   t.deepEqual(heard, [after.version]);
   await unlisten();
 });
@@ -164,7 +165,7 @@ test.serial('a venue whose stream broke off: out at once, its price age growing;
   t.is((await price('btc'))!.venues, before - 1);
   const first = await age();
   t.not(first, undefined, 'the cut venue still has an age');
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  await sleep(1_100);
   t.true((await age())! >= first! + 1, 'its age keeps growing');
   // resynchronised from REST and streaming again: not yet back
   await all();
@@ -175,7 +176,7 @@ test.serial('a venue whose stream broke off: out at once, its price age growing;
   // a break within the clean period starts it again
   await db.sql`select market.forget_live_venue_prices('coinbase')`;
   await all();
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  await sleep(1_100);
   await live('binance', [['BTC/USD', '100002']]);
   await refreshWith('1 second');
   t.is((await price('btc'))!.venues, before, 'clean for a second: back with a one-second period');

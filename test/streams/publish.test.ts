@@ -3,12 +3,11 @@
 // tick. The tick is made slow here (5 s) so only the publication between ticks can be fast; the
 // assertions compare timestamps (when the venue's price was set, when the live price was computed).
 import test from 'ava';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
 import { serveVenueStreams, type VenueStreams } from '../../dev/venues/streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
-import { until } from '../../dev/wait.ts';
+import { sleep, until } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 let replay: VenueReplay;

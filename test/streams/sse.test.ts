@@ -5,11 +5,11 @@
 import test from 'ava';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { revokeKey } from '../../src/keys.ts';
 import type { StreamHub } from '../../src/streams/hub.ts';
+import { sleep, until } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -64,10 +64,7 @@ function open(path: string, key: string, headers: Record<string, string> = {}): 
         text: () => text,
         waitFor: async (pattern, ms = 2_000) => {
           const started = Date.now();
-          while (!pattern.test(text)) {
-            if (Date.now() - started > ms) throw new Error(`${pattern} not within ${ms} ms in: ${text.slice(-500)}`);
-            await sleep(10);
-          }
+          await until(() => `${pattern} in: ${text.slice(-500)}`, () => pattern.test(text), { timeoutMs: ms, everyMs: 10 });
           return Date.now() - started;
         },
         ended,

@@ -4,12 +4,11 @@
 // (dev/venues/streams.ts: binance, okx, kraken) sends bursts of four markets; every price must reach
 // market.live_venue_prices.
 import test from 'ava';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
 import { serveVenueStreams, type StreamVenue, type VenueStreams } from '../../dev/venues/streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
-import { until } from '../../dev/wait.ts';
+import { sleep, until } from '../../dev/wait.ts';
 
 const MARKETS = ['BTC/USDT', 'ETH/USDT', 'SOL/USDT', 'ETH/BTC'];
 const VENUES: StreamVenue[] = ['binance', 'okx', 'kraken'];

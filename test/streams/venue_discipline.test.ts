@@ -7,7 +7,6 @@
 // those of the real schedule: stream reconnections 2 s doubling to 5 minutes with a jitter of 0.5
 // to 1, REST back-off 30 s doubling or the venue's Retry-After.
 import test from 'ava';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
 import type { VenueReplay } from '../../dev/venues/replay.ts';
@@ -16,7 +15,7 @@ import { btcStreamVenues } from '../helpers/venue-streams.ts';
 import { ExchangesSource } from '../../src/sources/exchanges/index.ts';
 import type { VenueClock } from '../../src/sources/exchanges/gate.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
-import { until } from '../../dev/wait.ts';
+import { sleep, until } from '../../dev/wait.ts';
 
 const SPEED = 60;
 const started = Date.now();

@@ -5,7 +5,6 @@
 // from the venue's REST tickers; a venue that sends garbage (then stalls) is left out at once while
 // the other goes on, nothing of the garbage written; a cut stream reconnects and resynchronises.
 import test from 'ava';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
@@ -14,7 +13,7 @@ import type { VenueStreams } from '../../dev/venues/streams.ts';
 import { btcStreamVenues } from '../helpers/venue-streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { until } from '../../dev/wait.ts';
+import { sleep, until } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 let api: TestApi;

@@ -4,12 +4,12 @@
 // envelope then a close (401, 403 plan_required, 422, 429 quota); the per-key concurrent limit
 // over SSE and WebSocket together and across API processes; a revoked key closed within a second.
 import test from 'ava';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { revokeKey } from '../../src/keys.ts';
 import type { StreamHub } from '../../src/streams/hub.ts';
+import { poll, sleep, until } from '../../dev/wait.ts';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -66,16 +66,13 @@ function connect(key?: string, on: TestApi = api): Promise<Client> {
         send: (message) => ws.send(typeof message === 'string' ? message : JSON.stringify(message)),
         // the next message of that type after those already taken
         next: async (type, ms = 2_000) => {
-          const started = Date.now();
-          for (;;) {
-            const index = messages.findIndex((message, i) => i >= taken && message.type === type);
-            if (index >= 0) {
-              taken = index + 1;
-              return messages[index]!;
-            }
-            if (Date.now() - started > ms) throw new Error(`no ${type} within ${ms} ms: ${JSON.stringify(messages.slice(-5))}`);
-            await sleep(10);
-          }
+          // one past the message's index: 0 is "not yet"
+          taken = await until(
+            () => `a ${type} message, after: ${JSON.stringify(messages.slice(-5))}`,
+            () => messages.findIndex((message, i) => i >= taken && message.type === type) + 1,
+            { timeoutMs: ms, everyMs: 10 },
+          );
+          return messages[taken - 1]!;
         },
       }));
   });
@@ -220,11 +217,7 @@ test.serial('each connection is one response in the key\'s usage (app.usage_dail
   const usage = async () => db.sql<{ status_class: string; requests: string }[]>`
     select u.status_class, sum(u.requests)::text as requests from app.usage_daily u join app.api_keys k on k.id = u.key_id
     where k.owner = ${owner} and u.endpoint = 'GET /api/v1/ws' group by 1 order by 1`;
-  let rows = await usage();
-  for (let waited = 0; waited < 5_000 && rows.length < 2; waited += 100) {
-    await sleep(100);
-    rows = await usage();
-  }
+  const rows = await poll(usage, (found) => found.length >= 2, { timeoutMs: 5_000, everyMs: 100 });
   t.deepEqual(rows.map((row) => ({ ...row })), [{ status_class: '2xx', requests: '2' }, { status_class: '4xx', requests: '1' }]);
 });
 

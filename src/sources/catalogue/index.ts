@@ -3,24 +3,16 @@
 // (CoinPaprika) and per-venue ticker overrides. A file is validated whole with zod, errors naming
 // the JSON path (coins[17].slug: ...), then written by market.import_coin_catalogue in one
 // statement: all or nothing. The JSON travels as text, so supplies never become JS floats.
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { Query } from '../aggregates.ts';
-import { date, locale, storedSlug } from '../../validators.ts';
+import type { Query } from '../../db/query.ts';
+import { date, ImportRefusedError, locale, storedSlug } from '../../validators.ts';
+import { loadCatalogueOnce, shippedCatalogue } from '../source.ts';
 
 export const SOURCE_NAME = 'catalogue';
 export const CATALOGUE_PATH = new URL('./coins.json', import.meta.url);
 
 /** A file that cannot be imported; `problems` holds one `path: message` line per fault. Nothing was written. */
-export class CatalogueImportError extends Error {
-  readonly problems: string[];
-  constructor(message: string, problems: string[] = []) {
-    super(message);
-    this.name = 'CatalogueImportError';
-    this.problems = problems;
-  }
-}
+export class CatalogueImportError extends ImportRefusedError {}
 
 const slug = storedSlug();
 const supply = z
@@ -163,18 +155,10 @@ export async function importCoins(query: Query, text: string): Promise<Catalogue
   }
 }
 
-let shipped: { text: string; hash: string } | null = null;
-
-function shippedCatalogue() {
-  if (!shipped) {
-    const text = readFileSync(CATALOGUE_PATH, 'utf8');
-    shipped = { text, hash: createHash('sha256').update(text).digest('hex').slice(0, 16) };
-  }
-  return shipped;
-}
+const shipped = shippedCatalogue(CATALOGUE_PATH);
 
 /** The shipped catalogue, parsed and validated. */
-export const readShippedCatalogue = (): CatalogueFile => parseCatalogue(shippedCatalogue().text);
+export const readShippedCatalogue = (): CatalogueFile => parseCatalogue(shipped().text);
 
 /**
  * Imports the shipped catalogue unless this very version is already in the database (its hash is
@@ -182,10 +166,6 @@ export const readShippedCatalogue = (): CatalogueFile => parseCatalogue(shippedC
  * venue symbols to coins; the demo market does not need it. Returns whether it imported.
  */
 export async function ensureCoinCatalogue(query: Query): Promise<boolean> {
-  const { text, hash } = shippedCatalogue();
-  const [row] = await query(`select settings ->> 'catalogue_hash' as hash from market.data_sources where name = $1`, [SOURCE_NAME]);
-  if (row?.hash === hash) return false;
-  await importCoins(query, text);
-  await query(`update market.data_sources set settings = settings || jsonb_build_object('catalogue_hash', $2::text) where name = $1`, [SOURCE_NAME, hash]);
-  return true;
+  const { text, hash } = shipped();
+  return loadCatalogueOnce(query, SOURCE_NAME, hash, () => importCoins(query, text));
 }

@@ -7,10 +7,10 @@
 // finished one re-run reads only what is new. A failing venue is backed off (market.record_venue_run)
 // while the others go on.
 import type { OHLCV } from 'ccxt';
-import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
+import { type Query, serialized } from '../../db/query.ts';
+import { completeCoinBarBackfills } from '../aggregates.ts';
 import { ensureVenueCatalogue } from './catalogue.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
-import { serialized } from '../source.ts';
 import { ensureVenueMarkets, type ExchangesSource, type LiveVenue } from './index.ts';
 import { runOnVenue, venuesBackingOff } from './gate.ts';
 import { candleRows, reading } from './answers.ts';

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Exchange } from 'ccxt';
-import type { Query } from '../aggregates.ts';
+import type { Query } from '../../db/query.ts';
 
 interface VenueMetadata {
   slug: string;

@@ -7,7 +7,7 @@
 // (runOnVenue); a read beside the runs (throughGate) records its failures but never clears the
 // failures the runs recorded. The live stream's own connection back-off is recordVenueStream's.
 import type { Exchange } from 'ccxt';
-import type { Query } from '../aggregates.ts';
+import type { Query } from '../../db/query.ts';
 import { BadVenueAnswer, VenueBackingOff } from './answers.ts';
 
 /** The gate's time: real, or faster in tests (the back-off schedule then runs in seconds). */

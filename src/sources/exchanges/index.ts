@@ -7,8 +7,9 @@
 // is backed off (market.venue_status) while the others go on; everything a venue sent arrives in
 // whole calls, so nothing is half-written.
 import type { Exchange, MarketInterface, Ticker } from 'ccxt';
-import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
-import { serialized, type Source } from '../source.ts';
+import { type Query, serialized } from '../../db/query.ts';
+import { completeCoinBarBackfills } from '../aggregates.ts';
+import type { Source } from '../source.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
 import type { Config } from '../../config.ts';
 import { createVenue, parseExchangeUrls, parseExchanges } from './venues.ts';

@@ -5,7 +5,7 @@
 // liquidation parser reads the answer). Rows older than the daily rollup's refresh window are
 // refreshed into it at once, before retention can drop them.
 import type { Exchange } from 'ccxt';
-import type { Query } from '../aggregates.ts';
+import type { Query } from '../../db/query.ts';
 import type { Source } from '../source.ts';
 import { BadVenueAnswer } from './answers.ts';
 

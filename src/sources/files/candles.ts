@@ -4,8 +4,8 @@
 // written, by market.import_candles() in one transaction; the aggregates are refreshed after.
 import { parse } from 'csv-parse/sync';
 import type { Sql } from '../../db/client.ts';
+import { withReservedQuery } from '../../db/query.ts';
 import { completeCoinBarBackfills } from '../aggregates.ts';
-import { withReservedQuery } from '../source.ts';
 import { splitBinanceKlines } from './binance-klines.ts';
 import { CandleImportError, type CandleColumns } from './candle-columns.ts';
 import { SLUG } from '../../validators.ts';

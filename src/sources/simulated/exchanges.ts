@@ -2,10 +2,8 @@
 // whose markets, spreads and volumes are made up, deterministically, by the SQL functions of
 // sql/functions/410_simulated_exchanges.sql around the simulated coins' current prices.
 // Everything it writes is labelled: market.data_sources has the row `simulated-exchanges`, demo = true.
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import type { Query } from '../aggregates.ts';
-import type { Source } from '../source.ts';
+import type { Query } from '../../db/query.ts';
+import { loadCatalogueOnce, shippedCatalogue, type Source } from '../source.ts';
 
 export const SOURCE_NAME = 'simulated-exchanges';
 
@@ -13,20 +11,12 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 const CATALOGUE_PATH = new URL('./exchanges.json', import.meta.url);
-const text = () => readFileSync(CATALOGUE_PATH, 'utf8');
+const catalogueText = shippedCatalogue(CATALOGUE_PATH);
 
 /** Loads the venue catalogue unless this very version is already there; the JSON is parsed by PostgreSQL. */
 export async function ensureExchangeCatalogue(query: Query): Promise<boolean> {
-  const catalogue = text();
-  const hash = createHash('sha256').update(catalogue).digest('hex').slice(0, 16);
-  const [row] = await query(`select settings ->> 'catalogue_hash' as hash from market.data_sources where name = $1`, [SOURCE_NAME]);
-  if (row?.hash === hash) return false;
-  await query(`select market.load_simulated_exchanges($1::text::jsonb)`, [catalogue]);
-  await query(`update market.data_sources set settings = settings || jsonb_build_object('catalogue_hash', $2::text) where name = $1`, [
-    SOURCE_NAME,
-    hash,
-  ]);
-  return true;
+  const { text, hash } = catalogueText();
+  return loadCatalogueOnce(query, SOURCE_NAME, hash, () => query(`select market.load_simulated_exchanges($1::text::jsonb)`, [text]));
 }
 
 export interface ExchangeTickResult {

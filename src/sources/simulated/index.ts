@@ -1,10 +1,9 @@
 // The simulated demo market: a catalogue of real coins (catalogue.json) whose prices and volumes
 // are made up, deterministically, by the SQL functions of sql/functions/120_simulated_market.sql.
 // Everything it writes is labelled: market.data_sources has the row `simulated` with demo = true.
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { completeCoinBarBackfills, type Query } from '../aggregates.ts';
-import type { RunOptions, Source } from '../source.ts';
+import type { Query } from '../../db/query.ts';
+import { completeCoinBarBackfills } from '../aggregates.ts';
+import { loadCatalogueOnce, shippedCatalogue, type RunOptions, type Source } from '../source.ts';
 
 export const SOURCE_NAME = 'simulated';
 
@@ -17,15 +16,7 @@ export interface Catalogue {
   coins: { slug: string; symbol: string; name: string; type: 'coin' | 'token'; status?: string }[];
 }
 
-let cached: { text: string; hash: string } | null = null;
-
-function catalogueText() {
-  if (!cached) {
-    const text = readFileSync(CATALOGUE_PATH, 'utf8');
-    cached = { text, hash: createHash('sha256').update(text).digest('hex').slice(0, 16) };
-  }
-  return cached;
-}
+const catalogueText = shippedCatalogue(CATALOGUE_PATH);
 
 export function readCatalogue(): Catalogue {
   return JSON.parse(catalogueText().text) as Catalogue;
@@ -38,18 +29,13 @@ export function readCatalogue(): Catalogue {
 export async function ensureCatalogue(query: Query, overrides: { seed?: number } = {}): Promise<boolean> {
   const { text, hash } = catalogueText();
   const version = overrides.seed === undefined ? hash : `${hash}/${overrides.seed}`;
-  const [row] = await query(`select settings ->> 'catalogue_hash' as hash from market.data_sources where name = $1`, [SOURCE_NAME]);
-  if (row?.hash === version) return false;
-  await query(
-    `select market.load_simulated_market(case when $2::bigint is null then $1::text::jsonb
-       else jsonb_set($1::text::jsonb, '{seed}', to_jsonb($2::bigint)) end)`,
-    [text, overrides.seed ?? null],
+  return loadCatalogueOnce(query, SOURCE_NAME, version, () =>
+    query(
+      `select market.load_simulated_market(case when $2::bigint is null then $1::text::jsonb
+         else jsonb_set($1::text::jsonb, '{seed}', to_jsonb($2::bigint)) end)`,
+      [text, overrides.seed ?? null],
+    ),
   );
-  await query(`update market.data_sources set settings = settings || jsonb_build_object('catalogue_hash', $2::text) where name = $1`, [
-    SOURCE_NAME,
-    version,
-  ]);
-  return true;
 }
 
 export interface TickResult {

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import { createSql, type Sql } from '../../db/client.ts';
 import type { Logger } from '../../log.ts';
-import type { Query } from '../aggregates.ts';
+import { queryOf, type Query } from '../../db/query.ts';
 import { runSource, type Source } from '../source.ts';
 import type { ExchangesSource } from '../exchanges/index.ts';
 import { VenueFeeds } from './venues.ts';
@@ -34,6 +34,7 @@ export interface TickResult {
 export class StreamHolder {
   readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private readonly sql: Sql;
+  private readonly query: Query;
   private timer: NodeJS.Timeout | null = null;
   private publishTimer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
@@ -57,6 +58,7 @@ export class StreamHolder {
     this.logger = logger;
     this.exchanges = exchanges;
     this.sql = sql ?? createSql(config.database, { max: 1 });
+    this.query = queryOf(this.sql);
     this.ownSql = !sql;
   }
 
@@ -107,8 +109,6 @@ export class StreamHolder {
       this.logger?.warn(`live streams: publishing failed (${(error as Error).message})`);
     }
   }
-
-  private readonly query: Query = async (text, values = []) => (await this.sql.unsafe(text, values as never[])) as Record<string, unknown>[];
 
   /** One tick: renew or take the lease, and while held write the venue prices and the live index. */
   async tick(): Promise<void> {

@@ -16,7 +16,7 @@
 import type { Exchange, Ticker } from 'ccxt';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
-import type { Query } from '../aggregates.ts';
+import type { Query } from '../../db/query.ts';
 import { ensureVenueMarkets, exchangesSettings, sharedExchangesSource, type ExchangesSource, type LiveVenue } from '../exchanges/index.ts';
 import { recordVenueStream, throughGate } from '../exchanges/gate.ts';
 import { VenueBackingOff, reading, tickerRows } from '../exchanges/answers.ts';

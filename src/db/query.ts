@@ -1,0 +1,42 @@
+// The one statement runner: code that runs hand-written SQL text over whatever connection its
+// caller holds (the service's postgres.js pool, a transaction, a reserved connection, or a
+// graphile-worker job's pg client) takes a Query, and the adapters below are the only ways to make one.
+import type postgres from 'postgres';
+
+export type Row = Record<string, unknown>;
+
+/** Runs one parameterised statement ($1, $2 … bound to `values`) and returns its rows. */
+export type Query = <R extends object = Row>(text: string, values?: unknown[]) => Promise<R[]>;
+
+/** A Query over postgres.js: the pool, a transaction or a reserved connection. */
+export const queryOf =
+  (sql: postgres.Sql | postgres.TransactionSql | postgres.ReservedSql): Query =>
+  async <R extends object>(text: string, values: unknown[] = []) => (await sql.unsafe(text, values as never[])) as unknown as R[];
+
+/** A Query over a node-postgres client, as graphile-worker's jobs hold one (`helpers.withPgClient`, or `helpers` itself). */
+export const clientQuery =
+  (client: { query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> }): Query =>
+  async <R extends object>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as R[];
+
+/** Runs work with a Query on one reserved postgres.js connection, outside any transaction (aggregate refreshes need that). */
+export async function withReservedQuery<T>(sql: postgres.Sql, work: (query: Query) => Promise<T>): Promise<T> {
+  const reserved = await sql.reserve();
+  try {
+    return await work(queryOf(reserved));
+  } finally {
+    reserved.release();
+  }
+}
+
+/**
+ * A Query that runs one statement at a time in call order, for work that calls it from parallel
+ * tasks (the venues of a run) over one connection: a connection answers one statement at a time.
+ */
+export function serialized(query: Query): Query {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <R extends object>(text: string, values?: unknown[]) => {
+    const result = tail.then(() => query<R>(text, values));
+    tail = result.catch(() => {});
+    return result;
+  };
+}
