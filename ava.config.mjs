@@ -1,25 +1,28 @@
-// ava's configuration (a file, not package.json, for the sorter). Two files at a time on the two
-// cores CI has; the longest files start first, so that no long one is left to run alone at the end
-// (the run takes at least as long as its longest file).
+// ava's configuration (a file, not package.json, for the sorter). Three files at a time on the two
+// cores CI has (a file often waits: on its database process, a child process, Chromium, a timer),
+// 8 minutes against 9.6 with two on 2026-11-28; the longest files start first, so that no long one
+// is left to run alone at the end (the run takes at least as long as its longest file). test/run.ts
+// writes each file's result times to .cache/test-times.tsv to sort this list by.
 const LONGEST_FIRST = [
   'test/console/journey.test.ts', // builds the run's demo template, then Chromium
-  'test/sources/backfill.test.ts',
+  // while it builds: the long files that need no demo data
   'test/cli.test.ts',
-  'test/streams/holder.test.ts', // a real stream process killed and taken over
+  'test/http/pages_a11y.test.ts',
+  'test/service_exchanges.test.ts',
+  'test/first_run.test.ts', // bin/main.ts on a fresh database, as make start
+  'test/sources/backfill.test.ts',
   'test/streams/venue_stream.test.ts',
-  // the other files on the demo data soon after: each copy catches up the minutes since the template was built
+  'test/jobs/present_first.test.ts', // two markets' first starts, compared
+  'test/db/supervision.test.ts',
+  'test/http/reference.test.ts',
+  // then the files on the demo data: each copy catches up the minutes since the template was built
+  'test/streams/holder.test.ts', // a real stream process killed and taken over
   'test/widgets/embed.test.ts',
   'test/widgets/console.test.ts',
   'test/widgets/widgets.test.ts',
   'test/http/contract.test.ts',
   'test/http/slug_case.test.ts',
   'test/sql/slug_case.test.ts',
-  'test/service_exchanges.test.ts',
-  'test/http/pages_a11y.test.ts',
-  'test/http/reference.test.ts',
-  'test/first_run.test.ts', // bin/main.ts on a fresh database, as make start
-  'test/jobs/present_first.test.ts', // two markets' first starts, compared
-  'test/db/supervision.test.ts',
 ];
 const rank = (file) => {
   const at = LONGEST_FIRST.findIndex((path) => file.endsWith(path));
@@ -30,7 +33,7 @@ export default {
   files: ['test/**/*.test.ts'],
   extensions: { ts: 'module' },
   workerThreads: false,
-  concurrency: 2,
+  concurrency: 3,
   timeout: '5m',
   // Liftoff, V8's baseline WebAssembly compiler, only: each file's database process (PGlite) and the
   // type stripper (amaro) otherwise spend seconds of CPU re-optimising their hot WASM functions in

@@ -1,13 +1,14 @@
 // `npm test`: builds the migrated template database once, runs ava with its TAP reporter, and ends
 // with the plain "N passed, N failed" line that CI reads, counted from the TAP stream.
 import { spawn } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { TEMPLATE_DIR, buildTemplate } from './helpers/template.ts';
 
 await buildTemplate();
 // Node's compile cache, kept between runs: every test file, database and CLI process loads the same
 // modules, and compiles them from the cache instead of from source.
-const NODE_COMPILE_CACHE = process.env.NODE_COMPILE_CACHE ?? new URL('../.cache/node-compile-cache', import.meta.url).pathname;
+const CACHE_DIR = new URL('../.cache', import.meta.url).pathname;
+const NODE_COMPILE_CACHE = process.env.NODE_COMPILE_CACHE ?? `${CACHE_DIR}/node-compile-cache`;
 const ava = spawn(process.execPath, ['node_modules/ava/entrypoints/cli.mjs', '--tap', ...process.argv.slice(2)], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, MDAPI_TEST_TEMPLATE: TEMPLATE_DIR, NODE_COMPILE_CACHE, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
@@ -52,6 +53,9 @@ const skipped = summary('skip') + summary('todo');
 if (fileTimes.size > 1) {
   // where the time goes: the files whose last result came latest, and how long their results took
   const latest = [...fileTimes].sort(([, a], [, b]) => b.last - a.last).slice(0, 8);
+  // every file's, for sorting LONGEST_FIRST (ava.config.mjs)
+  mkdirSync(CACHE_DIR, { recursive: true });
+  writeFileSync(`${CACHE_DIR}/test-times.tsv`, [...fileTimes].map(([file, { first, last }]) => `${file}\t${first}\t${last}`).join('\n') + '\n');
   const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
   process.stdout.write(`\n# files ending last (results from → to, seconds into the run):\n${latest.map(([file, { first, last }]) => `#   ${file}: ${seconds(first)} → ${seconds(last)}`).join('\n')}\n`);
 }

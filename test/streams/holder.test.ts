@@ -60,12 +60,14 @@ test.serial('one holder at a time; the demo market moves within the minute', asy
 
 test.serial('the holder killed: the other takes over within the lease time, and prices go on', async (t) => {
   const [a, b] = holders;
-  t.true(a!.holding);
+  // whichever holds now: on a loaded machine a late renewal may already have handed the lease over
+  await until('one of the two holds the lease', () => a!.holding || b!.holding, { timeoutMs: 5_000 });
+  const [holding, waiting] = a!.holding ? [a!, b!] : [b!, a!];
   const before = (await bitcoin())!;
   // killed: it neither renews nor releases its lease
-  await a!.stop(false);
+  await holding.stop(false);
   const waited = Date.now();
-  await until('the other process takes over', () => b!.holding, { timeoutMs: 10_000 });
+  await until('the other process takes over', () => waiting.holding, { timeoutMs: 10_000 });
   const took = Date.now() - waited;
   t.true(took < 4_000, `took over after ${took} ms (lease 2 s)`);
   await until('prices go on', async () => BigInt((await bitcoin())!.version) > BigInt(before.version), { timeoutMs: 5_000 });
