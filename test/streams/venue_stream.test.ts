@@ -26,9 +26,11 @@ test.before(async () => {
   const seeded = await btcStreamVenues(db);
   ({ replay, streams } = seeded);
   const { config } = seeded;
+  // the API first: loading its modules holds the event loop for seconds on a busy machine, which a
+  // running holder would take for its venues' streams stalling
+  api = await testApi(db);
   // its own connection, ended by stop(): none is left open when the database closes
   holder = new StreamHolder(config, process.env.DEBUG_STREAM ? createLogger(config) : undefined).start();
-  api = await testApi(db);
 });
 test.after.always(async () => {
   await holder?.stop();
