@@ -207,3 +207,51 @@ test('every rule is reported on the tree that breaks it, also through a module i
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// src/ with each folder taken as one module (depcruise --collapse): a circle between two folders that no
+// two files close (a/one → b/two, b/three → a/four) is a circle of the layers all the same. depcruise
+// marks no circle on a collapsed graph, so the folders' graph is searched here.
+async function folderCircles(cwd: string) {
+  const { stdout } = await run(DEPCRUISE, ['--config', CONFIG, '--collapse', '^src/[^/]+/', '--output-type', 'json', 'src'], { cwd, maxBuffer: 64 << 20 });
+  const modules = (JSON.parse(stdout) as { modules: { source: string; dependencies: { resolved: string }[] }[] }).modules;
+  const graph = new Map(modules.map((module) => [module.source, module.dependencies.map((dependency) => dependency.resolved)]));
+  const circles = new Set<string>();
+  // a folder is on a circle when it reaches itself
+  for (const start of graph.keys()) {
+    const seen = new Set<string>();
+    const path: string[] = [];
+    const walk = (node: string): boolean => {
+      for (const next of graph.get(node) ?? []) {
+        if (next === start) return path.push(node), true;
+        if (seen.has(next)) continue;
+        seen.add(next);
+        if (walk(next)) return path.push(node), true;
+      }
+      return false;
+    };
+    if (walk(start)) circles.add([...path.reverse(), start].join(' → '));
+  }
+  return [...circles];
+}
+
+test('src/ has no circle between its folders either, and a circle of folders alone is caught', async (t) => {
+  t.deepEqual(await folderCircles(ROOT), []);
+  const dir = mkdtempSync(join(tmpdir(), 'mdapi-folders-'));
+  try {
+    const files: Record<string, string> = {
+      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'nodenext', allowImportingTsExtensions: true, noEmit: true } }),
+      'src/a/one.ts': "import { two } from '../b/two.ts';\nexport const one = two;\n",
+      'src/b/two.ts': 'export const two = 2;\n',
+      'src/b/three.ts': "import { four } from '../a/four.ts';\nexport const three = four;\n",
+      'src/a/four.ts': 'export const four = 4;\n',
+    };
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    t.is((await cruise(dir, ['src'])).code, 0, 'no circle between the files');
+    t.deepEqual(await folderCircles(dir), ['src/a/ → src/b/ → src/a/', 'src/b/ → src/a/ → src/b/']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
