@@ -8,7 +8,7 @@ import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import type { ExchangesSource } from '../src/sources/exchanges/index.ts';
 import type { OkxLiquidations } from '../src/sources/exchanges/liquidations.ts';
-import { type Query, clientQuery } from '../src/db/query.ts';
+import { type Query, queryOf } from '../src/db/query.ts';
 import { runSource } from '../src/sources/source.ts';
 
 interface ExchangeSources {
@@ -42,7 +42,7 @@ export function exchangeTasks(config: Config): { fetch_exchanges: Task; fetch_ok
     fetch_exchanges: async (_payload, helpers) => {
       const started = Date.now();
       const { market } = await load();
-      const result = await helpers.withPgClient((client) => runSource(clientQuery(client), market, { signal: helpers.abortSignal }));
+      const result = await helpers.withPgClient((client) => runSource(queryOf(client), market, { signal: helpers.abortSignal }));
       const down = Object.entries(result.venues).filter(([, run]) => run.state !== 'up').map(([id, run]) => `${id} (${run.error ?? run.state})`);
       helpers.logger.info(
         `exchanges: ${result.requests} requests, ${result.candles} candles, ${result.bars} bars, ${result.excluded} left out, ` +
@@ -52,7 +52,7 @@ export function exchangeTasks(config: Config): { fetch_exchanges: Task; fetch_ok
     fetch_okx_liquidations: async (_payload, helpers) => {
       const { liquidations } = await load();
       if (!liquidations) return;
-      const result = await helpers.withPgClient((client) => runSource(clientQuery(client), liquidations));
+      const result = await helpers.withPgClient((client) => runSource(queryOf(client), liquidations));
       if (result.inserted > 0) helpers.logger.info(`okx liquidations: ${result.inserted} new of ${result.received} from ${result.underlyings} swaps`);
     },
   };

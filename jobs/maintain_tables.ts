@@ -1,7 +1,7 @@
 // Vacuums the tables rewritten every minute and refreshes planner statistics, where no
 // autovacuum does it (the embedded database). On a real server it does nothing.
 import type { Task } from 'graphile-worker';
-import { clientQuery, type Query } from '../src/db/query.ts';
+import { queryOf, type Query } from '../src/db/query.ts';
 
 /**
  * Analyzes the tables of app.maintenance_tables() one by one rather than one ANALYZE of the
@@ -24,6 +24,6 @@ export const maintainTables: Task = async (_payload, helpers) => {
   const tables = await helpers.query<{ name: string }>('select t::text as name from app.churn_tables() t');
   // VACUUM cannot run inside a transaction block or a function: one plain statement each.
   for (const { name } of tables.rows) await helpers.query(`vacuum (analyze) ${name}`);
-  const { skipped } = await analyzeTables(clientQuery(helpers));
+  const { skipped } = await analyzeTables(queryOf(helpers));
   if (skipped > 0) helpers.logger.debug(`maintain_tables: ${skipped} tables gone since they were listed, skipped`);
 };

@@ -5,13 +5,13 @@
 import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import { coinpaprikaSupplies } from '../src/sources/coinpaprika.ts';
-import { clientQuery } from '../src/db/query.ts';
+import { queryOf } from '../src/db/query.ts';
 import { runSource } from '../src/sources/source.ts';
 
 export const refreshCoinMetadata =
   (config: Pick<Config, 'METADATA_SOURCE' | 'COINPAPRIKA_URL'>): Task =>
   async (_payload, helpers) => {
     if (config.METADATA_SOURCE !== 'coinpaprika') return;
-    const result = await helpers.withPgClient((client) => runSource(clientQuery(client), coinpaprikaSupplies(config.COINPAPRIKA_URL)));
+    const result = await helpers.withPgClient((client) => runSource(queryOf(client), coinpaprikaSupplies(config.COINPAPRIKA_URL)));
     helpers.logger.info(`coinpaprika: ${result.tickers} tickers, supplies of ${result.updated} coins changed`);
   };

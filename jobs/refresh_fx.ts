@@ -4,13 +4,13 @@
 // anything is written, so the previous rates stay current and graphile-worker retries.
 import type { Task } from 'graphile-worker';
 import { ecbRates, type Fetch } from '../src/sources/ecb.ts';
-import { clientQuery } from '../src/db/query.ts';
+import { queryOf } from '../src/db/query.ts';
 import { runSource } from '../src/sources/source.ts';
 
 export type FxSource = 'seed' | 'ecb';
 
 export const refreshFx = (source: FxSource, fetchFn?: Fetch, url?: string): Task => async (_payload, helpers) => {
   if (source !== 'ecb') return;
-  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), ecbRates(fetchFn, url)));
+  const result = await helpers.withPgClient((client) => runSource(queryOf(client), ecbRates(fetchFn, url)));
   helpers.logger.info(`ecb fx: ${result.rows} rates of ${result.date}`);
 };

@@ -3,7 +3,7 @@
 // year). Queued on the demo market's queue, after its tick, so the two never overlap. With
 // `{venuesOnly: true}` (the worker's first job) only the venues, before any coin has a price.
 import type { Task } from 'graphile-worker';
-import { clientQuery } from '../src/db/query.ts';
+import { queryOf } from '../src/db/query.ts';
 import { runSource } from '../src/sources/source.ts';
 import { loadDemoVenues, simulatedExchanges, simulatedExchangesPresent } from '../src/sources/simulated/exchanges.ts';
 import type { MarketSource } from './simulate_market.ts';
@@ -12,16 +12,16 @@ export const simulateExchanges = (source: MarketSource): Task => async (payload,
   if (source !== 'simulated') return;
   // the worker's first job (jobs/index.ts): only the venues, ahead of the demo market's history
   if ((payload as { venuesOnly?: boolean } | null)?.venuesOnly) {
-    await helpers.withPgClient((client) => loadDemoVenues(clientQuery(client)));
+    await helpers.withPgClient((client) => loadDemoVenues(queryOf(client)));
     return;
   }
   // the first start, right after the market's present: tickers and figures, the history later
   if ((payload as { presentOnly?: boolean } | null)?.presentOnly) {
-    await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedExchangesPresent));
+    await helpers.withPgClient((client) => runSource(queryOf(client), simulatedExchangesPresent));
     return;
   }
   const started = Date.now();
-  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedExchanges));
+  const result = await helpers.withPgClient((client) => runSource(queryOf(client), simulatedExchanges));
   if (result.historyRows > 0 && result.refreshCalls > 0) {
     helpers.logger.info(
       `simulated exchanges: ${result.tickers} tickers, ${result.historyRows} history rows, ${result.refreshCalls} aggregate refreshes, ${Date.now() - started} ms`,

@@ -3,7 +3,7 @@
 // Queued on its own graphile-worker queue, so two ticks never overlap.
 import type { Task } from 'graphile-worker';
 import { NOTICE } from '../src/log.ts';
-import { clientQuery } from '../src/db/query.ts';
+import { queryOf } from '../src/db/query.ts';
 import { runSource } from '../src/sources/source.ts';
 import { simulatedMarket, simulatedMarketFirst } from '../src/sources/simulated/index.ts';
 
@@ -14,7 +14,7 @@ export const simulateMarket = (source: MarketSource): Task => async (payload, he
   // the worker's first jobs for the market (jobs/index.ts): the present, then its last day, the rest later
   const history = (payload as { history?: unknown } | null)?.history;
   if (history === 'none' || history === 'day') {
-    await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedMarketFirst(history)));
+    await helpers.withPgClient((client) => runSource(queryOf(client), simulatedMarketFirst(history)));
     return;
   }
   const started = Date.now();
@@ -24,7 +24,7 @@ export const simulateMarket = (source: MarketSource): Task => async (payload, he
     announced = true;
     helpers.logger.info(note, NOTICE);
   };
-  const result = await helpers.withPgClient((client) => runSource(clientQuery(client), simulatedMarket, { signal: helpers.abortSignal, progress }));
+  const result = await helpers.withPgClient((client) => runSource(queryOf(client), simulatedMarket, { signal: helpers.abortSignal, progress }));
   if (result.aborted) {
     helpers.logger.info(`simulated market: stopped after ${result.pieces} pieces (${result.bars} bars); the next tick resumes`, announced ? NOTICE : undefined);
     return;

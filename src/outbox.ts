@@ -5,7 +5,7 @@
 // is held while sending. A worker killed mid-send leaves its job locked until its heartbeat goes
 // stale (src/worker.ts); then the job runs again, the open attempt is closed as interrupted and
 // the message is sent again. The rules themselves are in sql/functions/595_outbox.sql.
-import { clientQuery, type Query } from './db/query.ts';
+import { queryOf, type Query } from './db/query.ts';
 import type { Task } from 'graphile-worker';
 
 export type OutboxChannel = 'webhook' | 'email' | 'push';
@@ -41,7 +41,7 @@ export function outboxTask<Message>(channel: OutboxChannel, retryBaseMs: number,
   return async (payload, helpers) => {
     const id = job.id((payload as Record<string, unknown> | null)?.[job.key]);
     if (id === null) throw new Error(`${job.task} needs {${job.key}}`);
-    const query = clientQuery(helpers);
+    const query = queryOf(helpers);
     const [claimed] = await query<{ attempt_id: string; attempt: number; message: Message }>('select * from app.begin_outbox_attempt($1, $2)', [channel, id]);
     if (!claimed) return;
     const result = await send(claimed.message, claimed.attempt, query);

@@ -8,15 +8,18 @@ export type Row = Record<string, unknown>;
 /** Runs one parameterised statement ($1, $2 … bound to `values`) and returns its rows. */
 export type Query = <R extends object = Row>(text: string, values?: unknown[]) => Promise<R[]>;
 
-/** A Query over postgres.js: the pool, a transaction or a reserved connection. */
-export const queryOf =
-  (sql: postgres.Sql | postgres.TransactionSql | postgres.ReservedSql): Query =>
-  async <R extends object>(text: string, values: unknown[] = []) => (await sql.unsafe(text, values as never[])) as unknown as R[];
+/** What a Query runs over: postgres.js (the pool, a transaction, a reserved connection) or a node-postgres client, as graphile-worker's jobs hold one (`helpers`, `helpers.withPgClient`). */
+export type Connection = postgres.Sql | postgres.TransactionSql | postgres.ReservedSql | PgClient;
+interface PgClient { query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> }
 
-/** A Query over a node-postgres client, as graphile-worker's jobs hold one (`helpers.withPgClient`, or `helpers` itself). */
-export const clientQuery =
-  (client: { query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> }): Query =>
-  async <R extends object>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as R[];
+/** The one adapter: a Query over whichever connection the caller holds. */
+export function queryOf(connection: Connection): Query {
+  if ('unsafe' in connection) {
+    const sql = connection;
+    return async <R extends object>(text: string, values: unknown[] = []) => (await sql.unsafe(text, values as never[])) as unknown as R[];
+  }
+  return async <R extends object>(text: string, values?: unknown[]) => (await connection.query(text, values)).rows as R[];
+}
 
 /** Runs work with a Query on one reserved postgres.js connection, outside any transaction (aggregate refreshes need that). */
 export async function withReservedQuery<T>(sql: postgres.Sql, work: (query: Query) => Promise<T>): Promise<T> {
