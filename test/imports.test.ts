@@ -101,6 +101,14 @@ const BROKEN: Record<string, { files: Record<string, string>; line: string | str
     },
     line: 'http-core-not-to-pages: src/http/observe.ts → src/pages/shell.ts',
   },
+  'db-is-the-floor': {
+    files: {
+      'src/db/open.ts': "import { notify } from './notify.ts';\nexport const open = notify;\n",
+      'src/db/notify.ts': "import { hub } from '../sources/hub.ts';\nexport const notify = hub;\n",
+      'src/sources/hub.ts': 'export const hub = 1;\n',
+    },
+    line: 'db-is-the-floor: src/db/open.ts → src/sources/hub.ts',
+  },
   'pages-not-to-groups': {
     files: {
       'src/pages/status.ts': "import { figures } from './figures.ts';\nexport const status = figures;\n",
