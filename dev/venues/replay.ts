@@ -1,4 +1,4 @@
-// A loopback replay of the six spot venues' public REST APIs: one HTTP server on 127.0.0.1 serving
+// A loopback replay of the spot venues' public REST APIs: one HTTP server on 127.0.0.1 serving
 // each venue under its own path prefix (/binance/api/v3/klines, /okx/api/v5/market/candles, …) in
 // that venue's documented response format, from a deterministic scenario. Point a venue's base URL
 // at `baseUrl(venue)` (createVenue's `baseUrl`, or EXCHANGE_URLS) and ccxt talks to it as to the venue.
@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { VenueId } from '../../src/sources/exchanges/venues.ts';
 import { sleep } from '../wait.ts';
 
-export const REPLAY_VENUES = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin'] as const satisfies readonly VenueId[];
+export const REPLAY_VENUES = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin', 'mexc', 'htx'] as const satisfies readonly VenueId[];
 
 export interface ReplayCoin {
   symbol: string;
@@ -312,7 +312,10 @@ function venueIds(venue: VenueId, base: string, quote: string): { id: string; ba
   switch (venue) {
     case 'binance':
     case 'bybit':
+    case 'mexc':
       return { id: base + quote, baseId: base, quoteId: quote };
+    case 'htx':
+      return { id: (base + quote).toLowerCase(), baseId: base.toLowerCase(), quoteId: quote.toLowerCase() };
     case 'kraken': {
       const baseId = KRAKEN_LEGACY[base] ?? base;
       const quoteId = KRAKEN_LEGACY[quote] ?? quote;
@@ -383,6 +386,13 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
   const swaps = () => (scenario.venues.okx?.swaps ?? []).map((symbol) => model.coins.get(symbol)).filter((c): c is ReplayCoin => !!c);
   const swapMarket = (coin: ReplayCoin): ReplayMarket => ({ venue: 'okx', symbol: `${coin.symbol}/USDT:USDT`, coin, quote: 'USDT', id: `${coin.symbol}-USDT-SWAP`, baseId: coin.symbol, quoteId: 'USDT', share: 0, bias: scenario.venues.okx?.bias ?? 0 });
 
+  /** Binance's (and MEXC's) 24 h ticker: one object for a `symbol`, else the list; an unknown symbol is a 400. */
+  const oneOrAll = (rows: unknown[], wanted: string | null): unknown => {
+    if (!wanted) return rows;
+    if (!rows[0]) throw new ReplayError(400, { code: -1121, msg: 'Invalid symbol.' });
+    return rows[0];
+  };
+
   const handlers: Record<VenueId, (path: string, q: Query) => unknown> = {
     binance: (path, q) => binance(path, q),
     coinbase: (path, q) => coinbase(path, q),
@@ -390,6 +400,8 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
     okx: (path, q) => okx(path, q),
     bybit: (path, q) => bybit(path, q),
     kucoin: (path, q) => kucoin(path, q),
+    mexc: (path, q) => mexc(path, q),
+    htx: (path, q) => htx(path, q),
   };
 
   // --- Binance spot, https://api.binance.com/api/v3 ---
@@ -423,11 +435,7 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
           openPrice: num(t.open24h), highPrice: num(t.high), lowPrice: num(t.low), volume: num(t.v), quoteVolume: num(t.q), openTime: t.ts - DAY, closeTime: t.ts, firstId: 1, lastId: 1000, count: 1000,
         }];
       });
-      if (wanted) {
-        if (!rows[0]) throw new ReplayError(400, { code: -1121, msg: 'Invalid symbol.' });
-        return rows[0];
-      }
-      return rows;
+      return oneOrAll(rows, wanted);
     }
     if (path === '/api/v3/klines') {
       const market = byId('binance', q.get('symbol'));
@@ -682,6 +690,90 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
     return { code: '404000', msg: 'replay: unknown endpoint' };
   }
 
+  // --- MEXC spot v3, https://api.mexc.com/api/v3 (Binance-like); contracts at /api/v1/contract ---
+  function mexc(path: string, q: Query): unknown {
+    const intervals: Record<string, Timeframe> = { '1m': '1m', '60m': '1h', '1d': '1d' };
+    // ccxt reads the contract list beside the spot one whatever its `types`: a spot-only replay lists none
+    if (path === '/api/v1/contract/detail') return { success: true, code: 0, data: [] };
+    if (path === '/api/v3/exchangeInfo') {
+      return {
+        timezone: 'CST',
+        serverTime: model.now(),
+        rateLimits: [],
+        exchangeFilters: [],
+        symbols: listed('mexc').map((m) => ({
+          symbol: m.id, status: '1', baseAsset: m.baseId, baseAssetPrecision: 8, quoteAsset: m.quoteId, quotePrecision: 8, quoteAssetPrecision: 8,
+          baseCommissionPrecision: 8, quoteCommissionPrecision: 8, orderTypes: ['LIMIT', 'MARKET', 'LIMIT_MAKER'], isSpotTradingAllowed: true, isMarginTradingAllowed: false,
+          quoteAmountPrecision: '1', baseSizePrecision: '0', permissions: ['SPOT'], filters: [], maxQuoteAmount: '2000000', makerCommission: '0', takerCommission: '0.0005',
+          quoteAmountPrecisionMarket: '1', maxQuoteAmountMarket: '100000', fullName: m.coin.symbol, tradeSideType: 1,
+        })),
+      };
+    }
+    if (path === '/api/v3/ticker/24hr') {
+      const wanted = q.get('symbol') ?? null;
+      const rows = listed('mexc').filter((m) => !wanted || m.id === wanted).flatMap((m) => {
+        const t = model.ticker(m);
+        if (!t) return [];
+        return [{
+          symbol: m.id, priceChange: num(t.last - t.open24h), priceChangePercent: (t.last / t.open24h - 1).toFixed(4), prevClosePrice: num(t.open24h), lastPrice: num(t.last),
+          bidPrice: num(t.last * 0.99975), bidQty: '1', askPrice: num(t.last * 1.00025), askQty: '1', openPrice: num(t.open24h), highPrice: num(t.high), lowPrice: num(t.low),
+          volume: num(t.v), quoteVolume: num(t.q), openTime: t.ts - DAY, closeTime: t.ts, count: null,
+        }];
+      });
+      return oneOrAll(rows, wanted);
+    }
+    if (path === '/api/v3/klines') {
+      const market = byId('mexc', q.get('symbol'));
+      if (!market) throw new ReplayError(400, { code: -1121, msg: 'Invalid symbol.' });
+      const timeframe = intervals[q.get('interval') ?? ''];
+      if (!timeframe) throw new ReplayError(400, { code: -1121, msg: 'Invalid interval.' });
+      const limit = Math.min(int(q.get('limit')) ?? 500, 500);
+      const from = int(q.get('startTime'));
+      const endTime = int(q.get('endTime'));
+      // endTime is exclusive; [open time, open, high, low, close, volume, close time, quote volume]
+      const candles = model.range(market, timeframe, { from, to: endTime !== undefined ? endTime - 1 : undefined, limit, anchor: from !== undefined ? 'from' : 'to' });
+      return candles.map((c) => [c.t, num(c.o), num(c.h), num(c.l), num(c.c), num(c.v), c.t + TIMEFRAMES[timeframe], num(c.q)]);
+    }
+    throw new ReplayError(404, { code: 404, msg: 'replay: unknown endpoint' });
+  }
+
+  // --- HTX spot, https://api.huobi.pro (market data under /market, symbols under /v1/common) ---
+  function htx(path: string, q: Query): unknown {
+    const ok = (data: unknown, extra: Record<string, unknown> = {}) => ({ status: 'ok', ...extra, ts: model.now(), data });
+    const failed = (code: string, message: string) => ({ status: 'error', 'err-code': code, 'err-msg': message, data: null });
+    const periods: Record<string, Timeframe> = { '1min': '1m', '60min': '1h', '1day': '1d' };
+    if (path === '/v1/common/symbols') {
+      return ok(listed('htx').map((m) => ({
+        'base-currency': m.baseId, 'quote-currency': m.quoteId, 'price-precision': 8, 'amount-precision': 6, 'symbol-partition': 'main', symbol: m.id, state: 'online',
+        'value-precision': 8, 'min-order-amt': 0.0001, 'max-order-amt': 1000, 'min-order-value': 5, 'limit-order-min-order-amt': 0.0001, 'limit-order-max-order-amt': 1000,
+        'sell-market-min-order-amt': 0.0001, 'sell-market-max-order-amt': 100, 'buy-market-max-order-value': 1000000, 'leverage-ratio': 1, 'api-trading': 'enabled', tags: '',
+      })));
+    }
+    if (path === '/market/tickers') {
+      return ok(listed('htx').flatMap((m) => {
+        const t = model.ticker(m);
+        if (!t) return [];
+        return [{
+          symbol: m.id, open: num(t.open24h), high: num(t.high), low: num(t.low), close: num(t.last), amount: num(t.v), vol: num(t.q), count: 1000,
+          bid: num(t.last * 0.99975), bidSize: 1, ask: num(t.last * 1.00025), askSize: 1,
+        }];
+      }));
+    }
+    if (path === '/market/history/candles' || path === '/market/history/kline') {
+      const market = byId('htx', q.get('symbol'));
+      if (!market) return failed('invalid-parameter', 'invalid symbol');
+      const timeframe = periods[q.get('period') ?? ''];
+      if (!timeframe) return failed('invalid-parameter', 'invalid period');
+      const size = Math.min(int(q.get('size')) ?? 150, path === '/market/history/kline' ? 2000 : 1000);
+      // `from` and `to` in seconds, inclusive; the kline endpoint only answers the newest; newest first
+      const from = path === '/market/history/candles' ? int(q.get('from')) : undefined;
+      const to = path === '/market/history/candles' ? int(q.get('to')) : undefined;
+      const rows = model.range(market, timeframe, { from: from !== undefined ? from * 1000 : undefined, to: to !== undefined ? to * 1000 : undefined, limit: size, anchor: from !== undefined ? 'from' : 'to' });
+      return ok(rows.reverse().map((c) => ({ id: c.t / 1000, open: num(c.o), close: num(c.c), low: num(c.l), high: num(c.h), amount: num(c.v), vol: num(c.q), count: 100 })), { ch: `market.${market.id}.kline.${q.get('period')}` });
+    }
+    return failed('invalid-parameter', 'replay: unknown endpoint');
+  }
+
   function errorBody(venue: VenueId, status: number): unknown {
     const tooMany = status === 429 || status === 418;
     switch (venue) {
@@ -699,6 +791,11 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
         return { retCode: tooMany ? 10006 : 10016, retMsg: tooMany ? 'Too many visits!' : 'Server error', result: {}, retExtInfo: {}, time: model.now() };
       case 'kucoin':
         return { code: tooMany ? '429000' : '500000', msg: tooMany ? 'Too Many Requests' : 'Internal Server Error' };
+      case 'mexc':
+        // the codes of MEXC's spot v3 error table
+        return tooMany ? { code: 429, msg: 'Too many requests' } : status === 503 ? { code: 503, msg: 'service not available, please try again' } : { code: 500, msg: 'Internal error' };
+      case 'htx':
+        return { status: 'error', 'err-code': tooMany ? 'too-many-request' : 'base-system-error', 'err-msg': tooMany ? 'Too many requests' : 'System error', data: null };
     }
   }
 
@@ -818,6 +915,8 @@ const VENUE_PROFILE: Record<VenueId, { share: number; quotes: Array<[string, num
   okx: { share: 0.65, quotes: [['USDT', 1], ['USDC', 0.3], ['BTC', 0.2], ['EUR', 0.05]] },
   bybit: { share: 0.7, quotes: [['USDT', 1], ['USDC', 0.3], ['BTC', 0.1], ['EUR', 0.05]] },
   kucoin: { share: 0.9, quotes: [['USDT', 1], ['USDC', 0.2], ['BTC', 0.3]] },
+  mexc: { share: 0.95, quotes: [['USDT', 1], ['USDC', 0.3], ['BTC', 0.05], ['EUR', 0.03]] },
+  htx: { share: 0.6, quotes: [['USDT', 1], ['BTC', 0.3], ['USDC', 0.15]] },
 };
 
 /**
