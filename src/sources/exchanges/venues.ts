@@ -17,8 +17,10 @@ export function ccxtLibrary(): typeof import('ccxt') {
   return (library ??= createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('ccxt'))) as typeof import('ccxt'));
 }
 
-export const VENUE_IDS = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin'] as const;
+export const VENUE_IDS = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin', 'gate', 'bitget'] as const;
 export type VenueId = (typeof VENUE_IDS)[number];
+/** What an unset `EXCHANGES` reads: the venues beyond these are verified on the replay but read only when named. */
+export const DEFAULT_VENUE_IDS = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin'] as const satisfies readonly VenueId[];
 
 export interface VenueOptions {
   /** replaces scheme and host of every API URL of the venue; the URL's path is kept */
@@ -41,6 +43,8 @@ const SETUP: Record<VenueId, { types: string[]; currencies: boolean; extra?: Rec
   okx: { types: ['spot', 'swap'], currencies: false }, // its fetchCurrencies needs keys
   bybit: { types: ['spot'], currencies: false }, // its fetchCurrencies needs keys
   kucoin: { types: ['spot'], currencies: false, extra: { fetchTickersFees: false } }, // fees come with keys anyway
+  gate: { types: ['spot'], currencies: false }, // its pair ids carry the currency ids (BTC_USDT); currencies are another request
+  bitget: { types: ['spot'], currencies: false }, // its symbols carry baseCoin and quoteCoin; currencies are another request
 };
 
 export function isVenueId(id: string): id is VenueId {
@@ -87,10 +91,10 @@ export function createVenue(id: string, options: VenueOptions = {}): Exchange {
   return exchange;
 }
 
-/** `EXCHANGES=binance,okx,…` → the venue ids, in order, without repeats; empty → all of VENUE_IDS. */
+/** `EXCHANGES=binance,okx,…` → the venue ids, in order, without repeats; empty → DEFAULT_VENUE_IDS. */
 export function parseExchanges(value: string | undefined): VenueId[] {
   const ids = (value ?? '').split(',').map((part) => part.trim().toLowerCase()).filter(Boolean);
-  if (ids.length === 0) return [...VENUE_IDS];
+  if (ids.length === 0) return [...DEFAULT_VENUE_IDS];
   for (const id of ids) if (!isVenueId(id)) throw unknownVenue(id);
   return [...new Set(ids as VenueId[])];
 }
