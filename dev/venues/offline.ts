@@ -1,5 +1,5 @@
 // Everything MARKET_SOURCE=exchanges reaches over the network, served from one loopback replay:
-// the six venues (replay.ts), the ECB's daily rates and CoinPaprika's /v1/tickers as recorded
+// the venues of replay.ts, the ECB's daily rates and CoinPaprika's /v1/tickers as recorded
 // (recorded/). Used by `make venues-replay`, the service test and the live-minute bench.
 import { readFileSync } from 'node:fs';
 import { parseEcbDaily } from '../../src/sources/ecb.ts';
@@ -56,13 +56,15 @@ export function cataloguePrices(): Record<string, number> {
 export function replayEnvironment(replay: Pick<VenueReplay, 'url' | 'baseUrl'>): Record<string, string> {
   return {
     MARKET_SOURCE: 'exchanges',
+    // every venue the replay serves, beyond an unset EXCHANGES' default six
+    EXCHANGES: REPLAY_VENUES.join(','),
     EXCHANGE_URLS: REPLAY_VENUES.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
     ECB_URL: replay.url + ECB_PATH,
     COINPAPRIKA_URL: replay.url + COINPAPRIKA_PATH,
   };
 }
 
-/** The replay of `coins` catalogue coins on the six venues with the recorded reference answers. */
+/** The replay of `coins` catalogue coins on the replay's venues with the recorded reference answers. */
 export async function startOfflineReplay(options: { coins: number; port?: number; now?: () => number }): Promise<{ replay: VenueReplay; scenario: ReplayScenario }> {
   const scenario = { ...makeScenario({ coins: options.coins, symbols: catalogueSymbols(options.coins), prices: cataloguePrices(), ...(options.now ? { now: options.now } : {}) }), fiatUsd: recordedFiatUsd() };
   const replay = await startVenueReplay(scenario, { port: options.port, files: recordedFiles() });

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { VenueId } from '../../src/sources/exchanges/venues.ts';
 import { sleep } from '../wait.ts';
 
-export const REPLAY_VENUES = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin', 'mexc', 'htx'] as const satisfies readonly VenueId[];
+export const REPLAY_VENUES = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin', 'gate', 'bitget', 'mexc', 'htx'] as const satisfies readonly VenueId[];
 
 export interface ReplayCoin {
   symbol: string;
@@ -312,6 +312,10 @@ function venueIds(venue: VenueId, base: string, quote: string): { id: string; ba
   switch (venue) {
     case 'binance':
     case 'bybit':
+    case 'bitget':
+      return { id: base + quote, baseId: base, quoteId: quote };
+    case 'gate':
+      return { id: `${base}_${quote}`, baseId: base, quoteId: quote };
     case 'mexc':
       return { id: base + quote, baseId: base, quoteId: quote };
     case 'htx':
@@ -400,6 +404,8 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
     okx: (path, q) => okx(path, q),
     bybit: (path, q) => bybit(path, q),
     kucoin: (path, q) => kucoin(path, q),
+    gate: (path, q) => gate(path, q),
+    bitget: (path, q) => bitget(path, q),
     mexc: (path, q) => mexc(path, q),
     htx: (path, q) => htx(path, q),
   };
@@ -774,6 +780,95 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
     return failed('invalid-parameter', 'replay: unknown endpoint');
   }
 
+  // --- Gate API v4 spot, https://api.gateio.ws/api/v4 ---
+  function gate(path: string, q: Query): unknown {
+    const intervals: Record<string, Timeframe> = { '1m': '1m', '1h': '1h', '1d': '1d' };
+    if (path === '/api/v4/spot/currency_pairs') {
+      return listed('gate').map((m) => ({
+        id: m.id, base: m.baseId, base_name: m.coin.symbol, quote: m.quoteId, quote_name: m.quote, fee: '0.2', min_base_amount: '0.0001', min_quote_amount: '3', max_quote_amount: '5000000',
+        amount_precision: 6, precision: 8, trade_status: 'tradable', sell_start: Math.floor((m.coin.firstTradeAt ?? 1600000000000) / 1000), buy_start: Math.floor((m.coin.firstTradeAt ?? 1600000000000) / 1000),
+        delisting_time: 0, type: 'normal', trade_url: `https://www.gate.com/trade/${m.id}`, st_tag: false,
+      }));
+    }
+    // ccxt merges margin pairs into the spot ones; a spot-only replay lends on none
+    if (path === '/api/v4/margin/currency_pairs') return [];
+    if (path === '/api/v4/spot/tickers') {
+      const wanted = q.get('currency_pair');
+      return listed('gate').filter((m) => !wanted || m.id === wanted).flatMap((m) => {
+        const t = model.ticker(m);
+        if (!t) return [];
+        return [{
+          currency_pair: m.id, last: num(t.last), lowest_ask: num(t.last * 1.00025), lowest_size: '1', highest_bid: num(t.last * 0.99975), highest_size: '1',
+          change_percentage: ((t.last / t.open24h - 1) * 100).toFixed(2), base_volume: num(t.v), quote_volume: num(t.q), high_24h: num(t.high), low_24h: num(t.low),
+        }];
+      });
+    }
+    if (path === '/api/v4/spot/candlesticks') {
+      const market = byId('gate', q.get('currency_pair'));
+      if (!market) throw new ReplayError(400, { label: 'INVALID_CURRENCY_PAIR', message: `Invalid currency pair ${q.get('currency_pair')}` });
+      const timeframe = intervals[q.get('interval') ?? '30m'];
+      if (!timeframe) throw new ReplayError(400, { label: 'INVALID_PARAM_VALUE', message: 'invalid argument: interval' });
+      const tf = TIMEFRAMES[timeframe];
+      // `from`/`to` in seconds, from the candle holding `from` to the one holding `to`, or the newest
+      // `limit`; never more than 1000 points (ccxt asks from + (limit - 1) intervals for `limit` candles)
+      const fromSeconds = int(q.get('from'));
+      const from = fromSeconds !== undefined ? Math.floor((fromSeconds * 1000) / tf) * (tf / 1000) : undefined;
+      const to = int(q.get('to'));
+      if (from !== undefined && ((to ?? model.now() / 1000) - from) * 1000 / tf >= 1000) {
+        throw new ReplayError(400, { label: 'INVALID_PARAM_VALUE', message: 'Candlestick range too broad. Maximum 1000 data points are allowed per request' });
+      }
+      const limit = Math.min(int(q.get('limit')) ?? 100, 1000);
+      const rows = model.range(market, timeframe, {
+        from: from !== undefined ? from * 1000 : undefined, to: to !== undefined ? to * 1000 : undefined, limit: from !== undefined ? 1000 : limit, anchor: from !== undefined ? 'from' : 'to',
+      });
+      // [time (s), quote volume, close, high, low, open, base volume, window closed], oldest first
+      return rows.map((c) => [String(c.t / 1000), num(c.q), num(c.c), num(c.h), num(c.l), num(c.o), num(c.v), String(c.closed)]);
+    }
+    throw new ReplayError(404, { label: 'NOT_FOUND', message: 'replay: unknown endpoint' });
+  }
+
+  // --- Bitget v2 spot, https://api.bitget.com/api/v2 ---
+  function bitget(path: string, q: Query): unknown {
+    const ok = (data: unknown) => ({ code: '00000', msg: 'success', requestTime: model.now(), data });
+    const granularities: Record<string, Timeframe> = { '1min': '1m', '1h': '1h', '1Dutc': '1d', '1day': '1d' };
+    const refuse = (code: string, msg: string) => new ReplayError(400, { code, msg, requestTime: model.now(), data: null });
+    if (path === '/api/v2/spot/public/symbols') {
+      return ok(listed('bitget').map((m) => ({
+        symbol: m.id, baseCoin: m.baseId, quoteCoin: m.quoteId, minTradeAmount: '0', maxTradeAmount: '10000000000', takerFeeRate: '0.001', makerFeeRate: '0.001',
+        pricePrecision: '8', quantityPrecision: '6', quotePrecision: '8', status: 'online', minTradeUSDT: '1', buyLimitPriceRatio: '0.05', sellLimitPriceRatio: '0.05',
+        areaSymbol: 'no', orderQuantity: '200', openTime: String(m.coin.firstTradeAt ?? 1532454360000), offTime: '',
+      })));
+    }
+    // ccxt reads which pairs lend on margin beside the symbols; a spot-only replay lends on none
+    if (path === '/api/v2/margin/currencies') return ok([]);
+    if (path === '/api/v2/spot/market/tickers') {
+      const wanted = q.get('symbol');
+      return ok(listed('bitget').filter((m) => !wanted || m.id === wanted).flatMap((m) => {
+        const t = model.ticker(m);
+        if (!t) return [];
+        return [{
+          symbol: m.id, high24h: num(t.high), open: num(t.open24h), low24h: num(t.low), lastPr: num(t.last), quoteVolume: num(t.q), baseVolume: num(t.v), usdtVolume: num(t.q),
+          bidPr: num(t.last * 0.99975), askPr: num(t.last * 1.00025), bidSz: '1', askSz: '1', openUtc: num(t.open24h), ts: String(t.ts), changeUtc24h: (t.last / t.open24h - 1).toFixed(5), change24h: (t.last / t.open24h - 1).toFixed(5),
+        }];
+      }));
+    }
+    if (path === '/api/v2/spot/market/candles' || path === '/api/v2/spot/market/history-candles') {
+      const market = byId('bitget', q.get('symbol'));
+      if (!market) throw refuse('40034', 'Parameter symbol does not exist');
+      const timeframe = granularities[q.get('granularity') ?? ''];
+      if (!timeframe) throw refuse('400172', 'Parameter verification failed');
+      const history = path.endsWith('/history-candles');
+      const limit = Math.min(int(q.get('limit')) ?? 100, history ? 200 : 1000);
+      // both align on endTime (the newest `limit` up to it); only the recent one takes a startTime
+      const start = history ? undefined : int(q.get('startTime'));
+      const end = int(q.get('endTime'));
+      const rows = model.range(market, timeframe, { from: start, to: end, limit, anchor: 'to' });
+      // [time (ms), open, high, low, close, base volume, USDT volume, quote volume], oldest first
+      return ok(rows.map((c) => [String(c.t), num(c.o), num(c.h), num(c.l), num(c.c), num(c.v), num(c.q), num(c.q)]));
+    }
+    throw new ReplayError(404, { code: '404', msg: 'replay: unknown endpoint', requestTime: model.now(), data: null });
+  }
+
   function errorBody(venue: VenueId, status: number): unknown {
     const tooMany = status === 429 || status === 418;
     switch (venue) {
@@ -791,6 +886,10 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
         return { retCode: tooMany ? 10006 : 10016, retMsg: tooMany ? 'Too many visits!' : 'Server error', result: {}, retExtInfo: {}, time: model.now() };
       case 'kucoin':
         return { code: tooMany ? '429000' : '500000', msg: tooMany ? 'Too Many Requests' : 'Internal Server Error' };
+      case 'gate':
+        return { label: tooMany ? 'TOO_MANY_REQUESTS' : 'SERVER_ERROR', message: tooMany ? 'Request Rate limit Exceeded' : 'Internal server error' };
+      case 'bitget':
+        return { code: tooMany ? '429' : '40015', msg: tooMany ? 'Too Many Requests' : 'System is abnormal, please try again later', requestTime: model.now(), data: null };
       case 'mexc':
         // the codes of MEXC's spot v3 error table
         return tooMany ? { code: 429, msg: 'Too many requests' } : status === 503 ? { code: 503, msg: 'service not available, please try again' } : { code: 500, msg: 'Internal error' };
@@ -915,6 +1014,8 @@ const VENUE_PROFILE: Record<VenueId, { share: number; quotes: Array<[string, num
   okx: { share: 0.65, quotes: [['USDT', 1], ['USDC', 0.3], ['BTC', 0.2], ['EUR', 0.05]] },
   bybit: { share: 0.7, quotes: [['USDT', 1], ['USDC', 0.3], ['BTC', 0.1], ['EUR', 0.05]] },
   kucoin: { share: 0.9, quotes: [['USDT', 1], ['USDC', 0.2], ['BTC', 0.3]] },
+  gate: { share: 0.95, quotes: [['USDT', 1], ['USDC', 0.15], ['BTC', 0.2], ['ETH', 0.05]] },
+  bitget: { share: 0.8, quotes: [['USDT', 1], ['USDC', 0.25], ['BTC', 0.05], ['EUR', 0.05]] },
   mexc: { share: 0.95, quotes: [['USDT', 1], ['USDC', 0.3], ['BTC', 0.05], ['EUR', 0.03]] },
   htx: { share: 0.6, quotes: [['USDT', 1], ['BTC', 0.3], ['USDC', 0.15]] },
 };

@@ -1,4 +1,4 @@
-// `make venues-replay`: the loopback replay of the six venues on a fixed port, with the ECB's daily
+// `make venues-replay`: the loopback replay of all its venues on a fixed port, with the ECB's daily
 // rates and CoinPaprika's tickers from the recorded fixtures, for fully offline manual runs: it
 // prints the environment to give `make start`. Options: --port N (default 8780), --coins N
 // (default 300: the catalogue's coins by rank).

@@ -36,6 +36,7 @@ const realOhlc = (c: Candle) => c[2] >= Math.max(c[1], c[4]) && c[3] <= Math.min
 test('config: EXCHANGES and EXCHANGE_URLS parse, unknown venues are named', (t) => {
   t.deepEqual(parseExchanges(undefined), [...DEFAULT_VENUE_IDS]);
   t.deepEqual(parseExchanges('mexc,htx'), ['mexc', 'htx']);
+  t.deepEqual(parseExchanges('gate, bitget'), ['gate', 'bitget']);
   t.deepEqual(parseExchanges(' OKX, binance,okx '), ['okx', 'binance']);
   t.throws(() => parseExchanges('binance,mtgox'), { message: /unknown exchange venue "mtgox"/ });
   t.deepEqual(parseExchangeUrls('binance=http://127.0.0.1:9/binance, okx=http://proxy:8080'), { binance: 'http://127.0.0.1:9/binance', okx: 'http://proxy:8080' });
@@ -91,7 +92,8 @@ for (const id of VENUE_IDS) {
     t.true(Math.abs(closed[1] / truth.o - 1) < 1e-6 && Math.abs(closed[2] / truth.h - 1) < 1e-6 && Math.abs(closed[4] / truth.c - 1) < 1e-6);
 
     const hours = (await exchange.fetchOHLCV('BTC/USDT', '1h', now - 6 * HOUR, 5)) as Candle[];
-    t.is(hours.length, 5);
+    // ccxt asks gate for from … from + (limit - 1) hours, then drops the candle holding an unaligned since
+    t.is(hours.length, id === 'gate' ? 4 : 5);
     t.true(hours.every(realOhlc) && hours.every((c, i) => i === 0 || c[0] - hours[i - 1]![0] === HOUR));
     const days = (await exchange.fetchOHLCV('ETH/USDT', '1d', undefined, 3)) as Candle[];
     t.true(days.length >= 1 && days.every(realOhlc));
@@ -100,8 +102,10 @@ for (const id of VENUE_IDS) {
 
 // ccxt 4.5.84: coinbase caps a paginated call at 300 candles (it clamps `limit` before paginating) and
 // kucoin's spot pagination filters its rows by a 'timestamp' key they do not have; both are walked by
-// `since` below, the way the source has to for them.
-const PAGINATED: VenueId[] = ['binance', 'kraken', 'okx', 'bybit', 'mexc', 'htx'];
+// `since` below, the way the source has to for them. Gate's pages after the first ask `from` one
+// second before a candle (since steps by the page less 1 ms, cut to seconds) and `to` one page less
+// an interval on: the candle between two pages is never asked for, so it is walked by `since` too.
+const PAGINATED: VenueId[] = ['binance', 'kraken', 'okx', 'bybit', 'bitget', 'mexc', 'htx'];
 for (const id of VENUE_IDS) {
   test(`${id}: history walks back to the first trade without gaps or duplicates`, async (t) => {
     const exchange = venue(id);
@@ -186,6 +190,8 @@ const EXPECTED: Record<VenueId, Record<string, string>> = {
   okx: { '429': 'RateLimitExceeded', '418': 'RateLimitExceeded', '500': 'OnMaintenance', '503': 'OnMaintenance', down: 'NetworkError', slow: 'RequestTimeout', malformed: '[]', truncated: 'SocketError' },
   bybit: { '429': 'RateLimitExceeded', '418': 'RateLimitExceeded', '500': 'ExchangeError', '503': 'ExchangeError', down: 'NetworkError', slow: 'RequestTimeout', malformed: '[]', truncated: 'SocketError' },
   kucoin: { '429': 'ExchangeError', '418': 'ExchangeError', '500': 'ExchangeNotAvailable', '503': 'ExchangeNotAvailable', down: 'NetworkError', slow: 'RequestTimeout', malformed: '[]', truncated: 'SocketError' },
+  gate: { '429': 'RateLimitExceeded', '418': 'RateLimitExceeded', '500': 'ExchangeNotAvailable', '503': 'ExchangeNotAvailable', down: 'NetworkError', slow: 'RequestTimeout', malformed: 'rows of undefined', truncated: 'SocketError' },
+  bitget: { '429': 'DDoSProtection', '418': 'DDoSProtection', '500': 'ExchangeError', '503': 'ExchangeError', down: 'NetworkError', slow: 'RequestTimeout', malformed: '[]', truncated: 'SocketError' },
   mexc: { '429': 'RateLimitExceeded', '418': 'RateLimitExceeded', '500': 'ExchangeError', '503': 'ExchangeNotAvailable', down: 'NetworkError', slow: 'RequestTimeout', malformed: 'rows of undefined', truncated: 'SocketError' },
   htx: { '429': 'ExchangeError', '418': 'ExchangeError', '500': 'ExchangeError', '503': 'ExchangeError', down: 'NetworkError', slow: 'RequestTimeout', malformed: '[]', truncated: 'SocketError' },
 };

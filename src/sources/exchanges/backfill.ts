@@ -29,7 +29,7 @@ const WIDTH_SQL: Record<Timeframe, string> = { '1d': '1 day', '1h': '1 hour', '1
  * Candles per request of ccxt 4.5.84's pagination of fetchOHLCV (the maxEntriesPerRequest each
  * venue's fetchOHLCV hands to fetchPaginatedCallDeterministic): how many requests a range needs.
  */
-export const CANDLES_PER_REQUEST: Record<VenueId, number> = { binance: 1000, coinbase: 299, kraken: 720, okx: 200, bybit: 1000, kucoin: 1500, mexc: 500, htx: 1000 };
+export const CANDLES_PER_REQUEST: Record<VenueId, number> = { binance: 1000, coinbase: 299, kraken: 720, okx: 200, bybit: 1000, kucoin: 1500, gate: 1000, bitget: 200, mexc: 500, htx: 1000 };
 /** Venues that keep only their newest candles per timeframe: Kraken's public OHLC answers the last 720, whatever `since` asks. */
 export const CANDLES_KEPT: Partial<Record<VenueId, number>> = { kraken: 720 };
 /**

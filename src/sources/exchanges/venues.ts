@@ -17,9 +17,9 @@ export function ccxtLibrary(): typeof import('ccxt') {
   return (library ??= createRequire(import.meta.url)(fileURLToPath(import.meta.resolve('ccxt'))) as typeof import('ccxt'));
 }
 
-export const VENUE_IDS = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin', 'mexc', 'htx'] as const;
+export const VENUE_IDS = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin', 'gate', 'bitget', 'mexc', 'htx'] as const;
 export type VenueId = (typeof VENUE_IDS)[number];
-/** What an unset `EXCHANGES` reads (its default in config.ts); the other venues are read when named. */
+/** What an unset `EXCHANGES` reads: the venues beyond these are verified on the replay but read only when named. */
 export const DEFAULT_VENUE_IDS = ['binance', 'coinbase', 'kraken', 'okx', 'bybit', 'kucoin'] as const satisfies readonly VenueId[];
 
 export interface VenueOptions {
@@ -43,6 +43,8 @@ const SETUP: Record<VenueId, { types: string[]; currencies: boolean; extra?: Rec
   okx: { types: ['spot', 'swap'], currencies: false }, // its fetchCurrencies needs keys
   bybit: { types: ['spot'], currencies: false }, // its fetchCurrencies needs keys
   kucoin: { types: ['spot'], currencies: false, extra: { fetchTickersFees: false } }, // fees come with keys anyway
+  gate: { types: ['spot'], currencies: false }, // its pair ids carry the currency ids (BTC_USDT); currencies are another request
+  bitget: { types: ['spot'], currencies: false }, // its symbols carry baseCoin and quoteCoin; currencies are another request
   // its fetchMarkets ignores `types` and also reads the contract list (one request); fetchCurrencies needs keys
   mexc: { types: ['spot'], currencies: false },
   // its `types` is a map of spot/linear/inverse; its spot ids are lowercase base+quote, which ccxt upper-cases alone
