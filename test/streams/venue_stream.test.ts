@@ -52,6 +52,8 @@ const restTickers = () => (replay.requests('binance')['/api/v3/ticker/24hr'] ?? 
 test.serial('both venues\' streams, resynchronised from REST first, make the live price; a change reaches an SSE and a WebSocket subscriber', async (t) => {
   // the plain mean (no 24h volumes here) of 60000.5 and 60001.5
   await until('the live price of both venues', async () => (await btc()) === '60001');
+  // the source's health is recorded when the flush that wrote the price ends (a statement later)
+  await until('both venues up in the source health', async () => (await health())?.binance === 'up' && (await health())?.okx === 'up', { timeoutMs: 5_000 });
   t.deepEqual(await health(), { binance: 'up', okx: 'up' });
   t.true((replay.requests('binance')['/api/v3/ticker/24hr'] ?? 0) >= 1, 'binance resynchronised from its REST tickers');
   t.true((replay.requests('okx')['/api/v5/market/tickers'] ?? 0) >= 1, 'okx resynchronised from its REST tickers');
