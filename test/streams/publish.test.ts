@@ -4,8 +4,10 @@
 // assertions compare timestamps (when the venue's price was set, when the live price was computed).
 import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
-import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
-import { serveVenueStreams, type VenueStreams } from '../../dev/venues/streams.ts';
+import type { VenueReplay } from '../../dev/venues/replay.ts';
+import type { VenueStreams } from '../../dev/venues/streams.ts';
+import type { Config } from '../../src/config.ts';
+import { btcStreamVenues } from '../helpers/venue-streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { sleep, until } from '../../dev/wait.ts';
 
@@ -16,22 +18,11 @@ let holder: StreamHolder;
 
 test.before(async () => {
   db = await testDatabase();
-  replay = await startVenueReplay({
-    coins: [{ symbol: 'BTC', price: 60000, volumeUsd: 3e10, volatility: 0.01 }, { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 }],
-    venues: { binance: { markets: ['BTC/USDT'] } },
-  });
-  streams = serveVenueStreams(replay, { intervalMs: 50 });
-  streams.setPrice('binance', 'BTC/USDT', '60000');
-  await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values
-    ('btc', 'BTC', 'Bitcoin', 'coin', 'exchanges', null), ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
-  await db.sql`select market.load_exchange_venues('[{"slug": "binance", "name": "Binance"}]'::jsonb)`;
-  await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
-    select e.id, 'BTC/USDT', 'BTCUSDT', 'BTC', 'USDT', (select id from market.coins where slug = 'btc'), (select id from market.coins where slug = 'usdt')
-    from market.exchanges e where e.slug = 'binance'`;
-  const config = db.config({
-    MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance', EXCHANGE_URLS: `binance=${replay.baseUrl('binance')}`,
-    STREAM_INTERVAL_MS: '5000', STREAM_PUBLISH_MS: '50', STREAM_LEASE_SECONDS: '30',
-  });
+  let config: Config;
+  ({ replay, streams, config } = await btcStreamVenues(db, {
+    prices: { binance: '60000' }, intervalMs: 50,
+    env: { STREAM_INTERVAL_MS: '5000', STREAM_PUBLISH_MS: '50', STREAM_LEASE_SECONDS: '30', STREAM_MAX_AGE_SECONDS: '30', STREAM_READMIT_SECONDS: '10' },
+  }));
   holder = new StreamHolder(config).start();
 });
 test.after.always(async () => {
