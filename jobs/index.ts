@@ -74,7 +74,8 @@ export async function onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Conf
   }
   // the ECB publishes twice a day: real FX rates from the start, not at the next publication
   if (config.FX_SOURCE === 'ecb') await runner.addJob('refresh_fx', {}, { jobKey: 'refresh_fx:start', maxAttempts: 3 });
-  if (config.METADATA_SOURCE !== 'none') await runner.addJob('refresh_coin_metadata', {}, { jobKey: 'refresh_coin_metadata:start', maxAttempts: 3 });
+  // in the market queue ahead of the first venue load: the coin list names the coins the venues bring
+  if (config.METADATA_SOURCE !== 'none') await runner.addJob('refresh_coin_metadata', {}, { queueName: 'market', jobKey: 'refresh_coin_metadata:start', maxAttempts: 3 });
   if (config.MARKET_SOURCE === 'exchanges') {
     await runner.addJob('fetch_exchanges', {}, { queueName: 'market', jobKey: 'fetch_exchanges:start', maxAttempts: 1 });
   }

@@ -751,6 +751,36 @@ table market.coin_links
   constraint coin_links_url_check CHECK ((url ~ '^https?://'::text))
   CREATE UNIQUE INDEX coin_links_pkey ON market.coin_links USING btree (coin_id, type, url)
 
+table market.coin_metadata_list
+  -- Every coin an outside metadata source lists (coinpaprika: GET /v1/coins), as last loaded whole (market.load_coin_metadata_list): a venue's base code that maps to no coin is named after the best-ranked active entry of that symbol, and coins discovered from it follow its renames.
+  source text not null  -- The metadata source (market.data_sources): coinpaprika.
+  external_id text not null  -- The coin's id at the source (btc-bitcoin); market.coin_source_ids links a coin to it.
+  symbol text not null  -- Ticker symbol as the source writes it; venues' base codes are matched to it case-insensitively.
+  name text not null  -- The coin's name at the source.
+  rank integer not null default 0  -- The source's rank by market capitalisation (1 = largest); 0 = unranked. Decides between entries sharing a symbol.
+  active boolean not null default true  -- False when the source lists the coin as inactive: never chosen for a venue's code.
+  type text  -- coin or token as the source says; anything else is read as token.
+  loaded_at timestamp with time zone not null default now()  -- When the list this entry belongs to was loaded (the whole list carries one time).
+  constraint coin_metadata_list_external_id_check CHECK (((length(external_id) >= 1) AND (length(external_id) <= 200)))
+  constraint coin_metadata_list_name_check CHECK (((length(name) >= 1) AND (length(name) <= 400)))
+  constraint coin_metadata_list_pkey PRIMARY KEY (source, external_id)
+  constraint coin_metadata_list_rank_check CHECK ((rank >= 0))
+  constraint coin_metadata_list_source_fkey FOREIGN KEY (source) REFERENCES market.data_sources(name)
+  constraint coin_metadata_list_symbol_check CHECK (((length(symbol) >= 1) AND (length(symbol) <= 100)))
+  CREATE UNIQUE INDEX coin_metadata_list_pkey ON market.coin_metadata_list USING btree (source, external_id)
+  CREATE INDEX coin_metadata_list_symbol ON market.coin_metadata_list USING btree (source, upper(symbol))
+
+table market.coin_slug_aliases
+  -- Other slugs of a coin (a discovered coin's new name as a slug, after a rename): market.coin_ids resolves them to the coin, which answers under its own slug. A coin's real slug always wins over an alias.
+  slug text not null  -- The alias, lowercase like every slug.
+  coin_id integer not null  -- The coin it names (market.coins).
+  created_at timestamp with time zone not null default now()  -- When the alias was made (the rename).
+  constraint coin_slug_aliases_coin_id_fkey FOREIGN KEY (coin_id) REFERENCES market.coins(id) ON DELETE CASCADE
+  constraint coin_slug_aliases_pkey PRIMARY KEY (slug)
+  constraint coin_slug_aliases_slug_check CHECK (((slug ~ '^[a-z0-9]+(-[a-z0-9]+)*$'::text) AND (length(slug) <= 120)))
+  CREATE INDEX coin_slug_aliases_coin ON market.coin_slug_aliases USING btree (coin_id)
+  CREATE UNIQUE INDEX coin_slug_aliases_pkey ON market.coin_slug_aliases USING btree (slug)
+
 table market.coin_source_ids
   -- A coin's id at an outside source of metadata (e.g. coinpaprika: btc-bitcoin, coingecko: bitcoin), one per source; supplies from that source are matched through it (market.apply_coin_supplies).
   coin_id integer not null  -- The coin (market.coins).
@@ -816,9 +846,11 @@ table market.coins
   source text not null  -- The data source that created the coin (market.data_sources).
   catalogue_rank integer  -- Rank by market capitalisation in the curated catalogue when it was curated (1 = largest); null for coins outside it. Decides which coin a shared ticker symbol means when no venue override says otherwise (market.venue_coins).
   peg text  -- For a fiat stablecoin, the ISO code of the currency it is pegged to (USD, EUR); null otherwise.
+  discovered_by text  -- How a coin the venues brought was named: metadata (after the metadata list's entry, market.coin_metadata_list; its renames followed), venue (a coin of its own, slug <symbol>-<venue>); null for coins of the catalogue, the demo market or an import.
   constraint coins_catalogue_rank_check CHECK ((catalogue_rank > 0))
   constraint coins_circulating_supply_check CHECK ((circulating_supply >= (0)::numeric))
   constraint coins_decimals_check CHECK (((decimals >= 0) AND (decimals <= 36)))
+  constraint coins_discovered_by_check CHECK ((discovered_by = ANY (ARRAY['metadata'::text, 'venue'::text])))
   constraint coins_logo_check CHECK ((logo ~ '^https?://'::text))
   constraint coins_max_supply_check CHECK ((max_supply >= (0)::numeric))
   constraint coins_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200)))
@@ -5529,8 +5561,12 @@ function market.coin_id(p_slug text) returns integer language plpgsql stable
   | end;
 
 function market.coin_ids(p_slugs text[]) returns SETOF integer language sql stable
-  -- The ids of the coins with these slugs, each once; unknown slugs name nothing, null names nothing. Case rule of every coin and venue slug lookup: slugs are stored lowercase and the given slug is lowercased, so bitcoin, Bitcoin and BITCOIN name the same coin.
-  |  select c.id from market.coins c where c.slug = any (array(select lower(s) from unnest(p_slugs) s))
+  -- The ids of the coins with these slugs or aliases (market.coin_slug_aliases: a renamed coin's other slug; a coin's own slug wins over an alias), each once; unknown slugs name nothing, null names nothing. Case rule of every coin and venue slug lookup: slugs are stored lowercase and the given slug is lowercased, so bitcoin, Bitcoin and BITCOIN name the same coin.
+  |   select c.id from market.coins c where c.slug = any (array(select lower(s) from unnest(p_slugs) s))
+  |   union
+  |   select a.coin_id from market.coin_slug_aliases a
+  |   where a.slug = any (array(select lower(s) from unnest(p_slugs) s))
+  |     and not exists (select from market.coins c where c.slug = a.slug)
 
 function market.coin_list_order(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text, p_within integer[]) returns TABLE(id integer, n bigint) language plpgsql stable
   -- The coins a coin-list request matches, as (id, n): n their 1-based place in the list's order. The arguments, filters, selectors and order of api.coin_rows, which formats these rows, and p_within of api.coin_list_page (only these ids, kept after a symbol's pick).
@@ -5729,6 +5765,93 @@ function market.decimal_exponent(p_value numeric) returns integer language sql i
   |     + case when abs(p_value) >= ('1e' || (floor(log(abs(p_value)::double precision))::int + 1)::text)::numeric then 1
   |            when abs(p_value) < ('1e' || (floor(log(abs(p_value)::double precision))::int)::text)::numeric then -1
   |            else 0 end
+
+function market.discover_venue_coins(p_exchange text, p_codes text[], p_at timestamp with time zone) returns TABLE(code text, coin_id integer) language plpgsql volatile
+  -- Makes coins of a venue's base codes that map to no coin (called by market.ingest_venue_markets for codes traded spot against USD, EUR, a USD stablecoin, bitcoin or ethereum): a code the venue's override names (even as null), a fiat code or a symbol some coin has is left alone; else (b) the best-ranked active entry of that symbol in market.coin_metadata_list (rank > 0 by rank, then the rest): the coin holding that id in market.coin_source_ids, or a new coin named after it (slug = the id without its leading "<symbol>-", or the whole id when that is taken), linked to the id; else (c) a new coin of its own, slug "<code>-<venue>", name = the code, type token. New coins are active, source exchanges, with discovered_by metadata or venue. Returns each code given a coin, with the coin.
+  | declare
+  |   v_made int;
+  | begin
+  |   -- two loads (a worker's and the stream holder's) must not make one coin twice
+  |   perform pg_advisory_xact_lock(hashtext('market.discover_venue_coins'));
+  |   create temporary table discovery on commit drop as
+  |   select d.code, e.external_id, e.symbol as entry_symbol, e.name as entry_name, e.type as entry_type, e.rank,
+  |     (select s.coin_id from market.coin_source_ids s where s.source = 'coinpaprika' and s.external_id = e.external_id) as coin_id,
+  |     null::text as slug, null::text as way
+  |   from (select distinct upper(c) as code from unnest(p_codes) c) d
+  |   -- (b) the metadata list's best-ranked active entry of that symbol: ranked ones by rank, then the rest
+  |   left join lateral (
+  |     select l.* from market.coin_metadata_list l
+  |     where l.source = 'coinpaprika' and upper(l.symbol) = d.code and l.active
+  |     order by l.rank = 0, l.rank, l.external_id limit 1
+  |   ) e on true
+  |   where d.code ~ '^\S{1,20}$'
+  |     -- (a) the catalogue's override for the venue decides, a null one too
+  |     and not exists (select from market.venue_symbol_overrides o where o.exchange = p_exchange and o.symbol = d.code)
+  |     and not exists (select from market.fiat_currencies f where f.code = d.code)
+  |     -- made by another load meanwhile
+  |     and not exists (select from market.coins c where upper(c.symbol) = d.code);
+  |
+  |   -- new coins named after the entry: its id without the leading "<symbol>-", else the whole id;
+  |   -- a slug taken by a coin or an alias, or wanted twice, goes to the next choice
+  |   update discovery d set slug = x.slug, way = 'metadata'
+  |   from (
+  |     select y.code, y.slug, row_number() over (partition by y.slug order by y.rank = 0, y.rank, y.code) as n
+  |     from (
+  |       select d.code, d.rank, market.slug_of(case when left(d.external_id, length(d.entry_symbol) + 1) = lower(d.entry_symbol) || '-'
+  |         then substr(d.external_id, length(d.entry_symbol) + 2) else d.external_id end) as slug
+  |       from discovery d where d.external_id is not null and d.coin_id is null
+  |     ) y
+  |     where y.slug is not null
+  |       and not exists (select from market.coins c where c.slug = y.slug)
+  |       and not exists (select from market.coin_slug_aliases a where a.slug = y.slug)
+  |   ) x
+  |   where x.code = d.code and x.n = 1;
+  |   update discovery d set slug = x.slug, way = 'metadata'
+  |   from (
+  |     select d.code, market.slug_of(d.external_id) as slug,
+  |       row_number() over (partition by market.slug_of(d.external_id) order by d.rank = 0, d.rank, d.code) as n
+  |     from discovery d where d.external_id is not null and d.coin_id is null and d.slug is null
+  |   ) x
+  |   where x.code = d.code and x.n = 1 and x.slug is not null
+  |     and not exists (select from market.coins c where c.slug = x.slug)
+  |     and not exists (select from market.coin_slug_aliases a where a.slug = x.slug)
+  |     and not exists (select from discovery o where o.slug = x.slug);
+  |   -- (c) no entry: a coin of its own, its slug naming the venue that listed it
+  |   update discovery d set slug = x.slug, way = 'venue', external_id = null, entry_symbol = null, entry_name = null, entry_type = null
+  |   from (
+  |     select d.code, market.slug_of(d.code) || '-' || market.slug_of(p_exchange) as slug,
+  |       row_number() over (partition by market.slug_of(d.code) order by d.code) as n
+  |     from discovery d where d.coin_id is null and d.slug is null and market.slug_of(d.code) is not null
+  |   ) x
+  |   where x.code = d.code and x.n = 1
+  |     and not exists (select from market.coins c where c.slug = x.slug)
+  |     and not exists (select from market.coin_slug_aliases a where a.slug = x.slug)
+  |     and not exists (select from discovery o where o.slug = x.slug);
+  |
+  |   with made as (
+  |     insert into market.coins (slug, symbol, name, type, status, status_updated_at, source, discovered_by)
+  |     select d.slug,
+  |       case when d.entry_symbol ~ '^\S{1,20}$' then d.entry_symbol else d.code end,
+  |       coalesce(nullif(left(btrim(d.entry_name), 200), ''), d.code),
+  |       case when d.entry_type in ('coin', 'token') then d.entry_type else 'token' end,
+  |       'active', p_at, 'exchanges', d.way
+  |     from discovery d where d.slug is not null
+  |     on conflict (slug) do nothing
+  |     returning id, slug
+  |   )
+  |   update discovery d set coin_id = m.id from made m where m.slug = d.slug;
+  |   get diagnostics v_made = row_count;
+  |
+  |   -- its id at the metadata source: supplies (market.apply_coin_supplies) and renames follow it
+  |   insert into market.coin_source_ids (coin_id, source, external_id)
+  |   select d.coin_id, 'coinpaprika', d.external_id from discovery d
+  |   where d.way = 'metadata' and d.coin_id is not null
+  |   on conflict do nothing;
+  |
+  |   if v_made > 0 then perform app.bump_data_version('market'); end if;
+  |   return query select d.code, d.coin_id from discovery d where d.coin_id is not null;
+  |   drop table discovery;
+  | end;
 
 function market.ema_final(p_state numeric[]) returns numeric language plpgsql immutable
   |  begin return case when p_state[1] >= p_state[3] and p_state[3] > 0 then p_state[2] end; end
@@ -6664,9 +6787,11 @@ function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width i
   | end;
 
 function market.ingest_venue_markets(p_exchange text, p_markets jsonb, p_at timestamp with time zone) returns TABLE(markets integer, listed integer, delisted integer, mapped integer) language plpgsql volatile
-  -- Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coins); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them spot and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.
+  -- Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coins) and making coins of base codes that map to none but trade spot against USD, EUR, a USD stablecoin, bitcoin or ethereum (market.discover_venue_coins); a list with fewer than half the venue's active markets is refused whole (SQLSTATE MDV01), as is a malformed one (22P02); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them spot and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.
   | declare
   |   v_exchange int;
+  |   v_active int;
+  |   v_incoming int;
   | begin
   |   v_exchange := market.venue_id(p_exchange);
   |
@@ -6678,20 +6803,36 @@ function market.ingest_venue_markets(p_exchange text, p_markets jsonb, p_at time
   |     null::int as base_coin_id, null::int as quote_coin_id
   |   from jsonb_to_recordset(p_markets) as x (symbol text, id text, base text, quote text, type text, "contractSize" numeric, active boolean);
   |
-  |   -- currency codes to coins, the venue's overrides first; fiat quotes (USD, EUR …) are no coin
-  |   with codes as (
-  |     select v.symbol, v.coin_id from market.venue_coins(p_exchange,
-  |       (select array_agg(distinct c) from market_rows r cross join lateral (values (r.base), (r.quote)) as u (c))) v
-  |     where not exists (select from market.fiat_currencies f where f.code = v.symbol)
-  |   )
-  |   update market_rows r set
-  |     base_coin_id = (select c.coin_id from codes c where c.symbol = r.base),
-  |     quote_coin_id = (select c.coin_id from codes c where c.symbol = r.quote);
-  |
   |   if exists (select from market_rows r where r.symbol is null or r.exchange_symbol is null or r.base is null
   |       or r.quote is null or r.instrument is null) then
   |     raise exception 'malformed market list from %', p_exchange using errcode = '22P02';
   |   end if;
+  |
+  |   -- a list that lost more than half of the venue's markets at once is a bad answer, not a mass delisting
+  |   select count(*)::int into v_active from market.venue_markets m where m.exchange_id = v_exchange and m.active;
+  |   select count(*)::int into v_incoming from market_rows r where r.active;
+  |   if v_incoming * 2 < v_active then
+  |     raise exception 'market list of % cut short: % active markets where % are listed', p_exchange, v_incoming, v_active
+  |       using errcode = 'MDV01';
+  |   end if;
+  |
+  |   -- currency codes to coins, the venue's overrides first; fiat quotes (USD, EUR …) are no coin
+  |   create temporary table code_coins on commit drop as
+  |   select v.symbol, v.coin_id from market.venue_coins(p_exchange,
+  |     (select array_agg(distinct c) from market_rows r cross join lateral (values (r.base), (r.quote)) as u (c))) v
+  |   where v.coin_id is not null and not exists (select from market.fiat_currencies f where f.code = v.symbol);
+  |   update market_rows r set base_coin_id = c.coin_id from code_coins c where c.symbol = r.base;
+  |   update market_rows r set quote_coin_id = c.coin_id from code_coins c where c.symbol = r.quote;
+  |
+  |   -- a base code of no coin, traded spot against USD, EUR, a USD stablecoin, bitcoin or ethereum, becomes one
+  |   insert into code_coins (symbol, coin_id)
+  |   select d.code, d.coin_id from market.discover_venue_coins(p_exchange, array(
+  |     select distinct r.base from market_rows r
+  |     where r.instrument = 'spot' and r.active and r.base_coin_id is null
+  |       and (r.quote in ('USD', 'EUR') or r.quote_coin_id in (
+  |         select c.id from market.coins c where c.peg = 'USD' or c.slug in ('bitcoin', 'ethereum')))), p_at) d;
+  |   update market_rows r set base_coin_id = c.coin_id from code_coins c where c.symbol = r.base and r.base_coin_id is null;
+  |   update market_rows r set quote_coin_id = c.coin_id from code_coins c where c.symbol = r.quote and r.quote_coin_id is null;
   |
   |   with written as (
   |     insert into market.venue_markets as m (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id,
@@ -6733,7 +6874,7 @@ function market.ingest_venue_markets(p_exchange text, p_markets jsonb, p_at time
   |   where s.coin_id = c.id and c.status is distinct from s.status and c.status in ('active', 'delisted', 'untracked');
   |
   |   update market.venue_status set markets_loaded_at = p_at where exchange_id = v_exchange;
-  |   drop table market_rows;
+  |   drop table market_rows, code_coins;
   |   return next;
   | end;
 
@@ -6879,6 +7020,87 @@ function market.live_replay_covers(p_since bigint) returns boolean language sql 
   -- Whether market.live_price_changes still holds every live price change after version p_since (the client's Last-Event-ID): true when p_since is at or after the oldest change kept (or, with none kept, the newest version).
   |   -- versions are a sequence with gaps (a rolled-back write): covered when nothing after p_since can have been trimmed
   |   select p_since >= coalesce((select min(version) - 1 from market.live_price_changes), (select max(version) from market.live_prices), 0)
+
+function market.load_coin_metadata_list(p_source text, p_list jsonb, p_at timestamp with time zone) returns jsonb language plpgsql volatile
+  -- Stores the whole coin list of a metadata source (coinpaprika's GET /v1/coins: a JSON array of {id, symbol, name, rank (0 = unranked), is_active, type}) in market.coin_metadata_list, and notes when in the source's settings (coin_list_loaded_at). Refuses the whole list (SQLSTATE 22P02, nothing written) when it is not an array, empty, has an entry without a string id, symbol and name, or is shorter than half the list stored (cut short). A discovered coin (market.coins.discovered_by) linked to an entry by market.coin_source_ids takes its new name; its slug stays and the new name's slug becomes an alias (market.coin_slug_aliases) unless a coin has it. Returns {coins, written, removed, renamed, aliases}.
+  | declare
+  |   v_given int;
+  |   v_stored int;
+  |   v_bad bigint;
+  |   v_written int;
+  |   v_removed int;
+  |   v_renamed int;
+  |   v_aliases int;
+  | begin
+  |   -- a rename and a discovery (market.discover_venue_coins) take turns
+  |   perform pg_advisory_xact_lock(hashtext('market.discover_venue_coins'));
+  |   if jsonb_typeof(p_list) is distinct from 'array' then
+  |     raise exception '% coin list: not a JSON array', p_source using errcode = '22P02';
+  |   end if;
+  |   v_given := jsonb_array_length(p_list);
+  |   if v_given = 0 then
+  |     raise exception '% coin list: empty', p_source using errcode = '22P02';
+  |   end if;
+  |   select e.n - 1 into v_bad from jsonb_array_elements(p_list) with ordinality e (r, n)
+  |   where jsonb_typeof(e.r) is distinct from 'object'
+  |     or jsonb_typeof(e.r -> 'id') is distinct from 'string' or jsonb_typeof(e.r -> 'symbol') is distinct from 'string'
+  |     or jsonb_typeof(e.r -> 'name') is distinct from 'string'
+  |     or length(e.r ->> 'id') not between 1 and 200 or length(e.r ->> 'symbol') not between 1 and 100
+  |     or length(e.r ->> 'name') not between 1 and 400
+  |   order by e.n limit 1;
+  |   if v_bad is not null then
+  |     raise exception '% coin list: entry [%] has no string id, symbol and name', p_source, v_bad using errcode = '22P02';
+  |   end if;
+  |   select count(*)::int into v_stored from market.coin_metadata_list where source = p_source;
+  |   if v_given * 2 < v_stored then
+  |     raise exception '% coin list cut short: % coins where % are stored', p_source, v_given, v_stored using errcode = '22P02';
+  |   end if;
+  |
+  |   create temporary table given_list on commit drop as
+  |   select distinct on (e.r ->> 'id') e.r ->> 'id' as external_id, e.r ->> 'symbol' as symbol, e.r ->> 'name' as name,
+  |     case when jsonb_typeof(e.r -> 'rank') = 'number' and (e.r ->> 'rank')::numeric between 0 and 2147483647
+  |       then floor((e.r ->> 'rank')::numeric)::int else 0 end as rank,
+  |     case when jsonb_typeof(e.r -> 'is_active') = 'boolean' then (e.r ->> 'is_active')::boolean else true end as active,
+  |     case when jsonb_typeof(e.r -> 'type') = 'string' then left(e.r ->> 'type', 40) end as type
+  |   from jsonb_array_elements(p_list) with ordinality e (r, n)
+  |   order by e.r ->> 'id', e.n;
+  |
+  |   delete from market.coin_metadata_list l
+  |   where l.source = p_source and not exists (select from given_list g where g.external_id = l.external_id);
+  |   get diagnostics v_removed = row_count;
+  |   insert into market.coin_metadata_list as l (source, external_id, symbol, name, rank, active, type, loaded_at)
+  |   select p_source, g.external_id, g.symbol, g.name, g.rank, g.active, g.type, p_at from given_list g
+  |   on conflict (source, external_id) do update set
+  |     symbol = excluded.symbol, name = excluded.name, rank = excluded.rank, active = excluded.active,
+  |     type = excluded.type, loaded_at = excluded.loaded_at
+  |   where (l.symbol, l.name, l.rank, l.active, l.type) is distinct from
+  |     (excluded.symbol, excluded.name, excluded.rank, excluded.active, excluded.type);
+  |   get diagnostics v_written = row_count;
+  |
+  |   -- a discovered coin follows its entry's renames (catalogue coins keep the catalogue's names); its
+  |   -- slug stays, and the slug the new name would get becomes an alias unless some coin has it
+  |   with changed as (
+  |     update market.coins c set name = left(btrim(g.name), 200)
+  |     from market.coin_source_ids s join given_list g on g.external_id = s.external_id
+  |     where s.source = p_source and s.coin_id = c.id and c.discovered_by is not null
+  |       and btrim(g.name) <> '' and c.name <> left(btrim(g.name), 200)
+  |     returning c.id, c.slug, market.slug_of(g.name) as alias
+  |   ),
+  |   aliased as (
+  |     insert into market.coin_slug_aliases (slug, coin_id, created_at)
+  |     select r.alias, r.id, p_at from changed r
+  |     where r.alias is not null and not exists (select from market.coins c where c.slug = r.alias)
+  |     on conflict (slug) do nothing
+  |     returning 1
+  |   )
+  |   select (select count(*) from changed)::int, (select count(*) from aliased)::int into v_renamed, v_aliases;
+  |
+  |   update market.data_sources set settings = settings || jsonb_build_object('coin_list_loaded_at', p_at), updated_at = p_at
+  |   where name = p_source;
+  |   if v_renamed > 0 then perform app.bump_data_version('market'); end if;
+  |   drop table given_list;
+  |   return jsonb_build_object('coins', v_given, 'written', v_written, 'removed', v_removed, 'renamed', v_renamed, 'aliases', v_aliases);
+  | end;
 
 function market.load_exchange_venues(p_venues jsonb) returns integer language plpgsql volatile
   -- Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.
@@ -8327,6 +8549,10 @@ function market.simulated_tickers(p_now timestamp with time zone) returns TABLE(
   |     date_trunc('second', p_now) - make_interval(secs => floor(abs(market.sim_hash(n.pair_key * 8 + n.quote_n + 3, n.epoch::bigint)) * 60 * (1 + n.rank / 10.0)))
   |   from named n
 
+function market.slug_of(p_text text) returns text language sql immutable
+  -- A slug made of any text: lowercased, every run of characters other than a-z and 0-9 one hyphen, no hyphen at either end, at most 120 characters; null when nothing is left ("Some Name" -> some-name, "1000SATS" -> 1000sats).
+  |   select nullif(trim(both '-' from left(trim(both '-' from regexp_replace(lower(p_text), '[^a-z0-9]+', '-', 'g')), 120)), '')
+
 function market.sma_series(p_coin_id integer, p_period integer) returns TABLE(i integer, date date, value numeric) language sql stable
   -- SMA(period) of the daily close over a coin's whole history (TA-Lib SMA), numeric, rounded to 18 decimals with trailing zeros trimmed. Null for the first period - 1 rows.
   |   select s.i, s.date, case when s.i >= p_period - 1 then trim_scale(round(s.mean, 18)) end
@@ -8485,11 +8711,14 @@ function market.venue_candle_markets(p_exchange text) returns TABLE(symbol text,
   |   from market.index_markets(array(select market.exchange_ids(array[p_exchange]))) i
 
 function market.venue_coins(p_exchange text, p_symbols text[]) returns TABLE(symbol text, coin_id integer) language sql stable
-  -- The coin each of a venue's base currency codes (as ccxt unifies them) means: the venue's override in market.venue_symbol_overrides when there is one (null: no catalogue coin), else the best-ranked coin with that symbol (lowest catalogue_rank, then the oldest coin), else null. One row per code given.
+  -- The coin each of a venue's base currency codes (as ccxt unifies them) means: the venue's override in market.venue_symbol_overrides when there is one (null: no catalogue coin), else the best-ranked coin with that symbol (lowest catalogue_rank, then the best rank in the metadata list, then the oldest coin), else null. One row per code given.
   |   select s.symbol,
   |     case when o.symbol is not null then o.coin_id
-  |     else (select c.id from market.coins c where upper(c.symbol) = upper(s.symbol)
-  |           order by c.catalogue_rank nulls last, c.id limit 1) end
+  |     else (select c.id from market.coins c
+  |           left join market.coin_source_ids i on i.coin_id = c.id and i.source = 'coinpaprika'
+  |           left join market.coin_metadata_list l on l.source = i.source and l.external_id = i.external_id
+  |           where upper(c.symbol) = upper(s.symbol)
+  |           order by c.catalogue_rank nulls last, nullif(l.rank, 0) nulls last, c.id limit 1) end
   |   from unnest(p_symbols) as s (symbol)
   |   left join market.venue_symbol_overrides o on o.exchange = p_exchange and o.symbol = upper(s.symbol)
 

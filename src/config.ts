@@ -99,7 +99,7 @@ const marketData = {
     .meta(doc('`seed`: fixed placeholder fiat rates (offline); `ecb`: the European Central Bank\'s daily reference rates, fetched at start and twice a day.', '`seed`; `ecb` with `MARKET_SOURCE=exchanges`')),
   ECB_URL: z.string().url().default('https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml').meta(doc('Where the ECB rates are fetched.')),
   METADATA_SOURCE: z.enum(['none', 'coinpaprika']).optional()
-    .meta(doc('`coinpaprika`: circulating, total and max supplies hourly from CoinPaprika\'s keyless API; `none` keeps the catalogue\'s.', '`none`; `coinpaprika` with `MARKET_SOURCE=exchanges`')),
+    .meta(doc('`coinpaprika`: circulating, total and max supplies hourly and the coin list daily (it names the coins the venues bring) from CoinPaprika\'s keyless API; `none` keeps the catalogue\'s supplies, and coins the venues bring are named after the venue.', '`none`; `coinpaprika` with `MARKET_SOURCE=exchanges`')),
   COINPAPRIKA_URL: z.string().url().default('https://api.coinpaprika.com').meta(doc('Where CoinPaprika is reached.')),
 };
 

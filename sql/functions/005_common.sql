@@ -41,12 +41,27 @@ comment on function market.on_page(bigint, int, int) is 'True when the row numbe
 -- venue or wallet slug is looked up; one slug with a 404 (market.coin_id …) and the filters that must
 -- not 404 go through them.
 
--- why: the one lookup of coin slugs, for a list filter (slugs=) as for one slug
+-- why: the one lookup of coin slugs, for a list filter (slugs=) as for one slug; a renamed coin's
+-- alias (market.coin_slug_aliases) resolves here too, never in place of a coin's own slug
 create or replace function market.coin_ids(p_slugs text[]) returns setof int
 language sql stable parallel safe
-as $$ select c.id from market.coins c where c.slug = any (array(select lower(s) from unnest(p_slugs) s)) $$;
-comment on function market.coin_ids(text[]) is 'The ids of the coins with these slugs, each once; unknown slugs name nothing, null names nothing. '
+as $$
+  select c.id from market.coins c where c.slug = any (array(select lower(s) from unnest(p_slugs) s))
+  union
+  select a.coin_id from market.coin_slug_aliases a
+  where a.slug = any (array(select lower(s) from unnest(p_slugs) s))
+    and not exists (select from market.coins c where c.slug = a.slug)
+$$;
+comment on function market.coin_ids(text[]) is 'The ids of the coins with these slugs or aliases (market.coin_slug_aliases: a renamed coin''s other slug; a coin''s own slug wins over an alias), each once; unknown slugs name nothing, null names nothing. '
 'Case rule of every coin and venue slug lookup: slugs are stored lowercase and the given slug is lowercased, so bitcoin, Bitcoin and BITCOIN name the same coin.';
+
+-- why: names and codes from outside (a metadata list, a venue) become slugs by one rule
+create or replace function market.slug_of(p_text text) returns text
+language sql immutable parallel safe
+as $$
+  select nullif(trim(both '-' from left(trim(both '-' from regexp_replace(lower(p_text), '[^a-z0-9]+', '-', 'g')), 120)), '')
+$$;
+comment on function market.slug_of(text) is 'A slug made of any text: lowercased, every run of characters other than a-z and 0-9 one hyphen, no hyphen at either end, at most 120 characters; null when nothing is left ("Some Name" -> some-name, "1000SATS" -> 1000sats).';
 
 -- why: a coin slug resolves in one place, with the error the endpoints document
 create or replace function market.coin_id(p_slug text) returns int

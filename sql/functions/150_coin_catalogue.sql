@@ -171,16 +171,116 @@ $$;
 comment on function market.import_coin_catalogue(jsonb) is 'Imports a coin catalogue ({version, coins: [...], venue_symbols?: [...]}, see src/sources/catalogue/coins.json): upserts coins by slug (new ones with source catalogue and status untracked; existing ones keep source, status and known supplies), their links and contracts (replaced when given), descriptions (per locale), outside ids and, when given, the whole list of venue overrides. All or nothing; raises MD422 naming the JSON path. Returns {coins, inserted, updated, venue_symbols, rows_written}; rows_written is 0 when the same catalogue is imported again.';
 revoke execute on function market.import_coin_catalogue(jsonb) from public;
 
--- why: which coin each base currency code of a venue means, for every market source in one place
+-- why: which coin each base currency code of a venue means, for every market source in one place;
+-- once a code maps to a coin it keeps mapping to it (the coin stays the best-ranked of its symbol)
 create or replace function market.venue_coins(p_exchange text, p_symbols text[])
 returns table (symbol text, coin_id int)
 language sql stable
 as $$
   select s.symbol,
     case when o.symbol is not null then o.coin_id
-    else (select c.id from market.coins c where upper(c.symbol) = upper(s.symbol)
-          order by c.catalogue_rank nulls last, c.id limit 1) end
+    else (select c.id from market.coins c
+          left join market.coin_source_ids i on i.coin_id = c.id and i.source = 'coinpaprika'
+          left join market.coin_metadata_list l on l.source = i.source and l.external_id = i.external_id
+          where upper(c.symbol) = upper(s.symbol)
+          order by c.catalogue_rank nulls last, nullif(l.rank, 0) nulls last, c.id limit 1) end
   from unnest(p_symbols) as s (symbol)
   left join market.venue_symbol_overrides o on o.exchange = p_exchange and o.symbol = upper(s.symbol)
 $$;
-comment on function market.venue_coins(text, text[]) is 'The coin each of a venue''s base currency codes (as ccxt unifies them) means: the venue''s override in market.venue_symbol_overrides when there is one (null: no catalogue coin), else the best-ranked coin with that symbol (lowest catalogue_rank, then the oldest coin), else null. One row per code given.';
+comment on function market.venue_coins(text, text[]) is 'The coin each of a venue''s base currency codes (as ccxt unifies them) means: the venue''s override in market.venue_symbol_overrides when there is one (null: no catalogue coin), else the best-ranked coin with that symbol (lowest catalogue_rank, then the best rank in the metadata list, then the oldest coin), else null. One row per code given.';
+
+-- why: a venue's base code that maps to no coin becomes one (issue 45), by the documented rules
+-- (docs/market-data.md "How coins are discovered, named, merged and ranked"); set-based, one
+-- statement per step, whatever the number of codes
+create or replace function market.discover_venue_coins(p_exchange text, p_codes text[], p_at timestamptz default now())
+returns table (code text, coin_id int)
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_made int;
+begin
+  -- two loads (a worker's and the stream holder's) must not make one coin twice
+  perform pg_advisory_xact_lock(hashtext('market.discover_venue_coins'));
+  create temporary table discovery on commit drop as
+  select d.code, e.external_id, e.symbol as entry_symbol, e.name as entry_name, e.type as entry_type, e.rank,
+    (select s.coin_id from market.coin_source_ids s where s.source = 'coinpaprika' and s.external_id = e.external_id) as coin_id,
+    null::text as slug, null::text as way
+  from (select distinct upper(c) as code from unnest(p_codes) c) d
+  -- (b) the metadata list's best-ranked active entry of that symbol: ranked ones by rank, then the rest
+  left join lateral (
+    select l.* from market.coin_metadata_list l
+    where l.source = 'coinpaprika' and upper(l.symbol) = d.code and l.active
+    order by l.rank = 0, l.rank, l.external_id limit 1
+  ) e on true
+  where d.code ~ '^\S{1,20}$'
+    -- (a) the catalogue's override for the venue decides, a null one too
+    and not exists (select from market.venue_symbol_overrides o where o.exchange = p_exchange and o.symbol = d.code)
+    and not exists (select from market.fiat_currencies f where f.code = d.code)
+    -- made by another load meanwhile
+    and not exists (select from market.coins c where upper(c.symbol) = d.code);
+
+  -- new coins named after the entry: its id without the leading "<symbol>-", else the whole id;
+  -- a slug taken by a coin or an alias, or wanted twice, goes to the next choice
+  update discovery d set slug = x.slug, way = 'metadata'
+  from (
+    select y.code, y.slug, row_number() over (partition by y.slug order by y.rank = 0, y.rank, y.code) as n
+    from (
+      select d.code, d.rank, market.slug_of(case when left(d.external_id, length(d.entry_symbol) + 1) = lower(d.entry_symbol) || '-'
+        then substr(d.external_id, length(d.entry_symbol) + 2) else d.external_id end) as slug
+      from discovery d where d.external_id is not null and d.coin_id is null
+    ) y
+    where y.slug is not null
+      and not exists (select from market.coins c where c.slug = y.slug)
+      and not exists (select from market.coin_slug_aliases a where a.slug = y.slug)
+  ) x
+  where x.code = d.code and x.n = 1;
+  update discovery d set slug = x.slug, way = 'metadata'
+  from (
+    select d.code, market.slug_of(d.external_id) as slug,
+      row_number() over (partition by market.slug_of(d.external_id) order by d.rank = 0, d.rank, d.code) as n
+    from discovery d where d.external_id is not null and d.coin_id is null and d.slug is null
+  ) x
+  where x.code = d.code and x.n = 1 and x.slug is not null
+    and not exists (select from market.coins c where c.slug = x.slug)
+    and not exists (select from market.coin_slug_aliases a where a.slug = x.slug)
+    and not exists (select from discovery o where o.slug = x.slug);
+  -- (c) no entry: a coin of its own, its slug naming the venue that listed it
+  update discovery d set slug = x.slug, way = 'venue', external_id = null, entry_symbol = null, entry_name = null, entry_type = null
+  from (
+    select d.code, market.slug_of(d.code) || '-' || market.slug_of(p_exchange) as slug,
+      row_number() over (partition by market.slug_of(d.code) order by d.code) as n
+    from discovery d where d.coin_id is null and d.slug is null and market.slug_of(d.code) is not null
+  ) x
+  where x.code = d.code and x.n = 1
+    and not exists (select from market.coins c where c.slug = x.slug)
+    and not exists (select from market.coin_slug_aliases a where a.slug = x.slug)
+    and not exists (select from discovery o where o.slug = x.slug);
+
+  with made as (
+    insert into market.coins (slug, symbol, name, type, status, status_updated_at, source, discovered_by)
+    select d.slug,
+      case when d.entry_symbol ~ '^\S{1,20}$' then d.entry_symbol else d.code end,
+      coalesce(nullif(left(btrim(d.entry_name), 200), ''), d.code),
+      case when d.entry_type in ('coin', 'token') then d.entry_type else 'token' end,
+      'active', p_at, 'exchanges', d.way
+    from discovery d where d.slug is not null
+    on conflict (slug) do nothing
+    returning id, slug
+  )
+  update discovery d set coin_id = m.id from made m where m.slug = d.slug;
+  get diagnostics v_made = row_count;
+
+  -- its id at the metadata source: supplies (market.apply_coin_supplies) and renames follow it
+  insert into market.coin_source_ids (coin_id, source, external_id)
+  select d.coin_id, 'coinpaprika', d.external_id from discovery d
+  where d.way = 'metadata' and d.coin_id is not null
+  on conflict do nothing;
+
+  if v_made > 0 then perform app.bump_data_version('market'); end if;
+  return query select d.code, d.coin_id from discovery d where d.coin_id is not null;
+  drop table discovery;
+end;
+$$;
+comment on function market.discover_venue_coins(text, text[], timestamptz) is 'Makes coins of a venue''s base codes that map to no coin (called by market.ingest_venue_markets for codes traded spot against USD, EUR, a USD stablecoin, bitcoin or ethereum): a code the venue''s override names (even as null), a fiat code or a symbol some coin has is left alone; else (b) the best-ranked active entry of that symbol in market.coin_metadata_list (rank > 0 by rank, then the rest): the coin holding that id in market.coin_source_ids, or a new coin named after it (slug = the id without its leading "<symbol>-", or the whole id when that is taken), linked to the id; else (c) a new coin of its own, slug "<code>-<venue>", name = the code, type token. New coins are active, source exchanges, with discovered_by metadata or venue. Returns each code given a coin, with the coin.';
+revoke execute on function market.discover_venue_coins(text, text[], timestamptz) from public;

@@ -64,6 +64,8 @@ set search_path = market, public, pg_temp
 as $$
 declare
   v_exchange int;
+  v_active int;
+  v_incoming int;
 begin
   v_exchange := market.venue_id(p_exchange);
 
@@ -75,20 +77,36 @@ begin
     null::int as base_coin_id, null::int as quote_coin_id
   from jsonb_to_recordset(p_markets) as x (symbol text, id text, base text, quote text, type text, "contractSize" numeric, active boolean);
 
-  -- currency codes to coins, the venue's overrides first; fiat quotes (USD, EUR …) are no coin
-  with codes as (
-    select v.symbol, v.coin_id from market.venue_coins(p_exchange,
-      (select array_agg(distinct c) from market_rows r cross join lateral (values (r.base), (r.quote)) as u (c))) v
-    where not exists (select from market.fiat_currencies f where f.code = v.symbol)
-  )
-  update market_rows r set
-    base_coin_id = (select c.coin_id from codes c where c.symbol = r.base),
-    quote_coin_id = (select c.coin_id from codes c where c.symbol = r.quote);
-
   if exists (select from market_rows r where r.symbol is null or r.exchange_symbol is null or r.base is null
       or r.quote is null or r.instrument is null) then
     raise exception 'malformed market list from %', p_exchange using errcode = '22P02';
   end if;
+
+  -- a list that lost more than half of the venue's markets at once is a bad answer, not a mass delisting
+  select count(*)::int into v_active from market.venue_markets m where m.exchange_id = v_exchange and m.active;
+  select count(*)::int into v_incoming from market_rows r where r.active;
+  if v_incoming * 2 < v_active then
+    raise exception 'market list of % cut short: % active markets where % are listed', p_exchange, v_incoming, v_active
+      using errcode = 'MDV01';
+  end if;
+
+  -- currency codes to coins, the venue's overrides first; fiat quotes (USD, EUR …) are no coin
+  create temporary table code_coins on commit drop as
+  select v.symbol, v.coin_id from market.venue_coins(p_exchange,
+    (select array_agg(distinct c) from market_rows r cross join lateral (values (r.base), (r.quote)) as u (c))) v
+  where v.coin_id is not null and not exists (select from market.fiat_currencies f where f.code = v.symbol);
+  update market_rows r set base_coin_id = c.coin_id from code_coins c where c.symbol = r.base;
+  update market_rows r set quote_coin_id = c.coin_id from code_coins c where c.symbol = r.quote;
+
+  -- a base code of no coin, traded spot against USD, EUR, a USD stablecoin, bitcoin or ethereum, becomes one
+  insert into code_coins (symbol, coin_id)
+  select d.code, d.coin_id from market.discover_venue_coins(p_exchange, array(
+    select distinct r.base from market_rows r
+    where r.instrument = 'spot' and r.active and r.base_coin_id is null
+      and (r.quote in ('USD', 'EUR') or r.quote_coin_id in (
+        select c.id from market.coins c where c.peg = 'USD' or c.slug in ('bitcoin', 'ethereum')))), p_at) d;
+  update market_rows r set base_coin_id = c.coin_id from code_coins c where c.symbol = r.base and r.base_coin_id is null;
+  update market_rows r set quote_coin_id = c.coin_id from code_coins c where c.symbol = r.quote and r.quote_coin_id is null;
 
   with written as (
     insert into market.venue_markets as m (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id,
@@ -130,11 +148,11 @@ begin
   where s.coin_id = c.id and c.status is distinct from s.status and c.status in ('active', 'delisted', 'untracked');
 
   update market.venue_status set markets_loaded_at = p_at where exchange_id = v_exchange;
-  drop table market_rows;
+  drop table market_rows, code_coins;
   return next;
 end;
 $$;
-comment on function market.ingest_venue_markets(text, jsonb, timestamptz) is 'Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coins); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them spot and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.';
+comment on function market.ingest_venue_markets(text, jsonb, timestamptz) is 'Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coins) and making coins of base codes that map to none but trade spot against USD, EUR, a USD stablecoin, bitcoin or ethereum (market.discover_venue_coins); a list with fewer than half the venue''s active markets is refused whole (SQLSTATE MDV01), as is a malformed one (22P02); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them spot and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.';
 revoke execute on function market.ingest_venue_markets(text, jsonb, timestamptz) from public;
 
 -- why: the candles of one venue in one statement: all of them or, on a malformed one, none

@@ -1,19 +1,23 @@
-// The `coinpaprika` metadata source: circulating, total and maximum supply of the catalogue's coins
-// from CoinPaprika's public API, keyless: one GET /v1/tickers for all coins (documented fields id,
-// name, symbol, rank, circulating_supply, total_supply, max_supply, quotes.USD ...). Coins are
-// matched by their CoinPaprika id (market.coin_source_ids, from the catalogue's ids.coinpaprika).
-// A failed, malformed or truncated response fails the run before anything is written.
+// The `coinpaprika` metadata source, CoinPaprika's public API, keyless: circulating, total and
+// maximum supply from one GET /v1/tickers for all coins (documented fields id, name, symbol, rank,
+// circulating_supply, total_supply, max_supply, quotes.USD ...), matched to coins by their
+// CoinPaprika id (market.coin_source_ids: the catalogue's ids.coinpaprika, the discovered coins');
+// and, at most once a day, the whole coin list GET /v1/coins ({id, name, symbol, rank, is_new,
+// is_active, type}) that names the coins the venues bring (market.load_coin_metadata_list).
+// A failed, malformed or truncated response fails the run before anything of it is written.
 import type { Query } from '../db/query.ts';
 import { ensureCoinCatalogue } from './catalogue/index.ts';
 import type { Source } from './source.ts';
 
 export const SOURCE_NAME = 'coinpaprika';
 export const COINPAPRIKA_URL = 'https://api.coinpaprika.com';
+/** the coin list changes slowly: one request a day is enough */
+const COIN_LIST_EVERY = '1 day';
 
-/** A response that is not a complete /v1/tickers list; nothing is written. */
+/** A response that is not a complete list (of tickers, of coins); nothing of it is written. */
 export class CoinPaprikaError extends Error {
-  constructor(message: string) {
-    super(`CoinPaprika tickers: ${message}`);
+  constructor(message: string, list = 'tickers') {
+    super(`CoinPaprika ${list}: ${message}`);
     this.name = 'CoinPaprikaError';
   }
 }
@@ -23,14 +27,17 @@ export interface SupplyResult {
   tickers: number;
   /** coins whose supplies changed */
   updated: number;
+  /** the coin list, when it was due and loaded: entries, and discovered coins renamed */
+  coinList?: { coins: number; renamed: number };
 }
 
 /**
- * Downloads /v1/tickers and checks its shape: a JSON array of objects with a string id. The text
- * itself goes to PostgreSQL, which reads the supplies as numeric (no float on the way).
+ * Downloads one of CoinPaprika's lists and checks its shape: a non-empty JSON array of objects with
+ * string `fields`. The text itself goes to PostgreSQL, which reads the numbers as numeric (no float on the way).
  */
-export async function fetchTickers(baseUrl = COINPAPRIKA_URL, timeoutMs = 30_000): Promise<{ text: string; tickers: number }> {
-  const url = `${baseUrl.replace(/\/+$/, '')}/v1/tickers`;
+async function fetchList(baseUrl: string, path: string, list: string, fields: string[], timeoutMs: number): Promise<{ text: string; count: number }> {
+  const url = `${baseUrl.replace(/\/+$/, '')}${path}`;
+  const fail = (message: string) => new CoinPaprikaError(message, list);
   let response: Response;
   let text: string;
   try {
@@ -38,33 +45,74 @@ export async function fetchTickers(baseUrl = COINPAPRIKA_URL, timeoutMs = 30_000
     text = await response.text();
   } catch (error) {
     const reason = (error as Error).name === 'TimeoutError' ? `no complete answer within ${timeoutMs} ms` : `${(error as Error).message} (${String((error as { cause?: unknown }).cause ?? '')})`;
-    throw new CoinPaprikaError(`request to ${url} failed: ${reason}.`);
+    throw fail(`request to ${url} failed: ${reason}.`);
   }
-  if (response.status !== 200) throw new CoinPaprikaError(`HTTP ${response.status} from ${url}.`);
+  if (response.status !== 200) throw fail(`HTTP ${response.status} from ${url}.`);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
     // a cut connection leaves half a document: no part of it is used
-    throw new CoinPaprikaError(`not JSON or truncated (${(error as Error).message}).`);
+    throw fail(`not JSON or truncated (${(error as Error).message}).`);
   }
-  if (!Array.isArray(json)) throw new CoinPaprikaError('expected a JSON array of tickers.');
-  const bad = json.findIndex((item) => typeof item !== 'object' || item === null || typeof (item as { id?: unknown }).id !== 'string');
-  if (bad >= 0) throw new CoinPaprikaError(`ticker [${bad}] has no string id.`);
-  if (json.length === 0) throw new CoinPaprikaError('empty list of tickers.');
-  return { text, tickers: json.length };
+  if (!Array.isArray(json)) throw fail(`expected a JSON array of ${list}.`);
+  const item = list.replace(/s$/, '');
+  for (const field of fields) {
+    const bad = json.findIndex((entry) => typeof entry !== 'object' || entry === null || typeof (entry as Record<string, unknown>)[field] !== 'string');
+    if (bad >= 0) throw fail(`${item} [${bad}] has no string ${field}.`);
+  }
+  if (json.length === 0) throw fail(`empty list of ${list}.`);
+  return { text, count: json.length };
 }
 
-/** Fetches the tickers and applies their supplies (market.apply_coin_supplies) to the catalogue's coins. */
+/** GET /v1/tickers: every coin's supplies and USD quote. */
+export async function fetchTickers(baseUrl = COINPAPRIKA_URL, timeoutMs = 30_000): Promise<{ text: string; tickers: number }> {
+  const { text, count } = await fetchList(baseUrl, '/v1/tickers', 'tickers', ['id'], timeoutMs);
+  return { text, tickers: count };
+}
+
+/** GET /v1/coins: every coin CoinPaprika lists, with its symbol, name, rank, activity and type. */
+export async function fetchCoinList(baseUrl = COINPAPRIKA_URL, timeoutMs = 30_000): Promise<{ text: string; coins: number }> {
+  const { text, count } = await fetchList(baseUrl, '/v1/coins', 'coins', ['id', 'symbol', 'name'], timeoutMs);
+  return { text, coins: count };
+}
+
+/**
+ * Loads the coin list when the one stored is a day old (or there is none): the database takes it
+ * whole or refuses it (cut short, garbage), so a bad list leaves every coin as it was.
+ */
+export async function refreshCoinList(query: Query, baseUrl = COINPAPRIKA_URL, timeoutMs?: number): Promise<SupplyResult['coinList']> {
+  const [due] = await query(
+    `select coalesce((settings ->> 'coin_list_loaded_at')::timestamptz <= now() - $2::interval, true) as due from market.data_sources where name = $1`,
+    [SOURCE_NAME, COIN_LIST_EVERY],
+  );
+  if (due?.due === false) return undefined;
+  const { text } = await fetchCoinList(baseUrl, timeoutMs);
+  let loaded: { loaded: { coins: number; renamed: number } } | undefined;
+  try {
+    [loaded] = await query<{ loaded: { coins: number; renamed: number } }>('select market.load_coin_metadata_list($1, $2::text::jsonb) as loaded', [SOURCE_NAME, text]);
+  } catch (error) {
+    // refused by the database (cut short, an entry without a name): the run fails, nothing changed
+    if ((error as { code?: string }).code === '22P02') throw new CoinPaprikaError(`${(error as Error).message}.`, 'coins');
+    throw error;
+  }
+  return { coins: loaded!.loaded.coins, renamed: loaded!.loaded.renamed };
+}
+
+/**
+ * Fetches the tickers and applies their supplies (market.apply_coin_supplies), then the daily coin
+ * list; a failed list fails the run after the supplies were applied.
+ */
 export async function refreshCoinSupplies(query: Query, baseUrl = COINPAPRIKA_URL, timeoutMs?: number): Promise<SupplyResult> {
   const { text, tickers } = await fetchTickers(baseUrl, timeoutMs);
   // the CoinPaprika ids come with the catalogue
   await ensureCoinCatalogue(query);
   const [row] = await query('select market.apply_coin_supplies($1, $2::text::jsonb) as updated', [SOURCE_NAME, text]);
-  return { tickers, updated: row!.updated as number };
+  const coinList = await refreshCoinList(query, baseUrl, timeoutMs);
+  return { tickers, updated: row!.updated as number, ...(coinList ? { coinList } : {}) };
 }
 
-/** CoinPaprika's supplies as a source (METADATA_SOURCE=coinpaprika). */
+/** CoinPaprika's supplies and coin list as a source (METADATA_SOURCE=coinpaprika). */
 export const coinpaprikaSupplies = (baseUrl = COINPAPRIKA_URL, timeoutMs?: number): Source<SupplyResult> => ({
   name: SOURCE_NAME,
   run: (query) => refreshCoinSupplies(query, baseUrl, timeoutMs),

@@ -1,7 +1,8 @@
 // The CoinPaprika metadata source on a recorded /v1/tickers response (dev/venues/recorded/coinpaprika,
 // CoinPaprika's documented format) served from a loopback HTTP server: supplies applied to the
 // catalogue's coins, unknown ids ignored, nonsense skipped; a 500, malformed, truncated or
-// too slow response fails the run, is recorded in market.source_health and changes nothing.
+// too slow response fails the run, is recorded in market.source_health and changes nothing. The
+// coin list (/v1/coins, daily) is served small here; test/sources/discovery.test.ts covers it.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -14,6 +15,11 @@ const recorded = readFileSync(new URL('../../dev/venues/recorded/coinpaprika/tic
 
 /** What the loopback server answers next: a status and a body, or silence. */
 let reply: { status: number; body: string } | 'hang' = { status: 200, body: recorded };
+/** CoinPaprika's documented /v1/coins format, two entries */
+const coinList = JSON.stringify([
+  { id: 'btc-bitcoin', name: 'Bitcoin', symbol: 'BTC', rank: 1, is_new: false, is_active: true, type: 'coin' },
+  { id: 'eth-ethereum', name: 'Ethereum', symbol: 'ETH', rank: 2, is_new: false, is_active: true, type: 'coin' },
+]);
 const requests: string[] = [];
 let server: Server;
 let base: string;
@@ -23,6 +29,7 @@ test.before(async () => {
   db = await testDatabase();
   server = createServer((request, response) => {
     requests.push(request.url ?? '');
+    if (request.url === '/v1/coins') return void response.writeHead(200, { 'content-type': 'application/json' }).end(coinList);
     if (reply === 'hang') return;
     response.writeHead(reply.status, { 'content-type': 'application/json' });
     response.end(reply.body);
@@ -48,8 +55,8 @@ const health = async () => (await db.sql`select * from market.source_health wher
 test.serial('a recorded response: supplies applied exactly, unknown ids ignored, nonsense skipped, zero means unknown', async (t) => {
   reply = { status: 200, body: recorded };
   const result = await runSource(db.query, coinpaprikaSupplies(base));
-  t.is(requests.at(-1), '/v1/tickers', 'one request for all coins');
-  t.deepEqual(result, { tickers: 8, updated: 4 });
+  t.deepEqual(requests, ['/v1/tickers', '/v1/coins'], 'one request for all coins, and the coin list once a day');
+  t.deepEqual(result, { tickers: 8, updated: 4, coinList: { coins: 2, renamed: 0 } });
   const now = await supplies();
   t.deepEqual(now.bitcoin, ['19952731', '19952731', '21000000']);
   t.deepEqual(now.ethereum, ['120694318.25', '120694318.25', null], 'max_supply 0 is unknown: ether stays uncapped');
@@ -61,8 +68,9 @@ test.serial('a recorded response: supplies applied exactly, unknown ids ignored,
   t.is((await db.sql`select count(*)::int as n from market.coin_source_ids where external_id = 'zzz-not-in-catalogue'`)[0]!.n, 0);
   t.like(await health(), { status: 'ok', last_error: null, demo: false, kind: 'reference' });
 
-  // the same response again changes nothing
+  // the same response again changes nothing, and the coin list is not asked again that day
   t.deepEqual(await runSource(db.query, coinpaprikaSupplies(base)), { tickers: 8, updated: 0 });
+  t.deepEqual(requests, ['/v1/tickers', '/v1/coins', '/v1/tickers']);
 });
 
 test.serial('a 500, malformed, truncated, non-list or too slow response: a failed run recorded, nothing changed', async (t) => {

@@ -93,10 +93,11 @@ test.serial('one ticker, several assets: per-venue overrides map it, and an over
   if (await one`select 1 as x from market.venue_markets m join market.exchanges e on e.id = m.exchange_id where e.slug = 'bybit' and m.symbol = 'NEIRO/USDT'`) {
     t.is(await coin('bybit', 'NEIRO/USDT'), 'first-neiro-on-ethereum');
   }
-  // …okx's NEIROETH is the other one, kucoin's NEIRO is no catalogue coin, and binance's NEIROETH means nothing known
+  // …okx's NEIROETH is the other one, kucoin's NEIRO is no coin (the override says so, and no coin is
+  // discovered for it), and binance's NEIROETH, known to no catalogue entry, is a coin of its own named by the venue
   t.is(await coin('okx', 'NEIROETH/USDT'), 'neiro-eth');
   t.is(await coin('kucoin', 'NEIRO/USDT'), null);
-  t.is(await coin('binance', 'NEIROETH/USDT'), null);
+  t.is(await coin('binance', 'NEIROETH/USDT'), 'neiroeth-binance');
   // unmapped markets get no ticker and no candles
   t.is(Number((await one`select count(*) as n from market.tickers t join market.exchanges e on e.id = t.exchange_id where e.slug = 'kucoin' and t.exchange_symbol like 'NEIRO-%'`).n), 0);
 });

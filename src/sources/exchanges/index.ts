@@ -220,12 +220,19 @@ export async function loadVenueMarkets(query: Query, venue: LiveVenue): Promise<
   const markets = await reading(venue, 'markets', () => venue.exchange.loadMarkets(true));
   // an answer that reads as no markets must not delist the venue's every market
   if (Object.keys(markets).length === 0) throw new BadVenueAnswer(`${venue.id} ${venue.endpoint ?? 'markets'}: no markets in the answer`);
-  const [loaded] = await query('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
-    venue.id,
-    JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
-  ]);
+  let loaded: VenueRun['markets'];
+  try {
+    [loaded] = await query<NonNullable<VenueRun['markets']>>('select * from market.ingest_venue_markets($1, $2::text::jsonb)', [
+      venue.id,
+      JSON.stringify(Object.values(markets).map(marketRow).filter(Boolean)),
+    ]);
+  } catch (error) {
+    // a list that lost more than half the venue's markets at once: refused whole by the database
+    if ((error as { code?: string }).code === 'MDV01') throw new BadVenueAnswer(`${venue.id} ${venue.endpoint ?? 'markets'}: ${(error as Error).message}`);
+    throw error;
+  }
   venue.marketsLoadedAt = venue.clock.now();
-  return loaded as VenueRun['markets'];
+  return loaded;
 }
 
 /**
