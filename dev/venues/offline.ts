@@ -1,5 +1,5 @@
 // Everything MARKET_SOURCE=exchanges reaches over the network, served from one loopback replay:
-// the venues of replay.ts, the ECB's daily rates and CoinPaprika's /v1/tickers as recorded
+// the venues of replay.ts, the ECB's daily rates and CoinPaprika's /v1/tickers and /v1/coins as recorded
 // (recorded/). Used by `make venues-replay`, the service test and the live-minute bench.
 import { readFileSync } from 'node:fs';
 import { parseEcbDaily } from '../../src/sources/ecb.ts';
@@ -17,6 +17,7 @@ export function recordedFiles(): Record<string, ReplayFile> {
   return {
     [ECB_PATH]: { contentType: 'text/xml', body: fixture(ECB_DAY) },
     [`${COINPAPRIKA_PATH}/v1/tickers`]: { contentType: 'application/json', body: fixture('coinpaprika/tickers.json') },
+    [`${COINPAPRIKA_PATH}/v1/coins`]: { contentType: 'application/json', body: fixture('coinpaprika/coins.json') },
   };
 }
 

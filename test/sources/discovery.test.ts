@@ -148,6 +148,11 @@ test.serial('a catalogue override: the venue\'s venue_symbols entry wins over th
   t.is(await coinOf('gate', 'OVR/USDT'), 'override-coin');
   t.is(await coinOf('mexc', 'OVR/USDT'), null);
   t.is(await coin('overridden'), undefined, 'the list\'s OVR made no coin');
+  // a venue without an override gets the list's OVR
+  await db.sql`select market.load_exchange_venues(${JSON.stringify([{ slug: 'bitget', name: 'Bitget' }])}::text::jsonb)`;
+  await ingest('bitget', ['BTC/USDT', 'OVR/USDT']);
+  t.is(await coinOf('bitget', 'OVR/USDT'), 'overridden');
+  t.is(await coinOf('gate', 'OVR/USDT'), 'override-coin', 'gate\'s override still wins');
 });
 
 test.serial('a late second asset: the venue\'s markets move to the catalogue\'s coin; bars already written stay with the first', async (t) => {
