@@ -180,10 +180,14 @@ as $$
   select s.symbol,
     case when o.symbol is not null then o.coin_id
     else (select c.id from market.coins c
-          left join market.coin_source_ids i on i.coin_id = c.id and i.source = 'coinpaprika'
-          left join market.coin_metadata_list l on l.source = i.source and l.external_id = i.external_id
           where upper(c.symbol) = upper(s.symbol)
-          order by c.catalogue_rank nulls last, nullif(l.rank, 0) nulls last, c.id limit 1) end
+          -- a lookup per coin of the symbol (a join would read every coin's CoinPaprika id per code)
+          order by c.catalogue_rank nulls last,
+            (select nullif(l.rank, 0) from market.coin_source_ids i
+             join market.coin_metadata_list l on l.source = i.source and l.external_id = i.external_id
+             where i.coin_id = c.id and i.source = 'coinpaprika') nulls last,
+            c.id
+          limit 1) end
   from unnest(p_symbols) as s (symbol)
   left join market.venue_symbol_overrides o on o.exchange = p_exchange and o.symbol = upper(s.symbol)
 $$;
