@@ -97,7 +97,7 @@ chaos: deps ## fault injection on loopback: kill worker, API, database at random
 topology: deps ## several API processes and workers on one database act as one service (TOPOLOGY_DATABASE_URL, else embedded)
 	node bench/topology.ts
 
-venues-replay: deps ## serve the six venues, ECB rates and CoinPaprika offline on loopback (PORT=8780 COINS=300); prints the env for make start
+venues-replay: deps ## serve the ten venues, ECB rates and CoinPaprika offline on loopback (PORT=8780 COINS=300; COINS=2500: real-size lists, ~11 000 markets); prints the env for make start
 	node dev/venues/serve.ts --port $(or $(PORT),8780) --coins $(or $(COINS),300)
 
 backup: deps ## back the database up into FILE (default backup-<time>.tar.gz)

@@ -1,9 +1,11 @@
 // Everything MARKET_SOURCE=exchanges reaches over the network, served from one loopback replay:
-// the venues of replay.ts, the ECB's daily rates and CoinPaprika's /v1/tickers and /v1/coins as recorded
-// (recorded/). Used by `make venues-replay`, the service test and the live-minute bench.
+// the venues of replay.ts, the ECB's daily rates as recorded (recorded/), and CoinPaprika's
+// /v1/coins and /v1/tickers (metadata.ts; up to COMPACT_COINS coins the tickers are the recorded
+// answer). Used by `make venues-replay`, the service test and the live-minute bench.
 import { readFileSync } from 'node:fs';
 import { parseEcbDaily } from '../../src/sources/ecb.ts';
-import { makeScenario, REPLAY_VENUES, startVenueReplay, type ReplayFile, type ReplayScenario, type VenueReplay } from './replay.ts';
+import { metadataLists, type CatalogueEntry, type MetadataCases } from './metadata.ts';
+import { COMPACT_COINS, makeScenario, REPLAY_VENUES, startVenueReplay, type ReplayFile, type ReplayScenario, type VenueReplay } from './replay.ts';
 
 const fixture = (path: string) => readFileSync(new URL(`./recorded/${path}`, import.meta.url), 'utf8');
 
@@ -21,11 +23,11 @@ export function recordedFiles(): Record<string, ReplayFile> {
   };
 }
 
-/** USD per EUR and GBP of the recorded ECB day: the venues' fiat markets are priced at the rates the service reads */
+/** USD per EUR, GBP, TRY and BRL of the recorded ECB day: the venues' fiat markets are priced at the rates the service reads */
 export function recordedFiatUsd(): Record<string, number> {
   const { ratesPerEur } = parseEcbDaily(fixture(ECB_DAY));
   const usdPerEur = Number(ratesPerEur.USD);
-  return { EUR: usdPerEur, GBP: usdPerEur / Number(ratesPerEur.GBP) };
+  return { EUR: usdPerEur, GBP: usdPerEur / Number(ratesPerEur.GBP), TRY: usdPerEur / Number(ratesPerEur.TRY), BRL: usdPerEur / Number(ratesPerEur.BRL) };
 }
 
 /**
@@ -38,9 +40,14 @@ export function catalogueSymbols(count: number): string[] {
 
 function rankedCatalogue() {
   const catalogue = JSON.parse(readFileSync(new URL('../../src/sources/catalogue/coins.json', import.meta.url), 'utf8')) as {
-    coins: Array<{ symbol: string; rank?: number; circulating_supply?: string | null }>;
+    coins: Array<Omit<CatalogueEntry, 'rank' | 'coinpaprika'> & { rank?: number; ids?: { coinpaprika?: string } }>;
   };
   return catalogue.coins.filter((coin) => coin.rank !== undefined).sort((a, b) => a.rank! - b.rank!);
+}
+
+/** The catalogue's coins as CoinPaprika's lists know them. */
+function catalogueEntries(): CatalogueEntry[] {
+  return rankedCatalogue().map(({ ids, ...coin }) => ({ ...coin, rank: coin.rank!, ...(ids?.coinpaprika ? { coinpaprika: ids.coinpaprika } : {}) }));
 }
 
 /** Plausible prices for the catalogue's coins: a market cap falling with rank over their circulating supply. */
@@ -53,7 +60,7 @@ export function cataloguePrices(): Record<string, number> {
   return prices;
 }
 
-/** The environment that points the service at the replay: venues, FX rates and supplies. */
+/** The environment that points the service at the replay: venues, FX rates, coin metadata and supplies. */
 export function replayEnvironment(replay: Pick<VenueReplay, 'url' | 'baseUrl'>): Record<string, string> {
   return {
     MARKET_SOURCE: 'exchanges',
@@ -62,12 +69,37 @@ export function replayEnvironment(replay: Pick<VenueReplay, 'url' | 'baseUrl'>):
     EXCHANGE_URLS: REPLAY_VENUES.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
     ECB_URL: replay.url + ECB_PATH,
     COINPAPRIKA_URL: replay.url + COINPAPRIKA_PATH,
+    METADATA_SOURCE: 'coinpaprika',
   };
 }
 
-/** The replay of `coins` catalogue coins on the replay's venues with the recorded reference answers. */
-export async function startOfflineReplay(options: { coins: number; port?: number; now?: () => number }): Promise<{ replay: VenueReplay; scenario: ReplayScenario }> {
-  const scenario = { ...makeScenario({ coins: options.coins, symbols: catalogueSymbols(options.coins), prices: cataloguePrices(), ...(options.now ? { now: options.now } : {}) }), fiatUsd: recordedFiatUsd() };
-  const replay = await startVenueReplay(scenario, { port: options.port, files: recordedFiles() });
-  return { replay, scenario };
+export interface OfflineReplay {
+  replay: VenueReplay;
+  scenario: ReplayScenario;
+  /** CoinPaprika's lists as served: how many /v1/coins entries, and the collision cases built into them */
+  metadata: { coins: number; cases: MetadataCases };
+}
+
+/**
+ * The replay of `coins` coins on the replay's venues with the reference answers: the catalogue's
+ * coins by rank, then (beyond them) made-up ones; the venues' lists at real proportions beyond
+ * COMPACT_COINS (replay.ts REAL_SIZE). Up to COMPACT_COINS coins CoinPaprika's tickers are the recorded
+ * answer (with its deliberate faults), beyond it a list of the scenario's coins with the catalogue's supplies.
+ */
+export async function startOfflineReplay(options: { coins: number; port?: number; seed?: number; now?: () => number }): Promise<OfflineReplay> {
+  const catalogue = catalogueEntries();
+  const scenario = {
+    ...makeScenario({
+      coins: options.coins, symbols: catalogueSymbols(options.coins), reserved: catalogue.map((coin) => coin.symbol), prices: cataloguePrices(),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}), ...(options.now ? { now: options.now } : {}),
+    }),
+    fiatUsd: recordedFiatUsd(),
+  };
+  const files = recordedFiles();
+  const replay = await startVenueReplay(scenario, { port: options.port, files });
+  const lists = metadataLists(scenario, replay.model, catalogue);
+  // served from here on: nothing has asked yet
+  files[`${COINPAPRIKA_PATH}/v1/coins`] = { contentType: 'application/json', body: JSON.stringify(lists.coins) };
+  if (options.coins > COMPACT_COINS) files[`${COINPAPRIKA_PATH}/v1/tickers`] = { contentType: 'application/json', body: lists.tickers };
+  return { replay, scenario, metadata: { coins: lists.coins.length, cases: lists.cases } };
 }

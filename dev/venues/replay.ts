@@ -77,6 +77,8 @@ export interface VenueReplay {
   delist(venue: VenueId, symbol: string): void;
   /** the market as served (ids, coin), for tests */
   market(venue: VenueId, symbol: string): ReplayMarket | undefined;
+  /** the market of a venue's market id (kraken: also its altname), as the venue's requests name it */
+  marketById(venue: VenueId, id: string): ReplayMarket | undefined;
   /** the pricing every answer comes from: expected candles and tickers for tests */
   model: ReplayMarketModel;
   close(): Promise<void>;
@@ -128,7 +130,15 @@ function unit(a: number, b: number): number {
   return (h >>> 0) / 4294967296;
 }
 
-const FIAT_USD: Record<string, number> = { USD: 1, EUR: 1.08, GBP: 1.27, USDT: 1, USDC: 1 };
+const FIAT_USD: Record<string, number> = { USD: 1, EUR: 1.08, GBP: 1.27, TRY: 0.029, BRL: 0.18, USDT: 1, USDC: 1 };
+
+interface DayStats {
+  minute: number;
+  v: number;
+  q: number;
+  h: number;
+  l: number;
+}
 
 /** The scenario's pricing: every venue's candles and tickers are functions of it. */
 export class ReplayMarketModel {
@@ -136,7 +146,10 @@ export class ReplayMarketModel {
   private readonly keys = new Map<string, number>();
   private readonly seed: number;
   private readonly clock: () => number;
-  private readonly stats = new Map<string, { minute: number; v: number; q: number; h: number; l: number }>();
+  /** per market (the object: a market listed again starts afresh) */
+  private readonly stats = new WeakMap<ReplayMarket, DayStats>();
+  /** per market: the hash its candles' noise comes from */
+  private readonly marketKeys = new WeakMap<ReplayMarket, number>();
   private readonly fiatUsd: Record<string, number>;
 
   constructor(scenario: ReplayScenario) {
@@ -188,7 +201,7 @@ export class ReplayMarketModel {
   minute(market: ReplayMarket, start: number, now = this.now()): ReplayCandle | null {
     if (start < this.firstStart(market, MINUTE) || start > now) return null;
     const fraction = Math.min(1, (now - start) / MINUTE);
-    const key = (this.keys.get(market.coin.symbol) ?? 0) ^ hashString(market.venue + market.quote, this.seed);
+    const key = this.marketKey(market);
     const m = start / MINUTE;
     const o = this.price(market, start);
     const c = this.price(market, start + fraction * MINUTE);
@@ -239,26 +252,17 @@ export class ReplayMarketModel {
     return starts.map((t) => this.candle(market, timeframe, t, now)).filter((c): c is ReplayCandle => c !== null);
   }
 
-  /** Last price and the rolling 24 h statistics the venues' tickers carry; closed minutes are memoised per minute. */
+  /**
+   * Last price and the rolling 24 h statistics the venues' tickers carry. The closed minutes' sums
+   * are kept per market and moved along minute by minute (a full recount only when the clock jumps or
+   * the window's extreme leaves it): at thousands of markets a venue's ticker list stays cheap.
+   */
   ticker(market: ReplayMarket): { last: number; open24h: number; high: number; low: number; v: number; q: number; ts: number } | null {
     const now = this.now();
     const current = Math.floor(now / MINUTE) * MINUTE;
     const live = this.minute(market, current, now);
-    const key = `${market.venue}|${market.id}`;
-    let closed = this.stats.get(key);
-    if (!closed || closed.minute !== current) {
-      closed = { minute: current, v: 0, q: 0, h: -Infinity, l: Infinity };
-      for (let t = current - 1439 * MINUTE; t < current; t += MINUTE) {
-        const one = this.minute(market, t, now);
-        if (!one) continue;
-        closed.v += one.v;
-        closed.q += one.q;
-        closed.h = Math.max(closed.h, one.h);
-        closed.l = Math.min(closed.l, one.l);
-      }
-      this.stats.set(key, closed);
-    }
     if (!live) return null;
+    const closed = this.closedDay(market, current, now);
     const openStart = Math.max(current - 1439 * MINUTE, this.firstStart(market, MINUTE));
     return {
       last: live.c,
@@ -269,6 +273,87 @@ export class ReplayMarketModel {
       q: closed.q + live.q,
       ts: now,
     };
+  }
+
+  /** The 1439 closed minutes before `current`: volumes summed, extremes. */
+  private closedDay(market: ReplayMarket, current: number, now: number): DayStats {
+    const known = this.stats.get(market);
+    if (known && known.minute === current) return known;
+    const steps = known ? (current - known.minute) / MINUTE : Infinity;
+    if (known && steps > 0 && steps <= 60) {
+      const next = { ...known, minute: current };
+      let recount = false;
+      for (let t = known.minute - 1439 * MINUTE; t < current - 1439 * MINUTE; t += MINUTE) {
+        const gone = this.minute(market, t, now);
+        if (!gone) continue;
+        next.v -= gone.v;
+        next.q -= gone.q;
+        // the window's high or low leaves it: count again
+        if (gone.h >= known.h || gone.l <= known.l) recount = true;
+      }
+      for (let t = known.minute; t < current; t += MINUTE) {
+        const added = this.minute(market, t, now);
+        if (!added) continue;
+        next.v += added.v;
+        next.q += added.q;
+        next.h = Math.max(next.h, added.h);
+        next.l = Math.min(next.l, added.l);
+      }
+      if (!recount) {
+        this.stats.set(market, next);
+        return next;
+      }
+    }
+    // the full count: minute() of each closed minute, spelled out on the coins' price series (shared by their markets)
+    const day: DayStats = { minute: current, v: 0, q: 0, h: -Infinity, l: Infinity };
+    const from = current - 1439 * MINUTE;
+    const coin = this.series(market.coin, current);
+    const quoteCoin = this.coins.get(market.quote);
+    const quote = quoteCoin ? this.series(quoteCoin, current) : null;
+    const fiat = this.fiatUsd[market.quote] ?? 1;
+    const key = this.marketKey(market);
+    const first = this.firstStart(market, MINUTE);
+    const volume = (market.coin.volumeUsd * market.share) / 1440;
+    for (let i = 0; i < 1439; i++) {
+      const t = from + i * MINUTE;
+      if (t < first) continue;
+      const m = t / MINUTE;
+      const o = (coin[i]! * (1 + market.bias)) / (quote ? quote[i]! : fiat);
+      const c = (coin[i + 1]! * (1 + market.bias)) / (quote ? quote[i + 1]! : fiat);
+      const v = (volume * (0.5 + unit(key, m * 3 + 3))) / ((coin[i]! * (1 + market.bias)) || 1);
+      day.v += v;
+      day.q += (v * (o + c)) / 2;
+      day.h = Math.max(day.h, Math.max(o, c) * (1 + 0.0015 * unit(key, m * 3 + 1)));
+      day.l = Math.min(day.l, Math.min(o, c) * (1 - 0.0015 * unit(key, m * 3 + 2)));
+    }
+    this.stats.set(market, day);
+    return day;
+  }
+
+  private seriesMinute = NaN;
+  private readonly seriesByCoin = new Map<string, Float64Array>();
+  /** A coin's USD price at the 1441 minute starts of the day before `current` (its last: `current`). */
+  private series(coin: ReplayCoin, current: number): Float64Array {
+    if (this.seriesMinute !== current) {
+      this.seriesByCoin.clear();
+      this.seriesMinute = current;
+    }
+    let prices = this.seriesByCoin.get(coin.symbol);
+    if (!prices) {
+      prices = new Float64Array(1441);
+      for (let i = 0; i <= 1440; i++) prices[i] = this.usdPrice(coin, current - 1439 * MINUTE + i * MINUTE);
+      this.seriesByCoin.set(coin.symbol, prices);
+    }
+    return prices;
+  }
+
+  private marketKey(market: ReplayMarket): number {
+    let key = this.marketKeys.get(market);
+    if (key === undefined) {
+      key = (this.keys.get(market.coin.symbol) ?? 0) ^ hashString(market.venue + market.quote, this.seed);
+      this.marketKeys.set(market, key);
+    }
+    return key;
   }
 
   /** OKX liquidation orders of a swap underlying: about one every 3 minutes, deterministic, the last 7 days. */
@@ -344,7 +429,8 @@ class ReplayError extends Error {
 }
 
 type Query = URLSearchParams;
-const num = (value: number): string => {
+/** a price or volume as the venues write it: a decimal string of about 8 significant digits */
+export const num = (value: number): string => {
   if (!Number.isFinite(value)) return '0';
   const digits = Math.max(2, 8 - Math.floor(Math.log10(Math.abs(value) || 1)));
   return Number(value.toFixed(Math.min(12, digits))).toString();
@@ -354,7 +440,8 @@ const int = (value: string | null): number | undefined => (value === null || val
 /** A fixed answer served at an exact path beside the venues (the recorded ECB and CoinPaprika answers of `make venues-replay`). */
 export interface ReplayFile {
   contentType: string;
-  body: string;
+  /** the body, or what makes it at each request (a list that moves with the clock) */
+  body: string | (() => string);
 }
 
 export async function startVenueReplay(scenario: ReplayScenario, options: { port?: number; files?: Record<string, ReplayFile> } = {}): Promise<VenueReplay> {
@@ -386,7 +473,23 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
   for (const table of markets.values()) for (const market of table.values()) shareOf(market);
 
   const listed = (venue: VenueId) => [...(markets.get(venue)?.values() ?? [])];
-  const byId = (venue: VenueId, id: string | null) => listed(venue).find((m) => m.id === id || (venue === 'kraken' && krakenPairAltname(m.baseId) + krakenPairAltname(m.quoteId) === id));
+  // each venue's markets by id (kraken's also by altname), rebuilt after a listing changes: thousands of candle requests a minute look them up
+  const idIndex = new Map<VenueId, Map<string, ReplayMarket>>();
+  const byId = (venue: VenueId, id: string | null): ReplayMarket | undefined => {
+    let index = idIndex.get(venue);
+    if (!index) {
+      index = new Map();
+      for (const m of listed(venue)) if (!index.has(m.id)) index.set(m.id, m);
+      if (venue === 'kraken') {
+        for (const m of listed(venue)) {
+          const altname = krakenPairAltname(m.baseId) + krakenPairAltname(m.quoteId);
+          if (!index.has(altname)) index.set(altname, m);
+        }
+      }
+      idIndex.set(venue, index);
+    }
+    return id === null ? undefined : index.get(id);
+  };
   const swaps = () => (scenario.venues.okx?.swaps ?? []).map((symbol) => model.coins.get(symbol)).filter((c): c is ReplayCoin => !!c);
   const swapMarket = (coin: ReplayCoin): ReplayMarket => ({ venue: 'okx', symbol: `${coin.symbol}/USDT:USDT`, coin, quote: 'USDT', id: `${coin.symbol}-USDT-SWAP`, baseId: coin.symbol, quoteId: 'USDT', share: 0, bias: scenario.venues.okx?.bias ?? 0 });
 
@@ -516,10 +619,10 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
       return ok(pairs);
     }
     if (path === '/0/public/Ticker') {
-      const wanted = q.get('pair')?.split(',');
+      const wanted = q.get('pair') ? new Set(q.get('pair')!.split(',').map((id) => byId('kraken', id))) : null;
       const result: Record<string, unknown> = {};
       for (const m of listed('kraken')) {
-        if (wanted && !wanted.some((id) => byId('kraken', id) === m)) continue;
+        if (wanted && !wanted.has(m)) continue;
         const t = model.ticker(m);
         if (!t) continue;
         result[m.id] = {
@@ -902,7 +1005,8 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
     const url = new URL(req.url ?? '/', 'http://replay');
     const file = options.files?.[url.pathname];
     if (file) {
-      res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(Buffer.byteLength(file.body)) }).end(file.body);
+      const body = typeof file.body === 'string' ? file.body : file.body();
+      res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(Buffer.byteLength(body)) }).end(body);
       return;
     }
     const [, prefix = '', ...rest] = url.pathname.split('/');
@@ -974,11 +1078,14 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
       const market = resolve(venue, spec);
       market.share = 1 / Math.max(1, listingsPerCoin.get(market.coin.symbol) ?? 1);
       markets.get(venue)?.set(market.symbol, market);
+      idIndex.delete(venue);
     },
     delist(venue, symbol) {
       markets.get(venue)?.delete(symbol);
+      idIndex.delete(venue);
     },
     market: (venue, symbol) => markets.get(venue)?.get(symbol),
+    marketById: (venue, id) => byId(venue, id),
     model,
     close: () =>
       new Promise<void>((resolve) => {
@@ -1020,20 +1127,97 @@ const VENUE_PROFILE: Record<VenueId, { share: number; quotes: Array<[string, num
   htx: { share: 0.6, quotes: [['USDT', 1], ['BTC', 0.3], ['USDC', 0.15]] },
 };
 
+/** Up to this many coins a scenario is the compact one above (the tests', the bench's and the default replay's); beyond it the venues take their real proportions. */
+export const COMPACT_COINS = 300;
+/** The size REAL_SIZE describes; other sizes scale every venue's list with the coin count. */
+export const REAL_SIZE_COINS = 2500;
 /**
- * A realistic big scenario: `coins` symbols ranked by volume (real majors first, then C041, C042, … or
- * the given `symbols`), each venue listing a rank-weighted share of them in several quotes; deterministic.
+ * The venues' spot lists at real size (REAL_SIZE_COINS coins): how many base assets each lists, how
+ * far down the ranks it reaches (`depth`: 0 = strictly the best-ranked, 8 = almost any), and the
+ * chance a listed base has each quote. Markets ≈ bases × Σ chances, aimed at the sizes of the venues'
+ * public spot lists in 2025 as issue 45 gives them (gate ~2 300, mexc ~2 000, binance ~1 400, kucoin
+ * ~1 200, bitget ~900, kraken, htx and okx ~700, bybit and coinbase ~600; the same order as CoinGecko's
+ * per-exchange pair counts); the quote mixes follow the venues' own (binance's TRY, BRL and BNB books,
+ * kraken's and coinbase's USD and EUR, the others mostly USDT). TRY, BRL, GBP and BNB are quotes the
+ * service does not convert.
+ */
+export const REAL_SIZE: Record<VenueId, { markets: number; bases: number; depth: number; quotes: Array<[string, number]> }> = {
+  gate: { markets: 2300, bases: 2035, depth: 8, quotes: [['USDT', 1], ['USDC', 0.05], ['BTC', 0.04], ['ETH', 0.03], ['TRY', 0.01]] },
+  mexc: { markets: 2000, bases: 1852, depth: 8, quotes: [['USDT', 1], ['USDC', 0.06], ['BTC', 0.01], ['EUR', 0.01]] },
+  binance: { markets: 1400, bases: 490, depth: 1.5, quotes: [['USDT', 1], ['USDC', 0.55], ['BTC', 0.45], ['TRY', 0.35], ['EUR', 0.15], ['ETH', 0.15], ['BRL', 0.1], ['BNB', 0.1]] },
+  kucoin: { markets: 1200, bases: 876, depth: 4, quotes: [['USDT', 1], ['USDC', 0.1], ['BTC', 0.2], ['ETH', 0.05], ['TRY', 0.02]] },
+  bitget: { markets: 900, bases: 776, depth: 4, quotes: [['USDT', 1], ['USDC', 0.1], ['BTC', 0.02], ['EUR', 0.03], ['BRL', 0.01]] },
+  kraken: { markets: 700, bases: 323, depth: 1.5, quotes: [['USD', 1], ['EUR', 0.85], ['USDT', 0.1], ['USDC', 0.05], ['BTC', 0.08], ['GBP', 0.05], ['ETH', 0.04]] },
+  htx: { markets: 700, bases: 560, depth: 3, quotes: [['USDT', 1], ['BTC', 0.15], ['ETH', 0.05], ['USDC', 0.05]] },
+  okx: { markets: 700, bases: 360, depth: 2, quotes: [['USDT', 1], ['USDC', 0.6], ['BTC', 0.15], ['EUR', 0.1], ['ETH', 0.05], ['TRY', 0.05]] },
+  bybit: { markets: 600, bases: 460, depth: 2.5, quotes: [['USDT', 1], ['USDC', 0.2], ['BTC', 0.03], ['EUR', 0.05], ['BRL', 0.02]] },
+  coinbase: { markets: 600, bases: 260, depth: 1.5, quotes: [['USD', 1], ['USDT', 0.3], ['EUR', 0.35], ['GBP', 0.2], ['BTC', 0.25], ['USDC', 0.2]] },
+};
+
+/**
+ * Codes a made-up ticker never takes: every quote, and the currency codes ccxt (4.5) renames on one
+ * of the ten venues (its commonCurrencies: XBT, GTC, FLUX …), so a made-up coin has one unified symbol everywhere.
+ */
+const NOT_A_TICKER = new Set([
+  'USD', 'EUR', 'GBP', 'JPY', 'CAD', 'AUD', 'TRY', 'BRL', 'USDT', 'USDC', 'DAI', 'BTC', 'ETH', 'BNB', 'FDUSD',
+  '88MPH', 'AE', 'ALT', 'APX', 'ASS', 'AXIS', 'BCC', 'BCHSV', 'BIFI', 'BOX', 'BYN', 'CGLD', 'COFI', 'DEGEN', 'DFI', 'DFT', 'DRK', 'EGC', 'EGG', 'EVA',
+  'FEE', 'FLUX', 'FLUX1', 'FREE', 'FUD', 'GAS', 'GASNEO', 'GET', 'GMT', 'GTC', 'HERO', 'HIT', 'JADE', 'KALT', 'LUNA', 'LUNA2', 'MIMO', 'MM', 'MPH',
+  'NGL', 'OMNI', 'ORT', 'PNT', 'POINT', 'PROS', 'RAI', 'REP', 'REPV2', 'SBTC', 'SIN', 'SOUL', 'STEPN', 'TNC', 'TONCOIN', 'TRAC', 'UST', 'VAI', 'WAX',
+  'YOYO',
+]);
+const CONSONANTS = 'BCDFGHJKLMNPRSTVWY';
+const VOWELS = 'AEIOU';
+
+/**
+ * `count` made-up tickers that look like real ones: 2–6 upper-case letters, now and then a digit
+ * (3 in 100), never starting with X or Z (Kraken's legacy asset prefixes, which ccxt strips), never
+ * a code of `reserved`, a quote or a code ccxt renames; distinct and deterministic for a seed.
+ */
+export function madeUpTickers(count: number, seed: number, reserved: Iterable<string> = [], stream = 'ticker'): string[] {
+  const taken = new Set([...reserved, ...NOT_A_TICKER, ...MAJORS.map(([symbol]) => symbol)]);
+  const key = hashString(stream, seed);
+  const out: string[] = [];
+  for (let i = 0; out.length < count; i++) {
+    const draw = (n: number) => unit(key, i * 16 + n);
+    const r = draw(0);
+    const length = r < 0.03 ? 2 : r < 0.38 ? 3 : r < 0.78 ? 4 : r < 0.95 ? 5 : 6;
+    let ticker = '';
+    let vowel = false;
+    for (let k = 0; k < length; k++) {
+      // mostly consonant–vowel alternation, now and then two consonants (real tickers are abbreviations), never two vowels
+      vowel = !vowel && (k % 2 === 1 ? draw(k + 1) < 0.75 : draw(k + 1) < 0.15);
+      const pool = vowel ? VOWELS : k === 0 ? CONSONANTS.replace(/[XZ]/g, '') : CONSONANTS + 'XZ';
+      ticker += pool[Math.floor(draw(k + 8) * pool.length)];
+    }
+    if (draw(15) < 0.03) ticker = ticker.slice(0, Math.max(2, length - 1)) + String(1 + Math.floor(draw(14) * 9));
+    if (taken.has(ticker)) continue;
+    taken.add(ticker);
+    out.push(ticker);
+  }
+  return out;
+}
+
+/**
+ * A realistic big scenario: `coins` symbols ranked by volume (real majors first, then the given
+ * `symbols`, then C041, C042, … up to COMPACT_COINS coins, or made-up tickers beyond: madeUpTickers,
+ * avoiding `reserved`), each venue listing a rank-weighted share of them in several quotes;
+ * deterministic for a seed. Up to COMPACT_COINS coins every venue lists a large share (VENUE_PROFILE);
+ * beyond, each venue lists its real-size share (REAL_SIZE, scaled with the count) and every coin is
+ * listed somewhere.
  */
 export function makeScenario(
-  options: { coins?: number; venues?: readonly VenueId[]; symbols?: readonly string[]; prices?: Readonly<Record<string, number>>; seed?: number; now?: () => number } = {},
+  options: { coins?: number; venues?: readonly VenueId[]; symbols?: readonly string[]; reserved?: Iterable<string>; prices?: Readonly<Record<string, number>>; seed?: number; now?: () => number } = {},
 ): ReplayScenario {
   const count = options.coins ?? 300;
   const seed = options.seed ?? 13;
   const venues = options.venues ?? REPLAY_VENUES;
   const now = (options.now ?? Date.now)();
+  const compact = count <= COMPACT_COINS;
+  const given = options.symbols?.slice(0, count) ?? [];
+  const madeUp = compact ? [] : madeUpTickers(count, seed, [...given, ...(options.reserved ?? [])]);
   const coins: ReplayCoin[] = [];
   for (let rank = 0; rank < count; rank++) {
-    const symbol = options.symbols?.[rank] ?? MAJORS[rank]?.[0] ?? `C${String(rank + 1).padStart(3, '0')}`;
+    const symbol = options.symbols?.[rank] ?? MAJORS[rank]?.[0] ?? (compact ? `C${String(rank + 1).padStart(3, '0')}` : madeUp[rank - given.length]!);
     // a real major keeps its own price whatever its rank; others take the given price or a made-up one
     const major = MAJORS.find(([known]) => known === symbol);
     const key = hashString(symbol, seed);
@@ -1044,7 +1228,28 @@ export function makeScenario(
       firstTradeAt: Math.floor((now - ageDays * DAY) / DAY) * DAY,
     });
   }
+  const markets = compact ? compactMarkets(coins, venues, seed) : realSizeMarkets(coins, venues, seed);
   const specs: ReplayScenario['venues'] = {};
+  for (const venue of venues) {
+    specs[venue] = { markets: markets[venue]!, bias: (unit(hashString(venue, seed), 9) - 0.5) * 0.002, ...(venue === 'okx' ? { swaps: coins.slice(0, 50).filter((c) => !STABLES.has(c.symbol)).map((c) => c.symbol) } : {}) };
+  }
+  return { coins, venues: specs, seed, ...(options.now ? { now: options.now } : {}) };
+}
+
+/**
+ * Whether ccxt reads the venue's code of this asset as the code itself: on Kraken a 4-letter or longer
+ * code starting with X or Z loses that letter (its legacy asset prefixes) and LUNA is Terra Classic (LUNC).
+ * A real-size venue does not list what it would name otherwise (the other venues' renames, e.g. MEXC's
+ * GMT, are the catalogue's `venue_symbols` business and stay).
+ */
+const keepsItsCode = (venue: VenueId, symbol: string) => venue !== 'kraken' || !(/^[XZ][A-Z0-9]{3,}$/.test(symbol) || symbol === 'LUNA');
+
+/** A market of `coin` in `quote`, unless it would be the coin against itself or one stablecoin against another. */
+const tradable = (coin: ReplayCoin, quote: string) => quote !== coin.symbol && !(STABLES.has(coin.symbol) && STABLES.has(quote));
+
+function compactMarkets(coins: ReplayCoin[], venues: readonly VenueId[], seed: number): Partial<Record<VenueId, string[]>> {
+  const count = coins.length;
+  const out: Partial<Record<VenueId, string[]>> = {};
   for (const venue of venues) {
     const profile = VENUE_PROFILE[venue];
     const markets: string[] = [];
@@ -1053,11 +1258,50 @@ export function makeScenario(
       // higher-ranked coins are listed more often
       if (rank >= 10 && unit(key, 0) > profile.share * (1.3 - (0.6 * rank) / count)) return;
       profile.quotes.forEach(([quote, chance], i) => {
-        if (quote === coin.symbol || (STABLES.has(coin.symbol) && STABLES.has(quote))) return;
+        if (!tradable(coin, quote)) return;
         if (i === 0 || unit(key, i + 1) < chance * (rank < 100 ? 1 : 0.5)) markets.push(`${coin.symbol}/${quote}`);
       });
     });
-    specs[venue] = { markets, bias: (unit(hashString(venue, seed), 9) - 0.5) * 0.002, ...(venue === 'okx' ? { swaps: coins.slice(0, 50).filter((c) => !STABLES.has(c.symbol)).map((c) => c.symbol) } : {}) };
+    out[venue] = markets;
   }
-  return { coins, venues: specs, seed, ...(options.now ? { now: options.now } : {}) };
+  return out;
+}
+
+function realSizeMarkets(coins: ReplayCoin[], venues: readonly VenueId[], seed: number): Partial<Record<VenueId, string[]>> {
+  const scale = coins.length / REAL_SIZE_COINS;
+  const listings = new Map<string, number>();
+  const out: Partial<Record<VenueId, string[]>> = {};
+  for (const venue of venues) {
+    const profile = REAL_SIZE[venue];
+    // the top ten everywhere, then the best scores: the rank's logarithm blurred by the venue's depth
+    const chosen = coins
+      .map((coin, rank) => ({ coin, rank, score: rank < 10 ? -1 : Math.log(rank + 1) + profile.depth * unit(hashString(venue + coin.symbol, seed), 0) }))
+      .sort((a, b) => a.score - b.score || a.rank - b.rank)
+      .slice(0, Math.min(coins.length, Math.round(profile.bases * scale)))
+      .sort((a, b) => a.rank - b.rank);
+    const markets: string[] = [];
+    for (const { coin } of chosen) {
+      if (!keepsItsCode(venue, coin.symbol)) continue;
+      const key = hashString(venue + coin.symbol, seed);
+      // the venue's main quote, or its first the coin can trade in (USDT itself: USD, EUR, TRY …), then the others by chance
+      let main = true;
+      profile.quotes.forEach(([quote, chance], i) => {
+        if (!tradable(coin, quote)) return;
+        if (main || unit(key, i + 1) < chance) markets.push(`${coin.symbol}/${quote}`);
+        main = false;
+      });
+      listings.set(coin.symbol, (listings.get(coin.symbol) ?? 0) + 1);
+    }
+    out[venue] = markets;
+  }
+  // a coin no venue picked is one of the long tail that only the broadest venues (gate, mexc) list
+  const broad = (['gate', 'mexc'] as const).filter((venue) => out[venue]);
+  if (broad.length) {
+    for (const coin of coins) {
+      if (listings.has(coin.symbol)) continue;
+      const venue = broad[Math.floor(unit(hashString(coin.symbol, seed), 7) * broad.length)]!;
+      out[venue]!.push(`${coin.symbol}/${STABLES.has(coin.symbol) ? 'USD' : 'USDT'}`);
+    }
+  }
+  return out;
 }

@@ -17,7 +17,7 @@
 // market, all in one socket write, as a venue's frames arrive together) or makes the stream
 // endpoint unreachable (its WebSocket upgrade answered 404, as behind a proxy that blocks them).
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { VenueReplay } from './replay.ts';
+import { num, type VenueReplay } from './replay.ts';
 
 export type StreamVenue = 'binance' | 'okx' | 'kraken';
 export type StreamMode = 'normal' | 'garbage' | 'silent';
@@ -40,7 +40,8 @@ export interface VenueStreams {
   close(): void;
 }
 
-export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: number } = {}): VenueStreams {
+/** `modelPrices`: a market with no price set streams the replay's own price (as `make venues-replay` serves them); default: only prices set */
+export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: number; modelPrices?: boolean } = {}): VenueStreams {
   const intervalMs = options.intervalMs ?? 100;
   const wss = new WebSocketServer({ noServer: true });
   const prices = new Map<string, string>();
@@ -52,15 +53,16 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
   /** what each connection subscribed: venue market ids (binance: BTCUSDT, okx: BTC-USDT), kraken's v2 symbols (BTC/USD) */
   const subscribed = new Map<WebSocket, Set<string>>();
   const timers = new Set<NodeJS.Timeout>();
-  /** the unified symbol of a venue's market id */
   /** how the venue's stream names a market: its market id, or (kraken v2) the symbol itself */
   const streamId = (venue: StreamVenue, symbol: string) => (venue === 'kraken' ? (replay.market(venue, symbol) ? symbol : undefined) : replay.market(venue, symbol)?.id);
-  const symbolOf = (venue: StreamVenue, id: string) => {
-    for (const symbol of prices.keys()) {
-      const [v, unified] = symbol.split(' ');
-      if (v === venue && streamId(venue, unified!)?.toUpperCase() === id.toUpperCase()) return unified!;
-    }
-    return null;
+  /** the unified symbol of a venue's market id, by the replay's index of ids: thousands of subscribed markets each interval */
+  const symbolOf = (venue: StreamVenue, id: string) => (replay.marketById(venue, id) ?? replay.marketById(venue, id.toUpperCase()))?.symbol ?? null;
+  /** the price a market streams: the one set, else (modelPrices) the replay's */
+  const priceOf = (venue: StreamVenue, symbol: string) => {
+    const set = prices.get(`${venue} ${symbol}`);
+    if (set || !options.modelPrices) return set;
+    const market = replay.market(venue, symbol);
+    return market ? num(replay.model.price(market, replay.model.now())) : undefined;
   };
   const every = (ws: WebSocket, send: () => void) => {
     const timer = setInterval(send, intervalMs);
@@ -104,7 +106,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         for (const stream of message.params as string[]) {
           const id = stream.split('@')[0]!.toUpperCase();
           const symbol = symbolOf('binance', id);
-          const price = symbol && prices.get(`binance ${symbol}`);
+          const price = symbol && priceOf('binance', symbol);
           if (!price) continue;
           ws.send(modes.binance === 'garbage' ? '{"e":"24hrMiniTicker","s":' : binanceTicker(id, price));
         }
@@ -123,7 +125,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         every(ws, () => {
           if (modes.okx === 'silent') return;
           const symbol = symbolOf('okx', arg.instId);
-          const price = symbol && prices.get(`okx ${symbol}`);
+          const price = symbol && priceOf('okx', symbol);
           if (!price) return;
           ws.send(modes.okx === 'garbage' ? '{"arg":{"channel":"tickers"' : okxTicker(arg, price));
         });
@@ -143,7 +145,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       every(ws, () => {
         if (modes.kraken === 'silent') return;
         for (const symbol of symbols) {
-          const price = prices.get(`kraken ${symbol}`);
+          const price = priceOf('kraken', symbol);
           if (!price) continue;
           ws.send(modes.kraken === 'garbage' ? '{"channel":"ticker","data":[' : krakenTicker(symbol, price));
         }
