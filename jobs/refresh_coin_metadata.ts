@@ -14,6 +14,6 @@ export const refreshCoinMetadata =
   async (_payload, helpers) => {
     if (config.METADATA_SOURCE !== 'coinpaprika') return;
     const result = await helpers.withPgClient((client) => runSource(queryOf(client), coinpaprikaSupplies(config.COINPAPRIKA_URL)));
-    const list = result.coinList ? `; coin list of ${result.coinList.coins}, ${result.coinList.renamed} coins renamed` : '';
+    const list = result.coinList ? `; coin list of ${result.coinList.coins}: ${result.coinList.adopted} coins named, ${result.coinList.renamed} renamed` : '';
     helpers.logger.info(`coinpaprika: ${result.tickers} tickers, supplies of ${result.updated} coins changed${list}`);
   };

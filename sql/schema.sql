@@ -5797,8 +5797,7 @@ function market.discover_venue_coins(p_exchange text, p_codes text[], p_at times
   |   from (
   |     select y.code, y.slug, row_number() over (partition by y.slug order by y.rank = 0, y.rank, y.code) as n
   |     from (
-  |       select d.code, d.rank, market.slug_of(case when left(d.external_id, length(d.entry_symbol) + 1) = lower(d.entry_symbol) || '-'
-  |         then substr(d.external_id, length(d.entry_symbol) + 2) else d.external_id end) as slug
+  |       select d.code, d.rank, market.entry_slug(d.external_id, d.entry_symbol) as slug
   |       from discovery d where d.external_id is not null and d.coin_id is null
   |     ) y
   |     where y.slug is not null
@@ -5870,6 +5869,11 @@ function market.ema_step(p_state numeric[], p_value numeric, p_period integer, p
   |   end if;
   |   return array[v_n, round((p_value - p_state[2]) * p_state[4] + p_state[2], 18), v_ready, p_state[4]];
   | end;
+
+function market.entry_slug(p_external_id text, p_symbol text) returns text language sql immutable
+  -- The slug of a coin named after a metadata list's entry: its id without the leading "<symbol>-" (xyz-some-name of XYZ -> some-name), made a slug (market.slug_of).
+  |   select market.slug_of(case when left(p_external_id, length(p_symbol) + 1) = lower(p_symbol) || '-'
+  |     then substr(p_external_id, length(p_symbol) + 2) else p_external_id end)
 
 function market.exchange_coin_ids(p_slug text) returns integer[] language plpgsql stable
   -- Ids of the coins the venue lists as base or quote of any of its markets (an empty array when none). Unknown slug: MD404.
@@ -7022,7 +7026,7 @@ function market.live_replay_covers(p_since bigint) returns boolean language sql 
   |   select p_since >= coalesce((select min(version) - 1 from market.live_price_changes), (select max(version) from market.live_prices), 0)
 
 function market.load_coin_metadata_list(p_source text, p_list jsonb, p_at timestamp with time zone) returns jsonb language plpgsql volatile
-  -- Stores the whole coin list of a metadata source (coinpaprika's GET /v1/coins: a JSON array of {id, symbol, name, rank (0 = unranked), is_active, type}) in market.coin_metadata_list, and notes when in the source's settings (coin_list_loaded_at). Refuses the whole list (SQLSTATE 22P02, nothing written) when it is not an array, empty, has an entry without a string id, symbol and name, or is shorter than half the list stored (cut short). A discovered coin (market.coins.discovered_by) linked to an entry by market.coin_source_ids takes its new name; its slug stays and the new name's slug becomes an alias (market.coin_slug_aliases) unless a coin has it. Returns {coins, written, removed, renamed, aliases}.
+  -- Stores the whole coin list of a metadata source (coinpaprika's GET /v1/coins: a JSON array of {id, symbol, name, rank (0 = unranked), is_active, type}) in market.coin_metadata_list, and notes when in the source's settings (coin_list_loaded_at). Refuses the whole list (SQLSTATE 22P02, nothing written) when it is not an array, empty, has an entry without a string id, symbol and name, or is shorter than half the list stored (cut short). A coin the venue named (discovered_by venue, no id at the source) whose symbol has an active entry no coin holds is adopted by the best-ranked one: linked, named and typed after it (discovered_by metadata), its slug kept and the entry's slug an alias. A discovered coin (market.coins.discovered_by) linked to an entry by market.coin_source_ids takes its new name; its slug stays and the new name's slug becomes an alias (market.coin_slug_aliases) unless a coin has it. Returns {coins, written, removed, adopted, renamed, aliases}.
   | declare
   |   v_given int;
   |   v_stored int;
@@ -7031,6 +7035,7 @@ function market.load_coin_metadata_list(p_source text, p_list jsonb, p_at timest
   |   v_removed int;
   |   v_renamed int;
   |   v_aliases int;
+  |   v_adopted int;
   | begin
   |   -- a rename and a discovery (market.discover_venue_coins) take turns
   |   perform pg_advisory_xact_lock(hashtext('market.discover_venue_coins'));
@@ -7077,6 +7082,33 @@ function market.load_coin_metadata_list(p_source text, p_list jsonb, p_at timest
   |     (excluded.symbol, excluded.name, excluded.rank, excluded.active, excluded.type);
   |   get diagnostics v_written = row_count;
   |
+  |   -- a coin the venue named while the list was missing (first start, an outage) takes the entry rule
+  |   -- (b) would have chosen, unless a coin holds that entry already (never two assets in one coin): it is
+  |   -- linked and named after the entry, keeps its slug, and the entry's slug becomes an alias
+  |   create temporary table adopted on commit drop as
+  |   select distinct on (e.external_id) c.id as coin_id, e.external_id, e.name, e.type,
+  |     market.entry_slug(e.external_id, e.symbol) as alias
+  |   from market.coins c
+  |   cross join lateral (
+  |     select l.* from market.coin_metadata_list l
+  |     where l.source = p_source and upper(l.symbol) = upper(c.symbol) and l.active
+  |     order by l.rank = 0, l.rank, l.external_id limit 1
+  |   ) e
+  |   where c.discovered_by = 'venue'
+  |     and not exists (select from market.coin_source_ids s where s.coin_id = c.id and s.source = p_source)
+  |     and not exists (select from market.coin_source_ids s where s.source = p_source and s.external_id = e.external_id)
+  |   order by e.external_id, c.id;
+  |   insert into market.coin_source_ids (coin_id, source, external_id)
+  |   select a.coin_id, p_source, a.external_id from adopted a;
+  |   get diagnostics v_adopted = row_count;
+  |   update market.coins c set name = coalesce(nullif(left(btrim(a.name), 200), ''), c.name), discovered_by = 'metadata',
+  |     type = case when a.type in ('coin', 'token') then a.type else c.type end
+  |   from adopted a where a.coin_id = c.id;
+  |   insert into market.coin_slug_aliases (slug, coin_id, created_at)
+  |   select a.alias, a.coin_id, p_at from adopted a
+  |   where a.alias is not null and not exists (select from market.coins c where c.slug = a.alias)
+  |   on conflict (slug) do nothing;
+  |
   |   -- a discovered coin follows its entry's renames (catalogue coins keep the catalogue's names); its
   |   -- slug stays, and the slug the new name would get becomes an alias unless some coin has it
   |   with changed as (
@@ -7097,9 +7129,10 @@ function market.load_coin_metadata_list(p_source text, p_list jsonb, p_at timest
   |
   |   update market.data_sources set settings = settings || jsonb_build_object('coin_list_loaded_at', p_at), updated_at = p_at
   |   where name = p_source;
-  |   if v_renamed > 0 then perform app.bump_data_version('market'); end if;
-  |   drop table given_list;
-  |   return jsonb_build_object('coins', v_given, 'written', v_written, 'removed', v_removed, 'renamed', v_renamed, 'aliases', v_aliases);
+  |   if v_renamed + v_adopted > 0 then perform app.bump_data_version('market'); end if;
+  |   drop table given_list, adopted;
+  |   return jsonb_build_object('coins', v_given, 'written', v_written, 'removed', v_removed, 'adopted', v_adopted,
+  |     'renamed', v_renamed, 'aliases', v_aliases);
   | end;
 
 function market.load_exchange_venues(p_venues jsonb) returns integer language plpgsql volatile

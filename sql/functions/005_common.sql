@@ -63,6 +63,15 @@ as $$
 $$;
 comment on function market.slug_of(text) is 'A slug made of any text: lowercased, every run of characters other than a-z and 0-9 one hyphen, no hyphen at either end, at most 120 characters; null when nothing is left ("Some Name" -> some-name, "1000SATS" -> 1000sats).';
 
+-- why: a coin named after a metadata list's entry (discovered, or adopted) gets one slug by one rule
+create or replace function market.entry_slug(p_external_id text, p_symbol text) returns text
+language sql immutable parallel safe
+as $$
+  select market.slug_of(case when left(p_external_id, length(p_symbol) + 1) = lower(p_symbol) || '-'
+    then substr(p_external_id, length(p_symbol) + 2) else p_external_id end)
+$$;
+comment on function market.entry_slug(text, text) is 'The slug of a coin named after a metadata list''s entry: its id without the leading "<symbol>-" (xyz-some-name of XYZ -> some-name), made a slug (market.slug_of).';
+
 -- why: a coin slug resolves in one place, with the error the endpoints document
 create or replace function market.coin_id(p_slug text) returns int
 language plpgsql stable

@@ -230,8 +230,7 @@ begin
   from (
     select y.code, y.slug, row_number() over (partition by y.slug order by y.rank = 0, y.rank, y.code) as n
     from (
-      select d.code, d.rank, market.slug_of(case when left(d.external_id, length(d.entry_symbol) + 1) = lower(d.entry_symbol) || '-'
-        then substr(d.external_id, length(d.entry_symbol) + 2) else d.external_id end) as slug
+      select d.code, d.rank, market.entry_slug(d.external_id, d.entry_symbol) as slug
       from discovery d where d.external_id is not null and d.coin_id is null
     ) y
     where y.slug is not null

@@ -27,8 +27,8 @@ export interface SupplyResult {
   tickers: number;
   /** coins whose supplies changed */
   updated: number;
-  /** the coin list, when it was due and loaded: entries, and discovered coins renamed */
-  coinList?: { coins: number; renamed: number };
+  /** the coin list, when it was due and loaded: entries, coins the venues named that it now names, coins renamed */
+  coinList?: { coins: number; adopted: number; renamed: number };
 }
 
 /**
@@ -88,15 +88,16 @@ export async function refreshCoinList(query: Query, baseUrl = COINPAPRIKA_URL, t
   );
   if (due?.due === false) return undefined;
   const { text } = await fetchCoinList(baseUrl, timeoutMs);
-  let loaded: { loaded: { coins: number; renamed: number } } | undefined;
+  let loaded: { loaded: NonNullable<SupplyResult['coinList']> } | undefined;
   try {
-    [loaded] = await query<{ loaded: { coins: number; renamed: number } }>('select market.load_coin_metadata_list($1, $2::text::jsonb) as loaded', [SOURCE_NAME, text]);
+    [loaded] = await query<{ loaded: NonNullable<SupplyResult['coinList']> }>('select market.load_coin_metadata_list($1, $2::text::jsonb) as loaded', [SOURCE_NAME, text]);
   } catch (error) {
     // refused by the database (cut short, an entry without a name): the run fails, nothing changed
     if ((error as { code?: string }).code === '22P02') throw new CoinPaprikaError(`${(error as Error).message}.`, 'coins');
     throw error;
   }
-  return { coins: loaded!.loaded.coins, renamed: loaded!.loaded.renamed };
+  const { coins, adopted, renamed } = loaded!.loaded;
+  return { coins, adopted, renamed };
 }
 
 /**

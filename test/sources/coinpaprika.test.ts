@@ -56,7 +56,7 @@ test.serial('a recorded response: supplies applied exactly, unknown ids ignored,
   reply = { status: 200, body: recorded };
   const result = await runSource(db.query, coinpaprikaSupplies(base));
   t.deepEqual(requests, ['/v1/tickers', '/v1/coins'], 'one request for all coins, and the coin list once a day');
-  t.deepEqual(result, { tickers: 8, updated: 4, coinList: { coins: 2, renamed: 0 } });
+  t.deepEqual(result, { tickers: 8, updated: 4, coinList: { coins: 2, adopted: 0, renamed: 0 } });
   const now = await supplies();
   t.deepEqual(now.bitcoin, ['19952731', '19952731', '21000000']);
   t.deepEqual(now.ethereum, ['120694318.25', '120694318.25', null], 'max_supply 0 is unknown: ether stays uncapped');

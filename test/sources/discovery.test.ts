@@ -106,7 +106,7 @@ test.serial('no coin list yet: (c) a coin named by the venue, for codes quoted i
 test.serial('with the coin list: (b) a coin named after its best-ranked active entry, linked to it so supplies apply', async (t) => {
   serve(LIST);
   await due();
-  t.deepEqual(await refreshCoinList(db.query, base), { coins: LIST.length, renamed: 0 });
+  t.deepEqual(await refreshCoinList(db.query, base), { coins: LIST.length, adopted: 0, renamed: 0 });
   t.is(await refreshCoinList(db.query, base), undefined, 'once a day');
   // a coin holding an entry's id under another symbol is that entry's coin
   await db.sql`with c as (insert into market.coins (slug, symbol, name, type, source) values ('wrapped-box-old', 'WBOX', 'Wrapped Box', 'token', 'catalogue') returning id)
@@ -195,7 +195,7 @@ test.serial('a renamed coin: a discovered coin takes the list\'s new name, keeps
     : entry.id === 'btx-bitcoin-x' ? { ...entry, name: 'Bitcoin' } : entry);
   serve(renamed);
   await due();
-  t.deepEqual(await refreshCoinList(db.query, base), { coins: LIST.length, renamed: 2 });
+  t.deepEqual(await refreshCoinList(db.query, base), { coins: LIST.length, adopted: 0, renamed: 2 });
   t.like(await coin('renamed-token'), { name: 'New Name', slug: 'renamed-token' });
   t.like(await coin('bitcoin'), { name: 'Bitcoin' }, 'a catalogue coin keeps the catalogue\'s name');
   t.like(await coin('bitcoin-x'), { name: 'Bitcoin' });
@@ -254,4 +254,26 @@ test.serial('a market list that lost more than half of a venue\'s markets is ref
   // half of them is a normal delisting
   await ingest('mexc', ['BTC/USDT', 'ABC/USDT', 'SHR/USDT', 'OVR/USDT']);
   t.is(await active(), 4);
+});
+
+test.serial('a coin the venue named while the list was missing takes the list\'s entry when one comes: linked and named, its slug kept, the entry\'s slug an alias', async (t) => {
+  t.like(await coin('abc-gate'), { name: 'ABC', discovered_by: 'venue' });
+  t.like(await coin('lat-gate'), { discovered_by: 'venue' });
+  serve([...LIST,
+    { id: 'abc-alphabet-coin', symbol: 'ABC', name: 'Alphabet Coin', rank: 600, is_active: true, type: 'coin' },
+    { id: 'abc-second-abc', symbol: 'ABC', name: 'Second ABC', rank: 0, is_active: true, type: 'token' },
+    // LAT: the best-ranked entry is already another coin's: lat-gate is left as it is
+    { id: 'lat-taken', symbol: 'LAT', name: 'Taken', rank: 10, is_active: true, type: 'token' }]);
+  await db.sql`with c as (insert into market.coins (slug, symbol, name, type, source) values ('taken-elsewhere', 'TKN', 'Taken', 'token', 'catalogue') returning id)
+    insert into market.coin_source_ids (coin_id, source, external_id) select id, 'coinpaprika', 'lat-taken' from c`;
+  await due();
+  t.like(await refreshCoinList(db.query, base), { adopted: 1 });
+  t.like(await coin('abc-gate'), { name: 'Alphabet Coin', type: 'coin', discovered_by: 'metadata', slug: 'abc-gate' });
+  t.deepEqual(await paprikaIds('abc-gate'), ['abc-alphabet-coin']);
+  t.like(await coin('lat-gate'), { name: 'LAT', discovered_by: 'venue' });
+  t.deepEqual(await paprikaIds('lat-gate'), []);
+  t.like((await api.get('/api/v1/coins/alphabet-coin', await api.key({ plan: 'pro' }))).body.data, { slug: 'abc-gate', name: 'Alphabet Coin' });
+  // the markets keep their coin
+  t.is(await coinOf('gate', 'ABC/USDT'), 'abc-gate');
+  t.is(await coinOf('mexc', 'ABC/USDT'), 'abc-gate');
 });
