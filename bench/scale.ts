@@ -1,7 +1,8 @@
 // The minute tick and the big lists at size (issue 45): the loopback replay of BENCH_VENUES_COINS
-// coins (default 300; 2 500 for the issue's size) on every venue it serves, and the service as
-// `make start` starts it on it (its own process, `node bin/main.ts`, MARKET_SOURCE=exchanges with the
-// replay's environment, the inline worker's cron running the minute tick). The tick's phases are read
+// coins (default 300; 2 500 for the issue's size) as `make venues-replay COINS=…` serves it (its own
+// process, dev/venues/serve.ts), and the service as `make start` starts it on it (its own process,
+// `node bin/main.ts`, with the environment the replay prints, BENCH_SCALE_ENV's settings added, e.g.
+// EXCHANGE_TIMEOUT_MS=60000; the inline worker's cron running the minute tick). The tick's phases are read
 // from the service's /metrics (mdapi_exchange_tick_phase_seconds, one observation per phase a run):
 // the first run (markets, catalogue, ten minutes of candles) and BENCH_SCALE_TICKS (3) minutes after
 // it, median and range. Then this process, the load generator, measures GET /coins?per_page=250 and
@@ -12,7 +13,7 @@
 // on while it measures, as they do for users. Embedded database, or a new database of the server
 // BENCH_DATABASE_URL (dropped afterwards). In `make bench` (BENCH_SCALE=off skips it) or alone:
 // node bench/scale.ts. BENCH_KEEP=1 keeps the service's log.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,8 +22,6 @@ import { createSql, type Sql } from '../src/db/client.ts';
 import { createKey } from '../src/keys.ts';
 import { TICK_PHASES } from '../src/sources/exchanges/index.ts';
 import { until } from '../dev/wait.ts';
-import { replayEnvironment, startOfflineReplay } from '../dev/venues/offline.ts';
-import { REPLAY_VENUES } from '../dev/venues/replay.ts';
 import { Managed, freePort, tail } from './chaos/processes.ts';
 import { fetchRaw, printColumns, quantile, rawGet, startCeiling } from './harness.ts';
 
@@ -38,7 +37,17 @@ export async function benchScale(): Promise<void> {
   const registry = new Set<Managed>();
   const started = Date.now();
   const say = (line: string) => process.stdout.write(`[scale ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
-  const { replay, scenario } = await startOfflineReplay({ coins });
+  const extraEnv = Object.fromEntries((process.env.BENCH_SCALE_ENV ?? '').split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+  const replay = new Managed('replay', ['dev/venues/serve.ts', '--port', String(await freePort()), '--coins', String(coins)], process.env, root, registry);
+  replay.start();
+  // what it serves (its first line) and the environment it prints for `make start`
+  const [served, replayEnv] = await until('the replay to print its environment', () => {
+    if (!replay.running) throw new Error(`the replay exited:\n${tail(replay.log)}`);
+    const lines = readFileSync(replay.log, 'utf8').split('\n');
+    const line = lines.find((one) => one.endsWith(' make start'));
+    return line ? [lines[0]!, Object.fromEntries(line.replace(/ make start$/, '').split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))] as const : null;
+  }, { timeoutMs: 300_000, everyMs: 500 });
+  say(served);
   const ceiling = await startCeiling();
   const admin = serverUrl ? createSql({ url: serverUrl, pooled: false, embedded: false }, { max: 1 }) : null;
   const database = `mdapi_bench_scale_${process.pid}`;
@@ -47,7 +56,7 @@ export async function benchScale(): Promise<void> {
     const port = await freePort();
     const api = `http://127.0.0.1:${port}`;
     const { DATABASE_URL: _url, DATABASE_POOLED: _pooled, ...inherited } = process.env;
-    const env: NodeJS.ProcessEnv = { ...inherited, ...replayEnvironment(replay), HOST: '127.0.0.1', PORT: String(port), DATA_DIR: join(root, 'data') };
+    const env: NodeJS.ProcessEnv = { ...inherited, ...replayEnv, ...extraEnv, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: join(root, 'data') };
     let dbUrl: string;
     if (admin) {
       await admin.unsafe(`create database ${database}`);
@@ -62,7 +71,7 @@ export async function benchScale(): Promise<void> {
     const service = new Managed('service', ['bin/main.ts'], env, root, registry);
     service.onUnexpectedExit = (code, signal) => say(`the service exited by itself (${signal ?? code}):\n${tail(service.log)}`);
     service.start();
-    say(`${scenario.coins.length} coins on ${REPLAY_VENUES.length} venues of the replay; the service starting as make start starts it (log: ${service.log})`);
+    say(`the service starting as make start starts it${Object.keys(extraEnv).length ? `, with ${JSON.stringify(extraEnv)}` : ''} (log: ${service.log})`);
     await until('the service to answer /healthz', async () => {
       if (!service.running) throw new Error(`the service exited:\n${tail(service.log)}`);
       return fetch(`${api}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((response) => response.status === 200, () => false);
@@ -90,16 +99,16 @@ export async function benchScale(): Promise<void> {
     }
 
     sql = createSql({ url: dbUrl, pooled: !admin, embedded: false }, { max: 1 });
-    const [size] = await sql<{ coins: number; priced: number; markets: number; venues: number; version: string }[]>`
+    const [size] = await sql<{ coins: number; priced: number; markets: number; venues: number; up: number; version: string }[]>`
       select (select count(*) from market.coins)::int as coins,
              (select count(*) from market.coin_state where price is not null)::int as priced,
              (select count(*) from market.venue_markets where active and instrument = 'spot')::int as markets,
              (select count(distinct exchange_id) from market.venue_markets where active)::int as venues,
+             (select count(*) from market.source_health h, jsonb_each_text(h.venues) v where h.name = 'exchanges' and v.value = 'up')::int as up,
              current_setting('server_version') as version`;
-    const listed = REPLAY_VENUES.reduce((sum, venue) => sum + (scenario.venues[venue]?.markets.length ?? 0), 0);
     const where = `${admin ? 'database server' : 'embedded database'} (PostgreSQL ${size!.version})`;
-    console.log(`\nthe minute tick as run, ${where}: the replay's ${scenario.coins.length} coins and ${listed} markets on ${REPLAY_VENUES.length} venues; ` +
-      `the service has ${size!.coins} coins, ${size!.priced} priced, ${size!.markets} active spot markets on ${size!.venues} venues\n`);
+    console.log(`\nthe minute tick as run, ${where}, on the ${served}\n` +
+      `the service has ${size!.coins} coins, ${size!.priced} priced, ${size!.markets} active spot markets on ${size!.venues} venues (${size!.up} up in the last tick)\n`);
     const steady = runs.slice(1);
     const row = (label: string, pick: (run: Record<string, number>) => number) => {
       const values = steady.map(pick);
@@ -170,7 +179,6 @@ export async function benchScale(): Promise<void> {
     await Promise.all([...registry].map((managed) => managed.kill('SIGTERM', 20_000)));
     await sql?.end({ timeout: 5 });
     ceiling.close();
-    await replay.close();
     if (admin) {
       await admin.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
       await admin.end({ timeout: 5 });
