@@ -15,7 +15,7 @@
 //   BENCH_LOG_LINE=off skips the cost of a request log line (measured first)
 //   BENCH_PROFILE=1: the API process runs with --cpu-prof; its busiest functions and packages are
 //   printed at the end (with BENCH_PHASES=steady, the profile is of warm answers)
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +25,7 @@ import { createSql, type Sql } from '../src/db/client.ts';
 import { createKey, createWidgetKey } from '../src/keys.ts';
 import { sleep, until } from '../dev/wait.ts';
 import { Managed, cleanUpOnSignal, freePort, tail } from './chaos/processes.ts';
-import { printColumns, quantile, rawGet } from './harness.ts';
+import { fetchRaw, printColumns, quantile, startCeiling, type RawAnswer } from './harness.ts';
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL || null;
 const TOPOLOGIES = (process.env.BENCH_TOPOLOGY ?? 'inline,separate').split(',').map((name) => name.trim()).filter((name) => name === 'inline' || name === 'separate') as Topology[];
@@ -67,11 +67,8 @@ const { DATABASE_URL: _url, DATABASE_POOLED: _pooled, ...inherited } = process.e
 const serviceEnv = { ...inherited, ...EXTRA_ENV };
 
 // The ceiling process, for every phase of every run.
-const bare = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', new URL('./as-run/bare.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
-const bareUrl = await new Promise<string>((resolve, reject) => {
-  bare.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
-  bare.once('exit', (code) => reject(new Error(`the bare Koa process exited (${code})`)));
-});
+const bare = await startCeiling();
+const bareUrl = bare.url;
 
 let admin: Sql | null = SERVER_URL ? createSql({ url: SERVER_URL, pooled: false, embedded: false }, { max: 1 }) : null;
 const databases: string[] = [];
@@ -79,7 +76,7 @@ let cleaning: Promise<void> | null = null;
 const cleanup = () =>
   (cleaning ??= (async () => {
     await Promise.all([...registry].map((managed) => managed.kill('SIGTERM', 20_000)));
-    bare.kill();
+    bare.close();
     if (admin) {
       for (const name of databases) await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
       await admin.end({ timeout: 2 }).catch(() => {});
@@ -98,23 +95,8 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
   return { rps: total / result.duration, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, statuses };
 }
 
-interface Answer {
-  headers: [string, string][];
-  body: Buffer;
-}
-
-/** The route's answer as a client gets it uncompressed: its headers and bytes, which the ceiling then serves. */
-async function fetchRaw(url: string, headers: Record<string, string>): Promise<Answer> {
-  const answer = await rawGet(url, { ...headers, 'accept-encoding': 'identity' });
-  const pairs = Object.entries(answer.headers).map(([name, value]): [string, string] => [name, Array.isArray(value) ? value.join(', ') : String(value)]);
-  return { headers: pairs, body: answer.body };
-}
-
 /** The ceiling answers the same bytes on the wire (BENCH_CEILING=body: the body and its type only, as this bench did first). */
-async function setCeiling(name: string, answer: Answer) {
-  const headers = CEILING_BODY_ONLY ? answer.headers.filter(([header]) => header === 'content-type') : answer.headers;
-  await fetch(`${bareUrl}/${name}`, { method: 'PUT', headers: { 'x-answer-headers': JSON.stringify(headers) }, body: new Uint8Array(answer.body) });
-}
+const setCeiling = (name: string, answer: RawAnswer) => bare.serve(name, answer, CEILING_BODY_ONLY);
 
 interface Target {
   label: string;

@@ -11,6 +11,7 @@ export interface Figures {
   max: number;
 }
 
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 
 /**
@@ -80,4 +81,36 @@ export function printColumns(header: string[], lines: string[][]) {
   console.log(format(header));
   console.log(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const line of lines) console.log(format(line));
+}
+
+/** A route's answer as a client gets it uncompressed: its headers and bytes, which a ceiling then serves. */
+export interface RawAnswer {
+  headers: [string, string][];
+  body: Buffer;
+}
+
+export async function fetchRaw(url: string, headers: Record<string, string>): Promise<RawAnswer> {
+  const answer = await rawGet(url, { ...headers, 'accept-encoding': 'identity' });
+  const pairs = Object.entries(answer.headers).map(([name, value]): [string, string] => [name, Array.isArray(value) ? value.join(', ') : String(value)]);
+  return { headers: pairs, body: answer.body };
+}
+
+/**
+ * The ceiling: a bare Koa process of its own (bench/as-run/bare.ts) answering GET /<name> with the
+ * answer last served under that name, headers and bytes (bodyOnly: the body and its type only).
+ */
+export async function startCeiling(): Promise<{ url: string; serve(name: string, answer: RawAnswer, bodyOnly?: boolean): Promise<void>; close(): void }> {
+  const bare = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', new URL('./as-run/bare.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    bare.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+    bare.once('exit', (code) => reject(new Error(`the bare Koa process exited (${code})`)));
+  });
+  return {
+    url,
+    async serve(name, answer, bodyOnly = false) {
+      const headers = bodyOnly ? answer.headers.filter(([header]) => header === 'content-type') : answer.headers;
+      await fetch(`${url}/${name}`, { method: 'PUT', headers: { 'x-answer-headers': JSON.stringify(headers) }, body: new Uint8Array(answer.body) });
+    },
+    close: () => void bare.kill(),
+  };
 }

@@ -6,7 +6,8 @@
 // venue gate (src/sources/exchanges/gate.ts).
 import type { Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
-import type { ExchangesSource } from '../src/sources/exchanges/index.ts';
+import type { Metrics } from '../src/metrics.ts';
+import type { ExchangesSource, ExchangesTickResult } from '../src/sources/exchanges/index.ts';
 import type { OkxLiquidations } from '../src/sources/exchanges/liquidations.ts';
 import { type Query, queryOf } from '../src/db/query.ts';
 import { runSource } from '../src/sources/source.ts';
@@ -34,7 +35,13 @@ export async function exchangeSources(config: Config): Promise<ExchangeSources> 
   return { market, liquidations: market.venueIds.includes('okx') ? new OkxLiquidations(okx, undefined, gate) : null };
 }
 
-export function exchangeTasks(config: Config): { fetch_exchanges: Task; fetch_okx_liquidations: Task } {
+/** The phases of a tick for its log line: `fetch 812 ms, bars 95 ms, …`. */
+export function phasesLine(phases: ExchangesTickResult['phases']): string {
+  return Object.entries(phases).map(([phase, ms]) => `${phase} ${Math.round(ms)} ms`).join(', ');
+}
+
+/** metrics: the process's registry, where each run's phases are observed (mdapi_exchange_tick_phase_seconds) */
+export function exchangeTasks(config: Config, metrics?: Metrics): { fetch_exchanges: Task; fetch_okx_liquidations: Task } {
   if (config.MARKET_SOURCE !== 'exchanges') return { fetch_exchanges: async () => {}, fetch_okx_liquidations: async () => {} };
   let sources: Promise<ExchangeSources> | null = null;
   const load = () => (sources ??= exchangeSources(config));
@@ -44,9 +51,11 @@ export function exchangeTasks(config: Config): { fetch_exchanges: Task; fetch_ok
       const { market } = await load();
       const result = await helpers.withPgClient((client) => runSource(queryOf(client), market, { signal: helpers.abortSignal }));
       const down = Object.entries(result.venues).filter(([, run]) => run.state !== 'up').map(([id, run]) => `${id} (${run.error ?? run.state})`);
+      metrics?.observeExchangeTick(result.phases);
       helpers.logger.info(
         `exchanges: ${result.requests} requests, ${result.candles} candles, ${result.bars} bars, ${result.excluded} left out, ` +
-          `${Date.now() - started} ms${down.length ? `; down: ${down.join(', ')}` : ''}`,
+          `${Date.now() - started} ms (${phasesLine(result.phases)})${down.length ? `; down: ${down.join(', ')}` : ''}`,
+        { phasesMs: result.phases },
       );
     },
     fetch_okx_liquidations: async (_payload, helpers) => {

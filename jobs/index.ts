@@ -2,6 +2,7 @@
 import type { Runner, TaskList } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import type { JobSchedule } from '../src/worker.ts';
+import type { Metrics } from '../src/metrics.ts';
 import { maintainTables } from './maintain_tables.ts';
 import { pruneCounters } from './prune_counters.ts';
 import { expireConsoleAccounts } from './expire_console_accounts.ts';
@@ -17,7 +18,7 @@ import { sendEmail } from './send_email.ts';
 import { deliverPush } from './deliver_push.ts';
 import { exchangeTasks } from './fetch_exchanges.ts';
 
-export function taskList(config: Config): TaskList {
+export function taskList(config: Config, metrics?: Metrics): TaskList {
   return {
     run_timescaledb_jobs: runTimescaledbJobs(config.TIMESCALEDB_JOB_RUNNER),
     prune_counters: pruneCounters,
@@ -26,7 +27,7 @@ export function taskList(config: Config): TaskList {
     simulate_market: simulateMarket(config.MARKET_SOURCE),
     simulate_exchanges: simulateExchanges(config.MARKET_SOURCE),
     simulate_liquidations: simulateLiquidations(config.MARKET_SOURCE),
-    ...exchangeTasks(config),
+    ...exchangeTasks(config, metrics),
     refresh_fx: refreshFx(config.FX_SOURCE, undefined, config.ECB_URL),
     refresh_coin_metadata: refreshCoinMetadata(config),
     refresh_sentiment: refreshSentiment,

@@ -7623,14 +7623,24 @@ function market.record_venue_stream(p_exchange text, p_error text, p_at timestam
   |   where s.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
   |   returning s.stream_backoff_until;
 
-function market.refresh_coin_state(p_now timestamp with time zone, p_full boolean) returns integer language plpgsql volatile
-  -- Recomputes market.coin_state as of p_now (market.write_coin_state: see there) and then evaluates alarms (app.evaluate_alarms) in the same transaction. Returns the number of coins written.
+function market.refresh_coin_state(p_now timestamp with time zone, p_full boolean) returns integer language sql volatile
+  -- Recomputes market.coin_state as of p_now (market.write_coin_state: see there) and then evaluates alarms (app.evaluate_alarms) in the same transaction: market.refresh_coin_state_timed without the times. Returns the number of coins written.
+  |   select coins from market.refresh_coin_state_timed(p_now, p_full);
+
+function market.refresh_coin_state_timed(p_now timestamp with time zone, p_full boolean, OUT coins integer, OUT coin_state_ms double precision, OUT alarms_ms double precision) returns record language plpgsql volatile
+  -- Recomputes market.coin_state as of p_now (market.write_coin_state: see there), then evaluates alarms (app.evaluate_alarms) in the same transaction and bumps the market data version. Returns the number of coins written and the milliseconds of each part: coin_state_ms (the coin state and the version bump), alarms_ms (the alarms' evaluation). market.refresh_coin_state is the same without the times.
   | declare
-  |   v_coins int := market.write_coin_state(p_now, p_full);
+  |   v_started timestamptz := clock_timestamp();
+  |   v_written timestamptz;
+  |   v_evaluated timestamptz;
   | begin
+  |   coins := market.write_coin_state(p_now, p_full);
+  |   v_written := clock_timestamp();
   |   perform app.evaluate_alarms();
+  |   v_evaluated := clock_timestamp();
   |   perform app.bump_data_version('market');
-  |   return v_coins;
+  |   coin_state_ms := extract(epoch from (v_written - v_started) + (clock_timestamp() - v_evaluated)) * 1000;
+  |   alarms_ms := extract(epoch from v_evaluated - v_written) * 1000;
   | end;
 
 function market.refresh_exchange_state(p_now timestamp with time zone, p_record boolean) returns integer language plpgsql volatile

@@ -18,6 +18,8 @@ export interface SnapshotRow {
 // Seconds; requests are mostly single queries, jobs run from milliseconds to a backfill's minutes.
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const JOB_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900];
+// a phase of the minute tick: milliseconds for a few coins, up to the minute itself at scale
+const TICK_PHASE_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 60];
 
 export class Metrics {
   readonly registry = new Registry();
@@ -107,6 +109,19 @@ export class Metrics {
     buckets: JOB_BUCKETS,
     registers: [this.registry],
   });
+
+  readonly exchangeTickPhase = new Histogram({
+    name: 'mdapi_exchange_tick_phase_seconds',
+    help: 'Time of each phase of the exchange source\'s minute tick (MARKET_SOURCE=exchanges) run by this process\'s worker: fetch, bars, index, aggregates, coin_state, alarms, venue_state (ExchangesTickResult.phases).',
+    labelNames: ['phase'] as const,
+    buckets: TICK_PHASE_BUCKETS,
+    registers: [this.registry],
+  });
+
+  /** One tick's phases, in milliseconds as the source returns them. */
+  observeExchangeTick(phases: Record<string, number>) {
+    for (const [phase, ms] of Object.entries(phases)) this.exchangeTickPhase.observe({ phase }, ms / 1000);
+  }
 
   readonly replicaHealthy = new Gauge({
     name: 'mdapi_read_replica_healthy',

@@ -19,7 +19,8 @@ export interface Worker {
 
 /** What the worker runs: the task list, the crontab and the jobs queued at start (jobs/index.ts). */
 export interface JobSchedule {
-  taskList(config: Config): TaskList;
+  /** metrics: the process's registry, for tasks that report more than their run (the minute tick's phases) */
+  taskList(config: Config, metrics?: Metrics): TaskList;
   crontab: string;
   onWorkerStart(runner: Pick<Runner, 'addJob'>, config: Config): Promise<void>;
 }
@@ -60,7 +61,7 @@ export async function startWorker(config: Config, schedule: JobSchedule, observa
       noHandleSignals: true,
       // running jobs are told to abort (helpers.abortSignal) this long into a graceful stop
       gracefulShutdownAbortTimeout: STOP_GRACE_MS,
-      taskList: schedule.taskList(config),
+      taskList: schedule.taskList(config, observability.metrics),
       crontab: schedule.crontab,
       logger: graphileLogger(logger),
       // Batched completion (even with no delay) handles a lost database by stopping the pool,

@@ -152,17 +152,35 @@ revoke execute on function market.write_coin_state(timestamptz, boolean) from pu
 -- why: every price source (the simulated tick, CSV import, any later source) refreshes through
 -- this one function, so evaluating alarms here, in the refresh's own transaction, is the single
 -- hook that sees every new price and commits or rolls back with it. plpgsql, not SQL, because an
--- SQL body is checked at creation and app.evaluate_alarms is defined in a later file.
-create or replace function market.refresh_coin_state(p_now timestamptz default now(), p_full boolean default false) returns int
+-- SQL body is checked at creation and app.evaluate_alarms is defined in a later file. The time of
+-- each part is returned (clock_timestamp, which moves within the transaction), so that the minute
+-- tick can report the alarms apart from the coin state without splitting the transaction.
+create or replace function market.refresh_coin_state_timed(
+  p_now timestamptz default now(), p_full boolean default false,
+  out coins int, out coin_state_ms double precision, out alarms_ms double precision)
 language plpgsql volatile
 as $$
 declare
-  v_coins int := market.write_coin_state(p_now, p_full);
+  v_started timestamptz := clock_timestamp();
+  v_written timestamptz;
+  v_evaluated timestamptz;
 begin
+  coins := market.write_coin_state(p_now, p_full);
+  v_written := clock_timestamp();
   perform app.evaluate_alarms();
+  v_evaluated := clock_timestamp();
   perform app.bump_data_version('market');
-  return v_coins;
+  coin_state_ms := extract(epoch from (v_written - v_started) + (clock_timestamp() - v_evaluated)) * 1000;
+  alarms_ms := extract(epoch from v_evaluated - v_written) * 1000;
 end;
 $$;
-comment on function market.refresh_coin_state(timestamptz, boolean) is 'Recomputes market.coin_state as of p_now (market.write_coin_state: see there) and then evaluates alarms (app.evaluate_alarms) in the same transaction. Returns the number of coins written.';
+comment on function market.refresh_coin_state_timed(timestamptz, boolean) is 'Recomputes market.coin_state as of p_now (market.write_coin_state: see there), then evaluates alarms (app.evaluate_alarms) in the same transaction and bumps the market data version. Returns the number of coins written and the milliseconds of each part: coin_state_ms (the coin state and the version bump), alarms_ms (the alarms'' evaluation). market.refresh_coin_state is the same without the times.';
+revoke execute on function market.refresh_coin_state_timed(timestamptz, boolean) from public;
+
+create or replace function market.refresh_coin_state(p_now timestamptz default now(), p_full boolean default false) returns int
+language sql volatile
+as $$
+  select coins from market.refresh_coin_state_timed(p_now, p_full);
+$$;
+comment on function market.refresh_coin_state(timestamptz, boolean) is 'Recomputes market.coin_state as of p_now (market.write_coin_state: see there) and then evaluates alarms (app.evaluate_alarms) in the same transaction: market.refresh_coin_state_timed without the times. Returns the number of coins written.';
 revoke execute on function market.refresh_coin_state(timestamptz, boolean) from public;

@@ -31,15 +31,29 @@ export async function withReservedQuery<T>(sql: postgres.Sql, work: (query: Quer
   }
 }
 
+/** A serialized Query: `timed(add)` queues on the same line and adds each statement's own running time (not its wait in line) to `add`. */
+export type SerializedQuery = Query & { timed(add: (ms: number) => void): Query };
+
 /**
  * A Query that runs one statement at a time in call order, for work that calls it from parallel
  * tasks (the venues of a run) over one connection: a connection answers one statement at a time.
  */
-export function serialized(query: Query): Query {
+export function serialized(query: Query): SerializedQuery {
   let tail: Promise<unknown> = Promise.resolve();
-  return <R extends object>(text: string, values?: unknown[]) => {
-    const result = tail.then(() => query<R>(text, values));
+  const enqueue = <R extends object>(text: string, values: unknown[] | undefined, add?: (ms: number) => void): Promise<R[]> => {
+    const result = tail.then(async () => {
+      const started = performance.now();
+      try {
+        return await query<R>(text, values);
+      } finally {
+        add?.(performance.now() - started);
+      }
+    });
     tail = result.catch(() => {});
     return result;
   };
+  const line = <R extends object>(text: string, values?: unknown[]) => enqueue<R>(text, values);
+  return Object.assign(line, {
+    timed: (add: (ms: number) => void): Query => <R extends object>(text: string, values?: unknown[]) => enqueue<R>(text, values, add),
+  });
 }

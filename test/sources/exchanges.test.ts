@@ -2,7 +2,10 @@
 // REST formats: ccxt reads them exactly as it reads the real venues. A virtual clock replays the
 // minutes of an hour ago, one run per minute, as the worker's cron does.
 import test from 'ava';
-import { ExchangesSource } from '../../src/sources/exchanges/index.ts';
+import type { JobHelpers } from 'graphile-worker';
+import { ExchangesSource, TICK_PHASES } from '../../src/sources/exchanges/index.ts';
+import { Metrics } from '../../src/metrics.ts';
+import { exchangeTasks } from '../../jobs/fetch_exchanges.ts';
 import { runSource } from '../../src/sources/source.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { withQuery } from '../helpers/query.ts';
@@ -241,4 +244,33 @@ test.serial('a delisting everywhere makes the coin delisted; a new listing makes
   t.like(await one`select status from market.coins where slug = 'chainlink'`, { status: 'active' });
   t.like(await one`select m.active, m.delisted_at from market.venue_markets m join market.exchanges e on e.id = m.exchange_id
     where e.slug = 'coinbase' and m.symbol = 'LINK/USD'`, { active: true, delisted_at: null });
+});
+
+test.serial('a tick times each of its phases, and the minute job logs them and observes them in the metrics', async (t) => {
+  const result = await tick();
+  t.deepEqual(Object.keys(result.phases), [...TICK_PHASES]);
+  for (const phase of TICK_PHASES) t.true(Number.isFinite(result.phases[phase]) && result.phases[phase] >= 0, `${phase}: ${result.phases[phase]}`);
+  // a minute with candles on every venue: each phase that writes them did work
+  for (const phase of ['fetch', 'bars', 'index', 'coin_state'] as const) t.true(result.phases[phase] > 0, `${phase}: ${result.phases[phase]}`);
+
+  // the minute job (fetch_exchanges) on one venue of the replay, as the worker runs it
+  const config = db.config({ MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance', EXCHANGE_URLS: `binance=${replay.baseUrl('binance')}`, EXCHANGE_BUDGET_MS: '3000' });
+  const metrics = new Metrics(config);
+  const lines: { message: string; meta?: Record<string, unknown> }[] = [];
+  const reserved = await db.sql.reserve();
+  const helpers = {
+    withPgClient: (work: (client: unknown) => Promise<unknown>) => work(reserved),
+    logger: { info: (message: string, meta?: Record<string, unknown>) => lines.push({ message, meta }) },
+    abortSignal: undefined,
+  } as unknown as JobHelpers;
+  try {
+    await exchangeTasks(config, metrics).fetch_exchanges({}, helpers);
+  } finally {
+    reserved.release();
+  }
+  t.is(lines.length, 1);
+  t.regex(lines[0]!.message, /fetch \d+ ms, bars \d+ ms, index \d+ ms, aggregates \d+ ms, coin_state \d+ ms, alarms \d+ ms, venue_state \d+ ms/);
+  t.deepEqual(Object.keys(lines[0]!.meta!.phasesMs as object), [...TICK_PHASES]);
+  const exposition = await metrics.registry.metrics();
+  for (const phase of TICK_PHASES) t.true(exposition.includes(`mdapi_exchange_tick_phase_seconds_count{phase="${phase}"} 1`), phase);
 });

@@ -3,11 +3,11 @@
 // newest closed 1-minute candles of each coin's best market there, written through
 // sql/functions/415_exchange_venues.sql; then the price index rebuilds the coin bars the new
 // candles touch (sql/functions/140_price_index.sql), and the bars flow on: aggregates, coin
-// state, alarms, venue state. Every request passes the venue gate (./gate.ts): a venue that fails
+// state, alarms, venue state, each phase timed (ExchangesTickResult.phases). Every request passes the venue gate (./gate.ts): a venue that fails
 // is backed off (market.venue_status) while the others go on; everything a venue sent arrives in
 // whole calls, so nothing is half-written.
 import type { Exchange, MarketInterface, Ticker } from 'ccxt';
-import { type Query, serialized } from '../../db/query.ts';
+import { type Query, type SerializedQuery, serialized } from '../../db/query.ts';
 import { completeCoinBarBackfills } from '../aggregates.ts';
 import type { Source } from '../source.ts';
 import { ensureCoinCatalogue } from '../catalogue/index.ts';
@@ -51,6 +51,10 @@ export interface VenueRun {
   error?: string;
 }
 
+/** The phases of a minute tick, in order: the names of `phases` and of the metric's label. */
+export const TICK_PHASES = ['fetch', 'bars', 'index', 'aggregates', 'coin_state', 'alarms', 'venue_state'] as const;
+export type TickPhase = (typeof TICK_PHASES)[number];
+
 export interface ExchangesTickResult {
   venues: Record<string, VenueRun>;
   requests: number;
@@ -58,6 +62,15 @@ export interface ExchangesTickResult {
   bars: number;
   excluded: number;
   coins: number;
+  /**
+   * Milliseconds per phase. fetch: the venues' part (catalogues, markets, tickers, candles, written
+   * as they come) but for bars: the candles' writes (market.ingest_venue_candles), which run on the
+   * one connection while other venues are still fetching; index: market.build_index_bars;
+   * aggregates: the aggregates over bars written into the past (completeCoinBarBackfills; the
+   * every-minute refresh is TimescaleDB's job); coin_state and alarms: the two parts of
+   * market.refresh_coin_state; venue_state: market.refresh_exchange_state. Together: the run.
+   */
+  phases: Record<TickPhase, number>;
 }
 
 export interface LiveVenue extends GatedVenue {
@@ -111,15 +124,26 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
 
   async run(connection: Query, { signal }: { signal?: AbortSignal } = {}): Promise<ExchangesTickResult> {
     const query = serialized(connection);
+    const phases = Object.fromEntries(TICK_PHASES.map((phase) => [phase, 0])) as Record<TickPhase, number>;
+    const timed = async <T>(phase: TickPhase, work: () => Promise<T>): Promise<T> => {
+      const started = performance.now();
+      try {
+        return await work();
+      } finally {
+        phases[phase] += performance.now() - started;
+      }
+    };
+    const fetchStarted = performance.now();
     await ensureCoinCatalogue(query);
     await ensureVenueCatalogue(query, this.#settings.venues, (id) => this.venue(id).exchange);
     const skipped = await venuesBackingOff(query, this.#settings.venues.map((id) => this.venue(id)), this.clock);
     const runs = await Promise.all(
       this.#settings.venues.map(async (id): Promise<[string, VenueRun]> => {
         if (skipped.has(id)) return [id, { state: 'skipped', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 }];
-        return [id, await this.#runVenue(query, this.venue(id), signal)];
+        return [id, await this.#runVenue(query, this.venue(id), signal, (ms) => (phases.bars += ms))];
       }),
     );
+    phases.fetch = performance.now() - fetchStarted - phases.bars;
     const venues = Object.fromEntries(runs);
     const window = runs
       .map(([, run]) => run as VenueRun & { first?: string; last?: string })
@@ -130,18 +154,21 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     if (window.length > 0) {
       const from = window.map((run) => run.first!).sort()[0]!;
       const to = window.map((run) => run.last!).sort().at(-1)!;
-      const [built] = await query(
-        `select bars, coins, excluded from market.build_index_bars($1::timestamptz, $2::timestamptz + interval '1 minute')`,
-        [from, to],
+      const [built] = await timed('index', () =>
+        query(`select bars, coins, excluded from market.build_index_bars($1::timestamptz, $2::timestamptz + interval '1 minute')`, [from, to]),
       );
       bars = Number(built?.bars ?? 0);
       excluded = Number(built?.excluded ?? 0);
-      const { calls } = await completeCoinBarBackfills(query);
+      const { calls } = await timed('aggregates', () => completeCoinBarBackfills(query));
       full = calls > 0;
     }
-    const [state] = await query('select market.refresh_coin_state(now(), $1::boolean) as coins', [full]);
-    await query('select market.refresh_exchange_state(now())');
+    // one statement, one transaction (alarms commit with the prices they saw): the function times its two parts
+    const [state] = await query('select coins, coin_state_ms, alarms_ms from market.refresh_coin_state_timed(now(), $1::boolean)', [full]);
+    phases.coin_state = Number(state?.coin_state_ms ?? 0);
+    phases.alarms = Number(state?.alarms_ms ?? 0);
+    await timed('venue_state', () => query('select market.refresh_exchange_state(now())'));
     return {
+      phases,
       venues,
       requests: runs.reduce((sum, [, run]) => sum + run.requests, 0),
       candles: runs.reduce((sum, [, run]) => sum + run.candles, 0),
@@ -155,7 +182,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     return Object.fromEntries(Object.entries(result.venues).map(([id, run]) => [id, run.state === 'up' ? 'up' : 'down']));
   }
 
-  async #runVenue(query: Query, venue: LiveVenue, signal?: AbortSignal): Promise<VenueRun & { first?: string; last?: string }> {
+  async #runVenue(query: SerializedQuery, venue: LiveVenue, signal: AbortSignal | undefined, addBars: (ms: number) => void): Promise<VenueRun & { first?: string; last?: string }> {
     const run: VenueRun & { first?: string; last?: string } = { state: 'up', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 };
     return runOnVenue(query, venue, run, async () => {
       run.markets = await ensureVenueMarkets(query, venue, this.#settings.marketsEveryMs);
@@ -165,7 +192,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
         JSON.stringify(tickers.map(tickerRow)),
       ]);
       run.tickers = Number(written?.n ?? 0);
-      await this.#fetchCandles(query, venue, run, signal);
+      await this.#fetchCandles(query, query.timed(addBars), venue, run, signal);
     });
   }
 
@@ -174,7 +201,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
    * coverage first, for as long as the venue's budget lasts: a venue with a tight rate limit
    * covers its markets over several runs, each request bringing every minute since the last.
    */
-  async #fetchCandles(query: Query, venue: LiveVenue, run: VenueRun & { first?: string; last?: string }, signal?: AbortSignal) {
+  async #fetchCandles(query: Query, writeBars: Query, venue: LiveVenue, run: VenueRun & { first?: string; last?: string }, signal?: AbortSignal) {
     const deadline = Date.now() + (this.#settings.budgetMs ?? 40_000);
     const due = await query(
       `select symbol, (extract(epoch from candles_until) * 1000)::bigint as until
@@ -184,7 +211,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     let batch: (string | number)[][] = [];
     const flush = async () => {
       if (batch.length === 0) return;
-      const [written] = await query('select * from market.ingest_venue_candles($1, $2::text::jsonb)', [venue.id, JSON.stringify(batch)]);
+      const [written] = await writeBars('select * from market.ingest_venue_candles($1, $2::text::jsonb)', [venue.id, JSON.stringify(batch)]);
       batch = [];
       run.candles += Number(written?.candles ?? 0);
       const first = written?.first_time ? new Date(written.first_time as string).toISOString() : undefined;

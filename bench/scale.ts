@@ -1,0 +1,194 @@
+// The minute tick and the big lists at size (issue 45): the loopback replay of BENCH_VENUES_COINS
+// coins (default 300; 2 500 for the issue's size) as `make venues-replay COINS=…` serves it (its own
+// process, dev/venues/serve.ts), and the service as `make start` starts it on it (its own process,
+// `node bin/main.ts`, with the environment the replay prints, BENCH_SCALE_ENV's settings added, e.g.
+// EXCHANGE_TIMEOUT_MS=60000; the inline worker's cron running the minute tick). The tick's phases are read
+// from the service's /metrics (mdapi_exchange_tick_phase_seconds, one observation per phase a run):
+// the first run (markets, catalogue, ten minutes of candles) and BENCH_SCALE_TICKS (3) minutes after
+// it, median and range. Then this process, the load generator, measures GET /coins?per_page=250 and
+// GET /prices with 100 slugs, one request at a time: cold (the first request after the market's data
+// version moved, as a refresh moves it) and warm (the median of five after it), in
+// BENCH_SCALE_ROUNDS (10) rounds, each beside the same bytes from a bare Koa process (the ceiling,
+// bench/as-run/bare.ts), in alternating order; ratios per round, median and middle half. The ticks go
+// on while it measures, as they do for users. Embedded database, or a new database of the server
+// BENCH_DATABASE_URL (dropped afterwards). In `make bench` (BENCH_SCALE=off skips it) or alone:
+// node bench/scale.ts. BENCH_KEEP=1 keeps the service's log.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { embeddedUrl } from '../src/config.ts';
+import { createSql, type Sql } from '../src/db/client.ts';
+import { createKey } from '../src/keys.ts';
+import { TICK_PHASES } from '../src/sources/exchanges/index.ts';
+import { until } from '../dev/wait.ts';
+import { Managed, freePort, tail } from './chaos/processes.ts';
+import { fetchRaw, printColumns, quantile, rawGet, startCeiling } from './harness.ts';
+
+const WARM_REQUESTS = 5;
+const TICK_TIMEOUT_MS = 5 * 60_000;
+
+export async function benchScale(): Promise<void> {
+  const coins = Number(process.env.BENCH_VENUES_COINS ?? 300);
+  const ticks = Number(process.env.BENCH_SCALE_TICKS ?? 3);
+  const rounds = Number(process.env.BENCH_SCALE_ROUNDS ?? 10);
+  const serverUrl = process.env.BENCH_DATABASE_URL || null;
+  const root = mkdtempSync(join(tmpdir(), 'mdapi-bench-scale-'));
+  const registry = new Set<Managed>();
+  const started = Date.now();
+  const say = (line: string) => process.stdout.write(`[scale ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+  const extraEnv = Object.fromEntries((process.env.BENCH_SCALE_ENV ?? '').split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+  const replay = new Managed('replay', ['dev/venues/serve.ts', '--port', String(await freePort()), '--coins', String(coins)], process.env, root, registry);
+  replay.start();
+  // what it serves (its first line) and the environment it prints for `make start`
+  const [served, replayEnv] = await until('the replay to print its environment', () => {
+    if (!replay.running) throw new Error(`the replay exited:\n${tail(replay.log)}`);
+    const lines = readFileSync(replay.log, 'utf8').split('\n');
+    const line = lines.find((one) => one.endsWith(' make start'));
+    return line ? [lines[0]!, Object.fromEntries(line.replace(/ make start$/, '').split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))] as const : null;
+  }, { timeoutMs: 300_000, everyMs: 500 });
+  say(served);
+  const ceiling = await startCeiling();
+  const admin = serverUrl ? createSql({ url: serverUrl, pooled: false, embedded: false }, { max: 1 }) : null;
+  const database = `mdapi_bench_scale_${process.pid}`;
+  let sql: Sql | null = null;
+  try {
+    const port = await freePort();
+    const api = `http://127.0.0.1:${port}`;
+    const { DATABASE_URL: _url, DATABASE_POOLED: _pooled, ...inherited } = process.env;
+    const env: NodeJS.ProcessEnv = { ...inherited, ...replayEnv, ...extraEnv, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: join(root, 'data') };
+    let dbUrl: string;
+    if (admin) {
+      await admin.unsafe(`create database ${database}`);
+      const url = new URL(serverUrl!);
+      url.pathname = `/${database}`;
+      env.DATABASE_URL = dbUrl = url.toString();
+    } else {
+      const dbPort = await freePort();
+      env.EMBEDDED_DB_PORT = String(dbPort);
+      dbUrl = embeddedUrl(dbPort);
+    }
+    const service = new Managed('service', ['bin/main.ts'], env, root, registry);
+    service.onUnexpectedExit = (code, signal) => say(`the service exited by itself (${signal ?? code}):\n${tail(service.log)}`);
+    service.start();
+    say(`the service starting as make start starts it${Object.keys(extraEnv).length ? `, with ${JSON.stringify(extraEnv)}` : ''} (log: ${service.log})`);
+    await until('the service to answer /healthz', async () => {
+      if (!service.running) throw new Error(`the service exited:\n${tail(service.log)}`);
+      return fetch(`${api}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((response) => response.status === 200, () => false);
+    }, { timeoutMs: 300_000, everyMs: 500 });
+
+    // the tick's phases, one scrape of /metrics after each run (their sums and counts move together)
+    const scrape = async () => {
+      const text = await (await fetch(`${api}/metrics`)).text();
+      const figures = new Map<string, number>();
+      for (const match of text.matchAll(/^mdapi_exchange_tick_phase_seconds_(sum|count)\{phase="(\w+)"\} (\S+)$/gm)) figures.set(`${match[1]} ${match[2]}`, Number(match[3]));
+      return { count: figures.get('count fetch') ?? 0, sums: Object.fromEntries(TICK_PHASES.map((phase) => [phase, figures.get(`sum ${phase}`) ?? 0])) };
+    };
+    const runs: Record<string, number>[] = [];
+    let last = await scrape();
+    while (runs.length < 1 + ticks) {
+      const before = last;
+      last = await until(`tick ${runs.length + 1} of ${1 + ticks}`, async () => {
+        if (!service.running) throw new Error(`the service exited:\n${tail(service.log)}`);
+        const now = await scrape();
+        return now.count > before.count ? now : null;
+      }, { timeoutMs: TICK_TIMEOUT_MS, everyMs: 2_000 });
+      const runsSeen = last.count - before.count;
+      for (let i = 0; i < runsSeen; i++) runs.push(Object.fromEntries(TICK_PHASES.map((phase) => [phase, ((last.sums[phase]! - before.sums[phase]!) * 1000) / runsSeen])));
+      say(`tick ${runs.length}: ${TICK_PHASES.map((phase) => `${phase} ${runs.at(-1)![phase]!.toFixed(0)} ms`).join(', ')}`);
+    }
+
+    sql = createSql({ url: dbUrl, pooled: !admin, embedded: false }, { max: 1 });
+    const [size] = await sql<{ coins: number; priced: number; markets: number; venues: number; up: number; version: string }[]>`
+      select (select count(*) from market.coins)::int as coins,
+             (select count(*) from market.coin_state where price is not null)::int as priced,
+             (select count(*) from market.venue_markets where active and instrument = 'spot')::int as markets,
+             (select count(distinct exchange_id) from market.venue_markets where active)::int as venues,
+             (select count(*) from market.source_health h, jsonb_each_text(h.venues) v where h.name = 'exchanges' and v.value = 'up')::int as up,
+             current_setting('server_version') as version`;
+    const where = `${admin ? 'database server' : 'embedded database'} (PostgreSQL ${size!.version})`;
+    console.log(`\nthe minute tick as run, ${where}, on the ${served}\n` +
+      `the service has ${size!.coins} coins, ${size!.priced} priced, ${size!.markets} active spot markets on ${size!.venues} venues (${size!.up} up in the last tick)\n`);
+    const steady = runs.slice(1);
+    const row = (label: string, pick: (run: Record<string, number>) => number) => {
+      const values = steady.map(pick);
+      return [label, pick(runs[0]!).toFixed(0), quantile(values, 0.5).toFixed(0), `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)}`];
+    };
+    const total = (run: Record<string, number>) => TICK_PHASES.reduce((sum, phase) => sum + run[phase]!, 0);
+    printColumns(['phase', 'first run ms', `median of ${steady.length} ms`, 'range ms'], [...TICK_PHASES.map((phase) => row(phase, (run) => run[phase]!)), row('the whole tick', total)]);
+
+    // the lists, cold and warm, against the same bytes from the ceiling
+    await sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap)
+              values ('bench', 100, 1000000000, 1000000000, 250) on conflict (name) do nothing`;
+    const { key } = await createKey(sql, { plan: 'bench' as never, owner: 'bench-scale', scope: 'data-api' });
+    const slugs = (await sql<{ slug: string }[]>`
+      select c.slug from market.coins c join market.coin_state s on s.coin_id = c.id
+      where s.price is not null order by s.rank nulls last, c.id limit 100`).map((coin) => coin.slug);
+    const headers = { authorization: `Bearer ${key}`, 'accept-encoding': 'identity' };
+    const targets = [
+      { label: 'GET /coins?per_page=250', path: '/api/v1/coins?per_page=250' },
+      { label: `GET /prices?slugs=<${slugs.length}>`, path: `/api/v1/prices?slugs=${slugs.join(',')}` },
+    ];
+    const timed = async (url: string, withKey: boolean) => {
+      const begun = performance.now();
+      const answer = await rawGet(url, withKey ? headers : { 'accept-encoding': 'identity' });
+      if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.body.toString().slice(0, 200)}`);
+      return performance.now() - begun;
+    };
+    const median = async (count: number, call: () => Promise<number>) => {
+      const values: number[] = [];
+      for (let i = 0; i < count; i++) values.push(await call());
+      return quantile(values, 0.5);
+    };
+    const rows: string[][] = [];
+    for (const [index, target] of targets.entries()) {
+      const url = `${api}${target.path}`;
+      const answer = await fetchRaw(url, headers);
+      const name = `scale${index}`;
+      await ceiling.serve(name, answer);
+      const figures: { cold: number; warm: number; bare: number }[] = [];
+      for (let round = 0; round < rounds; round++) {
+        const bare = () => median(WARM_REQUESTS, () => timed(`${ceiling.url}/${name}`, false));
+        const route = async () => {
+          // a data change, as the tick's refresh makes: the cached bodies of the market's routes retire
+          await sql!`select app.bump_data_version('market')`;
+          const cold = await timed(url, true);
+          return { cold, warm: await median(WARM_REQUESTS, () => timed(url, true)) };
+        };
+        if (round % 2 === 0) {
+          const measured = await route();
+          figures.push({ ...measured, bare: await bare() });
+        } else {
+          const reference = await bare();
+          figures.push({ ...(await route()), bare: reference });
+        }
+      }
+      const spread = (values: number[], digits: number) => `${quantile(values, 0.5).toFixed(digits)} (${quantile(values, 0.25).toFixed(digits)}–${quantile(values, 0.75).toFixed(digits)})`;
+      rows.push([
+        target.label, String(answer.body.length), String(rounds),
+        spread(figures.map((one) => one.cold), 1), spread(figures.map((one) => one.warm), 1), spread(figures.map((one) => one.bare), 1),
+        spread(figures.map((one) => one.cold / one.bare), 1), spread(figures.map((one) => one.warm / one.bare), 2),
+      ]);
+      say(`measured ${target.label}`);
+    }
+    console.log(`\nthe lists at that size, ${where}, one request at a time from this process (a fresh connection each), ${rounds} rounds; ` +
+      `cold: the first request after the market's data version moved; warm: the median of ${WARM_REQUESTS} after it; ` +
+      `bare: the same bytes from a bare Koa process in the same round; median (middle half) of the rounds:\n`);
+    printColumns(['route', 'bytes', 'rounds', 'cold ms', 'warm ms', 'bare ms', 'cold / bare', 'warm / bare'], rows);
+  } finally {
+    await Promise.all([...registry].map((managed) => managed.kill('SIGTERM', 20_000)));
+    await sql?.end({ timeout: 5 });
+    ceiling.close();
+    if (admin) {
+      await admin.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
+      await admin.end({ timeout: 5 });
+    }
+    if (process.env.BENCH_KEEP === '1') say(`kept ${root}`);
+    else rmSync(root, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await benchScale();
+  process.exit(0);
+}
