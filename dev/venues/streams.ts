@@ -29,6 +29,19 @@
 //   {"id", "status": "ok", "subbed", "ts"}, then {"ch": "market.btcusdt.detail", "ts", "tick": {"id", "low",
 //   "high", "open", "close", "vol", "amount", "version", "count"}}; the venue sends {"ping": ts} and
 //   expects {"pong": ts}, closing a connection that leaves two pings unanswered.
+// - coinbase advanced trade (https://docs.cdp.coinbase.com/advanced-trade/docs/ws-channels#ticker-batch-channel),
+//   at the host's root: {"type": "subscribe", "product_ids": ["BTC-USD"], "channel": "ticker_batch"} answered
+//   {"channel": "subscriptions", "events": [{"subscriptions": {"ticker_batch": [ids]}}]}, then {"channel":
+//   "ticker_batch", "client_id": "", "timestamp", "sequence_num", "events": [{"type": "update", "tickers":
+//   [{"type": "ticker", "product_id", "price", "volume_24_h", "low_24_h", "high_24_h", "low_52_w", "high_52_w",
+//   "price_percent_chg_24_h", "best_bid", "best_bid_quantity", "best_ask", "best_ask_quantity"}]}]};
+// - bybit v5 public spot (https://bybit-exchange.github.io/docs/v5/websocket/public/ticker), at /v5/public/spot:
+//   {"op": "subscribe", "args": ["tickers.BTCUSDT"], "req_id"} answered {"success": true, "ret_msg": "subscribe",
+//   "conn_id", "req_id", "op": "subscribe"}, then {"topic": "tickers.BTCUSDT", "ts", "type": "snapshot", "cs",
+//   "data": {"symbol", "lastPrice", "highPrice24h", "lowPrice24h", "prevPrice24h", "volume24h", "turnover24h",
+//   "price24hPcnt", "usdIndexPrice"}} (spot tickers are always snapshots); {"op": "ping"} answered
+//   {"success": true, "ret_msg": "pong", "op": "ping"}.
+// KuCoin is not here yet: its stream needs the REST token handshake (POST /api/v1/bullet-public) first.
 // MEXC is not here: ccxt pro 4.5.84 refuses watchTickers for spot markets (NotSupported) and its spot
 // watchTicker reads the protobuf book ticker, bid and ask without a last price, so no stream of it
 // gives the holder a price (the holder reads MEXC through REST alone).
@@ -40,7 +53,7 @@ import { gzipSync } from 'node:zlib';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { VenueReplay } from './replay.ts';
 
-export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx'] as const;
+export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit'] as const;
 export type StreamVenue = (typeof STREAM_VENUES)[number];
 export type StreamMode = 'normal' | 'garbage' | 'silent';
 
@@ -78,6 +91,8 @@ interface StreamFormat {
 }
 
 const seconds = () => Math.floor(Date.now() / 1000);
+let sequenceNumber = 0;
+const sequence = () => sequenceNumber++;
 const gzipJson = (value: unknown) => gzipSync(JSON.stringify(value));
 
 /** okx's and bitget's protocol: "ping" answered "pong"; {"op": "subscribe", "args"} acknowledged per arg of the channel */
@@ -182,6 +197,51 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
         `"vol":60000000,"amount":1000,"version":311869842864,"count":1000}}`),
     garbage: gzipSync('{"ch":"market.'),
     ping: () => gzipJson({ ping: Date.now() }),
+  },
+  coinbase: {
+    path: '/coinbase',
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      if (message.type !== 'subscribe' || message.channel !== 'ticker_batch') return;
+      for (const id of message.product_ids as string[]) subscribe(id);
+      ws.send(JSON.stringify({
+        channel: 'subscriptions', client_id: '', timestamp: new Date().toISOString(), sequence_num: sequence(),
+        events: [{ subscriptions: { ticker_batch: message.product_ids } }],
+      }));
+    },
+    ticker: (id, price) => JSON.stringify({
+      channel: 'ticker_batch', client_id: '', timestamp: new Date().toISOString(), sequence_num: sequence(),
+      events: [{
+        type: 'update',
+        tickers: [{
+          type: 'ticker', product_id: id, price, volume_24_h: '1000', low_24_h: price, high_24_h: price, low_52_w: price, high_52_w: price,
+          price_percent_chg_24_h: '0', best_bid: price, best_bid_quantity: '1', best_ask: price, best_ask_quantity: '1',
+        }],
+      }],
+    }),
+    garbage: '{"channel":"ticker_batch","events":[{',
+  },
+  bybit: {
+    path: '/bybit/v5/public/spot',
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      const answer = { success: true, conn_id: 'cejreassvfrsfvb9v1a0-2m', req_id: message.req_id };
+      if (message.op === 'ping') return ws.send(JSON.stringify({ ...answer, ret_msg: 'pong', op: 'ping' }));
+      if (message.op !== 'subscribe') return;
+      for (const topic of message.args as string[]) {
+        const id = /^tickers\.(.+)$/.exec(topic)?.[1];
+        if (id) subscribe(id);
+      }
+      ws.send(JSON.stringify({ ...answer, ret_msg: 'subscribe', op: 'subscribe' }));
+    },
+    ticker: (id, price) => JSON.stringify({
+      topic: `tickers.${id}`, ts: Date.now(), type: 'snapshot', cs: sequence(),
+      data: {
+        symbol: id, lastPrice: price, highPrice24h: price, lowPrice24h: price, prevPrice24h: price, volume24h: '1000', turnover24h: '60000000',
+        price24hPcnt: '0', usdIndexPrice: price,
+      },
+    }),
+    garbage: '{"topic":"tickers.","data":{',
   },
 };
 

@@ -6,8 +6,10 @@ import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
 import { serveVenueStreams, type StreamVenue, type VenueStreams } from '../../dev/venues/streams.ts';
 import type { TestDatabase } from './database.ts';
 
-const MARKET_ID: Record<StreamVenue, string> = { binance: 'BTCUSDT', okx: 'BTC-USDT', kraken: 'XBTUSDT', gate: 'BTC_USDT', bitget: 'BTCUSDT', htx: 'btcusdt' };
-const NAME: Record<StreamVenue, string> = { binance: 'Binance', okx: 'OKX', kraken: 'Kraken', gate: 'Gate', bitget: 'Bitget', htx: 'HTX' };
+const MARKET_ID: Record<StreamVenue, string> = {
+  binance: 'BTCUSDT', okx: 'BTC-USDT', kraken: 'XBTUSDT', gate: 'BTC_USDT', bitget: 'BTCUSDT', htx: 'btcusdt', coinbase: 'BTC-USDT', bybit: 'BTCUSDT',
+};
+const NAME: Record<StreamVenue, string> = { binance: 'Binance', okx: 'OKX', kraken: 'Kraken', gate: 'Gate', bitget: 'Bitget', htx: 'HTX', coinbase: 'Coinbase', bybit: 'Bybit' };
 
 /**
  * `prices`: each venue's first BTC/USDT price (the venues served, in order); `intervalMs`: how often
