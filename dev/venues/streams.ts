@@ -41,7 +41,12 @@
 //   "data": {"symbol", "lastPrice", "highPrice24h", "lowPrice24h", "prevPrice24h", "volume24h", "turnover24h",
 //   "price24hPcnt", "usdIndexPrice"}} (spot tickers are always snapshots); {"op": "ping"} answered
 //   {"success": true, "ret_msg": "pong", "op": "ping"}.
-// KuCoin is not here yet: its stream needs the REST token handshake (POST /api/v1/bullet-public) first.
+// - kucoin spot (https://www.kucoin.com/docs-new/websocket-api/spot-trading/public-channels/ticker): the REST
+//   handshake POST /api/v1/bullet-public (dev/venues/replay.ts) names the endpoint, which greets a connection with
+//   {"id", "type": "welcome"}; {"id", "type": "subscribe", "topic": "/market/ticker:BTC-USDT,ETH-USDT", "response":
+//   true} answered {"id", "type": "ack"}, then {"type": "message", "topic": "/market/ticker:BTC-USDT", "subject":
+//   "trade.ticker", "data": {"sequence", "price", "size", "bestAsk", "bestAskSize", "bestBid", "bestBidSize", "Time"}};
+//   {"id", "type": "ping"} answered {"id", "type": "pong", "timestamp"}.
 // MEXC is not here: ccxt pro 4.5.84 refuses watchTickers for spot markets (NotSupported) and its spot
 // watchTicker reads the protobuf book ticker, bid and ask without a last price, so no stream of it
 // gives the holder a price (the holder reads MEXC through REST alone).
@@ -53,7 +58,7 @@ import { gzipSync } from 'node:zlib';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { VenueReplay } from './replay.ts';
 
-export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit'] as const;
+export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin'] as const;
 export type StreamVenue = (typeof STREAM_VENUES)[number];
 export type StreamMode = 'normal' | 'garbage' | 'silent';
 
@@ -86,6 +91,8 @@ interface StreamFormat {
   ticker(id: string, price: string): string | Buffer;
   /** a message that does not parse */
   garbage: string | Buffer;
+  /** what the venue sends a new connection first (kucoin's welcome) */
+  greeting?: () => string;
   /** what the venue sends on its own every `pingMs` (htx's ping); two left unanswered close the connection */
   ping?: () => Buffer | string;
 }
@@ -243,6 +250,24 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
     }),
     garbage: '{"topic":"tickers.","data":{',
   },
+  kucoin: {
+    path: '/kucoin/ws-api-spot',
+    greeting: () => JSON.stringify({ id: 'replay-connection', type: 'welcome' }),
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      if (message.type === 'ping') return ws.send(JSON.stringify({ id: message.id, type: 'pong', timestamp: Date.now() * 1000 }));
+      if (message.type !== 'subscribe') return;
+      const [channel, ids] = String(message.topic).split(':');
+      if (channel !== '/market/ticker' || !ids) return ws.send(JSON.stringify({ id: message.id, type: 'error', code: 404, data: `topic ${message.topic} is not found` }));
+      for (const id of ids.split(',')) subscribe(id);
+      if (message.response) ws.send(JSON.stringify({ id: message.id, type: 'ack' }));
+    },
+    ticker: (id, price) => JSON.stringify({
+      type: 'message', topic: `/market/ticker:${id}`, subject: 'trade.ticker',
+      data: { sequence: String(sequence()), price, size: '0.01', bestAsk: price, bestAskSize: '1', bestBid: price, bestBidSize: '1', Time: Date.now() },
+    }),
+    garbage: '{"type":"message","topic":"/market/ticker:',
+  },
 };
 
 /** pingMs: how often a venue that pings its clients (htx) does (htx itself: every 5 s) */
@@ -304,6 +329,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         ws.send(modes[venue] === 'garbage' ? format.garbage : format.ticker(streamId(venue, symbol)!, price));
       }
     });
+    if (format.greeting) ws.send(format.greeting());
     const ping = format.ping;
     if (ping) {
       every(ws, pingMs, () => {

@@ -7,9 +7,9 @@ import { serveVenueStreams, type StreamVenue, type VenueStreams } from '../../de
 import type { TestDatabase } from './database.ts';
 
 const MARKET_ID: Record<StreamVenue, string> = {
-  binance: 'BTCUSDT', okx: 'BTC-USDT', kraken: 'XBTUSDT', gate: 'BTC_USDT', bitget: 'BTCUSDT', htx: 'btcusdt', coinbase: 'BTC-USDT', bybit: 'BTCUSDT',
+  binance: 'BTCUSDT', okx: 'BTC-USDT', kraken: 'XBTUSDT', gate: 'BTC_USDT', bitget: 'BTCUSDT', htx: 'btcusdt', coinbase: 'BTC-USDT', bybit: 'BTCUSDT', kucoin: 'BTC-USDT',
 };
-const NAME: Record<StreamVenue, string> = { binance: 'Binance', okx: 'OKX', kraken: 'Kraken', gate: 'Gate', bitget: 'Bitget', htx: 'HTX', coinbase: 'Coinbase', bybit: 'Bybit' };
+const NAME: Record<StreamVenue, string> = { binance: 'Binance', okx: 'OKX', kraken: 'Kraken', gate: 'Gate', bitget: 'Bitget', htx: 'HTX', coinbase: 'Coinbase', bybit: 'Bybit', kucoin: 'KuCoin' };
 
 /**
  * `prices`: each venue's first BTC/USDT price (the venues served, in order); `intervalMs`: how often

@@ -1,7 +1,7 @@
 // Tickers in a burst (issue 43): a venue writes several markets' tickers in one socket write, as
 // the venues do; ccxt resolves one waiting watchTickers call per message and only caches the rest,
 // so the holder reads the exchange's ticker cache after each wake-up. Each replayed stream venue
-// (dev/venues/streams.ts: binance, okx, kraken, gate, bitget, htx, coinbase, bybit) sends bursts of four markets; every price must reach
+// (dev/venues/streams.ts: binance, okx, kraken, gate, bitget, htx, coinbase, bybit, kucoin) sends bursts of four markets; every price must reach
 // market.live_venue_prices.
 import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -11,7 +11,7 @@ import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { sleep, until } from '../../dev/wait.ts';
 
 const MARKETS = ['BTC/USDT', 'ETH/USDT', 'SOL/USDT', 'ETH/BTC'];
-const VENUES: StreamVenue[] = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit'];
+const VENUES: StreamVenue[] = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin'];
 
 let [db, replay, streams, holder] = [null, null, null, null] as unknown as [TestDatabase, VenueReplay, VenueStreams, StreamHolder];
 
@@ -35,7 +35,7 @@ test.before(async () => {
   for (const symbol of MARKETS) {
     const [base, quote] = symbol.split('/') as [string, string];
     await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
-      select e.id, ${symbol}, case when e.slug in ('okx', 'coinbase') then ${`${base}-${quote}`} when e.slug = 'gate' then ${`${base}_${quote}`} when e.slug = 'htx' then ${(base + quote).toLowerCase()} else ${base + quote} end, ${base}, ${quote},
+      select e.id, ${symbol}, case when e.slug in ('okx', 'coinbase', 'kucoin') then ${`${base}-${quote}`} when e.slug = 'gate' then ${`${base}_${quote}`} when e.slug = 'htx' then ${(base + quote).toLowerCase()} else ${base + quote} end, ${base}, ${quote},
         (select id from market.coins where symbol = ${base}), (select id from market.coins where symbol = ${quote})
       from market.exchanges e where e.slug = any(${VENUES})`;
   }
