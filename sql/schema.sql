@@ -994,6 +994,7 @@ table market.exchanges
   logo text
   source text not null
   created_at timestamp with time zone not null default now()
+  verified boolean not null default true  -- false: a real venue read through a ccxt id whose formats were never verified on the loopback replay of its documented REST and stream formats (named in EXCHANGES beyond the ten supported venues; read through REST alone, as ccxt reads it); true: a supported venue, or a venue of the demo market or an import.
   constraint exchanges_logo_check CHECK ((logo ~ '^https?://'::text))
   constraint exchanges_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200)))
   constraint exchanges_pkey PRIMARY KEY (id)
@@ -2117,7 +2118,7 @@ function api.dca_prices(p_slug text, p_interval text, p_start date, p_end date) 
   | end;
 
 function api.exchange_detail(p_slug text) returns json language sql stable
-  -- The venue with this slug as JSON: id, slug, name, type (cex, dex or null: derived from taxonomy), status, rank (null: unranked), volume_24h (USD), volume_dominance (percent), change_24h / change_7d (percent change of the 24h volume), change_rank_24h / change_rank_7d (places gained), pairs, assets, tickers, established, location, website, logo, taxonomy, last_updated. Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}.
+  -- The venue with this slug as JSON: id, slug, name, type (cex, dex or null: derived from taxonomy), status, rank (null: unranked), volume_24h (USD), volume_dominance (percent), change_24h / change_7d (percent change of the 24h volume), change_rank_24h / change_rank_7d (places gained), pairs, assets, tickers, established, location, website, logo, taxonomy, verified (false: read through a ccxt id beyond the supported venues, market.exchanges.verified), last_updated. Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}.
   |   select json_build_object(
   |     'id', e.id, 'slug', e.slug, 'name', e.name, 'type', e.type, 'status', e.status, 'rank', s.rank,
   |     'volume_24h', coalesce(s.volume_24h, 0)::double precision, 'volume_dominance', s.volume_dominance,
@@ -2125,7 +2126,7 @@ function api.exchange_detail(p_slug text) returns json language sql stable
   |     'change_rank_24h', s.change_rank_24h, 'change_rank_7d', s.change_rank_7d,
   |     'pairs', coalesce(s.pairs, 0), 'assets', coalesce(s.assets, 0), 'tickers', coalesce(s.tickers, 0),
   |     'established', market.iso_date(e.established), 'location', e.location, 'website', e.website, 'logo', market.logo_url('exchanges', e.slug, e.logo),
-  |     'taxonomy', to_json(e.taxonomy), 'last_updated', market.iso_time(s.last_updated))
+  |     'taxonomy', to_json(e.taxonomy), 'verified', e.verified, 'last_updated', market.iso_time(s.last_updated))
   |   from market.exchanges e
   |   left join market.exchange_state s on s.exchange_id = e.id
   |   where e.id = market.exchange_id(p_slug)
@@ -4814,7 +4815,7 @@ function app.settle_outbox_message(p_channel text, p_message_id text, p_status t
   | end;
 
 function app.status_report(p_migration_files text[], p_heartbeat_fresh interval) returns jsonb language sql stable
-  -- The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. The overall state is the worst component state.
+  -- The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down (the exchanges source also lists its unverified venues, market.exchanges.verified); FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. The overall state is the worst component state.
   |   with ready as (
   |     select * from app.readiness(p_migration_files, p_heartbeat_fresh)
   |   ),
@@ -4877,7 +4878,11 @@ function app.status_report(p_migration_files text[], p_heartbeat_fresh interval)
   |         when m.status = 'failing' or m.lag_seconds > 300 or m.venues_down > 0 then 'degraded'
   |         else 'operational' end,
   |       'figures', jsonb_build_object('kind', m.kind, 'demo', m.demo, 'status', m.status, 'newest_data_age_seconds', m.lag_seconds,
-  |         'last_success_at', m.last_success_at, 'venues_up', m.venues_up, 'venues_down', m.venues_down))
+  |         'last_success_at', m.last_success_at, 'venues_up', m.venues_up, 'venues_down', m.venues_down)
+  |         -- the venues read through a ccxt id never verified on the replay
+  |         || case when m.name = 'exchanges' then jsonb_build_object('unverified_venues', (
+  |           select coalesce(jsonb_agg(e.slug order by e.slug), '[]') from market.exchanges e
+  |           where e.source = 'exchanges' and e.status = 'active' and not e.verified)) else '{}' end)
   |     from market_sources m
   |     union all
   |     select 4, jsonb_build_object('id', 'fx', 'name', 'FX rates',
@@ -7136,21 +7141,22 @@ function market.load_coin_metadata_list(p_source text, p_list jsonb, p_at timest
   | end;
 
 function market.load_exchange_venues(p_venues jsonb) returns integer language plpgsql volatile
-  -- Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.
+  -- Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo, verified: false for a ccxt id beyond the supported venues, default true) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.
   | declare
   |   v_count int;
   | begin
   |   create temporary table venue_rows on commit drop as
   |   select x.* from jsonb_to_recordset(p_venues) as x (
-  |     slug text, name text, taxonomy text[], established date, location text, website text, logo text);
+  |     slug text, name text, taxonomy text[], established date, location text, website text, logo text, verified boolean);
   |
-  |   insert into market.exchanges as e (slug, name, taxonomy, status, established, location, website, logo, source)
+  |   insert into market.exchanges as e (slug, name, taxonomy, status, established, location, website, logo, source, verified)
   |   select v.slug, v.name, coalesce(v.taxonomy, '{centralized,custodial,spot}'), 'active', v.established, v.location,
-  |     v.website, v.logo, 'exchanges'
+  |     v.website, v.logo, 'exchanges', coalesce(v.verified, true)
   |   from venue_rows v
   |   on conflict (slug) do update set
   |     name = excluded.name, taxonomy = excluded.taxonomy, status = 'active', established = excluded.established,
-  |     location = excluded.location, website = excluded.website, logo = coalesce(excluded.logo, e.logo), source = 'exchanges';
+  |     location = excluded.location, website = excluded.website, logo = coalesce(excluded.logo, e.logo), source = 'exchanges',
+  |     verified = excluded.verified;
   |   get diagnostics v_count = row_count;
   |
   |   -- a venue the demo simulated before is real from now on: its made-up markets go

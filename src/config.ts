@@ -90,7 +90,7 @@ const marketData = {
   MARKET_SOURCE: z.enum(['simulated', 'exchanges', 'none']).default('simulated')
     .meta(doc('`simulated`: the demo market; `exchanges`: real venues through ccxt; `none`: no built-in source (import your own history).')),
   EXCHANGES: z.string().regex(/^[a-z0-9, ]*$/, 'comma-separated ccxt ids such as binance,okx').optional()
-    .meta(doc('Venues read with `MARKET_SOURCE=exchanges` (ccxt ids, comma-separated).', 'all six: `binance,coinbase,kraken,okx,bybit,kucoin`')),
+    .meta(doc('Venues read with `MARKET_SOURCE=exchanges` (ccxt ids, comma-separated): the ten supported, or any other ccxt id with public tickers and one-minute candles (labelled unverified, read through REST alone).', 'all six: `binance,coinbase,kraken,okx,bybit,kucoin`')),
   EXCHANGE_URLS: z.string().optional()
     .meta(doc('`venue=url,…`: a base URL standing in for a venue\'s hosts (a mirror, proxy, testnet, the replay of `make venues-replay`); scheme and host of every API URL are replaced, paths kept.')),
   EXCHANGE_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(10_000).meta(doc('A venue request fails after this long.')),

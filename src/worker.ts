@@ -2,6 +2,7 @@
 // worker pool beats in app.worker_heartbeats; each beat also frees the locks of dead pools, so a
 // worker killed mid-job holds its queue for about three beats, not graphile-worker's 4 hours.
 import { startStreamHolder } from './sources/stream/index.ts';
+import { parseExchangeUrls, parseExchanges } from './sources/exchanges/venues.ts';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
@@ -30,6 +31,11 @@ const STOP_GRACE_MS = 3_000;
 const MAX_RESTART_DELAY_MS = 30_000;
 
 export async function startWorker(config: Config, schedule: JobSchedule, observability: { logger?: Logger; metrics?: Metrics } = {}): Promise<Worker> {
+  // a venue the source cannot read is refused at start, saying what it lacks, not by every minute's job
+  if (config.MARKET_SOURCE === 'exchanges') {
+    parseExchanges(config.EXCHANGES);
+    parseExchangeUrls(config.EXCHANGE_URLS);
+  }
   const logger = observability.logger ?? createLogger(config);
   // graphile-worker locks jobs and queues in the name of its pool, created inside run().
   const poolIds = new Set<string>();

@@ -796,6 +796,13 @@ export async function startVenueReplay(scenario: ReplayScenario, options: { port
       const rows = model.range(market, timeframe, { from: startAt ? startAt * 1000 : undefined, to: endAt ? endAt * 1000 - 1 : undefined, limit: 1500, anchor: 'to' });
       return ok(rows.reverse().map((c) => [String(c.t / 1000), num(c.o), num(c.c), num(c.h), num(c.l), num(c.v), num(c.q)]));
     }
+    if (path === '/api/v1/bullet-public') {
+      // the token handshake (POST) of its public WebSocket stream: the endpoint is the replay's own (dev/venues/streams.ts)
+      return ok({
+        token: 'replay-public-token',
+        instanceServers: [{ endpoint: `${url.replace(/^http/, 'ws')}/kucoin/ws-api-spot/`, encrypt: false, protocol: 'websocket', pingInterval: 18000, pingTimeout: 10000 }],
+      });
+    }
     return { code: '404000', msg: 'replay: unknown endpoint' };
   }
 

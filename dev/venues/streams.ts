@@ -1,5 +1,5 @@
 // The venues' public ticker streams in their documented formats, served beside a loopback replay's
-// REST answers (dev/venues/replay.ts) on the same port, as ccxt pro speaks to them:
+// REST answers (dev/venues/replay.ts) on the same port, as ccxt pro (4.5.84) speaks to them:
 // - binance spot (https://developers.binance.com/docs/binance-spot-api-docs/web-socket-streams):
 //   {"method": "SUBSCRIBE", "params": ["btcusdt@miniTicker"], "id"} answered {"result": null, "id"},
 //   then 24hrMiniTicker events {"e": "24hrMiniTicker", "E", "s", "c", "o", "h", "l", "v", "q"};
@@ -11,15 +11,55 @@
 //   {"method": "subscribe", "params": {"channel": "ticker", "symbol": ["BTC/USD"]}, "req_id"} answered
 //   {"method": "subscribe", "result": {"channel": "ticker", "symbol"}, "success": true}, then
 //   {"channel": "ticker", "type": "update", "data": [{"symbol", "bid", "bid_qty", "ask", "ask_qty", "last", "volume", "vwap", "low", "high", "change", "change_pct"}]};
-//   {"method": "ping"} answered {"method": "pong"}.
+//   {"method": "ping"} answered {"method": "pong"};
+// - gate spot v4 (https://www.gate.com/docs/developers/apiv4/ws/en/#tickers-channel), at /ws/v4/:
+//   {"time", "id", "channel": "spot.tickers", "event": "subscribe", "payload": ["BTC_USDT"]} answered
+//   {"time", "time_ms", "id", "channel", "event": "subscribe", "payload", "result": {"status": "success"}}, then
+//   {"time", "time_ms", "channel": "spot.tickers", "event": "update", "result": {"currency_pair", "last",
+//   "lowest_ask", "highest_bid", "change_percentage", "base_volume", "quote_volume", "high_24h", "low_24h"}};
+//   {"channel": "spot.ping"} answered {"channel": "spot.pong"};
+// - bitget v2 public (https://www.bitget.com/api-doc/spot/websocket/public/Tickers-Channel), at /v2/ws/public:
+//   {"op": "subscribe", "args": [{"instType": "SPOT", "channel": "ticker", "instId": "BTCUSDT"}]} answered
+//   {"event": "subscribe", "arg"} per market, then {"action": "snapshot", "arg", "data": [{"instId", "lastPr",
+//   "open24h", "high24h", "low24h", "change24h", "bidPr", "askPr", "bidSz", "askSz", "baseVolume",
+//   "quoteVolume", "openUtc", "changeUtc24h", "ts"}], "ts"}; "ping" answered "pong";
+// - htx spot (https://www.htx.com/en-us/opend/newApiPages/?id=7ec53561-7773-11ed-9966-0242ac110003), at /ws:
+//   every frame the venue sends is gzip-compressed binary; {"sub": "market.btcusdt.detail", "id"} (ccxt's
+//   watchTicker, one market per subscription: ccxt has no watchTickers for htx) answered
+//   {"id", "status": "ok", "subbed", "ts"}, then {"ch": "market.btcusdt.detail", "ts", "tick": {"id", "low",
+//   "high", "open", "close", "vol", "amount", "version", "count"}}; the venue sends {"ping": ts} and
+//   expects {"pong": ts}, closing a connection that leaves two pings unanswered.
+// - coinbase advanced trade (https://docs.cdp.coinbase.com/advanced-trade/docs/ws-channels#ticker-batch-channel),
+//   at the host's root: {"type": "subscribe", "product_ids": ["BTC-USD"], "channel": "ticker_batch"} answered
+//   {"channel": "subscriptions", "events": [{"subscriptions": {"ticker_batch": [ids]}}]}, then {"channel":
+//   "ticker_batch", "client_id": "", "timestamp", "sequence_num", "events": [{"type": "update", "tickers":
+//   [{"type": "ticker", "product_id", "price", "volume_24_h", "low_24_h", "high_24_h", "low_52_w", "high_52_w",
+//   "price_percent_chg_24_h", "best_bid", "best_bid_quantity", "best_ask", "best_ask_quantity"}]}]};
+// - bybit v5 public spot (https://bybit-exchange.github.io/docs/v5/websocket/public/ticker), at /v5/public/spot:
+//   {"op": "subscribe", "args": ["tickers.BTCUSDT"], "req_id"} answered {"success": true, "ret_msg": "subscribe",
+//   "conn_id", "req_id", "op": "subscribe"}, then {"topic": "tickers.BTCUSDT", "ts", "type": "snapshot", "cs",
+//   "data": {"symbol", "lastPrice", "highPrice24h", "lowPrice24h", "prevPrice24h", "volume24h", "turnover24h",
+//   "price24hPcnt", "usdIndexPrice"}} (spot tickers are always snapshots); {"op": "ping"} answered
+//   {"success": true, "ret_msg": "pong", "op": "ping"}.
+// - kucoin spot (https://www.kucoin.com/docs-new/websocket-api/spot-trading/public-channels/ticker): the REST
+//   handshake POST /api/v1/bullet-public (dev/venues/replay.ts) names the endpoint, which greets a connection with
+//   {"id", "type": "welcome"}; {"id", "type": "subscribe", "topic": "/market/ticker:BTC-USDT,ETH-USDT", "response":
+//   true} answered {"id", "type": "ack"}, then {"type": "message", "topic": "/market/ticker:BTC-USDT", "subject":
+//   "trade.ticker", "data": {"sequence", "price", "size", "bestAsk", "bestAskSize", "bestBid", "bestBidSize", "Time"}};
+//   {"id", "type": "ping"} answered {"id", "type": "pong", "timestamp"}.
+// MEXC is not here: ccxt pro 4.5.84 refuses watchTickers for spot markets (NotSupported) and its spot
+// watchTicker reads the protobuf book ticker, bid and ask without a last price, so no stream of it
+// gives the holder a price (the holder reads MEXC through REST alone).
 // Each venue sends its set price for every subscribed market every `intervalMs`; a test sets the
 // price, sends garbage, goes silent, cuts every connection, sends a burst (one ticker message per
 // market, all in one socket write, as a venue's frames arrive together) or makes the stream
 // endpoint unreachable (its WebSocket upgrade answered 404, as behind a proxy that blocks them).
+import { gzipSync } from 'node:zlib';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { num, type VenueReplay } from './replay.ts';
 
-export type StreamVenue = 'binance' | 'okx' | 'kraken';
+export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin'] as const;
+export type StreamVenue = (typeof STREAM_VENUES)[number];
 export type StreamMode = 'normal' | 'garbage' | 'silent';
 
 export interface VenueStreams {
@@ -37,26 +77,223 @@ export interface VenueStreams {
   connections(venue: StreamVenue): number;
   /** upgrade requests so far, per venue, refused ones included */
   attempts(venue: StreamVenue): number;
+  /** answers to the venue's own pings so far (htx pings its clients) */
+  pongs(venue: StreamVenue): number;
   close(): void;
 }
 
+/** One venue's stream: where it is served, how it names a market, what it answers and what it sends. */
+interface StreamFormat {
+  path: string;
+  /** a client's message; `subscribe` records a market (by the stream's name of it) for the connection */
+  onMessage(ws: WebSocket, text: string, subscribe: (id: string) => void, pong: () => void): void;
+  /** the venue's ticker message of a market (by the stream's name of it) */
+  ticker(id: string, price: string): string | Buffer;
+  /** a message that does not parse */
+  garbage: string | Buffer;
+  /** what the venue sends a new connection first (kucoin's welcome) */
+  greeting?: () => string;
+  /** what the venue sends on its own every `pingMs` (htx's ping); two left unanswered close the connection */
+  ping?: () => Buffer | string;
+}
+
+const seconds = () => Math.floor(Date.now() / 1000);
+let sequenceNumber = 0;
+const sequence = () => sequenceNumber++;
+const gzipJson = (value: unknown) => gzipSync(JSON.stringify(value));
+
+/** okx's and bitget's protocol: "ping" answered "pong"; {"op": "subscribe", "args"} acknowledged per arg of the channel */
+const opSubscribe = (channel: string, ack: Record<string, string> = {}): StreamFormat['onMessage'] => (ws, text, subscribe) => {
+  if (text === 'ping') return ws.send('pong');
+  const message = JSON.parse(text);
+  if (message.op !== 'subscribe') return;
+  for (const arg of message.args as { channel: string; instId: string }[]) {
+    if (arg.channel !== channel) continue;
+    subscribe(arg.instId);
+    ws.send(JSON.stringify({ event: 'subscribe', arg, ...ack }));
+  }
+};
+
+const FORMATS: Record<StreamVenue, StreamFormat> = {
+  binance: {
+    path: '/binance/ws',
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      if (message.method !== 'SUBSCRIBE') return;
+      for (const stream of message.params as string[]) subscribe(stream.split('@')[0]!);
+      ws.send(JSON.stringify({ result: null, id: message.id }));
+    },
+    ticker: (id, price) => JSON.stringify({ e: '24hrMiniTicker', E: Date.now(), s: id.toUpperCase(), c: price, o: price, h: price, l: price, v: '1000', q: '60000000' }),
+    garbage: '{"e":"24hrMiniTicker","s":',
+  },
+  okx: {
+    path: '/okx/ws/v5/public',
+    onMessage: opSubscribe('tickers', { connId: 'a4d3ae55' }),
+    ticker: (instId, price) => JSON.stringify({
+      arg: { channel: 'tickers', instId },
+      data: [{
+        instType: 'SPOT', instId, last: price, lastSz: '0.1', askPx: price, askSz: '1', bidPx: price, bidSz: '1',
+        open24h: price, high24h: price, low24h: price, volCcy24h: '60000000', vol24h: '1000', ts: String(Date.now()), sodUtc0: price, sodUtc8: price,
+      }],
+    }),
+    garbage: '{"arg":{"channel":"tickers"',
+  },
+  kraken: {
+    path: '/kraken/v2',
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      if (message.method === 'ping') return ws.send(JSON.stringify({ method: 'pong', req_id: message.req_id }));
+      if (message.method !== 'subscribe' || message.params?.channel !== 'ticker') return;
+      for (const symbol of message.params.symbol as string[]) {
+        subscribe(symbol);
+        ws.send(JSON.stringify({ method: 'subscribe', req_id: message.req_id, result: { channel: 'ticker', symbol, snapshot: true }, success: true }));
+      }
+    },
+    // kraken sends numbers: the decimal string goes into the JSON text as the number it is
+    ticker: (symbol, price) =>
+      `{"channel":"ticker","type":"update","data":[{"symbol":${JSON.stringify(symbol)},"bid":${price},"bid_qty":1,"ask":${price},"ask_qty":1,` +
+      `"last":${price},"volume":1000,"vwap":${price},"low":${price},"high":${price},"change":0,"change_pct":0}]}`,
+    garbage: '{"channel":"ticker","data":[',
+  },
+  gate: {
+    path: '/gate/ws/v4',
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      const answer = { time: seconds(), time_ms: Date.now(), id: message.id, channel: message.channel };
+      if (message.channel === 'spot.ping') return ws.send(JSON.stringify({ ...answer, channel: 'spot.pong', event: '', result: null }));
+      if (message.channel !== 'spot.tickers' || message.event !== 'subscribe') return;
+      for (const pair of message.payload as string[]) subscribe(pair);
+      ws.send(JSON.stringify({ ...answer, event: 'subscribe', payload: message.payload, result: { status: 'success' } }));
+    },
+    ticker: (pair, price) => JSON.stringify({
+      time: seconds(), time_ms: Date.now(), channel: 'spot.tickers', event: 'update',
+      result: { currency_pair: pair, last: price, lowest_ask: price, highest_bid: price, change_percentage: '0', base_volume: '1000', quote_volume: '60000000', high_24h: price, low_24h: price },
+    }),
+    garbage: '{"channel":"spot.tickers","event":"update","result":{',
+  },
+  bitget: {
+    path: '/bitget/v2/ws/public',
+    onMessage: opSubscribe('ticker'),
+    ticker: (instId, price) => {
+      const ts = Date.now();
+      return JSON.stringify({
+        action: 'snapshot', arg: { instType: 'SPOT', channel: 'ticker', instId },
+        data: [{
+          instId, lastPr: price, open24h: price, high24h: price, low24h: price, change24h: '0', bidPr: price, askPr: price, bidSz: '1', askSz: '1',
+          baseVolume: '1000', quoteVolume: '60000000', openUtc: price, changeUtc24h: '0', ts: String(ts),
+        }],
+        ts,
+      });
+    },
+    garbage: '{"action":"snapshot","arg":{',
+  },
+  htx: {
+    path: '/htx/ws',
+    onMessage(ws, text, subscribe, pong) {
+      const message = JSON.parse(text);
+      if (message.pong !== undefined) return pong();
+      if (typeof message.sub !== 'string') return;
+      const id = /^market\.([a-z0-9]+)\.detail$/.exec(message.sub)?.[1];
+      if (!id) return ws.send(gzipJson({ id: message.id, status: 'error', 'err-code': 'bad-request', 'err-msg': `invalid topic ${message.sub}`, ts: Date.now() }));
+      subscribe(id);
+      ws.send(gzipJson({ id: message.id, status: 'ok', subbed: message.sub, ts: Date.now() }));
+    },
+    // htx sends numbers: the decimal string goes into the JSON text as the number it is
+    ticker: (id, price) =>
+      gzipSync(`{"ch":"market.${id}.detail","ts":${Date.now()},"tick":{"id":311869842864,"low":${price},"high":${price},"open":${price},"close":${price},` +
+        `"vol":60000000,"amount":1000,"version":311869842864,"count":1000}}`),
+    garbage: gzipSync('{"ch":"market.'),
+    ping: () => gzipJson({ ping: Date.now() }),
+  },
+  coinbase: {
+    path: '/coinbase',
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      if (message.type !== 'subscribe' || message.channel !== 'ticker_batch') return;
+      for (const id of message.product_ids as string[]) subscribe(id);
+      ws.send(JSON.stringify({
+        channel: 'subscriptions', client_id: '', timestamp: new Date().toISOString(), sequence_num: sequence(),
+        events: [{ subscriptions: { ticker_batch: message.product_ids } }],
+      }));
+    },
+    ticker: (id, price) => JSON.stringify({
+      channel: 'ticker_batch', client_id: '', timestamp: new Date().toISOString(), sequence_num: sequence(),
+      events: [{
+        type: 'update',
+        tickers: [{
+          type: 'ticker', product_id: id, price, volume_24_h: '1000', low_24_h: price, high_24_h: price, low_52_w: price, high_52_w: price,
+          price_percent_chg_24_h: '0', best_bid: price, best_bid_quantity: '1', best_ask: price, best_ask_quantity: '1',
+        }],
+      }],
+    }),
+    garbage: '{"channel":"ticker_batch","events":[{',
+  },
+  bybit: {
+    path: '/bybit/v5/public/spot',
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      const answer = { success: true, conn_id: 'cejreassvfrsfvb9v1a0-2m', req_id: message.req_id };
+      if (message.op === 'ping') return ws.send(JSON.stringify({ ...answer, ret_msg: 'pong', op: 'ping' }));
+      if (message.op !== 'subscribe') return;
+      for (const topic of message.args as string[]) {
+        const id = /^tickers\.(.+)$/.exec(topic)?.[1];
+        if (id) subscribe(id);
+      }
+      ws.send(JSON.stringify({ ...answer, ret_msg: 'subscribe', op: 'subscribe' }));
+    },
+    ticker: (id, price) => JSON.stringify({
+      topic: `tickers.${id}`, ts: Date.now(), type: 'snapshot', cs: sequence(),
+      data: {
+        symbol: id, lastPrice: price, highPrice24h: price, lowPrice24h: price, prevPrice24h: price, volume24h: '1000', turnover24h: '60000000',
+        price24hPcnt: '0', usdIndexPrice: price,
+      },
+    }),
+    garbage: '{"topic":"tickers.","data":{',
+  },
+  kucoin: {
+    path: '/kucoin/ws-api-spot',
+    greeting: () => JSON.stringify({ id: 'replay-connection', type: 'welcome' }),
+    onMessage(ws, text, subscribe) {
+      const message = JSON.parse(text);
+      if (message.type === 'ping') return ws.send(JSON.stringify({ id: message.id, type: 'pong', timestamp: Date.now() * 1000 }));
+      if (message.type !== 'subscribe') return;
+      const [channel, ids] = String(message.topic).split(':');
+      if (channel !== '/market/ticker' || !ids) return ws.send(JSON.stringify({ id: message.id, type: 'error', code: 404, data: `topic ${message.topic} is not found` }));
+      for (const id of ids.split(',')) subscribe(id);
+      if (message.response) ws.send(JSON.stringify({ id: message.id, type: 'ack' }));
+    },
+    ticker: (id, price) => JSON.stringify({
+      type: 'message', topic: `/market/ticker:${id}`, subject: 'trade.ticker',
+      data: { sequence: String(sequence()), price, size: '0.01', bestAsk: price, bestAskSize: '1', bestBid: price, bestBidSize: '1', Time: Date.now() },
+    }),
+    garbage: '{"type":"message","topic":"/market/ticker:',
+  },
+};
+
+/** pingMs: how often a venue that pings its clients (htx) does (htx itself: every 5 s) */
 /** `modelPrices`: a market with no price set streams the replay's own price (as `make venues-replay` serves them); default: only prices set */
-export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: number; modelPrices?: boolean } = {}): VenueStreams {
+export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: number; pingMs?: number; modelPrices?: boolean } = {}): VenueStreams {
   const intervalMs = options.intervalMs ?? 100;
+  const pingMs = options.pingMs ?? 1_000;
+  const per = <T>(value: () => T) => Object.fromEntries(STREAM_VENUES.map((venue) => [venue, value()])) as Record<StreamVenue, T>;
   const wss = new WebSocketServer({ noServer: true });
   const prices = new Map<string, string>();
-  const modes: Record<StreamVenue, StreamMode> = { binance: 'normal', okx: 'normal', kraken: 'normal' };
-  const sockets: Record<StreamVenue, Set<WebSocket>> = { binance: new Set(), okx: new Set(), kraken: new Set() };
-  const counts: Record<StreamVenue, number> = { binance: 0, okx: 0, kraken: 0 };
-  const tries: Record<StreamVenue, number> = { binance: 0, okx: 0, kraken: 0 };
+  const modes = per<StreamMode>(() => 'normal');
+  const sockets = per(() => new Set<WebSocket>());
+  const counts = per(() => 0);
+  const tries = per(() => 0);
+  const pongCounts = per(() => 0);
   const refused = new Set<StreamVenue>();
-  /** what each connection subscribed: venue market ids (binance: BTCUSDT, okx: BTC-USDT), kraken's v2 symbols (BTC/USD) */
+  /** what each connection subscribed: the stream's names of markets (binance: BTCUSDT, okx: BTC-USDT, kraken: BTC/USD, htx: btcusdt), upper-cased */
   const subscribed = new Map<WebSocket, Set<string>>();
   const timers = new Set<NodeJS.Timeout>();
   /** how the venue's stream names a market: its market id, or (kraken v2) the symbol itself */
   const streamId = (venue: StreamVenue, symbol: string) => (venue === 'kraken' ? (replay.market(venue, symbol) ? symbol : undefined) : replay.market(venue, symbol)?.id);
-  /** the unified symbol of a venue's market id, by the replay's index of ids: thousands of subscribed markets each interval */
-  const symbolOf = (venue: StreamVenue, id: string) => (replay.marketById(venue, id) ?? replay.marketById(venue, id.toUpperCase()))?.symbol ?? null;
+  /** the unified symbol of a market the stream names (upper-cased), by the replay's index of ids: thousands of subscribed markets each interval */
+  const symbolOf = (venue: StreamVenue, id: string) => {
+    if (venue === 'kraken') return replay.market(venue, id) ? id : null;
+    return (replay.marketById(venue, id) ?? replay.marketById(venue, id.toLowerCase()))?.symbol ?? null;
+  };
   /** the price a market streams: the one set, else (modelPrices) the replay's */
   const priceOf = (venue: StreamVenue, symbol: string) => {
     const set = prices.get(`${venue} ${symbol}`);
@@ -64,8 +301,8 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     const market = replay.market(venue, symbol);
     return market ? num(replay.model.price(market, replay.model.now())) : undefined;
   };
-  const every = (ws: WebSocket, send: () => void) => {
-    const timer = setInterval(send, intervalMs);
+  const every = (ws: WebSocket, ms: number, send: () => void) => {
+    const timer = setInterval(send, ms);
     timers.add(timer);
     ws.on('close', () => {
       clearInterval(timer);
@@ -73,88 +310,44 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     });
   };
 
-  const binanceTicker = (id: string, price: string) =>
-    JSON.stringify({ e: '24hrMiniTicker', E: Date.now(), s: id, c: price, o: price, h: price, l: price, v: '1000', q: '60000000' });
-  const okxTicker = (arg: { channel: string; instId: string }, price: string) => {
-    const ts = String(Date.now());
-    return JSON.stringify({
-      arg,
-      data: [{
-        instType: 'SPOT', instId: arg.instId, last: price, lastSz: '0.1', askPx: price, askSz: '1', bidPx: price, bidSz: '1',
-        open24h: price, high24h: price, low24h: price, volCcy24h: '60000000', vol24h: '1000', ts, sodUtc0: price, sodUtc8: price,
-      }],
-    });
-  };
-  // kraken sends numbers: the decimal string goes into the JSON text as the number it is
-  const krakenTicker = (symbol: string, price: string) =>
-    `{"channel":"ticker","type":"update","data":[{"symbol":${JSON.stringify(symbol)},"bid":${price},"bid_qty":1,"ask":${price},"ask_qty":1,` +
-    `"last":${price},"volume":1000,"vwap":${price},"low":${price},"high":${price},"change":0,"change_pct":0}]}`;
-  const subscribe = (ws: WebSocket, id: string) => {
-    const ids = subscribed.get(ws) ?? new Set<string>();
-    ids.add(id.toUpperCase());
+  const serve = (venue: StreamVenue, ws: WebSocket) => {
+    const format = FORMATS[venue];
+    const ids = new Set<string>();
     subscribed.set(ws, ids);
+    let unanswered = 0;
+    ws.on('message', (raw) => {
+      try {
+        format.onMessage(ws, String(raw), (id) => ids.add(id.toUpperCase()), () => {
+          unanswered = 0;
+          pongCounts[venue]++;
+        });
+      } catch {
+        // what does not parse is ignored, as the venues do
+      }
+    });
+    every(ws, intervalMs, () => {
+      if (modes[venue] === 'silent') return;
+      for (const id of ids) {
+        const symbol = symbolOf(venue, id);
+        const price = symbol && priceOf(venue, symbol);
+        if (!price) continue;
+        ws.send(modes[venue] === 'garbage' ? format.garbage : format.ticker(streamId(venue, symbol)!, price));
+      }
+    });
+    if (format.greeting) ws.send(format.greeting());
+    const ping = format.ping;
+    if (ping) {
+      every(ws, pingMs, () => {
+        // htx closes a connection that left two pings unanswered
+        if (unanswered >= 2) return ws.terminate();
+        unanswered++;
+        ws.send(ping());
+      });
+    }
   };
 
-  const binance = (ws: WebSocket) =>
-    ws.on('message', (raw) => {
-      const message = JSON.parse(String(raw));
-      if (message.method !== 'SUBSCRIBE') return;
-      for (const stream of message.params as string[]) subscribe(ws, stream.split('@')[0]!);
-      ws.send(JSON.stringify({ result: null, id: message.id }));
-      every(ws, () => {
-        if (modes.binance === 'silent') return;
-        for (const stream of message.params as string[]) {
-          const id = stream.split('@')[0]!.toUpperCase();
-          const symbol = symbolOf('binance', id);
-          const price = symbol && priceOf('binance', symbol);
-          if (!price) continue;
-          ws.send(modes.binance === 'garbage' ? '{"e":"24hrMiniTicker","s":' : binanceTicker(id, price));
-        }
-      });
-    });
-
-  const okx = (ws: WebSocket) =>
-    ws.on('message', (raw) => {
-      const text = String(raw);
-      if (text === 'ping') return ws.send('pong');
-      const message = JSON.parse(text);
-      if (message.op !== 'subscribe') return;
-      for (const arg of message.args as { channel: string; instId: string }[]) {
-        subscribe(ws, arg.instId);
-        ws.send(JSON.stringify({ event: 'subscribe', arg, connId: 'a4d3ae55' }));
-        every(ws, () => {
-          if (modes.okx === 'silent') return;
-          const symbol = symbolOf('okx', arg.instId);
-          const price = symbol && priceOf('okx', symbol);
-          if (!price) return;
-          ws.send(modes.okx === 'garbage' ? '{"arg":{"channel":"tickers"' : okxTicker(arg, price));
-        });
-      }
-    });
-
-  const kraken = (ws: WebSocket) =>
-    ws.on('message', (raw) => {
-      const message = JSON.parse(String(raw));
-      if (message.method === 'ping') return ws.send(JSON.stringify({ method: 'pong', req_id: message.req_id }));
-      if (message.method !== 'subscribe' || message.params?.channel !== 'ticker') return;
-      const symbols = message.params.symbol as string[];
-      for (const symbol of symbols) {
-        subscribe(ws, symbol);
-        ws.send(JSON.stringify({ method: 'subscribe', req_id: message.req_id, result: { channel: 'ticker', symbol, snapshot: true }, success: true }));
-      }
-      every(ws, () => {
-        if (modes.kraken === 'silent') return;
-        for (const symbol of symbols) {
-          const price = priceOf('kraken', symbol);
-          if (!price) continue;
-          ws.send(modes.kraken === 'garbage' ? '{"channel":"ticker","data":[' : krakenTicker(symbol, price));
-        }
-      });
-    });
-
-  const routes: [string, StreamVenue][] = [['/binance/ws', 'binance'], ['/okx/ws/v5/public', 'okx'], ['/kraken/v2', 'kraken']];
   replay.server.on('upgrade', (req, socket, head) => {
-    const venue = routes.find(([path]) => req.url?.startsWith(path))?.[1] ?? null;
+    const venue = STREAM_VENUES.find((id) => req.url?.startsWith(FORMATS[id].path)) ?? null;
     if (!venue) return socket.destroy();
     tries[venue]++;
     if (refused.has(venue)) {
@@ -168,7 +361,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         sockets[venue].delete(ws);
         subscribed.delete(ws);
       });
-      ({ binance, okx, kraken })[venue](ws);
+      serve(venue, ws);
     });
   });
 
@@ -184,9 +377,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         const ids = subscribed.get(ws) ?? new Set<string>();
         const messages = Object.entries(burst).flatMap(([symbol, price]) => {
           const id = streamId(venue, symbol);
-          if (!id || !ids.has(id.toUpperCase())) return [];
-          if (venue === 'kraken') return [krakenTicker(symbol, price)];
-          return [venue === 'binance' ? binanceTicker(id, price) : okxTicker({ channel: 'tickers', instId: id }, price)];
+          return id && ids.has(id.toUpperCase()) ? [FORMATS[venue].ticker(id, price)] : [];
         });
         // corked: the frames leave in one write and arrive in one read, as a venue's burst does
         const socket = (ws as unknown as { _socket: import('node:net').Socket })._socket;
@@ -198,6 +389,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     unreachable: (venue, on) => void (on ? refused.add(venue) : refused.delete(venue)),
     connections: (venue) => counts[venue],
     attempts: (venue) => tries[venue],
+    pongs: (venue) => pongCounts[venue],
     close: () => {
       for (const timer of timers) clearInterval(timer);
       for (const set of Object.values(sockets)) for (const ws of set) ws.terminate();

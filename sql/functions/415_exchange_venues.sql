@@ -12,15 +12,16 @@ declare
 begin
   create temporary table venue_rows on commit drop as
   select x.* from jsonb_to_recordset(p_venues) as x (
-    slug text, name text, taxonomy text[], established date, location text, website text, logo text);
+    slug text, name text, taxonomy text[], established date, location text, website text, logo text, verified boolean);
 
-  insert into market.exchanges as e (slug, name, taxonomy, status, established, location, website, logo, source)
+  insert into market.exchanges as e (slug, name, taxonomy, status, established, location, website, logo, source, verified)
   select v.slug, v.name, coalesce(v.taxonomy, '{centralized,custodial,spot}'), 'active', v.established, v.location,
-    v.website, v.logo, 'exchanges'
+    v.website, v.logo, 'exchanges', coalesce(v.verified, true)
   from venue_rows v
   on conflict (slug) do update set
     name = excluded.name, taxonomy = excluded.taxonomy, status = 'active', established = excluded.established,
-    location = excluded.location, website = excluded.website, logo = coalesce(excluded.logo, e.logo), source = 'exchanges';
+    location = excluded.location, website = excluded.website, logo = coalesce(excluded.logo, e.logo), source = 'exchanges',
+    verified = excluded.verified;
   get diagnostics v_count = row_count;
 
   -- a venue the demo simulated before is real from now on: its made-up markets go
@@ -37,7 +38,7 @@ begin
   return v_count;
 end;
 $$;
-comment on function market.load_exchange_venues(jsonb) is 'Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.';
+comment on function market.load_exchange_venues(jsonb) is 'Loads the real venues (slug = ccxt id, name, taxonomy, established, location, website, logo, verified: false for a ccxt id beyond the supported venues, default true) as exchanges of source exchanges, with their fetch state; a venue the demo simulated under the same slug becomes real (its simulated tickers are removed). Returns the venues written.';
 revoke execute on function market.load_exchange_venues(jsonb) from public;
 
 -- why: every ingest names its venue by slug; an unknown one is the caller's mistake, said once

@@ -136,13 +136,13 @@ as $$
     'change_rank_24h', s.change_rank_24h, 'change_rank_7d', s.change_rank_7d,
     'pairs', coalesce(s.pairs, 0), 'assets', coalesce(s.assets, 0), 'tickers', coalesce(s.tickers, 0),
     'established', market.iso_date(e.established), 'location', e.location, 'website', e.website, 'logo', market.logo_url('exchanges', e.slug, e.logo),
-    'taxonomy', to_json(e.taxonomy), 'last_updated', market.iso_time(s.last_updated))
+    'taxonomy', to_json(e.taxonomy), 'verified', e.verified, 'last_updated', market.iso_time(s.last_updated))
   from market.exchanges e
   left join market.exchange_state s on s.exchange_id = e.id
   where e.id = market.exchange_id(p_slug)
 $$;
 comment on function api.exchange_detail(text) is
-'The venue with this slug as JSON: id, slug, name, type (cex, dex or null: derived from taxonomy), status, rank (null: unranked), volume_24h (USD), volume_dominance (percent), change_24h / change_7d (percent change of the 24h volume), change_rank_24h / change_rank_7d (places gained), pairs, assets, tickers, established, location, website, logo, taxonomy, last_updated. Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}.';
+'The venue with this slug as JSON: id, slug, name, type (cex, dex or null: derived from taxonomy), status, rank (null: unranked), volume_24h (USD), volume_dominance (percent), change_24h / change_7d (percent change of the 24h volume), change_rank_24h / change_rank_7d (places gained), pairs, assets, tickers, established, location, website, logo, taxonomy, verified (false: read through a ccxt id beyond the supported venues, market.exchanges.verified), last_updated. Unknown slug: MD404. Endpoint: GET /api/v1/exchanges/{slug}.';
 
 -- why: the stored trust score with its components, null for an unranked venue
 create or replace function api.exchange_trust_score(p_slug text) returns json

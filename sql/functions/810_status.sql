@@ -69,7 +69,11 @@ as $$
         when m.status = 'failing' or m.lag_seconds > 300 or m.venues_down > 0 then 'degraded'
         else 'operational' end,
       'figures', jsonb_build_object('kind', m.kind, 'demo', m.demo, 'status', m.status, 'newest_data_age_seconds', m.lag_seconds,
-        'last_success_at', m.last_success_at, 'venues_up', m.venues_up, 'venues_down', m.venues_down))
+        'last_success_at', m.last_success_at, 'venues_up', m.venues_up, 'venues_down', m.venues_down)
+        -- the venues read through a ccxt id never verified on the replay
+        || case when m.name = 'exchanges' then jsonb_build_object('unverified_venues', (
+          select coalesce(jsonb_agg(e.slug order by e.slug), '[]') from market.exchanges e
+          where e.source = 'exchanges' and e.status = 'active' and not e.verified)) else '{}' end)
     from market_sources m
     union all
     select 4, jsonb_build_object('id', 'fx', 'name', 'FX rates',
@@ -114,7 +118,7 @@ comment on function app.status_report(text[], interval) is
   'The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: '
   'database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; '
   'each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, '
-  'outage when its data is more than 3600 s old or every venue is down; FX rates degraded when none exist, the newest real rate is more than 4 days old '
+  'outage when its data is more than 3600 s old or every venue is down (the exchanges source also lists its unverified venues, market.exchanges.verified); FX rates degraded when none exist, the newest real rate is more than 4 days old '
   '(the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); '
   'sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s '
   'or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. '

@@ -64,6 +64,7 @@ const exchangeDetail = resource('Exchange', z.object({
   location: text().nullable(),
   website: url().nullable(),
   taxonomy: z.array(text()).describe('Classification terms, e.g. centralized, spot, derivatives.'),
+  verified: z.boolean().describe('false: a venue read through a ccxt id beyond the supported ten, whose formats were never verified on the replay (unverified); true otherwise.'),
 }));
 // The reference's 13 factors, each 0-10 (weights: market.exchange_trust_score).
 const factor = () => number().min(0).max(10);
@@ -121,7 +122,7 @@ export const exchangeRoutes = [
   defineRoute({
     method: 'get', path: '/exchanges/{slug}', cache: MARKET_CACHE, operationId: 'getExchangeDetail', tag: 'Exchanges', plan: 'free', params: slugParams('exchange'),
     response: envelope(exchangeDetail),
-    summary: 'Venue detail: type (cex, dex or null, from the taxonomy), rank, 24h volume and dominance, changes, pairs, assets, established, location, website.',
+    summary: 'Venue detail: type (cex, dex or null, from the taxonomy), rank, 24h volume and dominance, changes, pairs, assets, established, location, website, verified.',
     handler: async ({ params: { slug }, deps: { sql } }) => {
       const [row] = await sql<{ data: unknown }[]>`select api.exchange_detail(${slug}) as data`;
       return { data: row!.data };

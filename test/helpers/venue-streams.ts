@@ -1,32 +1,34 @@
-// Streaming venues of the replay (dev/venues/streams.ts: binance and okx, or one of them) with BTC/USDT each,
+// Streaming venues of the replay (dev/venues/streams.ts: binance and okx by default, or any of its venues) with BTC/USDT each,
 // served on loopback, and the database rows the stream holder reads them through: the coins, the
 // venues and their market. Returns the replay, its streams and the holder's configuration.
 import type { Config } from '../../src/config.ts';
 import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
-import { serveVenueStreams, type VenueStreams } from '../../dev/venues/streams.ts';
+import { serveVenueStreams, type StreamVenue, type VenueStreams } from '../../dev/venues/streams.ts';
 import type { TestDatabase } from './database.ts';
 
-type StreamVenue = 'binance' | 'okx';
-const MARKET_ID: Record<StreamVenue, string> = { binance: 'BTCUSDT', okx: 'BTC-USDT' };
+const MARKET_ID: Record<StreamVenue, string> = {
+  binance: 'BTCUSDT', okx: 'BTC-USDT', kraken: 'XBTUSDT', gate: 'BTC_USDT', bitget: 'BTCUSDT', htx: 'btcusdt', coinbase: 'BTC-USDT', bybit: 'BTCUSDT', kucoin: 'BTC-USDT',
+};
+const NAME: Record<StreamVenue, string> = { binance: 'Binance', okx: 'OKX', kraken: 'Kraken', gate: 'Gate', bitget: 'Bitget', htx: 'HTX', coinbase: 'Coinbase', bybit: 'Bybit', kucoin: 'KuCoin' };
 
 /**
  * `prices`: each venue's first BTC/USDT price (the venues served, in order); `intervalMs`: how often
- * the streams send; `env`: the holder's settings over the defaults below.
+ * the streams send; `pingMs`: how often a venue that pings (htx) does; `env`: the holder's settings over the defaults below.
  */
 export async function btcStreamVenues(
   db: TestDatabase,
-  { prices = { binance: '60000.5', okx: '60001.5' }, intervalMs, env = {} }: { prices?: Partial<Record<StreamVenue, string>>; intervalMs?: number; env?: Record<string, string> } = {},
+  { prices = { binance: '60000.5', okx: '60001.5' }, intervalMs, pingMs, env = {} }: { prices?: Partial<Record<StreamVenue, string>>; intervalMs?: number; pingMs?: number; env?: Record<string, string> } = {},
 ): Promise<{ replay: VenueReplay; streams: VenueStreams; config: Config }> {
   const venues = Object.keys(prices) as StreamVenue[];
   const replay = await startVenueReplay({
     coins: [{ symbol: 'BTC', price: 60000, volumeUsd: 3e10, volatility: 0.01 }, { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 }],
     venues: Object.fromEntries(venues.map((venue) => [venue, { markets: ['BTC/USDT'] }])),
   });
-  const streams = serveVenueStreams(replay, intervalMs === undefined ? {} : { intervalMs });
+  const streams = serveVenueStreams(replay, { ...(intervalMs === undefined ? {} : { intervalMs }), ...(pingMs === undefined ? {} : { pingMs }) });
   for (const venue of venues) streams.setPrice(venue, 'BTC/USDT', prices[venue]!);
   await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values
     ('btc', 'BTC', 'Bitcoin', 'coin', 'exchanges', null), ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
-  await db.sql`select market.load_exchange_venues(${JSON.stringify(venues.map((venue) => ({ slug: venue, name: venue === 'okx' ? 'OKX' : 'Binance' })))}::text::jsonb)`;
+  await db.sql`select market.load_exchange_venues(${JSON.stringify(venues.map((venue) => ({ slug: venue, name: NAME[venue] })))}::text::jsonb)`;
   for (const venue of venues) {
     await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
       select e.id, 'BTC/USDT', ${MARKET_ID[venue]}, 'BTC', 'USDT', (select id from market.coins where slug = 'btc'), (select id from market.coins where slug = 'usdt')
@@ -39,4 +41,14 @@ export async function btcStreamVenues(
     ...env,
   });
   return { replay, streams, config };
+}
+
+/** What the tests of the streams read: the live BTC price, a venue's live price, the stream source's health per venue. */
+export function streamReadings(db: TestDatabase) {
+  return {
+    btc: async () => (await db.sql`select l.price::text from market.live_prices l join market.coins c on c.id = l.coin_id where c.slug = 'btc'`)[0]?.price as string | undefined,
+    venuePrice: async (venue: string) =>
+      (await db.sql`select p.price::text from market.live_venue_prices p join market.exchanges e on e.id = p.exchange_id where e.slug = ${venue}`)[0]?.price as string | undefined,
+    health: async () => (await db.sql`select venues from market.source_health where name = 'stream'`)[0]?.venues as Record<string, 'up' | 'down'> | undefined,
+  };
 }

@@ -1,7 +1,7 @@
 // Tickers in a burst (issue 43): a venue writes several markets' tickers in one socket write, as
 // the venues do; ccxt resolves one waiting watchTickers call per message and only caches the rest,
 // so the holder reads the exchange's ticker cache after each wake-up. Each replayed stream venue
-// (dev/venues/streams.ts: binance, okx, kraken) sends bursts of four markets; every price must reach
+// (dev/venues/streams.ts: binance, okx, kraken, gate, bitget, htx, coinbase, bybit, kucoin) sends bursts of four markets; every price must reach
 // market.live_venue_prices.
 import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -11,7 +11,7 @@ import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { sleep, until } from '../../dev/wait.ts';
 
 const MARKETS = ['BTC/USDT', 'ETH/USDT', 'SOL/USDT', 'ETH/BTC'];
-const VENUES: StreamVenue[] = ['binance', 'okx', 'kraken'];
+const VENUES: StreamVenue[] = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin'];
 
 let [db, replay, streams, holder] = [null, null, null, null] as unknown as [TestDatabase, VenueReplay, VenueStreams, StreamHolder];
 
@@ -24,23 +24,23 @@ test.before(async () => {
       { symbol: 'SOL', price: 150, volumeUsd: 3e9, volatility: 0.01 },
       { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 },
     ],
-    venues: { binance: { markets: MARKETS }, okx: { markets: MARKETS }, kraken: { markets: MARKETS } },
+    venues: Object.fromEntries(VENUES.map((venue) => [venue, { markets: MARKETS }])),
   });
   // the regular sends a minute apart: only the bursts bring prices during the test
   streams = serveVenueStreams(replay, { intervalMs: 60_000 });
   await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values
     ('btc', 'BTC', 'Bitcoin', 'coin', 'exchanges', null), ('eth', 'ETH', 'Ether', 'coin', 'exchanges', null),
     ('sol', 'SOL', 'Solana', 'coin', 'exchanges', null), ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
-  await db.sql`select market.load_exchange_venues('[{"slug": "binance", "name": "Binance"}, {"slug": "okx", "name": "OKX"}, {"slug": "kraken", "name": "Kraken"}]'::jsonb)`;
+  await db.sql`select market.load_exchange_venues(${JSON.stringify(VENUES.map((slug) => ({ slug, name: slug })))}::text::jsonb)`;
   for (const symbol of MARKETS) {
     const [base, quote] = symbol.split('/') as [string, string];
     await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
-      select e.id, ${symbol}, case e.slug when 'okx' then ${`${base}-${quote}`} else ${base + quote} end, ${base}, ${quote},
+      select e.id, ${symbol}, case when e.slug in ('okx', 'coinbase', 'kucoin') then ${`${base}-${quote}`} when e.slug = 'gate' then ${`${base}_${quote}`} when e.slug = 'htx' then ${(base + quote).toLowerCase()} else ${base + quote} end, ${base}, ${quote},
         (select id from market.coins where symbol = ${base}), (select id from market.coins where symbol = ${quote})
-      from market.exchanges e where e.slug in ('binance', 'okx', 'kraken')`;
+      from market.exchanges e where e.slug = any(${VENUES})`;
   }
   const config = db.config({
-    MARKET_SOURCE: 'exchanges', EXCHANGES: 'binance,okx,kraken',
+    MARKET_SOURCE: 'exchanges', EXCHANGES: VENUES.join(','),
     EXCHANGE_URLS: VENUES.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
     STREAM_INTERVAL_MS: '150', STREAM_MAX_AGE_SECONDS: '60',
   });
@@ -63,14 +63,14 @@ const prices = async (venue: string) =>
 const health = async () => (await db.sql`select venues from market.source_health where name = 'stream'`)[0]?.venues;
 
 test.serial('a burst of N tickers in one write gives N live venue prices, on each replayed venue, burst after burst', async (t) => {
-  await until('both venues resynchronised and up', async () => {
+  await until('every venue resynchronised and up', async () => {
     const venues = await health();
     return VENUES.every((venue) => venues?.[venue] === 'up');
   });
   // the first stream subscription's own messages settle before the bursts
   await sleep(300);
   for (const round of [1, 2, 3]) {
-    const sent: Record<StreamVenue, Record<string, string>> = { binance: {}, okx: {}, kraken: {} };
+    const sent = Object.fromEntries(VENUES.map((venue) => [venue, {}])) as Record<StreamVenue, Record<string, string>>;
     for (const [v, venue] of VENUES.entries()) {
       for (const [at, symbol] of MARKETS.entries()) sent[venue][symbol] = `${(round * 1000 + at + 1) * (v + 1)}.5`;
       streams.burst(venue, sent[venue]);

@@ -10,7 +10,7 @@ import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import type { VenueReplay } from '../../dev/venues/replay.ts';
 import type { VenueStreams } from '../../dev/venues/streams.ts';
-import { btcStreamVenues } from '../helpers/venue-streams.ts';
+import { btcStreamVenues, streamReadings } from '../helpers/venue-streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { createLogger } from '../../src/log.ts';
 import { sleep, until } from '../../dev/wait.ts';
@@ -40,13 +40,12 @@ test.after.always(async () => {
   await db?.close();
 });
 
-const btc = async () => (await db.sql`select l.price::text from market.live_prices l join market.coins c on c.id = l.coin_id where c.slug = 'btc'`)[0]?.price;
-const venuePrice = async (venue: string) =>
-  (await db.sql`select p.price::text from market.live_venue_prices p join market.exchanges e on e.id = p.exchange_id where e.slug = ${venue}`)[0]?.price as string | undefined;
+const btc = () => streamReadings(db).btc();
+const venuePrice = (venue: string) => streamReadings(db).venuePrice(venue);
 /** whether the venue's stream broke off and has not written since (market.live_venue_streams) */
 const cut = async (venue: string) =>
   (await db.sql`select s.clean_since is null as cut from market.live_venue_streams s join market.exchanges e on e.id = s.exchange_id where e.slug = ${venue}`)[0]?.cut as boolean | undefined;
-const health = async () => (await db.sql`select venues from market.source_health where name = 'stream'`)[0]?.venues;
+const health = () => streamReadings(db).health();
 const restTickers = () => (replay.requests('binance')['/api/v3/ticker/24hr'] ?? 0) + (replay.requests('okx')['/api/v5/market/tickers'] ?? 0);
 
 test.serial('both venues\' streams, resynchronised from REST first, make the live price; a change reaches an SSE and a WebSocket subscriber', async (t) => {

@@ -1,9 +1,11 @@
 // The configured venues as rows of market.exchanges: curated metadata (venues.json) where we have
-// it, ccxt's name and site otherwise. Loaded again only when the venue list or the metadata change.
+// it, ccxt's name and site otherwise; a ccxt id beyond the supported venues labelled unverified.
+// Loaded again only when the venue list or the metadata change.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Exchange } from 'ccxt';
 import type { Query } from '../../db/query.ts';
+import { isVenueId } from './venues.ts';
 
 interface VenueMetadata {
   slug: string;
@@ -12,6 +14,8 @@ interface VenueMetadata {
   established?: string;
   location?: string;
   website?: string;
+  /** false: a ccxt id beyond the supported venues (market.exchanges.verified) */
+  verified?: boolean;
 }
 
 const text = readFileSync(new URL('./venues.json', import.meta.url), 'utf8');
@@ -23,7 +27,7 @@ export async function ensureVenueCatalogue(query: Query, ids: string[], exchange
   if (row?.hash === hash) return false;
   const rows = ids.map((id): VenueMetadata => {
     const known = curated.get(id);
-    if (known) return known;
+    if (known) return { ...known, verified: isVenueId(id) };
     const ccxt = exchange(id);
     const www = (ccxt.urls as { www?: string | string[] }).www;
     return {
@@ -31,6 +35,7 @@ export async function ensureVenueCatalogue(query: Query, ids: string[], exchange
       name: ccxt.name ?? id,
       location: Array.isArray(ccxt.countries) && ccxt.countries[0] ? String(ccxt.countries[0]) : undefined,
       website: typeof www === 'string' ? www : Array.isArray(www) ? www[0] : undefined,
+      verified: isVenueId(id),
     };
   });
   await query('select market.load_exchange_venues($1::text::jsonb)', [JSON.stringify(rows)]);

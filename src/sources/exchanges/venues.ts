@@ -36,7 +36,7 @@ export interface VenueOptions {
  * js/src/<id>.js): the `fetchMarkets.types` it walks, `defaultType` for fetchTickers, and
  * whether loadMarkets' fetchCurrencies call is worth its requests.
  */
-const SETUP: Record<VenueId, { types: string[]; currencies: boolean; extra?: Record<string, unknown> }> = {
+const SETUP: Record<VenueId, { types: string[]; currencies: boolean; extra?: Record<string, unknown>; stream?: false }> = {
   binance: { types: ['spot'], currencies: false }, // its fetchCurrencies needs keys (sapi)
   coinbase: { types: ['spot'], currencies: false }, // markets only need product ids; currencies cost 2 requests
   kraken: { types: ['spot'], currencies: true }, // /0/public/Assets maps X/Z-prefixed ids (XXBT → BTC) by altname
@@ -46,17 +46,60 @@ const SETUP: Record<VenueId, { types: string[]; currencies: boolean; extra?: Rec
   gate: { types: ['spot'], currencies: false }, // its pair ids carry the currency ids (BTC_USDT); currencies are another request
   bitget: { types: ['spot'], currencies: false }, // its symbols carry baseCoin and quoteCoin; currencies are another request
   // its fetchMarkets ignores `types` and also reads the contract list (one request); fetchCurrencies needs keys
-  mexc: { types: ['spot'], currencies: false },
+  // its ccxt pro refuses watchTickers for spot (NotSupported) and its spot watchTicker reads the
+  // protobuf book ticker (bid and ask, no last price): read through REST alone
+  mexc: { types: ['spot'], currencies: false, stream: false },
   // its `types` is a map of spot/linear/inverse; its spot ids are lowercase base+quote, which ccxt upper-cases alone
+  // (its ccxt pro has no watchTickers: the stream holder watches one market.<id>.detail per market)
   htx: { types: ['spot'], currencies: false, extra: { types: { spot: true, linear: false, inverse: false } } },
 };
+
+/**
+ * Whether the stream holder watches the venue's spot tickers through ccxt pro; if not, the venue is
+ * read through REST alone. An unverified venue (a ccxt id beyond VENUE_IDS) is: its stream format
+ * was never checked on the replay.
+ */
+export function streamsTickers(id: string): boolean {
+  return isVenueId(id) && SETUP[id].stream !== false;
+}
 
 export function isVenueId(id: string): id is VenueId {
   return (VENUE_IDS as readonly string[]).includes(id);
 }
 
 function unknownVenue(id: string): Error {
-  return new Error(`unknown exchange venue "${id}" (known: ${VENUE_IDS.join(', ')})`);
+  return new Error(`unknown exchange venue "${id}" (verified: ${VENUE_IDS.join(', ')}; or any other ccxt id with public tickers and one-minute candles)`);
+}
+
+type ExchangeClass = new (config: Record<string, unknown>) => Exchange;
+/** ccxt's REST class of an exchange id, if it is one */
+function restClass(id: string): ExchangeClass | undefined {
+  const classes = ccxtLibrary().exchanges as unknown as Record<string, ExchangeClass>;
+  return Object.hasOwn(classes, id) ? classes[id] : undefined;
+}
+
+/**
+ * Whether the service can read a ccxt id beyond VENUE_IDS (an unverified venue): what it lacks of
+ * public tickers (fetchTickers), candles (fetchOHLCV) and a one-minute timeframe; empty: nothing.
+ */
+export function venueShortcomings(id: string): string[] | null {
+  const Class = restClass(id);
+  if (!Class) return null;
+  const exchange = new Class({});
+  const lacks: string[] = [];
+  if (!exchange.has['fetchTickers']) lacks.push('public tickers (fetchTickers)');
+  if (!exchange.has['fetchOHLCV']) lacks.push('candles (fetchOHLCV)');
+  else if (!exchange.timeframes || !('1m' in exchange.timeframes)) lacks.push('one-minute candles (the 1m timeframe)');
+  return lacks;
+}
+
+/** A configured venue id: one of VENUE_IDS, or a ccxt id the service can read (else a clear error). */
+function checkedVenueId(id: string, setting: string): string {
+  if (isVenueId(id)) return id;
+  const lacks = venueShortcomings(id);
+  if (lacks === null) throw unknownVenue(id);
+  if (lacks.length > 0) throw new Error(`${setting}: the ccxt exchange "${id}" cannot be read: it lacks ${lacks.join(' and ')}`);
+  return id;
 }
 
 /** Replaces scheme and host of a URL (templates like https://api.{hostname} included), keeping its path. */
@@ -75,10 +118,11 @@ function rebaseAll(node: unknown, baseUrl: string): unknown {
 }
 
 export function createVenue(id: string, options: VenueOptions = {}): Exchange {
-  if (!isVenueId(id)) throw unknownVenue(id);
-  const setup = SETUP[id];
+  // an unverified venue: ccxt's own market walk, without the currencies call (often behind keys)
+  const setup: { types?: string[]; currencies: boolean; extra?: Record<string, unknown> } = isVenueId(id) ? SETUP[id] : { currencies: false };
   // ccxt's pro classes are its REST classes plus websocket parsers (OKX's liquidation parser among them)
-  const Class = (ccxtLibrary().pro as unknown as Record<string, new (config: Record<string, unknown>) => Exchange>)[id];
+  // (an unverified venue ccxt pro lacks: its REST class)
+  const Class = (ccxtLibrary().pro as unknown as Record<string, ExchangeClass>)[id] ?? (isVenueId(id) ? undefined : restClass(id));
   if (!Class) throw unknownVenue(id);
   const exchange = new Class({
     enableRateLimit: true,
@@ -86,7 +130,7 @@ export function createVenue(id: string, options: VenueOptions = {}): Exchange {
     ...(options.rateLimitMs !== undefined ? { rateLimit: options.rateLimitMs } : {}),
   });
   exchange.options['defaultType'] = 'spot';
-  exchange.options['fetchMarkets'] = { ...(exchange.options['fetchMarkets'] as object | undefined), types: setup.types, ...setup.extra };
+  if (setup.types) exchange.options['fetchMarkets'] = { ...(exchange.options['fetchMarkets'] as object | undefined), types: setup.types, ...setup.extra };
   if (!setup.currencies) exchange.has['fetchCurrencies'] = false;
   if (options.baseUrl) {
     new URL(options.baseUrl); // a clear error for a malformed URL, before any request
@@ -95,23 +139,26 @@ export function createVenue(id: string, options: VenueOptions = {}): Exchange {
   return exchange;
 }
 
-/** `EXCHANGES=binance,okx,…` → the venue ids, in order, without repeats; empty → DEFAULT_VENUE_IDS. */
-export function parseExchanges(value: string | undefined): VenueId[] {
+/**
+ * `EXCHANGES=binance,okx,…` → the venue ids, in order, without repeats; empty → DEFAULT_VENUE_IDS.
+ * Beyond VENUE_IDS any ccxt id with public tickers and one-minute candles (unverified); ccxt is
+ * loaded only to check such an id.
+ */
+export function parseExchanges(value: string | undefined): string[] {
   const ids = (value ?? '').split(',').map((part) => part.trim().toLowerCase()).filter(Boolean);
   if (ids.length === 0) return [...DEFAULT_VENUE_IDS];
-  for (const id of ids) if (!isVenueId(id)) throw unknownVenue(id);
-  return [...new Set(ids as VenueId[])];
+  return [...new Set(ids.map((id) => checkedVenueId(id, 'EXCHANGES')))];
 }
 
 /** `EXCHANGE_URLS=binance=http://…,okx=http://…` → base URL per venue. */
-export function parseExchangeUrls(value: string | undefined): Partial<Record<VenueId, string>> {
-  const urls: Partial<Record<VenueId, string>> = {};
+export function parseExchangeUrls(value: string | undefined): Record<string, string> {
+  const urls: Record<string, string> = {};
   for (const part of (value ?? '').split(',').map((item) => item.trim()).filter(Boolean)) {
     const at = part.indexOf('=');
     if (at <= 0) throw new Error(`EXCHANGE_URLS: expected venue=url, got "${part}"`);
     const id = part.slice(0, at).trim().toLowerCase();
     const url = part.slice(at + 1).trim();
-    if (!isVenueId(id)) throw unknownVenue(id);
+    checkedVenueId(id, 'EXCHANGE_URLS');
     try {
       new URL(url);
     } catch {

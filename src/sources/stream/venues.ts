@@ -20,6 +20,7 @@ import type { Query } from '../../db/query.ts';
 import { ensureVenueMarkets, exchangesSettings, sharedExchangesSource, type ExchangesSource, type LiveVenue } from '../exchanges/index.ts';
 import { recordVenueStream, throughGate } from '../exchanges/gate.ts';
 import { VenueBackingOff, reading, tickerRows } from '../exchanges/answers.ts';
+import { streamsTickers } from '../exchanges/venues.ts';
 
 const DECIMAL = /^\d+(\.\d+)?([eE][-+]?\d+)?$/;
 /** markets per venue stream: the deepest by 24h volume */
@@ -83,7 +84,7 @@ class VenueFeed {
    * cache is read after each wake-up: each ticker object it holds that was not read before is new.
    */
   private async watch(exchange: Exchange, symbols: string[], pending?: Promise<unknown>): Promise<Record<string, Ticker>> {
-    const woke = (await this.stallGuard(pending ?? exchange.watchTickers(symbols))) as Record<string, Ticker>;
+    const woke = (await this.stallGuard(pending ?? watchTickers(exchange, symbols))) as Record<string, Ticker>;
     const received: Record<string, Ticker> = { ...woke };
     const cache = (exchange.tickers ?? {}) as Record<string, Ticker>;
     for (const symbol of symbols) {
@@ -136,7 +137,7 @@ class VenueFeed {
         // ccxt's own dial back-off (per instance and URL) would stack on this loop's: this one counts
         delete ((exchange.options['ws'] ?? {}) as Record<string, unknown>)['backoffState'];
         const dialled = new Promise<StreamClient>((resolve) => dials.set(exchange, resolve));
-        const first = exchange.watchTickers(symbols);
+        const first = watchTickers(exchange, symbols);
         first.catch(() => {});
         // subscribed first, then the REST snapshot: what the gap missed, and nothing missed after it;
         // a connection that never opens (refused, 404) costs no REST request
@@ -214,6 +215,16 @@ class VenueFeed {
   }
 }
 
+/**
+ * The venue's next tickers: ccxt pro's watchTickers, or (a venue it streams one market per
+ * subscription, htx) the first of its markets' watchTicker to resolve; the others stay pending in
+ * ccxt (one future per market), so each call subscribes only what is not yet subscribed.
+ */
+function watchTickers(exchange: Exchange, symbols: string[]): Promise<unknown> {
+  if (exchange.has['watchTickers']) return exchange.watchTickers(symbols);
+  return Promise.race(symbols.map(async (symbol) => ({ [symbol]: await exchange.watchTicker(symbol) })));
+}
+
 const prepared = new WeakSet<Exchange>();
 /** Once per instance: ws(s) URLs from EXCHANGE_URLS' http(s) base, ccxt's client logging into the log. */
 function prepareStreams(exchange: Exchange, logger: Logger | undefined, id: string) {
@@ -262,7 +273,8 @@ export class VenueFeeds {
     this.query = query;
     const settings = exchangesSettings(config);
     const source = exchanges ?? sharedExchangesSource(settings);
-    this.feeds = source.venueIds.map(
+    // a venue whose tickers ccxt pro cannot stream (mexc, an unverified venue) is read through REST alone
+    this.feeds = source.venueIds.filter((id) => streamsTickers(id)).map(
       (id) => new VenueFeed(source.venue(id), { baseUrl: settings.urls?.[id], stallMs: config.STREAM_MAX_AGE_SECONDS * 1000 }, () => this.markets(id), query, logger),
     );
   }
