@@ -429,11 +429,12 @@ class ReplayError extends Error {
 }
 
 type Query = URLSearchParams;
-/** a price or volume as the venues write it: a decimal string of about 8 significant digits */
+/** a price or volume as the venues write it: a decimal string of about 8 significant digits, never an exponent (a sat-priced coin in BTC is 0.00000017…) */
 export const num = (value: number): string => {
   if (!Number.isFinite(value)) return '0';
   const digits = Math.max(2, 8 - Math.floor(Math.log10(Math.abs(value) || 1)));
-  return Number(value.toFixed(Math.min(12, digits))).toString();
+  const text = Number(value.toFixed(Math.min(12, digits))).toString();
+  return text.includes('e') ? value.toFixed(Math.min(20, digits)).replace(/\.?0+$/, '') : text;
 };
 const int = (value: string | null): number | undefined => (value === null || value === '' ? undefined : Number(value));
 
