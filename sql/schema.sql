@@ -5635,24 +5635,17 @@ function market.coin_list_order(p_list text, p_type text, p_status text, p_searc
   | end;
 
 function market.coin_search(p_search text, p_limit integer) returns TABLE(id integer, n bigint) language plpgsql stable
-  -- The first p_limit (1-100) coins of GET /coins?search=p_search, as (id, n): the same coins in the same order as market.coin_list_order (p_search only), found through the name, symbol and slug indexes when the exact and prefix matches alone fill the limit. For typed coin fields (the console's suggestions).
+  -- The first p_limit (1-100) coins of GET /coins?search=p_search, as (id, n): the same coins in the same order as market.coin_list_order (p_search only). The exact and prefix matches are found through the name, symbol and slug indexes; every coin is read only when they number fewer than p_limit. For typed coin fields (the console's suggestions).
   | #variable_conflict use_column
   | declare
   |   v_prefix text := market.like_escape(lower(p_search)) || '%';
+  |   v_found bigint;
   | begin
   |   if p_search is null or p_limit is null or p_limit < 1 or p_limit > 100 then
   |     raise exception 'A search and a limit from 1 to 100 are required.' using errcode = 'MD422';
   |   end if;
-  |   if (select count(*) from (
-  |         select from market.coins c
-  |         where c.status = any (market.public_coin_statuses())
-  |           and (lower(c.name) like v_prefix or lower(c.symbol) like v_prefix or c.slug like v_prefix)
-  |         limit p_limit) enough) < p_limit then
-  |     -- fewer close matches than asked: the list's own first rows, substrings included
-  |     return query select o.id, o.n from market.coin_list_order(p_search => p_search) o where o.n <= p_limit;
-  |     return;
-  |   end if;
-  |   -- the tiers 0 and 1 of market.coin_search_tier, in the coin list's order (market.coin_list_order)
+  |   -- the tiers 0 and 1 of market.coin_search_tier (exact and prefix), in the coin list's order
+  |   -- (market.coin_list_order: tier, rank, marketcap, id), which puts them before every other match
   |   return query
   |   select x.id, row_number() over (order by x.tier, x.rank nulls last, x.marketcap desc nulls last, x.id)
   |   from (
@@ -5664,6 +5657,11 @@ function market.coin_search(p_search text, p_limit integer) returns TABLE(id int
   |   ) x
   |   order by 2
   |   limit p_limit;
+  |   get diagnostics v_found = row_count;
+  |   if v_found < p_limit then
+  |     -- all the close matches are out: the rest are the list's next rows, substrings, found by reading every coin
+  |     return query select o.id, o.n from market.coin_list_order(p_search => p_search) o where o.n > v_found and o.n <= p_limit;
+  |   end if;
   | end;
 
 function market.coin_search_tier(p_search text, p_slug text, p_symbol text, p_name text) returns integer language sql immutable

@@ -283,20 +283,13 @@ as $$
 #variable_conflict use_column
 declare
   v_prefix text := market.like_escape(lower(p_search)) || '%';
+  v_found bigint;
 begin
   if p_search is null or p_limit is null or p_limit < 1 or p_limit > 100 then
     raise exception 'A search and a limit from 1 to 100 are required.' using errcode = 'MD422';
   end if;
-  if (select count(*) from (
-        select from market.coins c
-        where c.status = any (market.public_coin_statuses())
-          and (lower(c.name) like v_prefix or lower(c.symbol) like v_prefix or c.slug like v_prefix)
-        limit p_limit) enough) < p_limit then
-    -- fewer close matches than asked: the list's own first rows, substrings included
-    return query select o.id, o.n from market.coin_list_order(p_search => p_search) o where o.n <= p_limit;
-    return;
-  end if;
-  -- the tiers 0 and 1 of market.coin_search_tier, in the coin list's order (market.coin_list_order)
+  -- the tiers 0 and 1 of market.coin_search_tier (exact and prefix), in the coin list's order
+  -- (market.coin_list_order: tier, rank, marketcap, id), which puts them before every other match
   return query
   select x.id, row_number() over (order by x.tier, x.rank nulls last, x.marketcap desc nulls last, x.id)
   from (
@@ -308,10 +301,15 @@ begin
   ) x
   order by 2
   limit p_limit;
+  get diagnostics v_found = row_count;
+  if v_found < p_limit then
+    -- all the close matches are out: the rest are the list's next rows, substrings, found by reading every coin
+    return query select o.id, o.n from market.coin_list_order(p_search => p_search) o where o.n > v_found and o.n <= p_limit;
+  end if;
 end;
 $$;
 comment on function market.coin_search(text, int) is
-'The first p_limit (1-100) coins of GET /coins?search=p_search, as (id, n): the same coins in the same order as market.coin_list_order (p_search only), found through the name, symbol and slug indexes when the exact and prefix matches alone fill the limit. For typed coin fields (the console''s suggestions).';
+'The first p_limit (1-100) coins of GET /coins?search=p_search, as (id, n): the same coins in the same order as market.coin_list_order (p_search only). The exact and prefix matches are found through the name, symbol and slug indexes; every coin is read only when they number fewer than p_limit. For typed coin fields (the console''s suggestions).';
 
 -- why: the page as the endpoints' JSON answers it, for analysts
 create or replace function api.coin_list(
