@@ -17,7 +17,7 @@ function enhance(input) {
   list.id = `${input.id}-suggestions`;
   list.className = 'suggestions';
   list.setAttribute('role', 'listbox');
-  list.setAttribute('aria-label', `Coins matching ${input.labels?.[0]?.textContent ?? 'the field'}`);
+  list.setAttribute('aria-label', `Suggestions for ${input.labels?.[0]?.textContent ?? 'the field'}`);
   list.hidden = true;
   input.after(list);
   input.setAttribute('role', 'combobox');
