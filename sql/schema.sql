@@ -863,10 +863,13 @@ table market.coins
   constraint coins_symbol_check CHECK ((symbol ~ '^\S{1,20}$'::text))
   constraint coins_total_supply_check CHECK ((total_supply >= (0)::numeric))
   constraint coins_type_check CHECK ((type = ANY (ARRAY['coin'::text, 'token'::text])))
+  CREATE INDEX coins_name_search ON market.coins USING btree (lower(name) text_pattern_ops)
   CREATE UNIQUE INDEX coins_pkey ON market.coins USING btree (id)
   CREATE UNIQUE INDEX coins_slug_key ON market.coins USING btree (slug)
+  CREATE INDEX coins_slug_search ON market.coins USING btree (slug text_pattern_ops)
   CREATE INDEX coins_status_updated_at ON market.coins USING btree (status_updated_at DESC, id)
   CREATE INDEX coins_symbol ON market.coins USING btree (upper(symbol))
+  CREATE INDEX coins_symbol_search ON market.coins USING btree (lower(symbol) text_pattern_ops)
 
 table market.content_entities
   -- Related coins, exchanges and wallets of editorial content: exactly one of article_id, video_id, insight_id per row. The coin, exchange and wallet filters of the Editorial endpoints match entity_slug.
@@ -1963,7 +1966,7 @@ function api.coin_price(p_slug text, p_convert text) returns TABLE(id integer, s
   | end;
 
 function api.coin_rows(p_list text, p_type text, p_status text, p_search text, p_min_price numeric, p_max_price numeric, p_min_marketcap numeric, p_max_marketcap numeric, p_min_volume numeric, p_max_volume numeric, p_ids integer[], p_slugs text[], p_symbols text[], p_sort text[], p_interval text) returns TABLE(id integer, slug text, name text, symbol text, type text, status text, rank integer, price text, marketcap double precision, volume_24h double precision, change_24h double precision, change_7d double precision, change_rank_24h integer, change_rank_7d integer, dominance double precision, circulating_supply text, logo text, listed_at text, last_updated text) language sql stable
-  -- Every coin matching a coin-list request, in the list's order, typed as the API returns it (price and circulating_supply decimal strings, marketcap a number or null, volume_24h a number, 0 without a coin_state row; listed_at is status_updated_at for active coins, null for others). p_list: all (GET /coins: by rank), recent (GET /coins/recently-added: active coins by status_updated_at, their listing time, newest first, then other statuses by their last status change; p_sort replaces that order), gainers / losers (change over p_interval 24h or 7d above / below 0 when rounded to 2 decimals, so a 0.00 % move is in neither; ordered by that change; p_sort only breaks ties). Filters: p_type coin|token; p_status one listing status (null: the public statuses of market.public_coin_statuses()); p_search a case-insensitive substring of name or symbol; inclusive USD bounds on price, marketcap and 24h volume (a null figure never passes a bound); selectors p_ids, p_slugs, p_symbols (case-insensitive; an ambiguous symbol picks the best-ranked active coin among the matches). p_sort: fields marketcap, rank, price, volume_24h, change_24h, change_7d, a leading - for descending; nulls last either way. Ties: rank, marketcap, id. Paginated as the endpoints return it: api.coin_list.
+  -- Every coin matching a coin-list request, in the list's order, typed as the API returns it (price and circulating_supply decimal strings, marketcap a number or null, volume_24h a number, 0 without a coin_state row; listed_at is status_updated_at for active coins, null for others). p_list: all (GET /coins: by rank), recent (GET /coins/recently-added: active coins by status_updated_at, their listing time, newest first, then other statuses by their last status change; p_sort replaces that order), gainers / losers (change over p_interval 24h or 7d above / below 0 when rounded to 2 decimals, so a 0.00 % move is in neither; ordered by that change; p_sort only breaks ties). Filters: p_type coin|token; p_status one listing status (null: the public statuses of market.public_coin_statuses()); p_search a case-insensitive substring of name, symbol or slug (market.coin_search_tier; in the all list without p_sort, exact matches of symbol, slug or name first, then prefixes, then substrings, each by rank); inclusive USD bounds on price, marketcap and 24h volume (a null figure never passes a bound); selectors p_ids, p_slugs, p_symbols (case-insensitive; an ambiguous symbol picks the best-ranked active coin among the matches). p_sort: fields marketcap, rank, price, volume_24h, change_24h, change_7d, a leading - for descending; nulls last either way. Ties: rank, marketcap, id. Paginated as the endpoints return it: api.coin_list.
   |   select v.*
   |   from market.coin_list_order(p_list, p_type, p_status, p_search, p_min_price, p_max_price, p_min_marketcap,
   |     p_max_marketcap, p_min_volume, p_max_volume, p_ids, p_slugs, p_symbols, p_sort, p_interval) o
@@ -2454,7 +2457,7 @@ function api.liquidation_rows(p_exchange text, p_instrument text, p_position tex
   |     and (p_instrument is null or l.instrument = p_instrument)
   |     and (p_position is null or l.position = p_position)
   |     and (p_order is null or l."order" = p_order)
-  |     and (p_symbol is null or upper(l.symbol) like upper(replace(replace(replace(p_symbol, '\', '\\'), '%', '\%'), '_', '\_')) || '%')
+  |     and (p_symbol is null or upper(l.symbol) like upper(market.like_escape(p_symbol)) || '%')
   |     and (p_min_usd is null or l.value_usd >= p_min_usd)
   |   order by l.time desc, l.exchange, l.symbol
 
@@ -3671,6 +3674,24 @@ function app.console_attempts_left(p_email text, p_client text, p_per_account in
   |     where f.window_start = date_trunc('minute', now())
   |       and ((f.subject = 'console:' || lower(p_email) and f.failures >= p_per_account)
   |         or (f.subject = 'console-ip:' || p_client and f.failures >= p_per_client)))
+
+function app.console_coin_suggestions(p_owner text, p_search text, p_per_minute integer) returns json language plpgsql volatile
+  -- The console's coin field suggestions: at most 10 coins [{slug, name, symbol}], the first rows of GET /api/v1/coins?search=p_search (market.coin_search); null when p_owner asked more than p_per_minute times this minute (counted in app.auth_failures as console-search:<owner>).
+  | declare
+  |   v_count int;
+  | begin
+  |   insert into app.auth_failures as f (subject, window_start, failures)
+  |   values ('console-search:' || p_owner, date_trunc('minute', now()), 1)
+  |   on conflict (subject, window_start) do update set failures = f.failures + 1
+  |   returning f.failures into v_count;
+  |   if v_count > p_per_minute then
+  |     return null;
+  |   end if;
+  |   return coalesce((
+  |     select json_agg(json_build_object('slug', c.slug, 'name', c.name, 'symbol', c.symbol) order by o.n)
+  |     from market.coin_search(p_search, 10) o
+  |     join market.coins c on c.id = o.id), '[]');
+  | end;
 
 function app.console_count_attempt(p_email text, p_client text) returns void language sql volatile
   -- Counts a failed console sign-in (or a reset request, or a sign-up) against the address and the client for this minute.
@@ -5592,12 +5613,13 @@ function market.coin_list_order(p_list text, p_type text, p_status text, p_searc
   |   with filtered as (
   |     select c.id, c.slug, c.symbol, c.status, c.status_updated_at,
   |       s.price, s.marketcap, s.volume_24h, s.change_24h, s.change_7d, s.rank,
-  |       case p_interval when '7d' then s.change_7d else s.change_24h end as change
+  |       case p_interval when '7d' then s.change_7d else s.change_24h end as change,
+  |       market.coin_search_tier(p_search, c.slug, c.symbol, c.name) as tier
   |     from market.coins c
   |     left join market.coin_state s on s.coin_id = c.id
   |     where c.status = any (case when p_status is null then market.public_coin_statuses() else array[p_status] end)
   |       and (p_type is null or c.type = p_type)
-  |       and (p_search is null or strpos(lower(c.name), lower(p_search)) > 0 or strpos(lower(c.symbol), lower(p_search)) > 0)
+  |       and (p_search is null or market.coin_search_tier(p_search, c.slug, c.symbol, c.name) is not null)
   |       and (p_min_price is null or s.price >= p_min_price)
   |       and (p_max_price is null or s.price <= p_max_price)
   |       and (p_min_marketcap is null or s.marketcap >= p_min_marketcap)
@@ -5632,6 +5654,8 @@ function market.coin_list_order(p_list text, p_type text, p_status text, p_searc
   |   select s.id, row_number() over (order by
   |     -- movers are ordered by the change itself: largest gain, or largest loss, first
   |     case p_list when 'gainers' then -s.change when 'losers' then s.change end,
+  |     -- a search in the ranked list, no sort asked: the closest matches first (exact, prefix, substring)
+  |     case when p_list = 'all' and p_sort is null then s.tier end,
   |     -- one sort key per requested field, nulls last: an unused one is null in every row, and planned
   |     -- with the request's values (force_custom_plan) it is no sort key at all
   |     market.coin_sort_key(p_sort[1], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d) nulls last,
@@ -5650,6 +5674,46 @@ function market.coin_list_order(p_list text, p_type text, p_status text, p_searc
   |   -- after the symbol's pick, as the lists of an exchange's or a wallet's assets number their rows
   |   where p_within is null or s.id = any (p_within);
   | end;
+
+function market.coin_search(p_search text, p_limit integer) returns TABLE(id integer, n bigint) language plpgsql stable
+  -- The first p_limit (1-100) coins of GET /coins?search=p_search, as (id, n): the same coins in the same order as market.coin_list_order (p_search only). The exact and prefix matches are found through the name, symbol and slug indexes; every coin is read only when they number fewer than p_limit. For typed coin fields (the console's suggestions).
+  | #variable_conflict use_column
+  | declare
+  |   v_prefix text := market.like_escape(lower(p_search)) || '%';
+  |   v_found bigint;
+  | begin
+  |   if p_search is null or p_limit is null or p_limit < 1 or p_limit > 100 then
+  |     raise exception 'A search and a limit from 1 to 100 are required.' using errcode = 'MD422';
+  |   end if;
+  |   -- the tiers 0 and 1 of market.coin_search_tier (exact and prefix), in the coin list's order
+  |   -- (market.coin_list_order: tier, rank, marketcap, id), which puts them before every other match
+  |   return query
+  |   select x.id, row_number() over (order by x.tier, x.rank nulls last, x.marketcap desc nulls last, x.id)
+  |   from (
+  |     select c.id, market.coin_search_tier(p_search, c.slug, c.symbol, c.name) as tier, s.rank, s.marketcap
+  |     from market.coins c
+  |     left join market.coin_state s on s.coin_id = c.id
+  |     where c.status = any (market.public_coin_statuses())
+  |       and (lower(c.name) like v_prefix or lower(c.symbol) like v_prefix or c.slug like v_prefix)
+  |   ) x
+  |   order by 2
+  |   limit p_limit;
+  |   get diagnostics v_found = row_count;
+  |   if v_found < p_limit then
+  |     -- all the close matches are out: the rest are the list's next rows, substrings, found by reading every coin
+  |     return query select o.id, o.n from market.coin_list_order(p_search => p_search) o where o.n > v_found and o.n <= p_limit;
+  |   end if;
+  | end;
+
+function market.coin_search_tier(p_search text, p_slug text, p_symbol text, p_name text) returns integer language sql immutable
+  -- How a coin (slug, symbol, name) matches a search, case-insensitively: 0 the whole symbol, slug or name; 1 a prefix of one of them; 2 a substring; null no match. The coin lists show the matches by tier, then by rank (market.coin_list_order).
+  |   -- the substring test first: most coins fail it, and it is all they cost
+  |   select case
+  |     when not (strpos(lower(p_name), lower(p_search)) > 0 or strpos(lower(p_symbol), lower(p_search)) > 0 or strpos(p_slug, lower(p_search)) > 0) then null
+  |     when lower(p_symbol) = lower(p_search) or p_slug = lower(p_search) or lower(p_name) = lower(p_search) then 0
+  |     when starts_with(lower(p_name), lower(p_search)) or starts_with(lower(p_symbol), lower(p_search)) or starts_with(p_slug, lower(p_search)) then 1
+  |     else 2
+  |   end
 
 function market.coin_sort_key(p_field text, p_marketcap numeric, p_rank integer, p_price numeric, p_volume_24h numeric, p_change_24h double precision, p_change_7d double precision) returns numeric language sql immutable
   -- The sort value of one coin for one sort field of the coin lists (marketcap, rank, price, volume_24h, change_24h, change_7d; a leading - negates it for a descending sort). Null for no field or a null value.
@@ -6987,6 +7051,10 @@ function market.json_extend(p_object json, p_more json) returns json language sq
   |       select 2, m.key, m.value, m.n from json_each(p_more) with ordinality m (key, value, n)
   |     ) e)
   |   end
+
+function market.like_escape(p_text text) returns text language sql immutable
+  -- p_text with the LIKE wildcards % and _ and the escape character \ escaped: like market.like_escape(x) || '%' is a prefix match of x as typed.
+  |  select replace(replace(replace(p_text, '\', '\\'), '%', '\%'), '_', '\_')
 
 function market.live_price_changes_since(p_since bigint, p_coins integer[], p_currencies text[]) returns TABLE(id integer, slug text, symbol text, currency text, price text, at text, version bigint, kind text) language sql stable
   -- Every live price change of coins p_coins after version p_since still kept in market.live_price_changes, in each of p_currencies (at the latest rate), in version order: what a stream resuming with Last-Event-ID is sent when market.live_replay_covers(p_since).

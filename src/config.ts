@@ -176,6 +176,8 @@ const consoleSettings = {
     .meta(doc('The widget plans an account may pick for a widget key it creates in the console (comma-separated).', '`widget-free`')),
   CONSOLE_SIGN_IN_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5).meta(doc('Failed console sign-ins, reset requests and sign-ups (counted together) per e-mail address per minute before refusing.')),
   CONSOLE_SIGN_IN_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(20).meta(doc('Failed console sign-ins, reset requests and sign-ups (counted together) per client address per minute before refusing.')),
+  CONSOLE_COIN_SEARCHES_PER_MINUTE: z.coerce.number().int().min(1).default(120)
+    .meta(doc('Coin suggestions a console account may ask for per minute (the alarm and widget forms\' coin fields ask as one types); above it they answer 429.')),
   CONSOLE_UNVERIFIED_DAYS: z.coerce.number().int().min(1).max(365).default(7)
     .meta(doc('A console account made by sign-up whose address is not confirmed within this many days is deleted (hourly, by the worker) and its address is free again.')),
 };

@@ -10,7 +10,7 @@
 // the rank, over the coin's price. The collisions the service has to resolve are built in on purpose
 // (METADATA_CASES) and named in `cases` so tests can find them.
 import { seededRandom } from '../random.ts';
-import { DAY, MINUTE, madeUpTickers, type ReplayCoin, type ReplayMarketModel, type ReplayScenario } from './replay.ts';
+import { COIN_QUOTES, DAY, MINUTE, madeUpTickers, type ReplayCoin, type ReplayMarketModel, type ReplayScenario } from './replay.ts';
 
 export interface PaprikaCoin {
   id: string;
@@ -36,7 +36,7 @@ export interface CatalogueEntry {
 }
 
 /** The collision cases of the lists, by name (the names of MetadataCases). */
-export const METADATA_CASES = ['sharedTicker', 'inactiveShadow', 'inactiveOnly', 'unnamed', 'untickered', 'catalogueShadow'] as const;
+export const METADATA_CASES = ['sharedTicker', 'inactiveShadow', 'inactiveOnly', 'unnamed', 'untickered', 'catalogueShadow', 'unconvertedOnly'] as const;
 
 /** Which symbols and ids carry each collision case; empty where the scenario has no made-up coins (up to the catalogue's ~300). */
 export interface MetadataCases {
@@ -52,6 +52,8 @@ export interface MetadataCases {
   untickered: string[];
   /** a catalogue symbol with a second, worse-ranked active entry of another asset: the catalogue decides */
   catalogueShadow: Array<{ symbol: string; catalogue: string; other: string }>;
+  /** made-up symbols the venues trade only in quotes that make no coin (binance's TRY and BRL; replay.ts COIN_QUOTES), listed in /v1/coins all the same */
+  unconvertedOnly: string[];
 }
 
 export interface MetadataLists {
@@ -130,7 +132,16 @@ export function metadataLists(
   });
 
   // the collision cases, on made-up coins spread over the ranks (none when every coin is a catalogue one)
-  const cases: MetadataCases = { sharedTicker: [], inactiveShadow: [], inactiveOnly: [], unnamed: [], untickered: [], catalogueShadow: [] };
+  const cases: MetadataCases = { sharedTicker: [], inactiveShadow: [], inactiveOnly: [], unnamed: [], untickered: [], catalogueShadow: [], unconvertedOnly: [] };
+  const quotesOf = new Map<string, Set<string>>();
+  for (const spec of Object.values(scenario.venues)) {
+    for (const market of spec.markets) {
+      const [base = '', quote = ''] = (typeof market === 'string' ? market : market.symbol).split('/');
+      quotesOf.set(base, (quotesOf.get(base) ?? new Set()).add(quote));
+    }
+  }
+  const madeUpSymbols = new Set(madeUp.map((entry) => entry.symbol));
+  for (const [base, quotes] of quotesOf) if (madeUpSymbols.has(base) && ![...quotes].some((quote) => COIN_QUOTES.has(quote))) cases.unconvertedOnly.push(base);
   const shadows: Array<{ after: Entry; entry: Entry }> = [];
   const removed = new Set<Entry>();
   madeUp.forEach((entry, i) => {

@@ -429,11 +429,12 @@ class ReplayError extends Error {
 }
 
 type Query = URLSearchParams;
-/** a price or volume as the venues write it: a decimal string of about 8 significant digits */
+/** a price or volume as the venues write it: a decimal string of about 8 significant digits, never an exponent (a sat-priced coin in BTC is 0.00000017…) */
 export const num = (value: number): string => {
   if (!Number.isFinite(value)) return '0';
   const digits = Math.max(2, 8 - Math.floor(Math.log10(Math.abs(value) || 1)));
-  return Number(value.toFixed(Math.min(12, digits))).toString();
+  const text = Number(value.toFixed(Math.min(12, digits))).toString();
+  return text.includes('e') ? value.toFixed(Math.min(20, digits)).replace(/\.?0+$/, '') : text;
 };
 const int = (value: string | null): number | undefined => (value === null || value === '' ? undefined : Number(value));
 
@@ -1143,10 +1144,10 @@ export const REAL_SIZE_COINS = 2500;
  * far down the ranks it reaches (`depth`: 0 = strictly the best-ranked, 8 = almost any), and the
  * chance a listed base has each quote. Markets ≈ bases × Σ chances, aimed at the sizes of the venues'
  * public spot lists in 2025 as issue 45 gives them (gate ~2 300, mexc ~2 000, binance ~1 400, kucoin
- * ~1 200, bitget ~900, kraken, htx and okx ~700, bybit and coinbase ~600; the same order as CoinGecko's
- * per-exchange pair counts); the quote mixes follow the venues' own (binance's TRY, BRL and BNB books,
- * kraken's and coinbase's USD and EUR, the others mostly USDT). TRY, BRL, GBP and BNB are quotes the
- * service does not convert.
+ * ~1 200, bitget ~900, kraken, htx and okx ~700, bybit and coinbase ~600; not measured again here).
+ * The quote mixes follow the venues' own: binance's TRY, BRL and BNB books, kraken's and coinbase's
+ * USD and EUR, the others mostly USDT. TRY, BRL, GBP and BNB are quotes that alone make no coin
+ * (COIN_QUOTES); a few made-up coins trade only in them. `markets` is the figure aimed at (the tests' bands).
  */
 export const REAL_SIZE: Record<VenueId, { markets: number; bases: number; depth: number; quotes: Array<[string, number]> }> = {
   gate: { markets: 2300, bases: 2035, depth: 8, quotes: [['USDT', 1], ['USDC', 0.05], ['BTC', 0.04], ['ETH', 0.03], ['TRY', 0.01]] },
@@ -1235,7 +1236,7 @@ export function makeScenario(
       firstTradeAt: Math.floor((now - ageDays * DAY) / DAY) * DAY,
     });
   }
-  const markets = compact ? compactMarkets(coins, venues, seed) : realSizeMarkets(coins, venues, seed);
+  const markets = compact ? compactMarkets(coins, venues, seed) : realSizeMarkets(coins, venues, seed, given.length);
   const specs: ReplayScenario['venues'] = {};
   for (const venue of venues) {
     specs[venue] = { markets: markets[venue]!, bias: (unit(hashString(venue, seed), 9) - 0.5) * 0.002, ...(venue === 'okx' ? { swaps: coins.slice(0, 50).filter((c) => !STABLES.has(c.symbol)).map((c) => c.symbol) } : {}) };
@@ -1274,7 +1275,12 @@ function compactMarkets(coins: ReplayCoin[], venues: readonly VenueId[], seed: n
   return out;
 }
 
-function realSizeMarkets(coins: ReplayCoin[], venues: readonly VenueId[], seed: number): Partial<Record<VenueId, string[]>> {
+/** Quotes that make a venue's base a coin of the service (issue 45: USD or a USD stablecoin, EUR, BTC, ETH); TRY, BRL, GBP and BNB alone do not. */
+export const COIN_QUOTES = new Set(['USD', 'USDT', 'USDC', 'DAI', 'EUR', 'BTC', 'ETH']);
+/** Positions among the made-up coins of those binance trades only in TRY and BRL, and nobody else trades. */
+const UNCONVERTED_ONLY = [17, 517, 1019];
+
+function realSizeMarkets(coins: ReplayCoin[], venues: readonly VenueId[], seed: number, madeUpFrom: number): Partial<Record<VenueId, string[]>> {
   const scale = coins.length / REAL_SIZE_COINS;
   const listings = new Map<string, number>();
   const out: Partial<Record<VenueId, string[]>> = {};
@@ -1308,6 +1314,13 @@ function realSizeMarkets(coins: ReplayCoin[], venues: readonly VenueId[], seed: 
       if (listings.has(coin.symbol)) continue;
       const venue = broad[Math.floor(unit(hashString(coin.symbol, seed), 7) * broad.length)]!;
       out[venue]!.push(`${coin.symbol}/${STABLES.has(coin.symbol) ? 'USD' : 'USDT'}`);
+    }
+  }
+  // a few made-up coins only in quotes that make no coin: the service's quote filter has to leave them out
+  if (out.binance) {
+    for (const coin of UNCONVERTED_ONLY.map((i) => coins[madeUpFrom + i]).filter((c): c is ReplayCoin => !!c)) {
+      for (const venue of venues) out[venue] = out[venue]!.filter((market) => !market.startsWith(`${coin.symbol}/`));
+      out.binance.push(`${coin.symbol}/TRY`, `${coin.symbol}/BRL`);
     }
   }
   return out;

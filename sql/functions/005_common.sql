@@ -35,6 +35,12 @@ as $$
 $$;
 comment on function market.on_page(bigint, int, int) is 'True when the row numbered p_n (1-based, in the list''s order) is on page p_page (1-based; below 1 counts as 1) of p_per_page rows.';
 
+-- why: a LIKE pattern from typed text matches that text literally (its %, _ and \ are no wildcards)
+create or replace function market.like_escape(p_text text) returns text
+language sql immutable parallel safe
+as $$ select replace(replace(replace(p_text, '\', '\\'), '%', '\%'), '_', '\_') $$;
+comment on function market.like_escape(text) is 'p_text with the LIKE wildcards % and _ and the escape character \ escaped: like market.like_escape(x) || ''%'' is a prefix match of x as typed.';
+
 -- The case rule of every slug lookup: slugs are stored lowercase (each table's check constraint) and
 -- a given slug is lowercased, so a lookup is case-insensitive and still an equality on the unique
 -- slug index. market.coin_ids, market.exchange_ids and market.wallet_ids are the only places a coin,

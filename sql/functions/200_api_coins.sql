@@ -50,6 +50,21 @@ end;
 $$;
 comment on function market.check_coin_sort(text[]) is 'Raises MD422 (HTTP 422) unless every element is a sortable coin-list field, optionally prefixed with - (at most 6).';
 
+-- why: one rule for what a typed search matches and how closely, for the coin lists' search and the
+-- console's coin fields: at thousands of coins "eth" must put Ethereum before the coins merely named so
+create or replace function market.coin_search_tier(p_search text, p_slug text, p_symbol text, p_name text) returns int
+language sql immutable parallel safe
+as $$
+  -- the substring test first: most coins fail it, and it is all they cost
+  select case
+    when not (strpos(lower(p_name), lower(p_search)) > 0 or strpos(lower(p_symbol), lower(p_search)) > 0 or strpos(p_slug, lower(p_search)) > 0) then null
+    when lower(p_symbol) = lower(p_search) or p_slug = lower(p_search) or lower(p_name) = lower(p_search) then 0
+    when starts_with(lower(p_name), lower(p_search)) or starts_with(lower(p_symbol), lower(p_search)) or starts_with(p_slug, lower(p_search)) then 1
+    else 2
+  end
+$$;
+comment on function market.coin_search_tier(text, text, text, text) is 'How a coin (slug, symbol, name) matches a search, case-insensitively: 0 the whole symbol, slug or name; 1 a prefix of one of them; 2 a substring; null no match. The coin lists show the matches by tier, then by rank (market.coin_list_order).';
+
 -- why: the four coin lists share one filter, one selection and one ordering; only the list kind
 -- differs. Ranked on ids and the figures the filters and the sort read, so that a page formats only
 -- its own rows (at 20 000 coins, formatting every matched row took most of a list's time).
@@ -94,12 +109,13 @@ begin
   with filtered as (
     select c.id, c.slug, c.symbol, c.status, c.status_updated_at,
       s.price, s.marketcap, s.volume_24h, s.change_24h, s.change_7d, s.rank,
-      case p_interval when '7d' then s.change_7d else s.change_24h end as change
+      case p_interval when '7d' then s.change_7d else s.change_24h end as change,
+      market.coin_search_tier(p_search, c.slug, c.symbol, c.name) as tier
     from market.coins c
     left join market.coin_state s on s.coin_id = c.id
     where c.status = any (case when p_status is null then market.public_coin_statuses() else array[p_status] end)
       and (p_type is null or c.type = p_type)
-      and (p_search is null or strpos(lower(c.name), lower(p_search)) > 0 or strpos(lower(c.symbol), lower(p_search)) > 0)
+      and (p_search is null or market.coin_search_tier(p_search, c.slug, c.symbol, c.name) is not null)
       and (p_min_price is null or s.price >= p_min_price)
       and (p_max_price is null or s.price <= p_max_price)
       and (p_min_marketcap is null or s.marketcap >= p_min_marketcap)
@@ -134,6 +150,8 @@ begin
   select s.id, row_number() over (order by
     -- movers are ordered by the change itself: largest gain, or largest loss, first
     case p_list when 'gainers' then -s.change when 'losers' then s.change end,
+    -- a search in the ranked list, no sort asked: the closest matches first (exact, prefix, substring)
+    case when p_list = 'all' and p_sort is null then s.tier end,
     -- one sort key per requested field, nulls last: an unused one is null in every row, and planned
     -- with the request's values (force_custom_plan) it is no sort key at all
     market.coin_sort_key(p_sort[1], s.marketcap, s.rank, s.price, s.volume_24h, s.change_24h, s.change_7d) nulls last,
@@ -202,7 +220,7 @@ $$;
 comment on function api.coin_rows(text, text, text, text, numeric, numeric, numeric, numeric, numeric, numeric, int[], text[], text[], text[], text) is
 'Every coin matching a coin-list request, in the list''s order, typed as the API returns it (price and circulating_supply decimal strings, marketcap a number or null, volume_24h a number, 0 without a coin_state row; listed_at is status_updated_at for active coins, null for others). '
 'p_list: all (GET /coins: by rank), recent (GET /coins/recently-added: active coins by status_updated_at, their listing time, newest first, then other statuses by their last status change; p_sort replaces that order), gainers / losers (change over p_interval 24h or 7d above / below 0 when rounded to 2 decimals, so a 0.00 % move is in neither; ordered by that change; p_sort only breaks ties). '
-'Filters: p_type coin|token; p_status one listing status (null: the public statuses of market.public_coin_statuses()); p_search a case-insensitive substring of name or symbol; inclusive USD bounds on price, marketcap and 24h volume (a null figure never passes a bound); '
+'Filters: p_type coin|token; p_status one listing status (null: the public statuses of market.public_coin_statuses()); p_search a case-insensitive substring of name, symbol or slug (market.coin_search_tier; in the all list without p_sort, exact matches of symbol, slug or name first, then prefixes, then substrings, each by rank); inclusive USD bounds on price, marketcap and 24h volume (a null figure never passes a bound); '
 'selectors p_ids, p_slugs, p_symbols (case-insensitive; an ambiguous symbol picks the best-ranked active coin among the matches). '
 'p_sort: fields marketcap, rank, price, volume_24h, change_24h, change_7d, a leading - for descending; nulls last either way. Ties: rank, marketcap, id. '
 'Paginated as the endpoints return it: api.coin_list.';
@@ -254,6 +272,44 @@ comment on function api.coin_list_page(text, text, text, text, numeric, numeric,
 'The same arguments as api.coin_rows plus p_page (1-based), p_per_page and p_within (only these coin ids, e.g. market.exchange_coin_ids(slug); null: all). '
 'Endpoints: GET /api/v1/coins (p_list all), /coins/recently-added (recent), /coins/gainers (gainers), /coins/losers (losers), /exchanges/{slug}/assets and /wallets/{slug}/assets (p_within). '
 'As one JSON object: api.coin_list.';
+
+-- why: a typed coin field asks at every key stroke for a few suggestions: the closest matches
+-- (exact and prefix) are read through the search indexes, and every coin only when they fall short
+create or replace function market.coin_search(p_search text, p_limit int default 10) returns table (id int, n bigint)
+language plpgsql stable
+-- planned with the typed text, so that its LIKE prefixes use the indexes of migration 000157
+set plan_cache_mode = force_custom_plan
+as $$
+#variable_conflict use_column
+declare
+  v_prefix text := market.like_escape(lower(p_search)) || '%';
+  v_found bigint;
+begin
+  if p_search is null or p_limit is null or p_limit < 1 or p_limit > 100 then
+    raise exception 'A search and a limit from 1 to 100 are required.' using errcode = 'MD422';
+  end if;
+  -- the tiers 0 and 1 of market.coin_search_tier (exact and prefix), in the coin list's order
+  -- (market.coin_list_order: tier, rank, marketcap, id), which puts them before every other match
+  return query
+  select x.id, row_number() over (order by x.tier, x.rank nulls last, x.marketcap desc nulls last, x.id)
+  from (
+    select c.id, market.coin_search_tier(p_search, c.slug, c.symbol, c.name) as tier, s.rank, s.marketcap
+    from market.coins c
+    left join market.coin_state s on s.coin_id = c.id
+    where c.status = any (market.public_coin_statuses())
+      and (lower(c.name) like v_prefix or lower(c.symbol) like v_prefix or c.slug like v_prefix)
+  ) x
+  order by 2
+  limit p_limit;
+  get diagnostics v_found = row_count;
+  if v_found < p_limit then
+    -- all the close matches are out: the rest are the list's next rows, substrings, found by reading every coin
+    return query select o.id, o.n from market.coin_list_order(p_search => p_search) o where o.n > v_found and o.n <= p_limit;
+  end if;
+end;
+$$;
+comment on function market.coin_search(text, int) is
+'The first p_limit (1-100) coins of GET /coins?search=p_search, as (id, n): the same coins in the same order as market.coin_list_order (p_search only). The exact and prefix matches are found through the name, symbol and slug indexes; every coin is read only when they number fewer than p_limit. For typed coin fields (the console''s suggestions).';
 
 -- why: the page as the endpoints' JSON answers it, for analysts
 create or replace function api.coin_list(

@@ -42,7 +42,7 @@ as $$
     and (p_instrument is null or l.instrument = p_instrument)
     and (p_position is null or l.position = p_position)
     and (p_order is null or l."order" = p_order)
-    and (p_symbol is null or upper(l.symbol) like upper(replace(replace(replace(p_symbol, '\', '\\'), '%', '\%'), '_', '\_')) || '%')
+    and (p_symbol is null or upper(l.symbol) like upper(market.like_escape(p_symbol)) || '%')
     and (p_min_usd is null or l.value_usd >= p_min_usd)
   order by l.time desc, l.exchange, l.symbol
 $$;

@@ -118,6 +118,30 @@ as $$
 $$;
 comment on function app.console_count_attempt(text, text) is 'Counts a failed console sign-in (or a reset request, or a sign-up) against the address and the client for this minute.';
 
+-- why: a typed coin field asks at every key stroke: limited per account per minute in the table of
+-- the console's other per-minute limits (app.auth_failures, pruned with it), then the coin list's search
+create or replace function app.console_coin_suggestions(p_owner text, p_search text, p_per_minute int) returns json
+language plpgsql
+as $$
+declare
+  v_count int;
+begin
+  insert into app.auth_failures as f (subject, window_start, failures)
+  values ('console-search:' || p_owner, date_trunc('minute', now()), 1)
+  on conflict (subject, window_start) do update set failures = f.failures + 1
+  returning f.failures into v_count;
+  if v_count > p_per_minute then
+    return null;
+  end if;
+  return coalesce((
+    select json_agg(json_build_object('slug', c.slug, 'name', c.name, 'symbol', c.symbol) order by o.n)
+    from market.coin_search(p_search, 10) o
+    join market.coins c on c.id = o.id), '[]');
+end;
+$$;
+comment on function app.console_coin_suggestions(text, text, int) is
+'The console''s coin field suggestions: at most 10 coins [{slug, name, symbol}], the first rows of GET /api/v1/coins?search=p_search (market.coin_search); null when p_owner asked more than p_per_minute times this minute (counted in app.auth_failures as console-search:<owner>).';
+
 -- why: a sign-up whose address is never confirmed must not hold the address (nor a row) for ever
 create or replace function app.console_expire_unverified(p_after interval) returns int
 language sql

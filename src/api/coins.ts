@@ -28,7 +28,7 @@ const listFields = {
   ...paginationQuery,
   type: z.enum(['coin', 'token']).optional(),
   status: z.enum(STATUSES).optional().describe('One listing status; default: all public statuses (active, delisted, untracked).'),
-  search: z.string().max(100).optional().describe('Case-insensitive substring of the name or symbol.'),
+  search: z.string().max(100).optional().describe('Case-insensitive substring of the name, symbol or slug. Without `sort`, the ranked list shows an exact symbol, slug or name first, then prefixes, then other matches, each by rank.'),
   min_price: query.decimal().optional(),
   max_price: query.decimal().optional(),
   min_marketcap: query.decimal().optional(),

@@ -41,7 +41,7 @@ function channelChoice(who: Account, offered: string[], values: Fields, errors: 
 const alarmFields = (who: Account, offered: string[], values: Fields, errors: Errors, current?: string) => [
   errors.form ? notice(errors.form, 'error') : html``,
   field({ name: 'name', label: 'Name', value: values.name, error: errors.name }),
-  field({ name: 'coin', label: 'Coin (its slug, e.g. bitcoin)', value: values.coin, error: errors.coin }),
+  field({ name: 'coin', label: 'Coin (its slug, e.g. bitcoin)', value: values.coin, error: errors.coin, coins: 'one' }),
   choice({ name: 'metric', label: 'Value', options: METRICS.map((metric) => [metric, METRIC_LABELS[metric]] as const), value: values.metric, error: errors.metric }),
   choice({ name: 'direction', label: 'Triggers when the value is', options: DIRECTIONS.map((direction) => [direction, DIRECTION_LABELS[direction]] as const), value: values.direction, error: errors.direction }),
   field({ name: 'target', label: 'Target (a decimal number, e.g. 65000.50)', value: values.target, error: errors.target }),

@@ -65,13 +65,15 @@ export interface Field {
   value?: string;
   error?: string;
   autocomplete?: string;
+  /** a coin field: one slug, or slugs separated by commas; assets/coin-search.js makes it suggest coins as one types */
+  coins?: 'one' | 'many';
 }
 
 /** A labelled input with its error beside it (GOV.UK style: the message is tied to the field). */
-export function field({ name, id = `f-${name}`, label, type = 'text', value = '', error, autocomplete }: Field): Html {
+export function field({ name, id = `f-${name}`, label, type = 'text', value = '', error, autocomplete, coins }: Field): Html {
   return html`<div class="field${error ? ' invalid' : ''}"><label for="${id}">${label}</label>
 ${error ? html`<p class="error" id="${id}-error">Error: ${error}</p>` : ''}
-<input id="${id}" name="${name}" type="${type}" value="${type === 'password' ? '' : value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}></div>`;
+<input id="${id}" name="${name}" type="${type}" value="${type === 'password' ? '' : value}"${autocomplete ? html` autocomplete="${autocomplete}"` : ''}${coins ? html` data-coin-search="${coins}" autocomplete="off" spellcheck="false"` : ''}${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''}></div>`;
 }
 
 /** A labelled select of [value, label] options with its error beside it, as `field`. */

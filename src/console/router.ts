@@ -8,6 +8,7 @@ import Router from '@koa/router';
 import type { Deps } from '../http/admission.ts';
 import { accountPages } from './account.ts';
 import { alarmPages } from './alarms.ts';
+import { coinSearchPages } from './coins.ts';
 import { keyPages } from './api-keys.ts';
 import { authPages } from './auth.ts';
 import { operatorPages } from './operator.ts';
@@ -23,6 +24,7 @@ const ASSETS: Record<string, [type: string, file: () => URL | string]> = {
   'console.css': [CSS, () => new URL('./assets/console.css', import.meta.url)],
   'console.js': [JS, () => new URL('./assets/console.js', import.meta.url)],
   'push.js': [JS, () => new URL('./assets/push.js', import.meta.url)],
+  'coin-search.js': [JS, () => new URL('./assets/coin-search.js', import.meta.url)],
   'icon.svg': ['image/svg+xml', () => new URL('./assets/icon.svg', import.meta.url)],
   'usage-chart.js': [JS, () => new URL('./assets/usage-chart.js', import.meta.url)],
   // the usage chart's library (uPlot, MIT), as its package ships it
@@ -31,7 +33,7 @@ const ASSETS: Record<string, [type: string, file: () => URL | string]> = {
 };
 
 /** The page groups, in the order their routes are tried. */
-const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, usagePages, alarmPages, webhookPages, widgetPages, operatorPages];
+const GROUPS: PageGroup[] = [authPages, accountPages, keyPages, usagePages, alarmPages, webhookPages, widgetPages, coinSearchPages, operatorPages];
 
 export function consoleRouter(deps: Deps): Router {
   const router = new Router({ prefix: '/console' });

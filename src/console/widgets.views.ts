@@ -84,8 +84,8 @@ const builderForm = ({ keys, key, widget, given, errors, fiats }: Builder) => ht
 ${select(errors, 'key', 'Widget key', keys.map((one) => [one.id, `${one.name} (${one.prefix}…)`]), key.id)}
 ${select(errors, 'widget', 'Widget', WIDGET_NAMES.map((name) => [name, WIDGET_LABELS[name]]), widget)}
 ${widget === 'ticker'
-    ? field({ name: 'coins', id: 'b-coins', label: 'Coins (slugs, comma-separated, up to 10)', value: given.coins, error: errors.coins })
-    : field({ name: 'coin', id: 'b-coin', label: 'Coin (slug, such as bitcoin)', value: given.coin, error: errors.coin })}
+    ? field({ name: 'coins', id: 'b-coins', label: 'Coins (slugs, comma-separated, up to 10)', value: given.coins, error: errors.coins, coins: 'many' })
+    : field({ name: 'coin', id: 'b-coin', label: 'Coin (slug, such as bitcoin)', value: given.coin, error: errors.coin, coins: 'one' })}
 ${widget === 'mini-chart' ? select(errors, 'range', 'Period', RANGES, given.range!) : ''}
 ${select(errors, 'theme', 'Theme', THEMES, given.theme!)}
 ${select(errors, 'currency', 'Currency', fiats.map((fiat) => [fiat.slug, `${fiat.slug.toUpperCase()} · ${fiat.name}`]), given.currency!)}

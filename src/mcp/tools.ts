@@ -49,8 +49,8 @@ const total = (body: { data: unknown[]; meta: { total: number } }, what: string)
 export const TOOLS: McpTool[] = [
   {
     name: 'search_coins', title: 'Search coins',
-    description: 'Finds coins by a case-insensitive substring of name or symbol, ranked by market cap, with price, market cap, volume and changes. Use it to find a coin\'s slug for the other tools.',
-    input: { query: z.string().min(1).max(100).describe('Part of the name or symbol, e.g. "bit" or "ETH".'), ...pageArgs },
+    description: 'Finds coins by a case-insensitive substring of name, symbol or slug: an exact symbol, slug or name first, then prefix matches, then other matches, each by market cap rank, with price, market cap, volume and changes. Use it to find a coin\'s slug for the other tools.',
+    input: { query: z.string().min(1).max(100).describe('Part of the name, symbol or slug, e.g. "bit" or "ETH".'), ...pageArgs },
     operationId: 'listCoins',
     request: ({ query, page, per_page }) => ({ query: { search: query as string, page: page as number, per_page: per_page as number } }),
     text: (body) => total(body, 'matching coins') + ' ' + body.data.slice(0, 10).map((c: any) => `${c.name} (${c.symbol}, ${c.slug}): ${c.price ?? 'n/a'} USD`).join('; '),
