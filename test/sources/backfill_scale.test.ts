@@ -1,8 +1,9 @@
 // mdapi backfill across the ten venues on the loopback replay (never the network): each venue's
 // candle requests one at a time and no faster than its ccxt pacing (shortened here), the estimate
 // up front against the requests the replay counted, a Gate range of more than one page with every
-// minute once, and a backfill stopped half-way then resumed, ending as an uninterrupted one without
-// asking a finished page again. The reporter's lines off a terminal.
+// minute once, a backfill stopped half-way then resumed, ending as an uninterrupted one without
+// asking a finished page again, and a back-off recorded by another process stopping a venue. The
+// reporter's lines off a terminal.
 import test from 'ava';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
@@ -206,6 +207,39 @@ test.serial('stopped half-way through ten venues and run again: the bars of an u
     t.true(expectedBars.length > 2 * (MINUTES - 40));
     t.deepEqual(actualBars, expectedBars);
   } finally {
+    await other.close();
+  }
+});
+
+test.serial('a back-off another process records stops the venue within seconds: no request while it holds', async (t) => {
+  const other = await testDatabase();
+  try {
+    await prepare(other);
+    // Bitget alone at 700 ms a request: its 11 pages of one range take longer than the gate's re-read of the back-off
+    const slow = new ExchangesSource({ venues: ['bitget'], urls: { bitget: replay.baseUrl('bitget') }, rateLimitMs: 700 });
+    let made = 0;
+    let recordedAt = 0;
+    let after = 0;
+    onCandleRequest = () => {
+      if (recordedAt) after++;
+      if (++made !== 2) return;
+      recordedAt = performance.now();
+      // the minute job of a worker failed on the venue meanwhile: held for a minute
+      void other.sql`select market.record_venue_run('bitget', 1, 'RequestTimeout: bitget GET /api/v2/spot/market/candles', 60)`.then(() => undefined);
+    };
+    const started = performance.now();
+    const result = await withReservedQuery(other.sql, (query) =>
+      backfill(query, slow, { since: SINCE, intervals: ['minutely'], now: T })).finally(() => (onCandleRequest = undefined));
+    t.like(result.venues.bitget, { state: 'skipped' });
+    // re-read every 5 s: at 700 ms a request, at most 8 more went out before the venue stopped, and none after
+    t.true(after <= 8, `${after} requests after the back-off`);
+    t.true(made < Math.ceil(MINUTES / CANDLES_PER_REQUEST.bitget), `${made} requests`);
+    t.true(performance.now() - started < 30_000);
+    // what it read before is kept: the rerun (after the back-off) goes on from there
+    const [range] = await other.sql`select done_until > range_from as progressed, finished_at is null as open from market.venue_backfills`;
+    t.like(range, { progressed: true, open: true });
+  } finally {
+    onCandleRequest = undefined;
     await other.close();
   }
 });

@@ -236,8 +236,7 @@ async function backfillVenue(
         const before = venue.requests;
         for (const row of step.rows.filter((candidate) => candidate.prices_quotes === quotes)) {
           if (options.signal?.aborted) break;
-          await readBackOff();
-          const walked = await backfillRange(query, venue, row, step.tally, options.signal, page);
+          const walked = await backfillRange(query, venue, row, step.tally, options.signal, page, readBackOff);
           // the requests the plan counted and a finished range did not need (a venue answering
           // from a later listing on) are no longer remaining
           if (walked.finished) remaining = Math.max(0, remaining - Math.max(0, rangeRequests(venue.id, row, now) - walked.requests));
@@ -259,7 +258,7 @@ async function backfillVenue(
 
 /**
  * Reads, at most every few seconds, the back-off any process recorded for the venue into its
- * instance: the gate then refuses its next request and the venue's run stops as skipped.
+ * instance (venue.holdUntil, which the gate's fetch refuses to pass).
  */
 function backOffReader(query: Query, venue: LiveVenue): () => Promise<void> {
   let readAt = venue.clock.now();
@@ -291,8 +290,9 @@ function rangeRequests(venueId: string, row: PlanRow, now: number): number {
  * One range of one market, walked from where it was left by explicit pages of the venue's
  * candles per request, one request at a time (ccxt's limiter paces them), up to the range's end
  * and no further; written every PAGE_CANDLES candles with the progress, which is the start of the
- * next page to ask. Stopped (signal), it writes what it read and records how far. Returns the
- * requests made and whether the range is finished.
+ * next page to ask. Stopped (signal) or held (a back-off any process recorded), it writes what it
+ * read and records how far; held, it then throws VenueBackingOff (the venue's run is skipped).
+ * Returns the requests made and whether the range is finished.
  */
 async function backfillRange(
   query: Query,
@@ -301,6 +301,7 @@ async function backfillRange(
   tally: BackfillTally,
   signal: AbortSignal | undefined,
   emit: (event: Extract<BackfillEvent, { type: 'page' }>) => void,
+  readBackOff: () => Promise<void>,
 ): Promise<{ requests: number; finished: boolean }> {
   const width = WIDTH_MS[row.timeframe];
   const end = row.range_to.getTime();
@@ -350,7 +351,10 @@ async function backfillRange(
     page = [];
     pageRequests = 0;
   };
+  let held = false;
   while (since < end && !signal?.aborted) {
+    await readBackOff();
+    if ((held = venue.clock.now() < venue.holdUntil)) break;
     const from = since;
     const fetched = await reading(venue, 'candles', (): Promise<OHLCV[]> => venue.exchange.fetchOHLCV(row.symbol, row.timeframe, from - askBefore, perRequest));
     pageRequests++;
@@ -369,5 +373,6 @@ async function backfillRange(
   const finished = since >= end;
   // the last page closes the range (what the venue did not have is a gap, not a debt); a stopped one records how far it got
   if (finished || since > done) await write(Math.min(since, end));
+  if (held) throw new VenueBackingOff(venue.id, venue.holdUntil);
   return { requests: venue.requests - first, finished };
 }
