@@ -196,7 +196,7 @@ test.serial('mdapi backfill killed mid-way resumes where it stopped and ends wit
     const resumed = await mdapi(other, args).output;
     t.is(resumed.code, 0, resumed.stderr);
     // not a terminal: the estimate first, then plain lines, one per venue and interval step, and the summary
-    t.regex(resumed.stdout.split('\n')[0]!, /^backfill: about \d+ requests, ~\d+ minutes? \((binance|coinbase|okx) \d+ requests ~\d+ minutes?(, |\))/);
+    t.regex(resumed.stdout.split('\n')[0]!, /^backfill: about \d+ requests, ~\d+ minutes? at the venues' pacing \((binance|coinbase|okx) \d+ requests ~\d+ minutes?(, |\))/);
     t.regex(resumed.stdout, /^binance (daily|hourly|minutely): \d+ markets, \d+ candles, \d+ bars, \d+ requests, [\d.]+ s$/m);
     t.regex(resumed.stdout, /^backfill: \d+ bars, \d+ candles, \d+ requests, [\d.]+ s, \d+ bars\/s$/m);
     const [open] = await other.sql`select count(*) filter (where finished_at is null)::int as open from market.venue_backfills`;

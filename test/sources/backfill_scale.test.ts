@@ -254,7 +254,7 @@ test('off a terminal: the estimate first, then every few seconds each venue\'s p
   reporter.onProgress({ type: 'page', venue: 'binance', interval: 'minutely', symbol: 'BTC/USDT', slots: 1000, candles: 1000, bars: 1000, requests: 50, remaining: 150 });
   await new Promise((resolve) => setTimeout(resolve, 100));
   reporter.finish({ venues: {}, candles: 1000, bars: 1000, requests: 50, ms: 2000 });
-  t.is(lines[0], 'backfill: about 202 requests, ~2 minutes (binance 200 requests ~2 minutes, kraken 2 requests ~1 minute)');
+  t.is(lines[0], "backfill: about 202 requests, ~2 minutes at the venues' pacing (binance 200 requests ~2 minutes, kraken 2 requests ~1 minute)");
   // 150 requests at 600 ms each (the pace; this test's requests came faster)
   t.true(lines.includes('binance: 25 % (1000/4000 candles), 150 requests left, ~2 minutes left'), lines.join('\n'));
   t.is(lines.filter((line) => line.startsWith('kraken:')).length > 0, true);

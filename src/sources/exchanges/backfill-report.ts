@@ -1,4 +1,5 @@
-// What `mdapi backfill` shows: the estimate up front ("about N requests, ~M minutes"), then on a
+// What `mdapi backfill` shows: the estimate up front ("about N requests, ~M minutes" at the venues'
+// pacing: the database's writes come on top), then on a
 // terminal a progress bar per venue (cli-progress) with the requests and time left, otherwise
 // plain lines for logs and CI: one per venue and interval step, and every `everyMs` one per venue
 // still reading with its time left; a summary line either way.
@@ -30,7 +31,7 @@ function stepLine(event: Extract<BackfillEvent, { type: 'step' | 'venue' }>): st
 
 export function estimateLine(event: Extract<BackfillEvent, { type: 'estimate' }>): string {
   const venues = Object.entries(event.venues).filter(([, venue]) => venue.requests > 0);
-  return `backfill: about ${event.requests} requests, ${minutes(event.ms)}` +
+  return `backfill: about ${event.requests} requests, ${minutes(event.ms)} at the venues' pacing` +
     (venues.length ? ` (${venues.map(([id, venue]) => `${id} ${venue.requests} requests ${minutes(venue.ms)}`).join(', ')})` : '');
 }
 
