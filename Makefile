@@ -76,7 +76,7 @@ import-candles: deps ## import OHLCV history: make import-candles SLUG=s FILE=f.
 import-coins: deps ## import or update the coin catalogue: make import-coins [FILE=coins.json] (default the shipped catalogue)
 	$(MDAPI) import-coins $(if $(filter command line environment environment override,$(origin FILE)),"$(FILE)")
 
-backfill: deps ## history from the venues (EXCHANGES, EXCHANGE_URLS): make backfill [COINS=a,b] [SINCE=YYYY-MM-DD] [INTERVAL=daily,hourly,minutely]
+backfill: deps ## history from the venues (EXCHANGES, EXCHANGE_URLS), paced, resumable: make backfill [COINS=all|a,b (default all)] [SINCE=YYYY-MM-DD] [INTERVAL=daily,hourly,minutely]
 	$(MDAPI) backfill $(if $(COINS),--coins "$(COINS)") $(if $(SINCE),--since "$(SINCE)") $(if $(INTERVAL),--interval "$(INTERVAL)")
 
 import-content: deps ## import curated content (wallets, articles, videos, insights JSON): make import-content DIR=content/demo

@@ -1,15 +1,16 @@
-// Backfill throughput from the loopback replay of the six venues (dev/venues/replay.ts): coins ×
+// Backfill throughput from the loopback replay of the ten venues (dev/venues/replay.ts): coins ×
 // venues of history read through ccxt (its rate limiters on) and written through the live path
 // (venue candles → price index → aggregates), as `mdapi backfill` does. BENCH_BACKFILL_COINS coins (default 10)
-// (default 50) listed on all six venues, BENCH_BACKFILL_INTERVALS (default hourly,minutely) from
-// BENCH_BACKFILL_DAYS days ago (default 2). Figures only, no assertions. Runs in `make bench`
+// listed on all ten venues, BENCH_BACKFILL_INTERVALS (default hourly,minutely) from
+// BENCH_BACKFILL_DAYS days ago (default 2), and the estimate printed up front. Figures only, no assertions. Runs in `make bench`
 // (BENCH_BACKFILL=off skips it) or alone: node bench/backfill.ts (a fresh embedded database).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Sql } from '../src/db/client.ts';
-import { BACKFILL_INTERVALS, backfill, type BackfillInterval } from '../src/sources/exchanges/backfill.ts';
+import { BACKFILL_INTERVALS, backfill, type BackfillEvent, type BackfillInterval } from '../src/sources/exchanges/backfill.ts';
+import { estimateLine } from '../src/sources/exchanges/backfill-report.ts';
 import { ExchangesSource } from '../src/sources/exchanges/index.ts';
 import { withReservedQuery } from '../src/db/query.ts';
 import { DAY, REPLAY_VENUES, startVenueReplay } from '../dev/venues/replay.ts';
@@ -37,8 +38,14 @@ export async function benchBackfill(sql: Sql) {
       select lower(s), s, 'Bench ' || s, 'token', 1000000, 'exchanges' from unnest(${[...symbols, 'USDT']}::text[]) s
       on conflict (slug) do nothing`;
     const source = new ExchangesSource({ venues: [...REPLAY_VENUES], urls: Object.fromEntries(REPLAY_VENUES.map((id) => [id, replay.baseUrl(id)])) });
+    let estimate: Extract<BackfillEvent, { type: 'estimate' }> | undefined;
     const result = await withReservedQuery(sql, (query) =>
-      backfill(query, source, { coins: symbols.map((symbol) => symbol.toLowerCase()), since: new Date(now - days * DAY), intervals }),
+      backfill(query, source, {
+        coins: symbols.map((symbol) => symbol.toLowerCase()),
+        since: new Date(now - days * DAY),
+        intervals,
+        onProgress: (event) => void (event.type === 'estimate' && (estimate = event)),
+      }),
     );
     const seconds = result.ms / 1000;
     // bars written counts rebuilds (each venue's page rebuilds its window); distinct is what is kept
@@ -47,6 +54,8 @@ export async function benchBackfill(sql: Sql) {
     console.log(`\nbackfill from the replay server: ${coins} coins × ${REPLAY_VENUES.length} venues, ${intervals.join('+')} over ${days} days\n`);
     console.log(`  ${result.candles} candles, ${kept} bars (${result.bars} written with rebuilds), ${result.requests} requests in ${seconds.toFixed(1)} s`);
     console.log(`  ${Math.round(kept / seconds)} bars/s, ${Math.round(result.candles / seconds)} candles/s, ${(result.requests / seconds).toFixed(1)} requests/s`);
+    // the estimate counts candle requests at the venues' pacing; the run also loads markets and writes
+    if (estimate) console.log(`  estimated up front: ${estimateLine(estimate).replace(/^backfill: /, '')}`);
     for (const [id, venue] of Object.entries(result.venues)) {
       console.log(`  ${id.padEnd(9)} ${venue.state.padEnd(5)} ${String(venue.requests).padStart(5)} requests ${String(venue.candles).padStart(8)} candles${venue.error ? `  ${venue.error}` : ''}`);
     }

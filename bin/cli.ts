@@ -384,17 +384,21 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   backfill: {
-    synopsis: 'backfill [--coins a,b] [--since YYYY-MM-DD] [--interval daily|hourly|minutely]',
+    synopsis: 'backfill [--coins all|a,b] [--since YYYY-MM-DD] [--interval daily|hourly|minutely]',
     description: [
       '  history from the venues of EXCHANGES through ccxt: daily to 6 months ago, hourly to 8 days ago,',
-      '  1-minute since; resumable (Ctrl-C stops after the page in flight)',
-      '  --coins a,b         only these coins (slugs, any case)',
+      '  1-minute since; each venue paced by its rate limit; resumable (Ctrl-C stops after the request in',
+      '  flight); prints an estimate (requests, minutes) first, then progress with the time left',
+      '  --coins all|a,b     every coin any venue of EXCHANGES lists (all, the default), or only these (slugs, any case)',
       '  --since YYYY-MM-DD  start no earlier than this day (UTC)',
       '  --interval I        daily, hourly or minutely; repeatable or comma-separated (default: all three)',
     ].join('\n'),
     options: { coins: { type: 'string' }, since: { type: 'string' }, interval: { type: 'string', multiple: true } },
     run: async (values) => {
-      const coins = values.coins === undefined ? undefined : valid('--coins', slugList('coin', 10_000).refine((list) => list.length > 0, 'Must name at least one coin.'), values.coins as string);
+      // `all` (or no --coins): every coin the venues list; a list names known coins only
+      const coins = values.coins === undefined || (values.coins as string).trim().toLowerCase() === 'all'
+        ? undefined
+        : valid('--coins', slugList('coin', 10_000).refine((list) => list.length > 0, 'Must name at least one coin.').refine((list) => !list.includes('all'), 'Must be all or a list of coin slugs, not both.'), values.coins as string);
       let since: Date | undefined;
       if (values.since !== undefined) {
         since = new Date(`${valid('--since', date(), values.since as string)}T00:00:00Z`);
@@ -439,7 +443,7 @@ export const COMMANDS: Record<string, Command> = {
         return { unknown, result };
       });
       const { unknown, result } = outcome;
-      if (!result) fail(`unknown coin${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
+      if (!result) fail(`unknown coin${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')} (coin slugs as in /coins, or --coins all)`);
       reporter.finish(result);
       // every venue failing is a failed run; some failing is reported and left to the next run
       if (Object.values(result.venues).every((run) => run.state !== 'up')) process.exit(1);

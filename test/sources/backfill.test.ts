@@ -178,7 +178,8 @@ test.serial('mdapi backfill killed mid-way resumes where it stopped and ends wit
   try {
     await prepare(other);
     // the minutes since yesterday: the command's later clock reads the same ones
-    const args = ['--interval', 'minutely', '--since', new Date(T.getTime() - DAY).toISOString().slice(0, 10)];
+    // every coin the venues list, named
+    const args = ['--coins', 'all', '--interval', 'minutely', '--since', new Date(T.getTime() - DAY).toISOString().slice(0, 10)];
     const killed = mdapi(other, args);
     // killed once some progress is durable, long before the end
     const progress = await poll(
@@ -194,7 +195,8 @@ test.serial('mdapi backfill killed mid-way resumes where it stopped and ends wit
 
     const resumed = await mdapi(other, args).output;
     t.is(resumed.code, 0, resumed.stderr);
-    // not a terminal: plain lines, one per venue and interval step, and the summary
+    // not a terminal: the estimate first, then plain lines, one per venue and interval step, and the summary
+    t.regex(resumed.stdout.split('\n')[0]!, /^backfill: about \d+ requests, ~\d+ minutes? at the venues' pacing \((binance|coinbase|okx) \d+ requests ~\d+ minutes?(, |\))/);
     t.regex(resumed.stdout, /^binance (daily|hourly|minutely): \d+ markets, \d+ candles, \d+ bars, \d+ requests, [\d.]+ s$/m);
     t.regex(resumed.stdout, /^backfill: \d+ bars, \d+ candles, \d+ requests, [\d.]+ s, \d+ bars\/s$/m);
     const [open] = await other.sql`select count(*) filter (where finished_at is null)::int as open from market.venue_backfills`;
@@ -221,6 +223,8 @@ test('bad arguments: a clear message and exit code 2', async (t) => {
     [['--interval', 'weekly'], /--interval must be daily, hourly or minutely/],
     [['--since', '2024-13-01'], /--since must be a date \(YYYY-MM-DD\)/],
     [['--coins', 'Bit Coin'], /--coins must be comma-separated coin slugs/],
+    [['--coins', 'all,bitcoin'], /--coins must be all or a list of coin slugs, not both/],
+    [['--coins', 'bitcoin,nocoin,ethereum,gone'], /unknown coins: nocoin, gone \(coin slugs as in \/coins, or --coins all\)/],
     [['--sinse', '2024-01-01'], /Unknown option '--sinse'/],
   ] as const) {
     const { code, stderr } = await mdapi(db, [...args]).output;
