@@ -1424,6 +1424,7 @@ table market.venue_markets
   constraint venue_markets_quote_coin_id_fkey FOREIGN KEY (quote_coin_id) REFERENCES market.coins(id) ON DELETE SET NULL
   constraint venue_markets_symbol_check CHECK ((symbol ~ '^\S{1,60}$'::text))
   CREATE INDEX venue_markets_base ON market.venue_markets USING btree (base_coin_id) WHERE active
+  CREATE INDEX venue_markets_pair ON market.venue_markets USING btree (base_coin_id, exchange_id, quote)
   CREATE UNIQUE INDEX venue_markets_pkey ON market.venue_markets USING btree (exchange_id, symbol)
 
 table market.venue_status
