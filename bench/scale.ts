@@ -24,6 +24,7 @@ import { TICK_PHASES } from '../src/sources/exchanges/index.ts';
 import { until } from '../dev/wait.ts';
 import { Managed, freePort, tail } from './chaos/processes.ts';
 import { fetchRaw, printColumns, quantile, rawGet, startCeiling } from './harness.ts';
+import { checkAtSize, coverage } from './scale-checks.ts';
 
 const WARM_REQUESTS = 5;
 const TICK_TIMEOUT_MS = 5 * 60_000;
@@ -117,10 +118,18 @@ export async function benchScale(): Promise<void> {
     const total = (run: Record<string, number>) => TICK_PHASES.reduce((sum, phase) => sum + run[phase]!, 0);
     printColumns(['phase', 'first run ms', `median of ${steady.length} ms`, 'range ms'], [...TICK_PHASES.map((phase) => row(phase, (run) => run[phase]!)), row('the whole tick', total)]);
 
+    const covered = await coverage(sql);
+    console.log(`\ncoins with a USD-convertible spot market (against USD, EUR, a USD stablecoin, BTC or ETH): ${covered.convertible}; ` +
+      `priced ${covered.priced}, with minute bars of the last 10 minutes ${covered.minutes}, answering /indicators ${covered.indicators}` +
+      `${covered.missing.length ? `; missing: ${covered.missing.join(', ')}` : ''}`);
+
     // the lists, cold and warm, against the same bytes from the ceiling
     await sql`insert into app.plans (name, rank, monthly_quota, requests_per_minute, per_page_cap)
               values ('bench', 100, 1000000000, 1000000000, 250) on conflict (name) do nothing`;
     const { key } = await createKey(sql, { plan: 'bench' as never, owner: 'bench-scale', scope: 'data-api' });
+    const checks = await checkAtSize(api, key, sql);
+    console.log(`\nthe market operations at that size, each answer checked against the service's own OpenAPI response schema:\n`);
+    printColumns(['request', 'status', 'items', 'ms', 'schema'], checks.map((check) => [check.path, String(check.status), String(check.items), check.ms.toFixed(0), check.problem ?? 'ok']));
     const slugs = (await sql<{ slug: string }[]>`
       select c.slug from market.coins c join market.coin_state s on s.coin_id = c.id
       where s.price is not null order by s.rank nulls last, c.id limit 100`).map((coin) => coin.slug);
