@@ -15,6 +15,12 @@ const LONGEST_FIRST = [
   'test/jobs/present_first.test.ts', // two markets' first starts, compared
   'test/db/supervision.test.ts',
   'test/http/reference.test.ts',
+  'test/sources/backfill_scale.test.ts', // ten venues' 2 100 minutes
+  'test/streams/venue_formats.test.ts',
+  'test/venues/replay.test.ts',
+  'test/streams/venue_discipline.test.ts',
+  'test/console/coin_search.test.ts', // 2 500 coins, then Chromium
+  'test/api/coin_search.test.ts', // 20 000 coins
   // then the files on the demo data: each copy catches up the minutes since the template was built
   'test/streams/holder.test.ts', // a real stream process killed and taken over
   'test/widgets/embed.test.ts',
