@@ -1,9 +1,13 @@
 // What bench/scale.ts checks on the service at size, beside its timings (issue 45's Done-when): that
 // every coin with a USD-convertible market has a price, minute bars and indicators, and that the
-// operations which grow with the coins and markets answer what the service's OpenAPI document says.
+// operations which grow with the coins and markets answer what the service's OpenAPI document says
+// and carry the reference contract's fields and types (the contract test's check and reviewed differences).
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { apiRoutes } from '../src/api/index.ts';
 import type { Sql } from '../src/db/client.ts';
+import { DIFFERENCES, NULLS } from '../test/http/contract-differences.ts';
+import { departures, referenceOperation } from '../test/http/operations.ts';
 
 export interface Coverage { convertible: number; priced: number; minutes: number; indicators: number; missing: string[] }
 
@@ -35,7 +39,7 @@ export async function coverage(sql: Sql): Promise<Coverage> {
   };
 }
 
-export interface SizeCheck { path: string; status: number; items: number; ms: number; problem?: string }
+export interface SizeCheck { path: string; status: number; items: number; ms: number; problem?: string; reference: string[] }
 
 /** Issue 45 item 3's operations at size: pages, sorts and filters of /coins, 100 prices, tickers, a big venue's markets and assets, global counts, heatmap, movers, search. */
 export async function checkAtSize(api: string, key: string, sql: Sql): Promise<SizeCheck[]> {
@@ -82,7 +86,22 @@ export async function checkAtSize(api: string, key: string, sql: Sql): Promise<S
       : !validate ? 'no schema'
       : validate(body) ? undefined : ajv.errorsText(validate.errors?.slice(0, 3));
     const data = (body as { data?: unknown } | null)?.data;
-    checks.push({ path, status: response.status, items: Array.isArray(data) ? data.length : data ? 1 : 0, ms, ...(problem ? { problem } : {}) });
+    checks.push({ path, status: response.status, items: Array.isArray(data) ? data.length : data ? 1 : 0, ms, ...(problem ? { problem } : {}), reference: referenceDepartures(template, body) });
   }
   return checks;
+}
+
+/** What a body departs from the reference's documented response beyond the contract test's reviewed differences and nulls. */
+function referenceDepartures(template: string, body: unknown): string[] {
+  const route = apiRoutes.find((candidate) => candidate.method === 'get' && candidate.path === template);
+  const operation = route && referenceOperation(route);
+  const schema = Object.entries(operation?.responses ?? {}).find(([status]) => status.startsWith('2'))?.[1].content?.['application/json']?.schema;
+  if (!route || !schema) return [];
+  const found = new Set<string>();
+  const nulls = new Set<string>();
+  departures(schema, body, 'body', found, nulls);
+  return [
+    ...[...found].map((departure) => `${route.operationId} ${departure}`).filter((key) => !(key in DIFFERENCES)),
+    ...[...nulls].map((path) => `${route.operationId} ${path}`).filter((key) => !(key in NULLS)).map((key) => `${key}: null`),
+  ];
 }

@@ -12,7 +12,7 @@ import type { RouteSpec } from '../../src/http/routes.ts';
 import { demoDatabase } from '../helpers/demo.ts';
 import { useApi, type TestResponse } from '../helpers/http.ts';
 import { DIFFERENCES, NULLS } from './contract-differences.ts';
-import { loadFixture, reference, referenceOperation, requestFor, type Fixture, type ReferenceSchema } from './operations.ts';
+import { departures, loadFixture, reference, referenceOperation, requestFor, type Fixture } from './operations.ts';
 
 const EXAMPLES_FILE = new URL('../../src/http/openapi-examples.json', import.meta.url);
 let fixture: Promise<Fixture> | undefined;
@@ -37,32 +37,6 @@ async function answerAll() {
     results.set(route.operationId, await handles.api.request(request.method, request.url, { key, headers, body: request.body }));
   }
   return results;
-}
-
-function jsonType(value: unknown) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
-}
-
-/**
- * Where a live body departs from the reference's documented schema: a documented field missing, or
- * of another JSON type. `integer` and `number` are one JSON type to a client, so either satisfies both.
- */
-function departures(schema: ReferenceSchema | undefined, value: unknown, path: string, out: Set<string>, nulls: Set<string>) {
-  if (!schema?.type) return;
-  if (value === undefined) return void out.add(`${path}: missing`);
-  const actual = jsonType(value);
-  if (actual === 'null') {
-    if (!schema.nullable) nulls.add(path);
-    return;
-  }
-  const expected = schema.type === 'integer' ? 'number' : schema.type;
-  if (actual !== expected) return void out.add(`${path}: ${actual} where the reference declares ${schema.type}`);
-  if (actual === 'array') for (const item of value as unknown[]) departures(schema.items, item, `${path}[]`, out, nulls);
-  if (actual === 'object') {
-    for (const [name, property] of Object.entries(schema.properties ?? {})) departures(property, (value as Record<string, unknown>)[name], `${path}.${name}`, out, nulls);
-  }
 }
 
 /**
