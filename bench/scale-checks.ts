@@ -6,8 +6,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { apiRoutes } from '../src/api/index.ts';
 import type { Sql } from '../src/db/client.ts';
-import { DIFFERENCES, NULLS } from '../test/http/contract-differences.ts';
-import { departures, referenceOperation } from '../test/http/operations.ts';
+import { DIFFERENCES, NULLS } from '../dev/contract-differences.ts';
+import { departures, referenceOperation } from '../dev/reference-contract.ts';
 
 export interface Coverage { convertible: number; priced: number; minutes: number; indicators: number; missing: string[] }
 

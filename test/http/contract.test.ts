@@ -1,7 +1,7 @@
 // The contract: every operation, run against the app over the demo data `make start` serves, must
 // (a) answer 2xx with a body that validates against this service's own OpenAPI response schema, and
 // (b) carry the fields and JSON types the published reference contract documents
-// (test/fixtures/reference-openapi.json), but for the reviewed differences in contract-differences.ts.
+// (test/fixtures/reference-openapi.json), but for the reviewed differences in dev/contract-differences.ts.
 // With UPDATE_OPENAPI_EXAMPLES=1 (make openapi-examples) it records the answers as the document's examples.
 import { readFileSync, writeFileSync } from 'node:fs';
 import test from 'ava';
@@ -11,7 +11,7 @@ import { apiRoutes } from '../../src/api/index.ts';
 import type { RouteSpec } from '../../src/http/routes.ts';
 import { demoDatabase } from '../helpers/demo.ts';
 import { useApi, type TestResponse } from '../helpers/http.ts';
-import { DIFFERENCES, NULLS } from './contract-differences.ts';
+import { DIFFERENCES, NULLS } from '../../dev/contract-differences.ts';
 import { departures, loadFixture, reference, referenceOperation, requestFor, type Fixture } from './operations.ts';
 
 const EXAMPLES_FILE = new URL('../../src/http/openapi-examples.json', import.meta.url);

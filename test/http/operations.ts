@@ -1,44 +1,12 @@
 // Requests for every operation over the demo data `make start` serves: the value each path
 // parameter takes, the required query parameters and bodies. Shared by the contract test and the
 // mixed-case slug test, which both run every operation.
-import { readFileSync } from 'node:fs';
 import type { RouteSpec } from '../../src/http/routes.ts';
 import type { TestApi } from '../helpers/http.ts';
 
-export const reference = JSON.parse(readFileSync(new URL('../fixtures/reference-openapi.json', import.meta.url), 'utf8'));
+import { referenceOperation } from '../../dev/reference-contract.ts';
 
-export interface ReferenceSchema { type?: string; nullable?: boolean; properties?: Record<string, ReferenceSchema>; items?: ReferenceSchema }
-interface ReferenceOperation {
-  parameters?: { name: string; in: string; required?: boolean; example?: unknown }[];
-  responses: Record<string, { content?: { 'application/json'?: { schema?: ReferenceSchema } } }>;
-}
-export const referenceOperation = (route: RouteSpec): ReferenceOperation | undefined => reference.paths[`/api/v1${route.path}`]?.[route.method];
-
-function jsonType(value: unknown) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
-}
-
-/**
- * Where a live body departs from the reference's documented schema: a documented field missing, or
- * of another JSON type. `integer` and `number` are one JSON type to a client, so either satisfies both.
- */
-export function departures(schema: ReferenceSchema | undefined, value: unknown, path: string, out: Set<string>, nulls: Set<string>) {
-  if (!schema?.type) return;
-  if (value === undefined) return void out.add(`${path}: missing`);
-  const actual = jsonType(value);
-  if (actual === 'null') {
-    if (!schema.nullable) nulls.add(path);
-    return;
-  }
-  const expected = schema.type === 'integer' ? 'number' : schema.type;
-  if (actual !== expected) return void out.add(`${path}: ${actual} where the reference declares ${schema.type}`);
-  if (actual === 'array') for (const item of value as unknown[]) departures(schema.items, item, `${path}[]`, out, nulls);
-  if (actual === 'object') {
-    for (const [name, property] of Object.entries(schema.properties ?? {})) departures(property, (value as Record<string, unknown>)[name], `${path}.${name}`, out, nulls);
-  }
-}
+export { departures, reference, referenceOperation, type ReferenceSchema } from '../../dev/reference-contract.ts';
 
 /** What the demo data has: the values path parameters and required query parameters take. */
 export interface Fixture { key: string; values: Record<string, string> }
