@@ -116,10 +116,12 @@ test.serial('every venue reads its candles one request at a time, no faster than
     const cheapest = Math.min(...costs);
     const pacing = RATE_LIMIT_MS * cheapest;
     const burst = Math.floor(1 / cheapest) + 1;
+    // arrival times: a request sent late (the event loop busy when its turn came) arrives closer to the next
+    const lag = 20;
     for (let i = 0; i < requests.length; i++) {
       for (let j = i + burst; j < requests.length; j++) {
         const span = requests[j]!.start - requests[i]!.start;
-        t.true(span >= (j - i - burst + 1) * pacing * 0.95 - 2, `${id}: ${j - i} requests in ${span.toFixed(1)} ms, paced ${pacing} ms`);
+        t.true(span >= (j - i - burst + 1) * pacing * 0.95 - lag, `${id}: ${j - i} requests in ${span.toFixed(1)} ms, paced ${pacing} ms`);
       }
     }
     if (requests.length > burst + 1) {
