@@ -404,9 +404,10 @@ export const COMMANDS: Record<string, Command> = {
         since = new Date(`${valid('--since', date(), values.since as string)}T00:00:00Z`);
         if (since.getTime() > Date.now()) fail('--since is in the future');
       }
-      const [{ migrate }, { ensureCoinCatalogue }, { withReservedQuery }, { backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
+      const [{ migrate }, { ensureCoinCatalogue }, { refreshCoinList }, { withReservedQuery }, { backfill, BACKFILL_INTERVALS }, { backfillReporter }, { ExchangesSource }, { parseExchanges, parseExchangeUrls }] = await Promise.all([
         import('../src/db/migrate.ts'),
         import('../src/sources/catalogue/index.ts'),
+        import('../src/sources/coinpaprika.ts'),
         import('../src/db/query.ts'),
         import('../src/sources/exchanges/backfill.ts'),
         import('../src/sources/exchanges/backfill-report.ts'),
@@ -431,8 +432,13 @@ export const COMMANDS: Record<string, Command> = {
       const reporter = backfillReporter(process.stdout);
       const outcome = await withDatabase(async (sql) => {
         await migrate(sql);
-        // a first backfill may come before the service ever ran: the coin universe first
+        // a first backfill may come before the service ever ran: the coin universe first, and the coin
+        // list that names what the venues bring (else each would be named after its venue for good)
         await withReservedQuery(sql, ensureCoinCatalogue);
+        if (config.METADATA_SOURCE === 'coinpaprika') {
+          await withReservedQuery(sql, (query) => refreshCoinList(query, config.COINPAPRIKA_URL)).catch((error: Error) =>
+            process.stderr.write(`backfill: CoinPaprika's coin list could not be loaded (${error.message}); coins it would name are named after their venue until it is\n`));
+        }
         const known = new Set((await sql<{ slug: string }[]>`select slug from market.coins where slug = any(${coins ?? []})`).map((row) => row.slug));
         const unknown = (coins ?? []).filter((slug) => !known.has(slug));
         // the database is closed before failing (an embedded one this command started stops with it)
