@@ -225,7 +225,7 @@ begin
     and not exists (select from market.coins c where upper(c.symbol) = d.code);
 
   -- new coins named after the entry: its id without the leading "<symbol>-", else the whole id;
-  -- a slug taken by a coin or an alias, or wanted twice, goes to the next choice
+  -- a slug that already names a coin (its own or an alias, market.coin_ids), or wanted twice, goes to the next choice
   update discovery d set slug = x.slug, way = 'metadata'
   from (
     select y.code, y.slug, row_number() over (partition by y.slug order by y.rank = 0, y.rank, y.code) as n
@@ -234,8 +234,7 @@ begin
       from discovery d where d.external_id is not null and d.coin_id is null
     ) y
     where y.slug is not null
-      and not exists (select from market.coins c where c.slug = y.slug)
-      and not exists (select from market.coin_slug_aliases a where a.slug = y.slug)
+      and not exists (select from market.coin_ids(array[y.slug]))
   ) x
   where x.code = d.code and x.n = 1;
   update discovery d set slug = x.slug, way = 'metadata'
@@ -245,8 +244,7 @@ begin
     from discovery d where d.external_id is not null and d.coin_id is null and d.slug is null
   ) x
   where x.code = d.code and x.n = 1 and x.slug is not null
-    and not exists (select from market.coins c where c.slug = x.slug)
-    and not exists (select from market.coin_slug_aliases a where a.slug = x.slug)
+    and not exists (select from market.coin_ids(array[x.slug]))
     and not exists (select from discovery o where o.slug = x.slug);
   -- (c) no entry: a coin of its own, its slug naming the venue that listed it
   update discovery d set slug = x.slug, way = 'venue', external_id = null, entry_symbol = null, entry_name = null, entry_type = null
@@ -256,8 +254,7 @@ begin
     from discovery d where d.coin_id is null and d.slug is null and market.slug_of(d.code) is not null
   ) x
   where x.code = d.code and x.n = 1
-    and not exists (select from market.coins c where c.slug = x.slug)
-    and not exists (select from market.coin_slug_aliases a where a.slug = x.slug)
+    and not exists (select from market.coin_ids(array[x.slug]))
     and not exists (select from discovery o where o.slug = x.slug);
 
   with made as (
