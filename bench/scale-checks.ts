@@ -1,51 +1,60 @@
 // What bench/scale.ts checks on the service at size, beside its timings (issue 45's Done-when): that
-// every coin with a USD-convertible market has a price, minute bars and indicators, and that the
-// operations which grow with the coins and markets answer what the service's OpenAPI document says
-// and carry the reference contract's fields and types (the contract test's check and reviewed differences).
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+// every coin with a USD-convertible market has a price, minute bars and indicators; that the
+// operations which grow with the coins and markets answer what the service's OpenAPI document says and
+// carry the reference contract's fields and types; and that every operation of the contract does so
+// at that size, as the contract test runs them on the demo data (dev/contract-run.ts, the same
+// requests and checks, the same reviewed differences and nulls).
 import { apiRoutes } from '../src/api/index.ts';
 import type { Sql } from '../src/db/client.ts';
 import { DIFFERENCES, NULLS } from '../dev/contract-differences.ts';
-import { departures, referenceOperation } from '../dev/reference-contract.ts';
+import { answerAll, answerChecker, contractFixture, fetchClient, type AnswerCheck } from '../dev/contract-run.ts';
 
 export interface Coverage { convertible: number; priced: number; minutes: number; indicators: number; missing: string[] }
 
 /** Coins with an active spot market against USD, EUR, a USD stablecoin, bitcoin or ethereum: how many have each thing a coin should have. */
 export async function coverage(sql: Sql): Promise<Coverage> {
-  const coins = await sql<{ slug: string; priced: boolean; minutes: boolean }[]>`
-    select c.slug, s.price is not null as priced,
-      exists (select from market.coin_bars_1m b where b.coin_id = c.id and b.time > now() - interval '10 minutes') as minutes
-    from market.coins c
-    left join market.coin_state s on s.coin_id = c.id
-    where exists (
-      select from market.venue_markets m left join market.coins q on q.id = m.quote_coin_id
-      where m.base_coin_id = c.id and m.active and m.instrument = 'spot'
-        and (m.quote in ('USD', 'EUR') or q.peg = 'USD' or q.slug in ('bitcoin', 'ethereum')))
-    order by c.slug`;
-  let indicators = 0;
-  const missing: string[] = [];
-  for (const coin of coins) {
-    const answered = await sql`select 1 from api.coin_indicators(${coin.slug}) limit 1`.then((rows) => rows.length > 0, () => false);
-    if (answered) indicators++;
-    if ((!coin.priced || !coin.minutes || !answered) && missing.length < 10) missing.push(coin.slug);
-  }
-  return {
-    convertible: coins.length,
-    priced: coins.filter((coin) => coin.priced).length,
-    minutes: coins.filter((coin) => coin.minutes).length,
-    indicators,
-    missing,
-  };
+  // a coin answers /indicators when its snapshot has rows; the snapshot refuses a coin without daily bars (MD404)
+  await sql`
+    create or replace function pg_temp.answers_indicators(p_slug text) returns boolean language plpgsql as $$
+    begin
+      return exists (select from api.coin_indicators(p_slug));
+    exception when sqlstate 'MD404' then
+      return false;
+    end $$`;
+  const [row] = await sql<Coverage[]>`
+    with convertible as (
+      select c.slug, s.price is not null as priced,
+        exists (select from market.coin_bars_1m b where b.coin_id = c.id and b.time > now() - interval '10 minutes') as minutes,
+        pg_temp.answers_indicators(c.slug) as indicators
+      from market.coins c
+      left join market.coin_state s on s.coin_id = c.id
+      where exists (
+        select from market.venue_markets m left join market.coins q on q.id = m.quote_coin_id
+        where m.base_coin_id = c.id and m.active and m.instrument = 'spot'
+          and (m.quote in ('USD', 'EUR') or q.peg = 'USD' or q.slug in ('bitcoin', 'ethereum'))))
+    select count(*)::int as convertible, (count(*) filter (where priced))::int as priced,
+      (count(*) filter (where minutes))::int as minutes, (count(*) filter (where indicators))::int as indicators,
+      coalesce((array_agg(slug order by slug) filter (where not (priced and minutes and indicators)))[1:10], '{}') as missing
+    from convertible`;
+  return row!;
 }
 
 export interface SizeCheck { path: string; status: number; items: number; ms: number; problem?: string; reference: string[] }
 
+const itemsOf = (body: unknown) => {
+  const data = (body as { data?: unknown } | null)?.data;
+  return Array.isArray(data) ? data.length : data ? 1 : 0;
+};
+
+/** What a check finds beyond the contract test's reviewed differences and documented nulls. */
+const unreviewed = (check: AnswerCheck) => [
+  ...check.departures.filter((key) => !(key in DIFFERENCES)),
+  ...check.nulls.filter((key) => !(key in NULLS)).map((key) => `${key}: null`),
+];
+
 /** Issue 45 item 3's operations at size: pages, sorts and filters of /coins, 100 prices, tickers, a big venue's markets and assets, global counts, heatmap, movers, search. */
 export async function checkAtSize(api: string, key: string, sql: Sql): Promise<SizeCheck[]> {
-  const document = await (await fetch(`${api}/api/v1/openapi.json`)).json();
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats.default(ajv);
+  const check = answerChecker(await (await fetch(`${api}/api/v1/openapi.json`)).json());
   const [row] = await sql<{ discovered: string; total: number }[]>`
     select (select c.slug from market.coins c join market.coin_state s on s.coin_id = c.id
             where c.discovered_by is not null and s.price is not null order by s.rank limit 1) as discovered,
@@ -74,34 +83,27 @@ export async function checkAtSize(api: string, key: string, sql: Sql): Promise<S
     ['/global', '/global'],
     ['/global/heatmap', '/global/heatmap'],
   ];
+  const client = fetchClient(api);
   const checks: SizeCheck[] = [];
   for (const [template, path] of requests) {
+    const route = apiRoutes.find((candidate) => candidate.method === 'get' && candidate.path === template)!;
     const started = performance.now();
-    const response = await fetch(`${api}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
+    const response = await client.get(`/api/v1${path}`, key);
     const ms = performance.now() - started;
-    const body = await response.json().catch(() => null);
-    const schema = document.paths[`/api/v1${template}`]?.get?.responses?.['200']?.content?.['application/json']?.schema;
-    const validate = schema ? ajv.compile(schema) : null;
-    const problem = response.status !== 200 ? JSON.stringify(body).slice(0, 120)
-      : !validate ? 'no schema'
-      : validate(body) ? undefined : ajv.errorsText(validate.errors?.slice(0, 3));
-    const data = (body as { data?: unknown } | null)?.data;
-    checks.push({ path, status: response.status, items: Array.isArray(data) ? data.length : data ? 1 : 0, ms, ...(problem ? { problem } : {}), reference: referenceDepartures(template, body) });
+    const checked = check(route, response);
+    checks.push({ path, status: response.status, items: itemsOf(response.body), ms, ...(checked.problem ? { problem: checked.problem } : {}), reference: unreviewed(checked) });
   }
   return checks;
 }
 
-/** What a body departs from the reference's documented response beyond the contract test's reviewed differences and nulls. */
-function referenceDepartures(template: string, body: unknown): string[] {
-  const route = apiRoutes.find((candidate) => candidate.method === 'get' && candidate.path === template);
-  const operation = route && referenceOperation(route);
-  const schema = Object.entries(operation?.responses ?? {}).find(([status]) => status.startsWith('2'))?.[1].content?.['application/json']?.schema;
-  if (!route || !schema) return [];
-  const found = new Set<string>();
-  const nulls = new Set<string>();
-  departures(schema, body, 'body', found, nulls);
-  return [
-    ...[...found].map((departure) => `${route.operationId} ${departure}`).filter((key) => !(key in DIFFERENCES)),
-    ...[...nulls].map((path) => `${route.operationId} ${path}`).filter((key) => !(key in NULLS)).map((key) => `${key}: null`),
-  ];
+/** Every operation of the contract at size, as the contract test runs them: one row per operation. */
+export async function contractAtSize(api: string, key: string): Promise<SizeCheck[]> {
+  const client = fetchClient(api);
+  const check = answerChecker((await client.get('/api/v1/openapi.json')).body);
+  const answers = await answerAll(client, await contractFixture(client, key));
+  return apiRoutes.filter((route) => answers.has(route.operationId)).map((route) => {
+    const answer = answers.get(route.operationId)!;
+    const checked = check(route, answer);
+    return { path: route.operationId, status: answer.status, items: itemsOf(answer.body), ms: answer.ms, ...(checked.problem ? { problem: checked.problem } : {}), reference: unreviewed(checked) };
+  });
 }

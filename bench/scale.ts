@@ -10,7 +10,9 @@
 // version moved, as a refresh moves it) and warm (the median of five after it), in
 // BENCH_SCALE_ROUNDS (10) rounds, each beside the same bytes from a bare Koa process (the ceiling,
 // bench/as-run/bare.ts), in alternating order; ratios per round, median and middle half. The ticks go
-// on while it measures, as they do for users. Embedded database, or a new database of the server
+// on while it measures, as they do for users. Then every operation of the contract at that size
+// (bench/scale-checks.ts contractAtSize), after `mdapi backfill` gave the 10 best-ranked coins 210 days of
+// history from one venue (the requests look back up to 200 days). Embedded database, or a new database of the server
 // BENCH_DATABASE_URL (dropped afterwards). In `make bench` (BENCH_SCALE=off skips it) or alone:
 // node bench/scale.ts. BENCH_KEEP=1 keeps the service's log.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -19,15 +21,21 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { embeddedUrl } from '../src/config.ts';
 import { createSql, type Sql } from '../src/db/client.ts';
+import { loadDemoContentIfEmpty } from '../src/content/demo.ts';
 import { createKey } from '../src/keys.ts';
 import { TICK_PHASES } from '../src/sources/exchanges/index.ts';
 import { until } from '../dev/wait.ts';
 import { Managed, freePort, tail } from './chaos/processes.ts';
 import { fetchRaw, printColumns, quantile, rawGet, startCeiling } from './harness.ts';
-import { checkAtSize, coverage } from './scale-checks.ts';
+import { checkAtSize, contractAtSize, coverage, type SizeCheck } from './scale-checks.ts';
 
 const WARM_REQUESTS = 5;
 const TICK_TIMEOUT_MS = 5 * 60_000;
+/** the history the contract's requests look back over (the profit-loss calculator's 200 days), and the venue it is read from */
+const CONTRACT_HISTORY_DAYS = 210;
+const CONTRACT_HISTORY_VENUE = 'binance';
+/** the best-ranked coins it is read for: the contract's own (bitcoin, ethereum, tether) and enough for the market's sentiment readings */
+const CONTRACT_HISTORY_COINS = 10;
 
 export async function benchScale(): Promise<void> {
   const coins = Number(process.env.BENCH_VENUES_COINS ?? 300);
@@ -57,7 +65,8 @@ export async function benchScale(): Promise<void> {
     const port = await freePort();
     const api = `http://127.0.0.1:${port}`;
     const { DATABASE_URL: _url, DATABASE_POOLED: _pooled, ...inherited } = process.env;
-    const env: NodeJS.ProcessEnv = { ...inherited, ...replayEnv, ...extraEnv, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: join(root, 'data') };
+    // the contract's webhook operations make endpoints on an example host, which need no lookup then
+    const env: NodeJS.ProcessEnv = { ...inherited, ...replayEnv, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...extraEnv, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: join(root, 'data') };
     let dbUrl: string;
     if (admin) {
       await admin.unsafe(`create database ${database}`);
@@ -129,7 +138,9 @@ export async function benchScale(): Promise<void> {
     const { key } = await createKey(sql, { plan: 'bench' as never, owner: 'bench-scale', scope: 'data-api' });
     const checks = await checkAtSize(api, key, sql);
     console.log(`\nthe market operations at that size, each answer checked against the service's own OpenAPI response schema and the reference's fields and types (the contract test's reviewed differences allowed):\n`);
-    printColumns(['request', 'status', 'items', 'ms', 'own schema', 'reference fields'], checks.map((check) => [check.path.slice(0, 70), String(check.status), String(check.items), check.ms.toFixed(0), check.problem ?? 'ok', check.reference.join('; ') || 'ok']));
+    const table = (rows: SizeCheck[]) => printColumns(['request', 'status', 'items', 'ms', 'own schema', 'reference fields'],
+      rows.map((check) => [check.path.slice(0, 70), String(check.status), String(check.items), check.ms.toFixed(0), check.problem ?? 'ok', check.reference.join('; ') || 'ok']));
+    table(checks);
     const slugs = (await sql<{ slug: string }[]>`
       select c.slug from market.coins c join market.coin_state s on s.coin_id = c.id
       where s.price is not null order by s.rank nulls last, c.id limit 100`).map((coin) => coin.slug);
@@ -184,6 +195,33 @@ export async function benchScale(): Promise<void> {
       `cold: the first request after the market's data version moved; warm: the median of ${WARM_REQUESTS} after it; ` +
       `bare: the same bytes from a bare Koa process in the same round; median (middle half) of the rounds:\n`);
     printColumns(['route', 'bytes', 'rounds', 'cold ms', 'warm ms', 'bare ms', 'cold / bare', 'warm / bare'], rows);
+
+    // The contract at that size, as an operator brings the service there: history first (the
+    // calculators, historical prices, sentiment and indicator readings look back up to 200 days, and
+    // a new install has ten minutes), with `mdapi backfill` for the 10 best-ranked coins from one venue
+    // (its own process, paced as always), then the sentiment job's refresh; content, which the service
+    // starts without on the venues' market (an operator imports theirs): the demo's, as make start loads it.
+    const top = (await sql<{ slug: string }[]>`
+      select c.slug from market.coins c join market.coin_state s on s.coin_id = c.id where s.rank is not null order by s.rank limit ${CONTRACT_HISTORY_COINS}`).map((coin) => coin.slug);
+    const since = new Date(Date.now() - CONTRACT_HISTORY_DAYS * 86_400_000).toISOString().slice(0, 10);
+    const backfillStarted = performance.now();
+    const backfill = new Managed('backfill', ['bin/cli.ts', 'backfill', '--coins', top.join(','), '--since', since], {
+      ...env, DATABASE_URL: dbUrl, DATABASE_POOLED: String(!admin), EXCHANGES: CONTRACT_HISTORY_VENUE,
+      EXCHANGE_URLS: env.EXCHANGE_URLS!.split(',').filter((pair) => pair.startsWith(`${CONTRACT_HISTORY_VENUE}=`)).join(','),
+    }, root, registry);
+    const finished = new Promise<number | null>((resolve) => (backfill.onUnexpectedExit = (code) => resolve(code)));
+    backfill.start();
+    const code = await finished;
+    if (code !== 0) throw new Error(`the backfill failed (${code}):\n${tail(backfill.log)}`);
+    await sql`select market.refresh_sentiment(now())`;
+    await loadDemoContentIfEmpty(sql);
+    say(`history for the contract: ${top.length} coins since ${since} from ${CONTRACT_HISTORY_VENUE} in ${((performance.now() - backfillStarted) / 1000).toFixed(0)} s (log: ${backfill.log})`);
+    const { key: proKey } = await createKey(sql, { plan: 'pro', owner: 'bench-contract', scope: 'data-api' });
+    const contract = await contractAtSize(api, proKey);
+    const failed = contract.filter((check) => check.problem || check.reference.length > 0);
+    console.log(`\nthe contract at that size: ${contract.length} operations run as the contract test runs them on the demo data ` +
+      `(dev/contract-run.ts), ${contract.length - failed.length} pass both checks${failed.length ? '; these do not:' : '.'}\n`);
+    if (failed.length) table(failed);
   } finally {
     await Promise.all([...registry].map((managed) => managed.kill('SIGTERM', 20_000)));
     await sql?.end({ timeout: 5 });

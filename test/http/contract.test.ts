@@ -8,11 +8,11 @@ import test from 'ava';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { apiRoutes } from '../../src/api/index.ts';
-import type { RouteSpec } from '../../src/http/routes.ts';
 import { demoDatabase } from '../helpers/demo.ts';
-import { useApi, type TestResponse } from '../helpers/http.ts';
+import { useApi } from '../helpers/http.ts';
 import { DIFFERENCES, NULLS } from '../../dev/contract-differences.ts';
-import { departures, loadFixture, reference, referenceOperation, requestFor, type Fixture } from './operations.ts';
+import { answerAll, checkAll, contractFixture, contractRoutes, type Fixture } from '../../dev/contract-run.ts';
+import { reference } from '../../dev/reference-contract.ts';
 
 const EXAMPLES_FILE = new URL('../../src/http/openapi-examples.json', import.meta.url);
 let fixture: Promise<Fixture> | undefined;
@@ -23,21 +23,9 @@ const TAGS = process.env.CONTRACT_TAGS?.split(',');
 const reported = (items: string[]) =>
   items.filter((item) => !TAGS || TAGS.includes(apiRoutes.find((route) => route.operationId === item.split(/[ :]/)[0])?.tag ?? '')).sort();
 
-// Deleting runs last, so the other operations still find the alarm and the webhook.
-// Streams (text/event-stream) never end: test/streams/sse.test.ts covers them.
-const ordered = apiRoutes.filter((route) => !route.stream).sort((a, b) => Number(a.method === 'delete') - Number(b.method === 'delete'));
-
-let answers: Promise<Map<string, TestResponse>> | undefined;
-async function answerAll() {
-  const { key, values } = await (fixture ??= loadFixture(handles.api, 'contract'));
-  const results = new Map<string, TestResponse>();
-  for (const route of ordered) {
-    const request = requestFor(route, values);
-    const headers: Record<string, string> = request.body === undefined ? {} : { 'content-type': 'application/json' };
-    results.set(route.operationId, await handles.api.request(request.method, request.url, { key, headers, body: request.body }));
-  }
-  return results;
-}
+const loadFixture = async () => contractFixture(handles.api, await handles.api.key({ plan: 'pro', owner: 'contract' }));
+let answers: ReturnType<typeof answerAll> | undefined;
+const answered = async () => answerAll(handles.api, await (fixture ??= loadFixture()));
 
 /**
  * Arrays cut to their first items: an example shows the shape, not the whole list. The documents that
@@ -56,58 +44,28 @@ const trimmed = (value: unknown, depth = 0, document = false): unknown => {
 };
 
 test.serial('every operation answers 2xx with a body its own OpenAPI response schema accepts', async (t) => {
-  const results = await (answers ??= answerAll());
+  const results = await (answers ??= answered());
   const document = (await handles.api.get('/api/v1/openapi.json')).body;
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats.default(ajv);
-  const failures: string[] = [];
+  const checks = checkAll(document, results);
   const examples: Record<string, unknown> = {};
-  for (const route of ordered) {
-    const response = results.get(route.operationId)!;
-    const status = String(route.status ?? 200);
-    if (response.status !== Number(status)) {
-      failures.push(`${route.operationId}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
-      continue;
-    }
-    const schema = document.paths[`/api/v1${route.path}`][route.method].responses[status].content?.['application/json']?.schema;
-    if (!schema) {
-      failures.push(`${route.operationId}: no response schema`);
-      continue;
-    }
-    const validate = ajv.compile(schema);
-    if (!validate(response.body)) {
-      failures.push(`${route.operationId}: ${ajv.errorsText(validate.errors?.slice(0, 5))}`);
-      continue;
-    }
-    examples[route.operationId] = trimmed(response.body, 0, DOCUMENTS.includes(route.operationId));
+  for (const route of contractRoutes) {
+    if (!checks.get(route.operationId)!.problem) examples[route.operationId] = trimmed(results.get(route.operationId)!.body, 0, DOCUMENTS.includes(route.operationId));
   }
-  t.deepEqual(reported(failures), []);
+  t.deepEqual(reported([...checks].filter(([, check]) => check.problem).map(([operation, check]) => `${operation}: ${check.problem}`)), []);
   if (process.env.UPDATE_OPENAPI_EXAMPLES) writeFileSync(EXAMPLES_FILE, `${JSON.stringify(examples, null, 1)}\n`);
 });
 
 test.serial('every operation of the reference carries the reference’s fields and JSON types, but for the reviewed differences', async (t) => {
-  const results = await (answers ??= answerAll());
-  const found = new Set<string>();
-  const nulls = new Set<string>();
-  let compared = 0;
-  for (const route of ordered) {
-    const operation = referenceOperation(route);
-    if (!operation) continue;
-    const [, documented] = Object.entries(operation.responses).find(([status]) => status.startsWith('2')) ?? [];
-    const schema = documented?.content?.['application/json']?.schema;
-    if (!schema) continue;
-    compared++;
-    const out = new Set<string>();
-    const nulled = new Set<string>();
-    departures(schema, results.get(route.operationId)!.body, 'body', out, nulled);
-    for (const departure of out) found.add(`${route.operationId} ${departure}`);
-    for (const path of nulled) nulls.add(`${route.operationId} ${path}`);
-  }
+  const document = (await handles.api.get('/api/v1/openapi.json')).body;
+  const checks = [...checkAll(document, await (answers ??= answered())).values()];
+  const compared = checks.filter((check) => check.compared).length;
+  const found = checks.flatMap((check) => check.departures);
+  const nulls = checks.flatMap((check) => check.nulls);
   t.true(compared >= 55, `${compared} operations with a documented response compared`);
-  t.deepEqual(reported([...found]), reported(Object.keys(DIFFERENCES)));
+  t.deepEqual(reported([...new Set(found)]), reported(Object.keys(DIFFERENCES)));
   // Which fields are null depends on the data (a coin without supply, a venue without history):
   // each null seen must be one the service documents, not every documented one seen.
-  t.deepEqual(reported([...nulls].filter((field) => !(field in NULLS))), [], 'nulls where the reference shows a value, not in NULLS');
+  t.deepEqual(reported([...new Set(nulls)].filter((field) => !(field in NULLS))), [], 'nulls where the reference shows a value, not in NULLS');
 });
 
 // In recording mode the document in memory still has the old examples.
@@ -192,7 +150,7 @@ test.serial('every error message of the reference comes back word for word for t
   const examples = errors.map((error) => `${error.operation} ${error.status}`);
   t.deepEqual([...Object.keys(ERROR_REQUESTS), ...Object.keys(UNPRODUCIBLE)].sort(), [...examples].sort(), 'each example has a request or the reason it has none');
 
-  const { key: pro, values } = await (fixture ??= loadFixture(handles.api, 'contract'));
+  const { key: pro, values } = await (fixture ??= loadFixture());
   const free = await handles.api.key({ plan: 'free', owner: 'contract-free' });
   const noData = (await handles.api.get('/api/v1/coins?status=awaiting', pro)).body.data[0].slug as string;
   const wrong: string[] = [];

@@ -7,7 +7,7 @@ import { apiRoutes } from '../../src/api/index.ts';
 import type { RouteSpec } from '../../src/http/routes.ts';
 import { demoDatabase } from '../helpers/demo.ts';
 import { useApi, type TestResponse } from '../helpers/http.ts';
-import { loadFixture, requestFor } from './operations.ts';
+import { contractFixture, requestFor } from '../../dev/contract-run.ts';
 
 const handles = useApi(test, { env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, database: demoDatabase });
 
@@ -54,7 +54,7 @@ const comparable = (response: TestResponse) => {
 };
 
 test.serial('every operation taking a coin or exchange slug answers a mixed-case slug as the lowercase one', async (t) => {
-  const { key, values } = await loadFixture(handles.api, 'slug-case');
+  const { key, values } = await contractFixture(handles.api, await handles.api.key({ plan: 'pro', owner: 'slug-case' }));
   t.regex(values.exchange!, /[a-z]/, 'the demo exchange slug has letters to change the case of');
   const operations = await slugOperations();
   const parameters = operations.flatMap((operation) => operation.parameters);
@@ -72,7 +72,7 @@ test.serial('every operation taking a coin or exchange slug answers a mixed-case
 });
 
 test.serial('a malformed slug in any of them is a 422 naming the parameter', async (t) => {
-  const { key, values } = await loadFixture(handles.api, 'slug-malformed');
+  const { key, values } = await contractFixture(handles.api, await handles.api.key({ plan: 'pro', owner: 'slug-malformed' }));
   for (const { route, parameters } of await slugOperations()) {
     for (const parameter of parameters) {
       const request = slugRequest(route, [parameter], values, (slug) => (parameter.in === 'path' ? 'bit_coin' : slug));
