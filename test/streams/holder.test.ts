@@ -52,7 +52,8 @@ test.serial('one holder at a time; the demo market moves within the minute', asy
   t.is(after!.n, bars!.n);
   const [venues] = await db.sql`select count(distinct exchange_id)::int as n, extract(epoch from now() - max(at))::float8 as age from market.live_venue_prices`;
   t.true(venues!.n >= 3);
-  t.true(venues!.age < 2, `the newest venue price is ${venues!.age} s old`);
+  // written every tick (250 ms here); a full run on a loaded machine has stalled ticks for 2.4 s
+  t.true(venues!.age < 5, `the newest venue price is ${venues!.age} s old`);
   // /status lists the serving market sources of market.source_health: the stream among them, a demo one here
   const [health] = await db.sql`select status, serving, demo, kind from market.source_health where name = 'stream'`;
   t.like(health, { status: 'ok', serving: true, demo: true, kind: 'exchange' });
