@@ -4,11 +4,12 @@
 // whole tick: its bars, the coin state with alarm evaluation (market.refresh_coin_state), and the
 // 30-minute aggregate's refresh that its policy makes. Runs on the benchmark's own database.
 import type { Sql } from '../src/db/client.ts';
-import { measure, printTable } from './harness.ts';
+import postgres from 'postgres';
+import { measure, printColumns, printTable } from './harness.ts';
 
 const minuteOf = (date: Date) => new Date(Math.floor(date.getTime() / 60_000) * 60_000);
 
-export async function benchIngest(sql: Sql) {
+export async function benchIngest(sql: Sql, url: string) {
   const coins = Number(process.env.BENCH_INGEST_COINS ?? 20_000);
   const minutes = Number(process.env.BENCH_INGEST_MINUTES ?? 10);
   await sql`insert into market.data_sources (name, kind, description) values ('bench-ingest', 'import', 'benchmark coins (bench/ingest.ts)')
@@ -53,21 +54,44 @@ export async function benchIngest(sql: Sql) {
   for (let m = 0; m < minutes; m++) await writeMinute(new Date(first.getTime() + m * 60_000), m);
   const bulkSeconds = (performance.now() - started) / 1000;
 
-  // The tick of the minute that just closed.
+  // The service's start: one full refresh up to the minute before.
   const tickMinute = new Date(now.getTime() - 60_000);
-  started = performance.now();
-  await writeMinute(tickMinute, minutes);
-  const barsMs = performance.now() - started;
-  started = performance.now();
-  const [state] = await sql`select market.refresh_coin_state(${now}) as coins`;
-  const stateMs = performance.now() - started;
-  started = performance.now();
-  await sql`call refresh_continuous_aggregate('market.coin_bars_30m', ${new Date(now.getTime() - 60 * 60_000)}::timestamptz, ${now}::timestamptz)`;
-  const aggregateMs = performance.now() - started;
+  await sql`select market.refresh_coin_state(${tickMinute}, true)`;
+
+  // The minute that just closed, phase by phase as the minute job runs them (src/sources/exchanges,
+  // TICK_PHASES): its bars, the 30-minute aggregate its policy refreshes, the coin state and the
+  // alarms (one transaction), the venue state. The coin state is timed twice: fully recomputed (as
+  // at the start, on a new UTC day or after retention; rolled back) and incrementally (committed).
+  const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
+    const started = performance.now();
+    const result = await work();
+    return [result, performance.now() - started];
+  };
+  const [, barsMs] = await timed(() => writeMinute(tickMinute, minutes));
+  const [, aggregateMs] = await timed(
+    () => sql`call refresh_continuous_aggregate('market.coin_bars_30m', ${new Date(now.getTime() - 60 * 60_000)}::timestamptz, ${now}::timestamptz)`,
+  );
+  const [full] = await timed(() => fullRecomputation(sql, now));
+  const [[state]] = await timed(() => sql`select coins, coin_state_ms, alarms_ms from market.refresh_coin_state_timed(${now})`);
+  const [, venueMs] = await timed(() => sql`select market.refresh_exchange_state(${now})`);
 
   console.log(`\ningest through the live path, ${coins.toLocaleString('en')} coins`);
   console.log(`  ${minutes} minutes of bars, one statement a minute: ${(coins * minutes).toLocaleString('en')} bars in ${bulkSeconds.toFixed(1)} s = ${Math.round((coins * minutes) / bulkSeconds).toLocaleString('en')} bars/s`);
-  console.log(`  one minute's tick: ${(barsMs + stateMs + aggregateMs).toFixed(0)} ms = bars ${barsMs.toFixed(0)} ms + coin state and alarms (${state!.coins} coins) ${stateMs.toFixed(0)} ms + 30-minute aggregate ${aggregateMs.toFixed(0)} ms`);
+  const phases: [string, number, number][] = [
+    ['bars', barsMs, barsMs],
+    ['30-minute aggregate', aggregateMs, aggregateMs],
+    [`coin state (${Number(full.coins).toLocaleString('en')} / ${Number(state!.coins).toLocaleString('en')} coins computed)`, full.coin_state_ms, Number(state!.coin_state_ms)],
+    ['alarms', Number(state!.alarms_ms), Number(state!.alarms_ms)],
+    ['venue state', venueMs, venueMs],
+  ];
+  const total = (column: 1 | 2) => phases.reduce((sum, phase) => sum + phase[column], 0);
+  console.log(`\nthe minute's work, ${coins.toLocaleString('en')} coins (ms)`);
+  printColumns(
+    ['phase', 'full recomputation', 'incremental'],
+    [...phases, ['the minute', total(1), total(2)] as [string, number, number]].map(([name, before, after]) => [name, before.toFixed(0), after.toFixed(0)]),
+  );
+
+  if (process.env.BENCH_EXPLAIN === 'on') await explainMinute(sql, url, now, (time) => writeMinute(time, minutes + 1));
 
   // The coin list's cold path at this size: every matching coin ranked, one page formatted.
   const lists = [
@@ -77,4 +101,52 @@ export async function benchIngest(sql: Sql) {
   ];
   console.log(`\nthe coin list with ${(state!.coins as number).toLocaleString('en')} coins (one call at a time)`);
   printTable(lists);
+}
+
+/** The coin state of `now` computed for every coin, timed inside the database and rolled back. */
+async function fullRecomputation(sql: Sql, now: Date): Promise<{ coins: number; coin_state_ms: number }> {
+  let figures = { coins: 0, coin_state_ms: 0 };
+  await sql
+    .begin(async (tx) => {
+      const [row] = await tx`
+        select market.write_coin_state(${now}, false, false) as coins,
+          extract(epoch from clock_timestamp() - statement_timestamp()) * 1000 as ms`;
+      figures = { coins: Number(row!.coins), coin_state_ms: Number(row!.ms) };
+      throw new Error('rollback');
+    })
+    .catch((error: Error) => {
+      if (error.message !== 'rollback') throw error;
+    });
+  return figures;
+}
+
+/**
+ * BENCH_EXPLAIN=on: one more minute, each phase's statements with EXPLAIN (ANALYZE, BUFFERS)
+ * through auto_explain (nested statements too), each rolled back but the bars.
+ */
+async function explainMinute(sql: Sql, url: string, now: Date, writeBars: (time: Date) => Promise<unknown>) {
+  const plans: string[] = [];
+  const client = postgres(url, { max: 1, prepare: false, onnotice: (notice) => plans.push(notice.message ?? '') });
+  try {
+    await client.unsafe(`load 'auto_explain'`);
+    await client.unsafe(`set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on; set auto_explain.log_buffers = on;
+      set auto_explain.log_nested_statements = on; set auto_explain.log_level = notice; set jit = off`);
+    const next = new Date(now.getTime() + 60_000);
+    const phase = async (name: string, work: (tx: postgres.TransactionSql) => Promise<unknown>) => {
+      plans.length = 0;
+      await client.begin(async (tx) => {
+        await work(tx);
+        throw new Error('rollback');
+      }).catch((error: Error) => {
+        if (error.message !== 'rollback') throw error;
+      });
+      console.log(`\n== EXPLAIN (ANALYZE, BUFFERS): ${name}\n${plans.join('\n')}`);
+    };
+    await writeBars(now);
+    await phase('coin state, full recomputation', (tx) => tx`select market.write_coin_state(${next}, false, false)`);
+    await phase('coin state and alarms, incremental', (tx) => tx`select * from market.refresh_coin_state_timed(${next})`);
+    await phase('venue state', (tx) => tx`select market.refresh_exchange_state(${next})`);
+  } finally {
+    await client.end();
+  }
 }

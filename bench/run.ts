@@ -71,7 +71,7 @@ try {
   // after the parts that load the demo market, the venues and the sentiment its routes read
   if (process.env.BENCH_MARKET !== 'off' && process.env.BENCH_HTTP !== 'off') await benchHttp(service);
   if (process.env.BENCH_INDICATORS !== 'off') await benchIndicators(sql, get, options);
-  if (process.env.BENCH_INGEST !== 'off') await benchIngest(sql);
+  if (process.env.BENCH_INGEST !== 'off') await benchIngest(sql, service.config.database.url);
   if (process.env.BENCH_VENUES !== 'off') await benchVenues(sql);
   if (process.env.BENCH_BACKFILL !== 'off') await benchBackfill(sql);
   if (process.env.BENCH_STREAMS !== 'off') await benchStreams(service);
