@@ -7631,13 +7631,15 @@ function market.moved_coin_figures(p_now timestamp with time zone, p_through tim
   |       select sum(b.volume) as volume, max(b.high) as high, last(b.time, b.high) as high_at,
   |         min(b.low) as low, first(b.time, b.low) as low_at,
   |         first(b.open, b.time) as open, last(b.close, b.time) as close, max(b.time) as time
-  |       from market.coin_bars_1m b
-  |       where b.coin_id = s.coin_id and b.time > s.last_updated and b.time <= p_now
+  |       -- in index order: a plain index scan per coin, not a bitmap
+  |       from (select * from market.coin_bars_1m b
+  |             where b.coin_id = s.coin_id and b.time > s.last_updated and b.time <= p_now order by b.time) b
   |     ) n
   |     cross join lateral (
   |       select sum(b.volume) as volume, last(b.close, b.time) as close
-  |       from market.coin_bars_1m b
-  |       where b.coin_id = s.coin_id and b.time > p_through - interval '24 hours' and b.time <= p_now - interval '24 hours'
+  |       from (select * from market.coin_bars_1m b
+  |             where b.coin_id = s.coin_id and b.time > p_through - interval '24 hours' and b.time <= p_now - interval '24 hours'
+  |             order by b.time) b
   |     ) o
   |     cross join lateral (
   |       select last(b.close, b.time) as close

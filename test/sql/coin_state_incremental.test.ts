@@ -75,7 +75,11 @@ async function minuteOfChanges(time: string, minute: number) {
                values (${time}::timestamptz, ${id}, 9, 9, 9, 9, 9)`;
 }
 
-/** The columns (but refreshed_at) of coins whose incremental and full states differ. */
+/**
+ * The columns (but refreshed_at) of coins whose incremental and full states differ. Numbers compare
+ * by value (jsonb): a sum moved with its window, or the larger of two equal highs, may keep other
+ * trailing zeros than the sum or maximum over the window.
+ */
 async function differences() {
   return db.sql`
     select d.coin_id, k.key, d.incremental -> k.key as incremental, d.full -> k.key as full
