@@ -128,7 +128,13 @@ async function explainMinute(sql: Sql, url: string, now: Date, writeBars: (time:
   const plans: string[] = [];
   const client = postgres(url, { max: 1, prepare: false, onnotice: (notice) => plans.push(notice.message ?? '') });
   try {
-    await client.unsafe(`load 'auto_explain'`);
+    try {
+      await client.unsafe(`load 'auto_explain'`);
+    } catch (error) {
+      // the embedded database is built without it
+      console.log(`\nno EXPLAIN of the minute: auto_explain is not available here (${(error as Error).message})`);
+      return;
+    }
     await client.unsafe(`set auto_explain.log_min_duration = 0; set auto_explain.log_analyze = on; set auto_explain.log_buffers = on;
       set auto_explain.log_nested_statements = on; set auto_explain.log_level = notice; set jit = off`);
     const next = new Date(now.getTime() + 60_000);
