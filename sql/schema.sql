@@ -1387,13 +1387,26 @@ table market.venue_bars_1m
   low numeric not null
   close numeric not null
   volume numeric not null
+  path text not null default 'rest'::text  -- Which path wrote the candle: rest (the venue's REST candles: the minute job, the stream holder's fills, the backfill) or stream (the venue's candle or trade stream, src/sources/stream/candles.ts). A REST candle replaces a stream one; a stream candle never replaces a stored one.
   constraint venue_bars_1m_check CHECK (((low > (0)::numeric) AND (low <= open) AND (low <= close) AND (high >= open) AND (high >= close)))
   constraint venue_bars_1m_close_check CHECK ((close > (0)::numeric))
   constraint venue_bars_1m_open_check CHECK ((open > (0)::numeric))
+  constraint venue_bars_1m_path_check CHECK ((path = ANY (ARRAY['rest'::text, 'stream'::text])))
   constraint venue_bars_1m_pkey PRIMARY KEY (coin_id, "time", exchange_id, quote)
   constraint venue_bars_1m_volume_check CHECK ((volume >= (0)::numeric))
   CREATE UNIQUE INDEX venue_bars_1m_pkey ON market.venue_bars_1m USING btree (coin_id, "time", exchange_id, quote)
   CREATE TRIGGER ts_insert_blocker BEFORE INSERT ON market.venue_bars_1m FOR EACH ROW EXECUTE FUNCTION _timescaledb_functions.insert_blocker()
+
+table market.venue_candle_counts
+  -- Venue 1-minute candles counted since the venue was added, per outcome: rest and stream (written by each path), disagreement (a REST and a stream candle of the same minute with different values: the REST one kept), and the stream candles refused (refused_future: a minute not yet begun; refused_not_decimal: a price or volume that is no decimal; refused_volume_down: a volume lower than earlier in the same minute; refused_unlisted: a market the venue does not list), whose minutes the venue's REST candles stand for. GET /metrics: mdapi_venue_candles_total.
+  exchange_id integer not null  -- The venue (market.exchanges).
+  outcome text not null  -- rest, stream, disagreement, refused_future, refused_not_decimal, refused_volume_down or refused_unlisted.
+  candles bigint not null default 0  -- Candles of that outcome so far.
+  constraint venue_candle_counts_candles_check CHECK ((candles >= 0))
+  constraint venue_candle_counts_exchange_id_fkey FOREIGN KEY (exchange_id) REFERENCES market.exchanges(id) ON DELETE CASCADE
+  constraint venue_candle_counts_outcome_check CHECK ((outcome = ANY (ARRAY['rest'::text, 'stream'::text, 'disagreement'::text, 'refused_future'::text, 'refused_not_decimal'::text, 'refused_volume_down'::text, 'refused_unlisted'::text])))
+  constraint venue_candle_counts_pkey PRIMARY KEY (exchange_id, outcome)
+  CREATE UNIQUE INDEX venue_candle_counts_pkey ON market.venue_candle_counts USING btree (exchange_id, outcome)
 
 view market.venue_health
   -- Each real venue's fetch state (REST: the minute job, backfill, liquidations and the stream holder's REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream's health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error.
@@ -4332,7 +4345,7 @@ function app.maintenance_tables() returns SETOF oid language sql stable
   |   order by c.oid::regclass::text;
 
 function app.metrics_snapshot(p_heartbeat_fresh interval) returns TABLE(metric text, labels jsonb, value double precision) language sql stable
-  -- Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database's client connections by application and state.
+  -- Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), venue 1-minute candles counted per venue and outcome (market.venue_candle_counts: written by path, REST/stream disagreements, refused stream candles), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database's client connections by application and state.
   |   -- graphile-worker jobs per queue (unqueued jobs under '') and state.
   |   select 'mdapi_job_queue_jobs', jsonb_build_object('queue', coalesce(q.queue_name, ''), 'state', s.state), count(*)::double precision
   |   from graphile_worker._private_jobs j
@@ -4362,6 +4375,11 @@ function app.metrics_snapshot(p_heartbeat_fresh interval) returns TABLE(metric t
   |   from market.live_venue_prices p
   |   join market.exchanges e on e.id = p.exchange_id
   |   group by e.slug
+  |   union all
+  |   -- Venue candles by path (rest, stream), REST/stream disagreements and refused stream candles (issue 46).
+  |   select 'mdapi_venue_candles_total', jsonb_build_object('venue', e.slug, 'outcome', k.outcome), k.candles::double precision
+  |   from market.venue_candle_counts k
+  |   join market.exchanges e on e.id = k.exchange_id
   |   union all
   |   select 'mdapi_webhook_deliveries_24h', jsonb_build_object('status', d.status), count(*)::double precision
   |   from app.webhook_deliveries d
@@ -5957,6 +5975,12 @@ function market.conversion_legs() returns TABLE(slug text, symbol text, name tex
   |   join market.coin_state s on s.coin_id = c.id
   |   where c.status = 'active' and s.price > 0
 
+function market.count_venue_candles(p_exchange text, p_outcome text, p_candles integer) returns void language sql volatile
+  -- Adds p_candles to a venue's count of candles of an outcome (market.venue_candle_counts): the stream holder counts the stream candles it refuses (refused_future, refused_not_decimal, refused_volume_down, refused_unlisted).
+  |   insert into market.venue_candle_counts as k (exchange_id, outcome, candles)
+  |   select market.venue_id(p_exchange), p_outcome, p_candles where p_candles > 0
+  |   on conflict (exchange_id, outcome) do update set candles = k.candles + excluded.candles
+
 function market.decimal_exponent(p_value numeric) returns integer language sql immutable
   -- floor(log10(|p_value|)), exactly: 2 for 123.4, -3 for 0.00999, 0 for 1; null for null. 0 has none and is refused, as are values beyond a double precision's range (about 1e308 and 1e-308).
   |   -- every call in it immutable (text || int would be anytextcat, stable), so that it is inlined
@@ -6936,12 +6960,15 @@ function market.ingest_okx_liquidations(p_rows jsonb) returns TABLE(inserted int
   |   return next;
   | end;
 
-function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width interval) returns TABLE(candles integer, first_time timestamp with time zone, last_time timestamp with time zone, coins integer[]) language plpgsql volatile
-  -- Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market's candles_until. A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span and their coins: what market.build_index_bars must rebuild.
+function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width interval, p_path text) returns TABLE(candles integer, first_time timestamp with time zone, last_time timestamp with time zone, coins integer[], disagreements integer) language plpgsql volatile
+  -- Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market's candles_until. p_path: rest (the venue's REST candles) or stream (its candle or trade stream): the same checks and the same table, but a stream candle never replaces a stored minute while a REST candle replaces a stream one, so a minute is stored once and the venue's REST value wins; a minute both paths brought with different values counts as a disagreement (market.venue_candle_counts, with the candles each path wrote). A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span, their coins (what market.build_index_bars must rebuild) and the disagreements.
   | declare
   |   v_exchange int;
   |   v_bad text;
   | begin
+  |   if p_path not in ('rest', 'stream') then
+  |     raise exception 'unknown candle path %', p_path using errcode = '22023';
+  |   end if;
   |   v_exchange := market.venue_id(p_exchange);
   |
   |   create temporary table candle_rows on commit drop as
@@ -6959,30 +6986,49 @@ function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width i
   |     raise exception 'malformed candle from %: %', p_exchange, v_bad using errcode = '22P02';
   |   end if;
   |
-  |   with parsed as (
+  |   create temporary table candle_parsed on commit drop as
+  |   select distinct on (p.base_coin_id, p.time, p.quote) p.*
+  |   from (
   |     select to_timestamp(r.ms::numeric / 1000) as time, m.symbol, m.base_coin_id, m.quote,
   |       r.open::numeric as open, r.high::numeric as high, r.low::numeric as low, r.close::numeric as close,
   |       coalesce(r.volume, '0')::numeric as volume
   |     from candle_rows r
   |     join market.venue_markets m on m.exchange_id = v_exchange and m.symbol = r.symbol and m.instrument = 'spot'
   |     where m.base_coin_id is not null
-  |   ),
-  |   written as (
-  |     insert into market.venue_bars_1m as b (time, coin_id, exchange_id, quote, open, high, low, close, volume)
-  |     select distinct on (p.base_coin_id, p.time, p.quote) p.time, p.base_coin_id, v_exchange, p.quote, p.open, p.high, p.low, p.close, p.volume
-  |     from parsed p
-  |     order by p.base_coin_id, p.time, p.quote
+  |   ) p
+  |   order by p.base_coin_id, p.time, p.quote;
+  |
+  |   -- a minute both paths brought with different values: a stream candle after a REST one, or a REST
+  |   -- candle over a stream one (a REST candle over a REST one is the venue correcting itself)
+  |   select count(*)::int into disagreements
+  |   from candle_parsed p
+  |   join market.venue_bars_1m b on b.coin_id = p.base_coin_id and b.time = p.time and b.exchange_id = v_exchange and b.quote = p.quote
+  |   where (p_path = 'stream' or b.path = 'stream')
+  |     and (b.open, b.high, b.low, b.close, b.volume) is distinct from (p.open, p.high, p.low, p.close, p.volume);
+  |
+  |   with written as (
+  |     insert into market.venue_bars_1m as b (time, coin_id, exchange_id, quote, open, high, low, close, volume, path)
+  |     select p.time, p.base_coin_id, v_exchange, p.quote, p.open, p.high, p.low, p.close, p.volume, p_path
+  |     from candle_parsed p
   |     on conflict (coin_id, time, exchange_id, quote) do update set
-  |       open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume
+  |       open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume, path = excluded.path
+  |       -- the venue's REST value of a minute stands: a stream candle never replaces a stored one
+  |       where excluded.path = 'rest'
   |     returning b.time, b.coin_id
   |   ),
   |   coverage as (
   |     update market.venue_markets m set candles_until = greatest(m.candles_until, c.until)
-  |     from (select p.symbol, max(p.time) + p_width as until from parsed p group by p.symbol) c
+  |     from (select p.symbol, max(p.time) + p_width as until from candle_parsed p group by p.symbol) c
   |     where m.exchange_id = v_exchange and m.symbol = c.symbol and p_width = interval '1 minute'
   |   )
   |   select count(*)::int, min(w.time), max(w.time), array_agg(distinct w.coin_id) into candles, first_time, last_time, coins from written w;
-  |   drop table candle_rows;
+  |
+  |   if p_width = interval '1 minute' then
+  |     insert into market.venue_candle_counts as k (exchange_id, outcome, candles)
+  |     select v_exchange, o.outcome, o.n from (values (p_path, candles), ('disagreement', disagreements)) o (outcome, n) where o.n > 0
+  |     on conflict (exchange_id, outcome) do update set candles = k.candles + excluded.candles;
+  |   end if;
+  |   drop table candle_rows, candle_parsed;
   |   return next;
   | end;
 

@@ -112,6 +112,10 @@ const streams = {
     .meta(doc('The stream holder\'s lease: another process takes the streams over this long after the holder stopped renewing it. Likewise an API process\'s open streams stop counting against their keys\' limits (`STREAM_CONNECTIONS`) this long after it died.')),
   STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30)
     .meta(doc('A venue stream silent this long counts as stalled: the venue is left out of the live index price until it has reconnected and been resynchronised from its REST tickers; a venue price older than this is left out too.')),
+  STREAM_CANDLES: z.enum(['on', 'off']).default('on')
+    .meta(doc('`on`: the stream holder (with `MARKET_SOURCE=exchanges`) also takes every index market\'s one-minute candles from its venue\'s candle stream (trades where the venue has none), writes each minute once as it closes and rebuilds its index bar at once; REST fills what the streams miss. `off`: candles come from the minute job\'s REST polling alone.')),
+  STREAM_CANDLE_WAIT_SECONDS: z.coerce.number().int().min(1).max(60).default(10)
+    .meta(doc('How long after a minute\'s close the stream holder waits for a market\'s stream candle of it before the venue\'s REST candle stands for the minute.')),
   STREAM_PUBLISH_MS: z.coerce.number().int().min(10).max(1_000).default(100)
     .meta(doc('Between the holder\'s ticks, how often it writes the venue prices received and publishes the coins whose inputs changed, each coin at most once a second: a change waits at most this long once its coin\'s last publication is a second old.')),
   STREAM_READMIT_SECONDS: z.coerce.number().int().min(0).max(3600).default(10)

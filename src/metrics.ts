@@ -163,6 +163,7 @@ export class Metrics {
         ['mdapi_job_queue_jobs', 'graphile-worker jobs by queue (empty for unqueued jobs) and state: ready, scheduled, locked, failed.', ['queue', 'state']],
         ['mdapi_job_queue_lock_age_seconds', 'Seconds the lock of a serial job queue has been held (0 when free).', ['queue']],
         ['mdapi_live_price_age_seconds', 'Age in seconds of the newest live price received from each venue (market.live_venue_prices).', ['venue']],
+        ['mdapi_venue_candles_total', 'Venue 1-minute candles since the venue was added, per venue and outcome: rest and stream (written by each path), disagreement (a REST and a stream candle of a minute differed: REST kept), refused_future, refused_not_decimal, refused_volume_down, refused_unlisted (stream candles refused; REST stands for their minutes).', ['venue', 'outcome']],
         ['mdapi_newest_bar_age_seconds', 'Age in seconds of the newest 1-minute bar, per data source (the source that created the coin).', ['source']],
         ['mdapi_webhook_deliveries_24h', 'Webhook deliveries created in the last 24 hours, by status: pending, succeeded, failed, skipped.', ['status']],
         ['mdapi_workers', 'Workers by the age of their last heartbeat: fresh (as /readyz counts them) or stale.', ['state']],

@@ -61,10 +61,37 @@ import { num, type VenueReplay } from './replay.ts';
 export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin'] as const;
 export type StreamVenue = (typeof STREAM_VENUES)[number];
 export type StreamMode = 'normal' | 'garbage' | 'silent';
+/** what a connection subscribed a market to */
+export type Channel = 'ticker' | 'candles' | 'trades';
+/** a one-minute candle as the venue streams it: open time (ms) and decimal strings (volume in base units) */
+export interface StreamCandle {
+  time: number;
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+  volume: string;
+}
+/** a trade as the venue streams it: its id, time (ms), price and size (base units), decimal strings */
+export interface StreamTrade {
+  id: string;
+  time: number;
+  price: string;
+  size: string;
+  side?: 'BUY' | 'SELL';
+}
 
 export interface VenueStreams {
   /** the price (a decimal string) the venue streams for a market (its unified symbol, BTC/USDT) */
   setPrice(venue: StreamVenue, symbol: string, price: string): void;
+  /** the candle the venue streams for a market every interval (its minute in progress); null: none */
+  setCandle(venue: StreamVenue, symbol: string, candle: StreamCandle | null): void;
+  /** sends one candle message of a market the stream names `id` (listed or not) to every connection subscribed to candles */
+  sendCandle(venue: StreamVenue, id: string, candle: StreamCandle): void;
+  /** sends one trade message of a market to every connection subscribed to its trades */
+  sendTrades(venue: StreamVenue, symbol: string, trades: StreamTrade[]): void;
+  /** the markets (the stream's names of them, upper-cased) subscribed to a channel on the venue's open connections */
+  subscriptions(venue: StreamVenue, channel: Channel): string[];
   /** normal; garbage: messages that do not parse; silent: subscribed, nothing sent */
   setMode(venue: StreamVenue, mode: StreamMode): void;
   /** drops every connection of the venue (ccxt reconnects) */
@@ -85,10 +112,16 @@ export interface VenueStreams {
 /** One venue's stream: where it is served, how it names a market, what it answers and what it sends. */
 interface StreamFormat {
   path: string;
-  /** a client's message; `subscribe` records a market (by the stream's name of it) for the connection */
-  onMessage(ws: WebSocket, text: string, subscribe: (id: string) => void, pong: () => void): void;
+  /** further paths of the venue's streams (okx's candles are on /ws/v5/business) */
+  paths?: string[];
+  /** a client's message; `subscribe` records a market (by the stream's name of it) on a channel for the connection */
+  onMessage(ws: WebSocket, text: string, subscribe: (id: string, channel?: Channel) => void, pong: () => void): void;
   /** the venue's ticker message of a market (by the stream's name of it) */
   ticker(id: string, price: string): string | Buffer;
+  /** the venue's one-minute candle message of a market (venues with a candle channel) */
+  candle?(id: string, candle: StreamCandle): string | Buffer;
+  /** the venue's trade message of a market (coinbase: its minutes are built from trades) */
+  trades?(id: string, trades: StreamTrade[]): string | Buffer;
   /** a message that does not parse */
   garbage: string | Buffer;
   /** what the venue sends a new connection first (kucoin's welcome) */
@@ -102,17 +135,19 @@ let sequenceNumber = 0;
 const sequence = () => sequenceNumber++;
 const gzipJson = (value: unknown) => gzipSync(JSON.stringify(value));
 
-/** okx's and bitget's protocol: "ping" answered "pong"; {"op": "subscribe", "args"} acknowledged per arg of the channel */
-const opSubscribe = (channel: string, ack: Record<string, string> = {}): StreamFormat['onMessage'] => (ws, text, subscribe) => {
+/** okx's and bitget's protocol: "ping" answered "pong"; {"op": "subscribe", "args"} acknowledged per arg of a known channel */
+const opSubscribe = (channels: Record<string, Channel>, ack: Record<string, string> = {}): StreamFormat['onMessage'] => (ws, text, subscribe) => {
   if (text === 'ping') return ws.send('pong');
   const message = JSON.parse(text);
   if (message.op !== 'subscribe') return;
   for (const arg of message.args as { channel: string; instId: string }[]) {
-    if (arg.channel !== channel) continue;
-    subscribe(arg.instId);
+    const channel = channels[arg.channel];
+    if (!channel) continue;
+    subscribe(arg.instId, channel);
     ws.send(JSON.stringify({ event: 'subscribe', arg, ...ack }));
   }
 };
+const iso = (ms: number) => new Date(ms).toISOString();
 
 const FORMATS: Record<StreamVenue, StreamFormat> = {
   binance: {
@@ -120,15 +155,24 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
     onMessage(ws, text, subscribe) {
       const message = JSON.parse(text);
       if (message.method !== 'SUBSCRIBE') return;
-      for (const stream of message.params as string[]) subscribe(stream.split('@')[0]!);
+      for (const stream of message.params as string[]) {
+        const [id, name] = stream.split('@');
+        subscribe(id!, name === 'kline_1m' ? 'candles' : 'ticker');
+      }
       ws.send(JSON.stringify({ result: null, id: message.id }));
     },
     ticker: (id, price) => JSON.stringify({ e: '24hrMiniTicker', E: Date.now(), s: id.toUpperCase(), c: price, o: price, h: price, l: price, v: '1000', q: '60000000' }),
     garbage: '{"e":"24hrMiniTicker","s":',
+    // https://developers.binance.com/docs/binance-spot-api-docs/web-socket-streams#klinecandlestick-streams-for-utc: <symbol>@kline_1m
+    candle: (id, c) => JSON.stringify({
+      e: 'kline', E: Date.now(), s: id.toUpperCase(),
+      k: { t: c.time, T: c.time + 59_999, s: id.toUpperCase(), i: '1m', f: 100, L: 200, o: c.open, c: c.close, h: c.high, l: c.low, v: c.volume, n: 101, x: false, q: '0', V: '0', Q: '0', B: '0' },
+    }),
   },
   okx: {
     path: '/okx/ws/v5/public',
-    onMessage: opSubscribe('tickers', { connId: 'a4d3ae55' }),
+    paths: ['/okx/ws/v5/business'],
+    onMessage: opSubscribe({ tickers: 'ticker', candle1m: 'candles' }, { connId: 'a4d3ae55' }),
     ticker: (instId, price) => JSON.stringify({
       arg: { channel: 'tickers', instId },
       data: [{
@@ -137,16 +181,20 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       }],
     }),
     garbage: '{"arg":{"channel":"tickers"',
+    // https://www.okx.com/docs-v5/en/#order-book-trading-market-data-ws-candlesticks-channel: [ts, o, h, l, c, vol, volCcy, volCcyQuote, confirm]
+    candle: (instId, c) => JSON.stringify({ arg: { channel: 'candle1m', instId }, data: [[String(c.time), c.open, c.high, c.low, c.close, c.volume, '0', '0', '0']] }),
   },
   kraken: {
     path: '/kraken/v2',
     onMessage(ws, text, subscribe) {
       const message = JSON.parse(text);
       if (message.method === 'ping') return ws.send(JSON.stringify({ method: 'pong', req_id: message.req_id }));
-      if (message.method !== 'subscribe' || message.params?.channel !== 'ticker') return;
+      const channel = message.params?.channel;
+      if (message.method !== 'subscribe' || (channel !== 'ticker' && channel !== 'ohlc')) return;
       for (const symbol of message.params.symbol as string[]) {
-        subscribe(symbol);
-        ws.send(JSON.stringify({ method: 'subscribe', req_id: message.req_id, result: { channel: 'ticker', symbol, snapshot: true }, success: true }));
+        subscribe(symbol, channel === 'ohlc' ? 'candles' : 'ticker');
+        const result = channel === 'ohlc' ? { channel, symbol, interval: message.params.interval, snapshot: true } : { channel, symbol, snapshot: true };
+        ws.send(JSON.stringify({ method: 'subscribe', req_id: message.req_id, result, success: true }));
       }
     },
     // kraken sends numbers: the decimal string goes into the JSON text as the number it is
@@ -154,6 +202,11 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       `{"channel":"ticker","type":"update","data":[{"symbol":${JSON.stringify(symbol)},"bid":${price},"bid_qty":1,"ask":${price},"ask_qty":1,` +
       `"last":${price},"volume":1000,"vwap":${price},"low":${price},"high":${price},"change":0,"change_pct":0}]}`,
     garbage: '{"channel":"ticker","data":[',
+    // https://docs.kraken.com/api/docs/websocket-v2/ohlc: numbers, interval_begin an RFC 3339 time
+    candle: (symbol, c) =>
+      `{"channel":"ohlc","type":"update","timestamp":${JSON.stringify(iso(Date.now()))},"data":[{"symbol":${JSON.stringify(symbol)},"open":${c.open},"high":${c.high},` +
+      `"low":${c.low},"close":${c.close},"trades":101,"volume":${c.volume},"vwap":${c.close},"interval_begin":${JSON.stringify(iso(c.time))},"interval":1,` +
+      `"timestamp":${JSON.stringify(iso(c.time + 60_000))}}]}`,
   },
   gate: {
     path: '/gate/ws/v4',
@@ -161,8 +214,10 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       const message = JSON.parse(text);
       const answer = { time: seconds(), time_ms: Date.now(), id: message.id, channel: message.channel };
       if (message.channel === 'spot.ping') return ws.send(JSON.stringify({ ...answer, channel: 'spot.pong', event: '', result: null }));
-      if (message.channel !== 'spot.tickers' || message.event !== 'subscribe') return;
-      for (const pair of message.payload as string[]) subscribe(pair);
+      if (message.event !== 'subscribe') return;
+      if (message.channel === 'spot.candlesticks') subscribe(message.payload[1], 'candles');
+      else if (message.channel === 'spot.tickers') for (const pair of message.payload as string[]) subscribe(pair);
+      else return;
       ws.send(JSON.stringify({ ...answer, event: 'subscribe', payload: message.payload, result: { status: 'success' } }));
     },
     ticker: (pair, price) => JSON.stringify({
@@ -170,10 +225,15 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       result: { currency_pair: pair, last: price, lowest_ask: price, highest_bid: price, change_percentage: '0', base_volume: '1000', quote_volume: '60000000', high_24h: price, low_24h: price },
     }),
     garbage: '{"channel":"spot.tickers","event":"update","result":{',
+    // https://www.gate.com/docs/developers/apiv4/ws/en/#candlesticks-channel: t in seconds, v the quote volume, a the base amount, w whether the window closed
+    candle: (pair, c) => JSON.stringify({
+      time: seconds(), time_ms: Date.now(), channel: 'spot.candlesticks', event: 'update',
+      result: { t: String(c.time / 1000), v: '0', c: c.close, h: c.high, l: c.low, o: c.open, n: `1m_${pair}`, a: c.volume, w: false },
+    }),
   },
   bitget: {
     path: '/bitget/v2/ws/public',
-    onMessage: opSubscribe('ticker'),
+    onMessage: opSubscribe({ ticker: 'ticker', candle1m: 'candles' }),
     ticker: (instId, price) => {
       const ts = Date.now();
       return JSON.stringify({
@@ -186,6 +246,10 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       });
     },
     garbage: '{"action":"snapshot","arg":{',
+    // https://www.bitget.com/api-doc/spot/websocket/public/Candlesticks-Channel: [ts, o, h, l, c, baseVolume, quoteVolume, usdtVolume]
+    candle: (instId, c) => JSON.stringify({
+      action: 'update', arg: { instType: 'SPOT', channel: 'candle1m', instId }, data: [[String(c.time), c.open, c.high, c.low, c.close, c.volume, '0', '0']], ts: Date.now(),
+    }),
   },
   htx: {
     path: '/htx/ws',
@@ -193,9 +257,9 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       const message = JSON.parse(text);
       if (message.pong !== undefined) return pong();
       if (typeof message.sub !== 'string') return;
-      const id = /^market\.([a-z0-9]+)\.detail$/.exec(message.sub)?.[1];
+      const [, id, channel] = /^market\.([a-z0-9]+)\.(detail|kline\.1min)$/.exec(message.sub) ?? [];
       if (!id) return ws.send(gzipJson({ id: message.id, status: 'error', 'err-code': 'bad-request', 'err-msg': `invalid topic ${message.sub}`, ts: Date.now() }));
-      subscribe(id);
+      subscribe(id, channel === 'detail' ? 'ticker' : 'candles');
       ws.send(gzipJson({ id: message.id, status: 'ok', subbed: message.sub, ts: Date.now() }));
     },
     // htx sends numbers: the decimal string goes into the JSON text as the number it is
@@ -203,17 +267,21 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       gzipSync(`{"ch":"market.${id}.detail","ts":${Date.now()},"tick":{"id":311869842864,"low":${price},"high":${price},"open":${price},"close":${price},` +
         `"vol":60000000,"amount":1000,"version":311869842864,"count":1000}}`),
     garbage: gzipSync('{"ch":"market.'),
+    // https://www.htx.com/en-us/opend/newApiPages/?id=7ec5342e-7773-11ed-9966-0242ac110003: tick.id the open time in seconds, amount the base volume, vol the quote volume
+    candle: (id, c) =>
+      gzipSync(`{"ch":"market.${id}.kline.1min","ts":${Date.now()},"tick":{"id":${c.time / 1000},"open":${c.open},"close":${c.close},"low":${c.low},"high":${c.high},` +
+        `"amount":${c.volume},"vol":0,"count":101}}`),
     ping: () => gzipJson({ ping: Date.now() }),
   },
   coinbase: {
     path: '/coinbase',
     onMessage(ws, text, subscribe) {
       const message = JSON.parse(text);
-      if (message.type !== 'subscribe' || message.channel !== 'ticker_batch') return;
-      for (const id of message.product_ids as string[]) subscribe(id);
+      if (message.type !== 'subscribe' || (message.channel !== 'ticker_batch' && message.channel !== 'market_trades')) return;
+      for (const id of message.product_ids as string[]) subscribe(id, message.channel === 'market_trades' ? 'trades' : 'ticker');
       ws.send(JSON.stringify({
         channel: 'subscriptions', client_id: '', timestamp: new Date().toISOString(), sequence_num: sequence(),
-        events: [{ subscriptions: { ticker_batch: message.product_ids } }],
+        events: [{ subscriptions: { [message.channel]: message.product_ids } }],
       }));
     },
     ticker: (id, price) => JSON.stringify({
@@ -227,6 +295,11 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       }],
     }),
     garbage: '{"channel":"ticker_batch","events":[{',
+    // https://docs.cdp.coinbase.com/advanced-trade/docs/ws-channels#market-trades-channel: newest first
+    trades: (id, trades) => JSON.stringify({
+      channel: 'market_trades', client_id: '', timestamp: new Date().toISOString(), sequence_num: sequence(),
+      events: [{ type: 'update', trades: [...trades].reverse().map((t) => ({ trade_id: t.id, product_id: id, price: t.price, size: t.size, side: t.side ?? 'BUY', time: iso(t.time) })) }],
+    }),
   },
   bybit: {
     path: '/bybit/v5/public/spot',
@@ -236,8 +309,8 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       if (message.op === 'ping') return ws.send(JSON.stringify({ ...answer, ret_msg: 'pong', op: 'ping' }));
       if (message.op !== 'subscribe') return;
       for (const topic of message.args as string[]) {
-        const id = /^tickers\.(.+)$/.exec(topic)?.[1];
-        if (id) subscribe(id);
+        const [, name, id] = /^(tickers|kline\.1)\.(.+)$/.exec(topic) ?? [];
+        if (id) subscribe(id, name === 'tickers' ? 'ticker' : 'candles');
       }
       ws.send(JSON.stringify({ ...answer, ret_msg: 'subscribe', op: 'subscribe' }));
     },
@@ -249,6 +322,11 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       },
     }),
     garbage: '{"topic":"tickers.","data":{',
+    // https://bybit-exchange.github.io/docs/v5/websocket/public/kline: kline.1.<symbol>, confirm whether the candle closed
+    candle: (id, c) => JSON.stringify({
+      topic: `kline.1.${id}`, ts: Date.now(), type: 'snapshot',
+      data: [{ start: c.time, end: c.time + 59_999, interval: '1', open: c.open, close: c.close, high: c.high, low: c.low, volume: c.volume, turnover: '0', confirm: false, timestamp: Date.now() }],
+    }),
   },
   kucoin: {
     path: '/kucoin/ws-api-spot',
@@ -258,8 +336,9 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       if (message.type === 'ping') return ws.send(JSON.stringify({ id: message.id, type: 'pong', timestamp: Date.now() * 1000 }));
       if (message.type !== 'subscribe') return;
       const [channel, ids] = String(message.topic).split(':');
-      if (channel !== '/market/ticker' || !ids) return ws.send(JSON.stringify({ id: message.id, type: 'error', code: 404, data: `topic ${message.topic} is not found` }));
-      for (const id of ids.split(',')) subscribe(id);
+      if ((channel !== '/market/ticker' && channel !== '/market/candles') || !ids) return ws.send(JSON.stringify({ id: message.id, type: 'error', code: 404, data: `topic ${message.topic} is not found` }));
+      if (channel === '/market/candles') subscribe(ids.replace(/_1min$/, ''), 'candles');
+      else for (const id of ids.split(',')) subscribe(id);
       if (message.response) ws.send(JSON.stringify({ id: message.id, type: 'ack' }));
     },
     ticker: (id, price) => JSON.stringify({
@@ -267,6 +346,11 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       data: { sequence: String(sequence()), price, size: '0.01', bestAsk: price, bestAskSize: '1', bestBid: price, bestBidSize: '1', Time: Date.now() },
     }),
     garbage: '{"type":"message","topic":"/market/ticker:',
+    // https://www.kucoin.com/docs-new/websocket-api/spot-trading/public-channels/klines: [start (s), open, close, high, low, volume, turnover]
+    candle: (id, c) => JSON.stringify({
+      type: 'message', topic: `/market/candles:${id}_1min`, subject: 'trade.candles.update',
+      data: { symbol: id, candles: [String(c.time / 1000), c.open, c.close, c.high, c.low, c.volume, '0'], time: Date.now() * 1_000_000 },
+    }),
   },
 };
 
@@ -286,6 +370,10 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
   const refused = new Set<StreamVenue>();
   /** what each connection subscribed: the stream's names of markets (binance: BTCUSDT, okx: BTC-USDT, kraken: BTC/USD, htx: btcusdt), upper-cased */
   const subscribed = new Map<WebSocket, Set<string>>();
+  /** what each connection subscribed to candles or trades, likewise */
+  const subscribedCandles = new Map<WebSocket, Set<string>>();
+  /** the candle each market streams (`venue symbol`) */
+  const candles = new Map<string, StreamCandle>();
   const timers = new Set<NodeJS.Timeout>();
   /** how the venue's stream names a market: its market id, or (kraken v2) the symbol itself */
   const streamId = (venue: StreamVenue, symbol: string) => (venue === 'kraken' ? (replay.market(venue, symbol) ? symbol : undefined) : replay.market(venue, symbol)?.id);
@@ -313,11 +401,13 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
   const serve = (venue: StreamVenue, ws: WebSocket) => {
     const format = FORMATS[venue];
     const ids = new Set<string>();
+    const candleIds = new Set<string>();
     subscribed.set(ws, ids);
+    subscribedCandles.set(ws, candleIds);
     let unanswered = 0;
     ws.on('message', (raw) => {
       try {
-        format.onMessage(ws, String(raw), (id) => ids.add(id.toUpperCase()), () => {
+        format.onMessage(ws, String(raw), (id, channel = 'ticker') => (channel === 'ticker' ? ids : candleIds).add(id.toUpperCase()), () => {
           unanswered = 0;
           pongCounts[venue]++;
         });
@@ -333,6 +423,12 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         if (!price) continue;
         ws.send(modes[venue] === 'garbage' ? format.garbage : format.ticker(streamId(venue, symbol)!, price));
       }
+      for (const id of candleIds) {
+        const symbol = symbolOf(venue, id);
+        const candle = symbol && candles.get(`${venue} ${symbol}`);
+        if (!candle || !format.candle) continue;
+        ws.send(modes[venue] === 'garbage' ? format.garbage : format.candle(streamId(venue, symbol)!, candle));
+      }
     });
     if (format.greeting) ws.send(format.greeting());
     const ping = format.ping;
@@ -347,7 +443,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
   };
 
   replay.server.on('upgrade', (req, socket, head) => {
-    const venue = STREAM_VENUES.find((id) => req.url?.startsWith(FORMATS[id].path)) ?? null;
+    const venue = STREAM_VENUES.find((id) => [FORMATS[id].path, ...(FORMATS[id].paths ?? [])].some((path) => req.url?.startsWith(path))) ?? null;
     if (!venue) return socket.destroy();
     tries[venue]++;
     if (refused.has(venue)) {
@@ -360,6 +456,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       ws.on('close', () => {
         sockets[venue].delete(ws);
         subscribed.delete(ws);
+        subscribedCandles.delete(ws);
       });
       serve(venue, ws);
     });
@@ -368,6 +465,16 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
   return {
     setPrice: (venue, symbol, price) => void prices.set(`${venue} ${symbol}`, price),
     setMode: (venue, mode) => void (modes[venue] = mode),
+    setCandle: (venue, symbol, candle) => void (candle ? candles.set(`${venue} ${symbol}`, candle) : candles.delete(`${venue} ${symbol}`)),
+    sendCandle: (venue, id, candle) => {
+      for (const ws of sockets[venue]) if (subscribedCandles.get(ws)?.size) ws.send(FORMATS[venue].candle!(id, candle));
+    },
+    sendTrades: (venue, symbol, trades) => {
+      const id = streamId(venue, symbol);
+      for (const ws of sockets[venue]) if (id && subscribedCandles.get(ws)?.has(id.toUpperCase())) ws.send(FORMATS[venue].trades!(id, trades));
+    },
+    subscriptions: (venue, channel) =>
+      [...sockets[venue]].flatMap((ws) => [...((channel === 'ticker' ? subscribed : subscribedCandles).get(ws) ?? [])]),
     cut: (venue) => {
       for (const ws of sockets[venue]) ws.terminate();
     },

@@ -156,9 +156,10 @@ $$;
 comment on function market.ingest_venue_markets(text, jsonb, timestamptz) is 'Writes the markets a venue lists (ccxt market structures: symbol, id, base, quote, type, contractSize, active) into market.venue_markets, mapping currencies to coins (market.venue_coins) and making coins of base codes that map to none but trade spot against USD, EUR, a USD stablecoin, bitcoin or ethereum (market.discover_venue_coins); a list with fewer than half the venue''s active markets is refused whole (SQLSTATE MDV01), as is a malformed one (22P02); markets no longer listed are marked delisted and lose their ticker, and coins become active while any venue lists them spot and delisted once none does. Returns the markets received, newly listed, delisted, and mapped to a coin.';
 revoke execute on function market.ingest_venue_markets(text, jsonb, timestamptz) from public;
 
--- why: the candles of one venue in one statement: all of them or, on a malformed one, none
-create or replace function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width interval default interval '1 minute')
-returns table (candles int, first_time timestamptz, last_time timestamptz, coins int[])
+-- why: the candles of one venue in one statement: all of them or, on a malformed one, none; REST
+-- and stream candles by the same checks into the same table, the venue's REST value of a minute kept
+create or replace function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width interval default interval '1 minute', p_path text default 'rest')
+returns table (candles int, first_time timestamptz, last_time timestamptz, coins int[], disagreements int)
 language plpgsql volatile
 set search_path = market, public, pg_temp
 as $$
@@ -166,6 +167,9 @@ declare
   v_exchange int;
   v_bad text;
 begin
+  if p_path not in ('rest', 'stream') then
+    raise exception 'unknown candle path %', p_path using errcode = '22023';
+  end if;
   v_exchange := market.venue_id(p_exchange);
 
   create temporary table candle_rows on commit drop as
@@ -183,35 +187,67 @@ begin
     raise exception 'malformed candle from %: %', p_exchange, v_bad using errcode = '22P02';
   end if;
 
-  with parsed as (
+  create temporary table candle_parsed on commit drop as
+  select distinct on (p.base_coin_id, p.time, p.quote) p.*
+  from (
     select to_timestamp(r.ms::numeric / 1000) as time, m.symbol, m.base_coin_id, m.quote,
       r.open::numeric as open, r.high::numeric as high, r.low::numeric as low, r.close::numeric as close,
       coalesce(r.volume, '0')::numeric as volume
     from candle_rows r
     join market.venue_markets m on m.exchange_id = v_exchange and m.symbol = r.symbol and m.instrument = 'spot'
     where m.base_coin_id is not null
-  ),
-  written as (
-    insert into market.venue_bars_1m as b (time, coin_id, exchange_id, quote, open, high, low, close, volume)
-    select distinct on (p.base_coin_id, p.time, p.quote) p.time, p.base_coin_id, v_exchange, p.quote, p.open, p.high, p.low, p.close, p.volume
-    from parsed p
-    order by p.base_coin_id, p.time, p.quote
+  ) p
+  order by p.base_coin_id, p.time, p.quote;
+
+  -- a minute both paths brought with different values: a stream candle after a REST one, or a REST
+  -- candle over a stream one (a REST candle over a REST one is the venue correcting itself)
+  select count(*)::int into disagreements
+  from candle_parsed p
+  join market.venue_bars_1m b on b.coin_id = p.base_coin_id and b.time = p.time and b.exchange_id = v_exchange and b.quote = p.quote
+  where (p_path = 'stream' or b.path = 'stream')
+    and (b.open, b.high, b.low, b.close, b.volume) is distinct from (p.open, p.high, p.low, p.close, p.volume);
+
+  with written as (
+    insert into market.venue_bars_1m as b (time, coin_id, exchange_id, quote, open, high, low, close, volume, path)
+    select p.time, p.base_coin_id, v_exchange, p.quote, p.open, p.high, p.low, p.close, p.volume, p_path
+    from candle_parsed p
     on conflict (coin_id, time, exchange_id, quote) do update set
-      open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume
+      open = excluded.open, high = excluded.high, low = excluded.low, close = excluded.close, volume = excluded.volume, path = excluded.path
+      -- the venue's REST value of a minute stands: a stream candle never replaces a stored one
+      where excluded.path = 'rest'
     returning b.time, b.coin_id
   ),
   coverage as (
     update market.venue_markets m set candles_until = greatest(m.candles_until, c.until)
-    from (select p.symbol, max(p.time) + p_width as until from parsed p group by p.symbol) c
+    from (select p.symbol, max(p.time) + p_width as until from candle_parsed p group by p.symbol) c
     where m.exchange_id = v_exchange and m.symbol = c.symbol and p_width = interval '1 minute'
   )
   select count(*)::int, min(w.time), max(w.time), array_agg(distinct w.coin_id) into candles, first_time, last_time, coins from written w;
-  drop table candle_rows;
+
+  if p_width = interval '1 minute' then
+    insert into market.venue_candle_counts as k (exchange_id, outcome, candles)
+    select v_exchange, o.outcome, o.n from (values (p_path, candles), ('disagreement', disagreements)) o (outcome, n) where o.n > 0
+    on conflict (exchange_id, outcome) do update set candles = k.candles + excluded.candles;
+  end if;
+  drop table candle_rows, candle_parsed;
   return next;
 end;
 $$;
-comment on function market.ingest_venue_candles(text, jsonb, interval) is 'Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market''s candles_until. A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span and their coins: what market.build_index_bars must rebuild.';
-revoke execute on function market.ingest_venue_candles(text, jsonb, interval) from public;
+comment on function market.ingest_venue_candles(text, jsonb, interval, text) is 'Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market''s candles_until. p_path: rest (the venue''s REST candles) or stream (its candle or trade stream): the same checks and the same table, but a stream candle never replaces a stored minute while a REST candle replaces a stream one, so a minute is stored once and the venue''s REST value wins; a minute both paths brought with different values counts as a disagreement (market.venue_candle_counts, with the candles each path wrote). A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span, their coins (what market.build_index_bars must rebuild) and the disagreements.';
+revoke execute on function market.ingest_venue_candles(text, jsonb, interval, text) from public;
+
+-- why: a stream candle refused before it reaches the database is counted where the written ones are
+create or replace function market.count_venue_candles(p_exchange text, p_outcome text, p_candles int)
+returns void
+language sql volatile
+set search_path = market, public, pg_temp
+as $$
+  insert into market.venue_candle_counts as k (exchange_id, outcome, candles)
+  select market.venue_id(p_exchange), p_outcome, p_candles where p_candles > 0
+  on conflict (exchange_id, outcome) do update set candles = k.candles + excluded.candles
+$$;
+comment on function market.count_venue_candles(text, text, int) is 'Adds p_candles to a venue''s count of candles of an outcome (market.venue_candle_counts): the stream holder counts the stream candles it refuses (refused_future, refused_not_decimal, refused_volume_down, refused_unlisted).';
+revoke execute on function market.count_venue_candles(text, text, int) from public;
 
 -- why: the venue's ticker snapshot, in USD through the same quote rates as the index
 create or replace function market.ingest_venue_tickers(p_exchange text, p_tickers jsonb, p_at timestamptz default now())

@@ -36,6 +36,11 @@ as $$
   join market.exchanges e on e.id = p.exchange_id
   group by e.slug
   union all
+  -- Venue candles by path (rest, stream), REST/stream disagreements and refused stream candles (issue 46).
+  select 'mdapi_venue_candles_total', jsonb_build_object('venue', e.slug, 'outcome', k.outcome), k.candles::double precision
+  from market.venue_candle_counts k
+  join market.exchanges e on e.id = k.exchange_id
+  union all
   select 'mdapi_webhook_deliveries_24h', jsonb_build_object('status', d.status), count(*)::double precision
   from app.webhook_deliveries d
   where d.created_at > now() - interval '24 hours'
@@ -53,7 +58,7 @@ as $$
   group by a.application_name, a.state
 $$;
 comment on function app.metrics_snapshot(interval) is
-  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
+  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), venue 1-minute candles counted per venue and outcome (market.venue_candle_counts: written by path, REST/stream disagreements, refused stream candles), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
 revoke execute on function app.metrics_snapshot(interval) from public;
 
 -- Migration files the calling code knows that this database has not applied: /readyz, the status

@@ -13,16 +13,18 @@ const NAME: Record<StreamVenue, string> = { binance: 'Binance', okx: 'OKX', krak
 
 /**
  * `prices`: each venue's first BTC/USDT price (the venues served, in order); `intervalMs`: how often
- * the streams send; `pingMs`: how often a venue that pings (htx) does; `env`: the holder's settings over the defaults below.
+ * the streams send; `pingMs`: how often a venue that pings (htx) does; `env`: the holder's settings over the defaults below;
+ * `now`: the replay's clock (its REST candles close by it), default the real one.
  */
 export async function btcStreamVenues(
   db: TestDatabase,
-  { prices = { binance: '60000.5', okx: '60001.5' }, intervalMs, pingMs, env = {} }: { prices?: Partial<Record<StreamVenue, string>>; intervalMs?: number; pingMs?: number; env?: Record<string, string> } = {},
+  { prices = { binance: '60000.5', okx: '60001.5' }, intervalMs, pingMs, env = {}, now }: { prices?: Partial<Record<StreamVenue, string>>; intervalMs?: number; pingMs?: number; env?: Record<string, string>; now?: () => number } = {},
 ): Promise<{ replay: VenueReplay; streams: VenueStreams; config: Config }> {
   const venues = Object.keys(prices) as StreamVenue[];
   const replay = await startVenueReplay({
     coins: [{ symbol: 'BTC', price: 60000, volumeUsd: 3e10, volatility: 0.01 }, { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 }],
     venues: Object.fromEntries(venues.map((venue) => [venue, { markets: ['BTC/USDT'] }])),
+    ...(now ? { now } : {}),
   });
   const streams = serveVenueStreams(replay, { ...(intervalMs === undefined ? {} : { intervalMs }), ...(pingMs === undefined ? {} : { pingMs }) });
   for (const venue of venues) streams.setPrice(venue, 'BTC/USDT', prices[venue]!);
@@ -37,7 +39,8 @@ export async function btcStreamVenues(
   const config = db.config({
     MARKET_SOURCE: 'exchanges', EXCHANGES: venues.join(','),
     EXCHANGE_URLS: venues.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
-    STREAM_INTERVAL_MS: '200', STREAM_MAX_AGE_SECONDS: '2', STREAM_READMIT_SECONDS: '1',
+    // the tests of the ticker streams leave the candle streams (test/streams/venue_candles.test.ts) out
+    STREAM_INTERVAL_MS: '200', STREAM_MAX_AGE_SECONDS: '2', STREAM_READMIT_SECONDS: '1', STREAM_CANDLES: 'off',
     ...env,
   });
   return { replay, streams, config };

@@ -95,6 +95,16 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     return this.#settings.clock?.() ?? Date.now();
   }
 
+  /** the clock deciding which candles are closed (the stream holder's candles share it) */
+  now(): number {
+    return this.#now();
+  }
+
+  /** the settings a venue's instances are made with (the stream holder's candle connections make their own) */
+  get settings(): Readonly<ExchangesSettings> {
+    return this.#settings;
+  }
+
   /** the venue gate's clock */
   get clock(): VenueClock {
     return this.#settings.venueClock ?? REAL_CLOCK;

@@ -21,7 +21,7 @@ import { VenueFeeds } from './venues.ts';
 export const STREAM_SOURCE = 'stream';
 const LEASE = 'stream';
 
-export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'STREAM_PUBLISH_MS' | 'STREAM_READMIT_SECONDS' | 'STREAM_REPLAY_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
+export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'STREAM_PUBLISH_MS' | 'STREAM_READMIT_SECONDS' | 'STREAM_REPLAY_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
 
 export interface TickResult {
   /** venue prices written this tick */

@@ -21,6 +21,7 @@ import { ensureVenueMarkets, exchangesSettings, sharedExchangesSource, type Exch
 import { recordVenueStream, throughGate } from '../exchanges/gate.ts';
 import { VenueBackingOff, reading, tickerRows } from '../exchanges/answers.ts';
 import { streamsTickers } from '../exchanges/venues.ts';
+import { CANDLE_STALL_SECONDS, CandleFeeds } from './candles.ts';
 
 const DECIMAL = /^\d+(\.\d+)?([eE][-+]?\d+)?$/;
 /** markets per venue stream: the deepest by 24h volume */
@@ -96,16 +97,8 @@ class VenueFeed {
   }
 
   /** The promise, or an error when it takes longer than a price may be old. */
-  private async stallGuard<T>(promise: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const stalled = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no ticker for ${this.options.stallMs / 1000} s`)), this.options.stallMs);
-    });
-    try {
-      return await Promise.race([promise, stalled]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private stallGuard<T>(promise: Promise<T>): Promise<T> {
+    return stallGuard(promise, this.options.stallMs, 'ticker');
   }
 
   /** Waits on the gate's clock, woken early by close(). */
@@ -136,7 +129,7 @@ class VenueFeed {
         for (const [symbol, ticker] of Object.entries((exchange.tickers ?? {}) as Record<string, Ticker>)) this.read.set(symbol, ticker);
         // ccxt's own dial back-off (per instance and URL) would stack on this loop's: this one counts
         delete ((exchange.options['ws'] ?? {}) as Record<string, unknown>)['backoffState'];
-        const dialled = new Promise<StreamClient>((resolve) => dials.set(exchange, resolve));
+        const dialled = nextClient(exchange);
         const first = watchTickers(exchange, symbols);
         first.catch(() => {});
         // subscribed first, then the REST snapshot: what the gap missed, and nothing missed after it;
@@ -215,6 +208,19 @@ class VenueFeed {
   }
 }
 
+/** The promise, or an error when a stream stays silent `stallMs` (its `what`: no ticker, no candle). */
+export async function stallGuard<T>(promise: Promise<T>, stallMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} for ${stallMs / 1000} s`)), stallMs);
+  });
+  try {
+    return await Promise.race([promise, stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The venue's next tickers: ccxt pro's watchTickers, or (a venue it streams one market per
  * subscription, htx) the first of its markets' watchTicker to resolve; the others stay pending in
@@ -227,7 +233,7 @@ function watchTickers(exchange: Exchange, symbols: string[]): Promise<unknown> {
 
 const prepared = new WeakSet<Exchange>();
 /** Once per instance: ws(s) URLs from EXCHANGE_URLS' http(s) base, ccxt's client logging into the log. */
-function prepareStreams(exchange: Exchange, logger: Logger | undefined, id: string) {
+export function prepareStreams(exchange: Exchange, logger: Logger | undefined, id: string) {
   if (prepared.has(exchange)) return;
   prepared.add(exchange);
   websocketSchemes(exchange);
@@ -236,6 +242,11 @@ function prepareStreams(exchange: Exchange, logger: Logger | undefined, id: stri
 
 /** who waits for an instance's next WebSocket client (the feed, to know when its connection opens) */
 const dials = new WeakMap<Exchange, (client: StreamClient) => void>();
+
+/** The next WebSocket client a watch of the (prepared) instance dials: its `connected` resolves once the connection opened. */
+export function nextClient(exchange: Exchange): Promise<StreamClient> {
+  return new Promise<StreamClient>((resolve) => dials.set(exchange, resolve));
+}
 
 /**
  * ccxt's WebSocket clients print what they cannot parse with console.log: into the log, as a debug
@@ -262,11 +273,14 @@ function websocketSchemes(exchange: Exchange) {
   if (api?.['ws']) api['ws'] = walk(api['ws']);
 }
 
-export type VenueFeedsConfig = Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS' | 'STREAM_MAX_AGE_SECONDS'>;
+export type VenueFeedsConfig = Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS' | 'STREAM_MAX_AGE_SECONDS'>
+  & Partial<Pick<Config, 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS'>>;
 
 export class VenueFeeds {
   private readonly feeds: VenueFeed[];
   private readonly query: Query;
+  /** the venues' one-minute candles (./candles.ts), beside their tickers */
+  readonly candles: CandleFeeds | null;
 
   /** exchanges: the REST source whose venue instances the streams share; default the process's own */
   constructor(config: VenueFeedsConfig, query: Query, logger?: Logger, exchanges?: ExchangesSource) {
@@ -277,6 +291,11 @@ export class VenueFeeds {
     this.feeds = source.venueIds.filter((id) => streamsTickers(id)).map(
       (id) => new VenueFeed(source.venue(id), { baseUrl: settings.urls?.[id], stallMs: config.STREAM_MAX_AGE_SECONDS * 1000 }, () => this.markets(id), query, logger),
     );
+    this.candles = (config.STREAM_CANDLES ?? 'on') === 'on'
+      // a candle channel pushes only when its market trades (binance's every 2 s): a connection of quiet
+      // markets is silent for a while without having stalled
+      ? new CandleFeeds(source, { stallMs: Math.max(config.STREAM_MAX_AGE_SECONDS, CANDLE_STALL_SECONDS) * 1000, waitMs: (config.STREAM_CANDLE_WAIT_SECONDS ?? 10) * 1000 }, (id) => this.markets(id), query, logger)
+      : null;
   }
 
   /** The spot markets of the venue mapped to a coin, deepest first: what the index is made of. */
@@ -322,6 +341,6 @@ export class VenueFeeds {
   }
 
   async close() {
-    await Promise.all(this.feeds.map((feed) => feed.close()));
+    await Promise.all([...this.feeds.map((feed) => feed.close()), this.candles?.close()]);
   }
 }

@@ -1,0 +1,605 @@
+// One-minute candles from the venues' streams (issue 46), beside the ticker streams of ./venues.ts:
+// per venue, every market the index uses (market.venue_candle_markets) is subscribed to the venue's
+// one-minute candle channel through ccxt pro (watchOHLCVForSymbols where ccxt has it, else one
+// watchOHLCV per market), or, for a venue without one in ccxt pro (coinbase), to its trades, from
+// which the minute is built by the venue's own candle rules (candleFromTrades). Markets are spread
+// over connections (one ccxt instance each) within the venue's documented subscriptions per
+// connection (CANDLE_STREAMS).
+// A minute's candle is final once the venue's next minute starts for the market (ccxt's unified
+// candles carry no closed flag), or, built from trades, once the minute has ended; it is then
+// written once, through the checks of a REST candle (answers.ts candleRows) and the same SQL
+// (market.ingest_venue_candles, path 'stream'), which never lets a stream candle replace a stored
+// minute and lets the venue's REST candle replace a stream one, counting a disagreement.
+// A stream candle of a minute not yet begun, with a price or volume that is no decimal, or with a
+// volume lower than earlier in its minute, and a candle of a market the venue does not list are
+// refused and counted (market.venue_candle_counts); the venue's REST candle stands for the minute.
+// REST fills what the streams miss, through the venue gate like every REST read: from the last
+// stored minute (candles_until) when a connection (re)starts, after a stall, for a venue ccxt pro
+// cannot stream, and for any market whose minute did not arrive STREAM_CANDLE_WAIT_SECONDS after
+// it closed. Each write rebuilds the index bars of its minutes (market.build_index_bars) at once.
+import type { Exchange, OHLCV, Trade } from 'ccxt';
+import type { Logger } from '../../log.ts';
+import type { Query } from '../../db/query.ts';
+import { ensureVenueMarkets, type ExchangesSource, type LiveVenue } from '../exchanges/index.ts';
+import { gateRequests, throughGate } from '../exchanges/gate.ts';
+import { candleRows, guardAnswers, reading } from '../exchanges/answers.ts';
+import { createVenue, isVenueId, type VenueId } from '../exchanges/venues.ts';
+import { nextClient, prepareStreams, stallGuard } from './venues.ts';
+
+const MINUTE = 60_000;
+/** a market first seen gets this much history from REST, as the minute job gives it */
+const FIRST_LOOK_BACK_MS = 10 * MINUTE;
+/** REST never reaches back beyond the raw retention */
+const MAX_LOOK_BACK_MS = 8 * 24 * 60 * MINUTE;
+/** a candle connection silent this long (or STREAM_MAX_AGE_SECONDS if longer) has stalled: reconnected, REST fills the gap */
+export const CANDLE_STALL_SECONDS = 60;
+/** how long a venue may take to act on a subscription sent as its connection opened */
+const SUBSCRIBED_WITHIN_MS = 5_000;
+/** how often the REST fills are looked for */
+const FILL_EVERY_MS = 500;
+
+type Outcome = 'refused_future' | 'refused_not_decimal' | 'refused_volume_down' | 'refused_unlisted';
+
+export interface CandleStream {
+  /** how ccxt pro 4.5.84 streams the venue's one-minute candles; none: REST alone */
+  method: 'ohlcvForSymbols' | 'ohlcv' | 'trades' | 'none';
+  /** candle (or trade) subscriptions one connection may hold */
+  perConnection: number;
+  /** subscriptions one subscribe request may carry (ohlcvForSymbols) */
+  perRequest?: number;
+  /** where the limit is documented */
+  source: string;
+}
+
+/**
+ * Each venue's candle stream and its documented limits. Where a venue documents no limit per
+ * connection, the holder's own cap (200, its markets per venue) stands, said so in `source`.
+ */
+export const CANDLE_STREAMS: Record<VenueId, CandleStream> = {
+  binance: { method: 'ohlcvForSymbols', perConnection: 1024, perRequest: 200, source: 'https://developers.binance.com/docs/binance-spot-api-docs/web-socket-streams: "A single connection can listen to a maximum of 1024 streams", 5 incoming messages a second' },
+  okx: { method: 'ohlcvForSymbols', perConnection: 200, perRequest: 100, source: 'https://www.okx.com/docs-v5/en/#overview-websocket-subscribe: a subscribe request up to 64 KB, no channel limit per connection (our cap); candles on /ws/v5/business' },
+  bybit: { method: 'ohlcvForSymbols', perConnection: 200, perRequest: 10, source: 'https://bybit-exchange.github.io/docs/v5/ws/connect: spot "up to 10 args per subscription request", no topic limit per connection (our cap)' },
+  kraken: { method: 'ohlcv', perConnection: 200, source: 'https://docs.kraken.com/api/docs/websocket-v2/ohlc: no subscription limit per connection documented (our cap)' },
+  gate: { method: 'ohlcv', perConnection: 200, source: 'https://github.com/gateio/gatews/issues/25 (Gate\'s answer): no subscription limit per connection, at most 100 connections per host recommended (our cap)' },
+  bitget: { method: 'ohlcv', perConnection: 50, source: 'https://www.bitget.com/api-doc/common/websocket-intro: up to 1000 channels per connection, under 50 recommended for a stable connection; 240 subscriptions an hour per connection' },
+  htx: { method: 'ohlcv', perConnection: 200, source: 'https://www.htx.com/en-us/opend/newApiPages/?id=7ec53561-7773-11ed-9966-0242ac110003: no subscription limit per connection documented (our cap)' },
+  kucoin: { method: 'ohlcv', perConnection: 300, source: 'https://www.kucoin.com/docs-new/websocket-api/base-info/introduction: at most 300 topics per connection, 100 per batch subscription' },
+  // ccxt pro 4.5.84 has no watchOHLCV for coinbase: its minutes are built from market_trades
+  coinbase: { method: 'trades', perConnection: 200, source: 'https://docs.cdp.coinbase.com/advanced-trade/docs/ws-overview: no product limit per connection documented for public channels (our cap)' },
+  // ccxt pro 4.5.84 reads mexc's spot streams as protobuf, never verified on the replay: REST alone
+  mexc: { method: 'none', perConnection: 0, source: 'REST alone (ccxt pro reads its spot streams as protobuf)' },
+};
+
+/** how a venue id (verified or not) streams its candles */
+export function candleStream(id: string): CandleStream {
+  return isVenueId(id) ? CANDLE_STREAMS[id] : { method: 'none', perConnection: 0, source: 'an unverified venue: REST alone' };
+}
+
+// ---- decimals: prices and volumes stay decimal strings (ccxt hands some venues' numbers on as floats)
+
+const DECIMAL = /^(\d+)(?:\.(\d+))?(?:[eE]([-+]?\d+))?$/;
+
+/** A value as a plain decimal string (no exponent), or null when it is no non-negative decimal. */
+export function plainDecimal(value: unknown): string | null {
+  const text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : typeof value === 'string' ? value.trim() : '';
+  const match = DECIMAL.exec(text);
+  if (!match) return null;
+  let digits = (match[1] ?? '') + (match[2] ?? '');
+  let point = (match[1] ?? '').length + Number(match[3] ?? 0);
+  if (point <= 0) {
+    digits = '0'.repeat(1 - point) + digits;
+    point = 1;
+  }
+  if (point > digits.length) digits += '0'.repeat(point - digits.length);
+  const whole = digits.slice(0, point).replace(/^0+(?=\d)/, '');
+  const fraction = digits.slice(point).replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
+}
+
+/** [integer, scale] of a plain decimal */
+const scaled = (value: string): [bigint, number] => {
+  const [whole, fraction = ''] = value.split('.');
+  return [BigInt(whole! + fraction), fraction.length];
+};
+const atScale = ([units, scale]: [bigint, number], to: number) => units * 10n ** BigInt(to - scale);
+
+export function compareDecimals(a: string, b: string): number {
+  const [x, y] = [scaled(a), scaled(b)];
+  const scale = Math.max(x[1], y[1]);
+  const [p, q] = [atScale(x, scale), atScale(y, scale)];
+  return p < q ? -1 : p > q ? 1 : 0;
+}
+
+export function addDecimals(a: string, b: string): string {
+  const [x, y] = [scaled(a), scaled(b)];
+  const scale = Math.max(x[1], y[1]);
+  const sum = (atScale(x, scale) + atScale(y, scale)).toString().padStart(scale + 1, '0');
+  return plainDecimal(scale ? `${sum.slice(0, -scale)}.${sum.slice(-scale)}` : sum)!;
+}
+
+// ---- candles built from trades
+
+export interface TradeInput {
+  id?: string;
+  timestamp: number;
+  price: string;
+  amount: string;
+}
+
+/**
+ * One minute's candle from its trades, by the rules of a venue's own one-minute candles (Coinbase
+ * Advanced Trade's GET /products/{id}/candles, ONE_MINUTE): open the first trade's price, close the
+ * last's, high and low the extremes, volume the sum of the sizes (base units); trades in the venue's
+ * order (time, then trade id). A minute without trades has no candle, as at the venue.
+ */
+export function candleFromTrades(minute: number, trades: TradeInput[]): [number, string, string, string, string, string] | null {
+  const inMinute = trades.filter((trade) => trade.timestamp >= minute && trade.timestamp < minute + MINUTE);
+  if (inMinute.length === 0) return null;
+  const ordered = [...inMinute].sort((a, b) => a.timestamp - b.timestamp || tradeOrder(a.id, b.id));
+  let [high, low, volume] = [ordered[0]!.price, ordered[0]!.price, '0'];
+  for (const trade of ordered) {
+    if (compareDecimals(trade.price, high) > 0) high = trade.price;
+    if (compareDecimals(trade.price, low) < 0) low = trade.price;
+    volume = addDecimals(volume, trade.amount);
+  }
+  return [minute, ordered[0]!.price, high, low, ordered.at(-1)!.price, volume];
+}
+
+/** trade ids in the venue's order: numeric ids by value */
+function tradeOrder(a = '', b = ''): number {
+  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return a.localeCompare(b);
+  const [x, y] = [BigInt(a), BigInt(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+// ---- one venue
+
+type Row = [string, number, string, string, string, string, string];
+
+interface MarketState {
+  /** ms: the end of the newest stored minute (candles_until); null: none stored */
+  until: number | null;
+  /** minutes seen on the stream and not yet final: their latest candle */
+  open: Map<number, Row>;
+  /** minutes refused: the venue's REST candle stands for them */
+  refused: Set<number>;
+  /** a REST fill from the last stored minute is due (a connection (re)started, a stall) */
+  refill: boolean;
+  /** the closed-minute boundary REST was last asked up to */
+  restUpTo: number;
+  /** trades: the first minute the subscription covers whole; earlier minutes are REST's */
+  coveredFrom: number;
+  /** trades: the trades of the open minutes, by id */
+  trades: Map<string, TradeInput>;
+}
+
+export interface CandleFeedOptions {
+  baseUrl?: string;
+  stallMs: number;
+  /** how long after a minute's close its stream candle may take before REST stands for it */
+  waitMs: number;
+}
+
+class CandleFeed {
+  private readonly states = new Map<string, MarketState>();
+  private readonly connections: Exchange[] = [];
+  private closed = false;
+  private wakers = new Set<() => void>();
+  /** markets the venue streams now (subscribed, receiving) */
+  private readonly streaming = new Set<string>();
+  /** writes one at a time: a fill and a stream candle never race on a minute */
+  private writing: Promise<unknown> = Promise.resolve();
+  readonly done: Promise<void>;
+  /** counts for tests and logs */
+  readonly stats = { stream: 0, rest: 0, restRequests: 0, refused: 0, disagreements: 0, connections: 0 };
+
+  private readonly source: ExchangesSource;
+  private readonly venue: LiveVenue;
+  private readonly stream: CandleStream;
+  private readonly options: CandleFeedOptions;
+  private readonly markets: () => Promise<string[]>;
+  private readonly query: Query;
+  private readonly logger: Logger | undefined;
+
+  constructor(source: ExchangesSource, id: string, options: CandleFeedOptions, markets: () => Promise<string[]>, query: Query, logger?: Logger) {
+    this.source = source;
+    this.venue = source.venue(id);
+    this.stream = candleStream(id);
+    this.options = options;
+    this.markets = markets;
+    this.query = query;
+    this.logger = logger;
+    this.done = this.run();
+  }
+
+  private now(): number {
+    return this.source.now();
+  }
+
+  /** Waits, woken early by close(). */
+  private pause(ms: number): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.wakers.add(wake);
+    });
+  }
+
+  /** The markets, their stored coverage, then the fills and one loop per connection. */
+  private async run() {
+    let symbols: string[] = [];
+    while (!this.closed && symbols.length === 0) {
+      try {
+        await throughGate(this.query, this.venue, 'failures', () => ensureVenueMarkets(this.query, this.venue));
+        symbols = await this.markets();
+        await this.loadCoverage(symbols);
+      } catch (error) {
+        this.logger?.warn(`stream candles: ${this.venue.id} (${(error as Error).message}); trying again`);
+      }
+      if (symbols.length === 0) await this.pause(5_000);
+    }
+    if (this.closed) return;
+    const loops: Promise<void>[] = [this.fillLoop()];
+    if (this.stream.method !== 'none') {
+      for (let at = 0; at < symbols.length; at += this.stream.perConnection) loops.push(this.connectionLoop(symbols.slice(at, at + this.stream.perConnection)));
+    }
+    await Promise.all(loops);
+  }
+
+  private async loadCoverage(symbols: string[]) {
+    const rows = await this.query(
+      `select symbol, (extract(epoch from candles_until) * 1000)::float8 as until from market.venue_candle_markets($1) where symbol = any($2::text[])`,
+      [this.venue.id, symbols],
+    );
+    const until = new Map(rows.map((row) => [row.symbol as string, row.until === null ? null : Number(row.until)]));
+    for (const symbol of symbols) {
+      if (this.states.has(symbol)) continue;
+      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), refill: true, restUpTo: 0, coveredFrom: Infinity, trades: new Map() });
+    }
+  }
+
+  /** An instance of its own per connection: its markets from the venue's, its REST requests through the venue's gate. */
+  private instance(): Exchange {
+    const settings = this.source.settings;
+    const exchange = createVenue(this.venue.id, { baseUrl: settings.urls?.[this.venue.id], timeoutMs: settings.timeoutMs, rateLimitMs: settings.rateLimitMs });
+    (exchange as unknown as { number: (value: string) => string }).number = String;
+    const shared = this.venue;
+    const gated = {
+      id: shared.id,
+      exchange,
+      clock: shared.clock,
+      get requests() {
+        return shared.requests;
+      },
+      set requests(value: number) {
+        shared.requests = value;
+      },
+      get holdUntil() {
+        return shared.holdUntil;
+      },
+      set holdUntil(value: number) {
+        shared.holdUntil = value;
+      },
+    };
+    guardAnswers(shared.id, exchange, gated);
+    gateRequests(gated);
+    (exchange as unknown as { setMarkets(markets: unknown, currencies?: unknown): void }).setMarkets(shared.exchange.markets, shared.exchange.currencies);
+    prepareStreams(exchange, this.logger, `${shared.id} candles`);
+    if (shared.id === 'gate') {
+      // ccxt reads the stream candle's volume from `v`, Gate's quote volume; its REST candles' volume is
+      // the base amount, which the stream sends as `a`: the same volume on both paths
+      const parse = exchange.parseOHLCV.bind(exchange);
+      exchange.parseOHLCV = (ohlcv, market) => parse(Array.isArray(ohlcv) || !ohlcv ? ohlcv : { ...(ohlcv as object), v: (ohlcv as { a?: unknown }).a } as never, market);
+    }
+    return exchange;
+  }
+
+  private stallGuard<T>(promise: Promise<T>): Promise<T> {
+    return stallGuard(promise, this.options.stallMs, 'candle');
+  }
+
+  /** The next update of any of the connection's markets (ccxt resolves one waiting call per message; the caches hold the rest). */
+  private watch(exchange: Exchange, symbols: string[]): Promise<unknown> {
+    const next = this.subscribe(exchange, symbols);
+    // rejected by close() when the loop no longer waits for it
+    next.catch(() => {});
+    return next;
+  }
+
+  private subscribe(exchange: Exchange, symbols: string[]): Promise<unknown> {
+    const { method, perRequest } = this.stream;
+    if (method === 'ohlcvForSymbols') {
+      const requests: Promise<unknown>[] = [];
+      for (let at = 0; at < symbols.length; at += perRequest ?? symbols.length) {
+        requests.push(exchange.watchOHLCVForSymbols(symbols.slice(at, at + (perRequest ?? symbols.length)).map((symbol) => [symbol, '1m'])));
+      }
+      return Promise.race(requests);
+    }
+    if (method === 'trades') return Promise.race(symbols.map((symbol) => exchange.watchTrades(symbol)));
+    return Promise.race(symbols.map((symbol) => exchange.watchOHLCV(symbol, '1m')));
+  }
+
+  private async connectionLoop(symbols: string[]) {
+    let wait = 0;
+    while (!this.closed) {
+      const exchange = this.instance();
+      this.connections.push(exchange);
+      try {
+        if (/^http:/i.test(this.options.baseUrl ?? '')) await (exchange as Exchange & { loadHttpProxyAgent(): Promise<unknown> }).loadHttpProxyAgent();
+        const dialled = nextClient(exchange);
+        const first = this.watch(exchange, symbols);
+        // the connection open (its subscriptions sent), or a first message; one that never opens costs no REST request
+        await this.stallGuard(Promise.race([dialled.then((client) => client.connected), first]));
+        if (this.closed) break;
+        this.stats.connections++;
+        wait = 0;
+        // subscribed: what the gap missed is REST's, from the last stored minute
+        const start = this.now();
+        for (const symbol of symbols) {
+          const state = this.states.get(symbol)!;
+          state.refill = true;
+          // trades: only a minute the subscription saw from its start is whole (a few seconds for the venue to take it)
+          state.coveredFrom = Math.ceil((start + SUBSCRIBED_WITHIN_MS) / MINUTE) * MINUTE;
+          state.trades.clear();
+          this.streaming.add(symbol);
+        }
+        for (let next = first; !this.closed; next = this.watch(exchange, symbols)) {
+          await this.stallGuard(next);
+          await this.read(exchange, symbols);
+        }
+      } catch (error) {
+        if (this.closed) break;
+        for (const symbol of symbols) {
+          this.streaming.delete(symbol);
+          const state = this.states.get(symbol);
+          if (state) {
+            state.open.clear();
+            state.refill = true;
+          }
+        }
+        wait = Math.min(Math.max(2_000, wait * 2), 60_000);
+        this.logger?.warn(`stream candles: ${this.venue.id} (${(error as Error).message}); reconnecting in ${wait / 1000} s, REST fills the gap`);
+      } finally {
+        this.connections.splice(this.connections.indexOf(exchange), 1);
+        await exchange.close().catch(() => {});
+      }
+      await this.pause(wait);
+    }
+  }
+
+  /** What the connection's caches hold now: candles checked, minutes that became final written. */
+  private async read(exchange: Exchange, symbols: string[]) {
+    const refused: Partial<Record<Outcome, number>> = {};
+    const refuse = (outcome: Outcome, n = 1) => void (refused[outcome] = (refused[outcome] ?? 0) + n);
+    const final: Row[] = [];
+    const now = this.now();
+    const current = Math.floor(now / MINUTE) * MINUTE;
+    const subscribed = new Set(symbols);
+    if (this.stream.method === 'trades') {
+      const caches = (exchange.trades ?? {}) as Record<string, Trade[]>;
+      for (const [symbol, trades] of Object.entries(caches)) {
+        if (!subscribed.has(symbol)) {
+          refuse('refused_unlisted', trades.length);
+          delete caches[symbol];
+          continue;
+        }
+        this.readTrades(symbol, trades, current, final, refuse);
+      }
+      // a minute built from trades is final once it has ended
+      for (const symbol of symbols) this.closeTradeMinutes(symbol, current, final);
+    } else {
+      const caches = (exchange.ohlcvs ?? {}) as Record<string, Record<string, OHLCV[]>>;
+      for (const [symbol, byTimeframe] of Object.entries(caches)) {
+        const candles = byTimeframe?.['1m'] ?? [];
+        if (!subscribed.has(symbol)) {
+          refuse('refused_unlisted', candles.length);
+          delete caches[symbol];
+          continue;
+        }
+        this.readCandles(symbol, candles, current, final, refuse);
+      }
+    }
+    for (const [outcome, n] of Object.entries(refused)) {
+      this.stats.refused += n;
+      await this.query('select market.count_venue_candles($1, $2, $3)', [this.venue.id, outcome, n]);
+    }
+    if (final.length > 0) await this.write('stream', final);
+  }
+
+  private readCandles(symbol: string, candles: OHLCV[], current: number, final: Row[], refuse: (outcome: Outcome) => void) {
+    const state = this.states.get(symbol)!;
+    let newest = -Infinity;
+    // the newest few: older ones were read before (the cache keeps a thousand)
+    for (const candle of candles.slice(-5)) {
+      const time = candle[0];
+      if (typeof time !== 'number' || !Number.isFinite(time) || time % MINUTE !== 0) {
+        refuse('refused_not_decimal');
+        continue;
+      }
+      if (state.refused.has(time)) continue;
+      if (time > current) {
+        // a minute not yet begun: counted once, and REST's once it has closed
+        refuse('refused_future');
+        this.refuseMinute(state, time);
+        continue;
+      }
+      const values = candle.slice(1, 6).map(plainDecimal);
+      let row: Row | null = null;
+      if (values.every((value) => value !== null)) {
+        try {
+          candleRows(this.venue, symbol, [[time, ...values] as unknown as OHLCV]);
+          row = [symbol, time, ...(values as [string, string, string, string, string])];
+        } catch {
+          row = null;
+        }
+      }
+      if (!row) {
+        refuse('refused_not_decimal');
+        this.refuseMinute(state, time);
+        continue;
+      }
+      const seen = state.open.get(time);
+      if (seen && compareDecimals(row[6], seen[6]) < 0) {
+        refuse('refused_volume_down');
+        this.refuseMinute(state, time);
+        continue;
+      }
+      state.open.set(time, row);
+      newest = Math.max(newest, time);
+    }
+    // the venue's next minute started: the minutes before it are final
+    for (const [time, row] of state.open) {
+      if (time < newest) {
+        final.push(row);
+        state.open.delete(time);
+      }
+    }
+  }
+
+  private refuseMinute(state: MarketState, time: number) {
+    state.refused.add(time);
+    state.open.delete(time);
+  }
+
+  private readTrades(symbol: string, trades: Trade[], current: number, _final: Row[], refuse: (outcome: Outcome) => void) {
+    const state = this.states.get(symbol)!;
+    for (const trade of trades.slice(-500)) {
+      const id = String(trade.id ?? `${trade.timestamp} ${trade.price} ${trade.amount}`);
+      if (state.trades.has(id)) continue;
+      const time = trade.timestamp;
+      if (typeof time !== 'number' || !Number.isFinite(time)) {
+        refuse('refused_not_decimal');
+        continue;
+      }
+      const minute = Math.floor(time / MINUTE) * MINUTE;
+      if (minute < state.coveredFrom || state.refused.has(minute)) continue;
+      if (minute > current) {
+        refuse('refused_future');
+        this.refuseMinute(state, minute);
+        continue;
+      }
+      const price = plainDecimal(trade.price);
+      const amount = plainDecimal(trade.amount);
+      if (!price || !amount || !(Number(price) > 0)) {
+        refuse('refused_not_decimal');
+        this.refuseMinute(state, minute);
+        continue;
+      }
+      state.trades.set(id, { id: trade.id, timestamp: time, price, amount });
+      state.open.set(minute, [symbol, minute, price, price, price, price, '0']);
+    }
+  }
+
+  private closeTradeMinutes(symbol: string, current: number, final: Row[]) {
+    const state = this.states.get(symbol)!;
+    for (const minute of [...state.open.keys()].sort((a, b) => a - b)) {
+      if (minute >= current) continue;
+      state.open.delete(minute);
+      const trades = [...state.trades.values()].filter((trade) => trade.timestamp >= minute && trade.timestamp < minute + MINUTE);
+      for (const trade of trades) state.trades.delete(trade.id ?? '');
+      if (state.refused.has(minute)) continue;
+      const candle = candleFromTrades(minute, trades);
+      if (candle) final.push([symbol, ...candle]);
+    }
+  }
+
+  /** Writes candles of one path and rebuilds the index bars of their minutes. */
+  private write(path: 'rest' | 'stream', rows: Row[]): Promise<void> {
+    const run = this.writing.then(async () => {
+      const [written] = await this.query('select * from market.ingest_venue_candles($1, $2::text::jsonb, interval \'1 minute\', $3)', [this.venue.id, JSON.stringify(rows), path]);
+      this.stats[path] += Number(written?.candles ?? 0);
+      this.stats.disagreements += Number(written?.disagreements ?? 0);
+      for (const row of rows) {
+        const state = this.states.get(row[0]);
+        if (state) state.until = Math.max(state.until ?? -Infinity, row[1] + MINUTE);
+      }
+      if (written?.first_time) {
+        // the index bar of the minute now, not at the next minute job
+        await this.query('select market.build_index_bars($1::timestamptz, $2::timestamptz + interval \'1 minute\', $3::int[])', [written.first_time, written.last_time, written.coins]);
+      }
+    });
+    this.writing = run.catch(() => {});
+    return run;
+  }
+
+  /** REST for what the streams miss, every half second. */
+  private async fillLoop() {
+    while (!this.closed) {
+      try {
+        await this.fill();
+      } catch (error) {
+        if (!this.closed) this.logger?.warn(`stream candles: ${this.venue.id} REST fill (${(error as Error).message})`);
+      }
+      await this.pause(FILL_EVERY_MS);
+    }
+  }
+
+  private async fill() {
+    const now = this.now();
+    const closedBefore = Math.floor(now / MINUTE) * MINUTE;
+    const late = now - closedBefore >= this.options.waitMs;
+    for (const [symbol, state] of this.states) {
+      if (this.closed) return;
+      const streamed = this.streaming.has(symbol);
+      const firstRefused = Math.min(...[...state.refused].filter((minute) => minute < closedBefore));
+      const missing = (state.until ?? -Infinity) < closedBefore && state.restUpTo < closedBefore;
+      // after (re)connecting or a stall; a refused minute; a venue that cannot stream it; its minute late
+      const due = state.refill || Number.isFinite(firstRefused) || (missing && (!streamed || late));
+      if (!due || (state.restUpTo >= closedBefore && !Number.isFinite(firstRefused))) {
+        state.refill = false;
+        continue;
+      }
+      const from = Math.min(state.until ?? now - FIRST_LOOK_BACK_MS, Number.isFinite(firstRefused) ? firstRefused : Infinity);
+      const since = Math.max(from, now - MAX_LOOK_BACK_MS);
+      state.refill = false;
+      if (since >= closedBefore) {
+        state.restUpTo = closedBefore;
+        continue;
+      }
+      const candles = await throughGate(this.query, this.venue, 'failures', async () => {
+        this.stats.restRequests++;
+        return candleRows(this.venue, symbol, await reading(this.venue, 'candles', () => this.venue.exchange.fetchOHLCV(symbol, '1m', since)));
+      });
+      const rows: Row[] = [];
+      for (const [time, open, high, low, close, volume] of candles) {
+        if (time! >= closedBefore || time! < since) continue;
+        rows.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
+      }
+      state.restUpTo = closedBefore;
+      for (const minute of state.refused) if (minute < closedBefore) state.refused.delete(minute);
+      if (rows.length > 0) await this.write('rest', rows);
+    }
+  }
+
+  async close() {
+    this.closed = true;
+    for (const wake of this.wakers) wake();
+    await Promise.all(this.connections.map((exchange) => exchange.close().catch(() => {})));
+    await this.done.catch(() => {});
+  }
+}
+
+/** The candle feeds of every configured venue: streamed where ccxt pro can, REST alone where not. */
+export class CandleFeeds {
+  private readonly feeds: CandleFeed[];
+
+  constructor(source: ExchangesSource, options: Omit<CandleFeedOptions, 'baseUrl'>, markets: (venue: string) => Promise<string[]>, query: Query, logger?: Logger) {
+    this.feeds = source.venueIds.map(
+      (id) => new CandleFeed(source, id, { ...options, baseUrl: source.settings.urls?.[id] }, () => markets(id), query, logger),
+    );
+  }
+
+  /** per venue: candles written by each path, REST requests, refusals, disagreements, connections */
+  stats(): Record<string, CandleFeed['stats']> {
+    return Object.fromEntries(this.feeds.map((feed) => [(feed as unknown as { venue: LiveVenue }).venue.id, feed.stats]));
+  }
+
+  async close() {
+    await Promise.all(this.feeds.map((feed) => feed.close()));
+  }
+}
