@@ -50,6 +50,12 @@
 // MEXC is not here: ccxt pro 4.5.84 refuses watchTickers for spot markets (NotSupported) and its spot
 // watchTicker reads the protobuf book ticker, bid and ask without a last price, so no stream of it
 // gives the holder a price (the holder reads MEXC through REST alone).
+// Beside the tickers, each of the nine serves its one-minute candle channel as ccxt pro subscribes it (issue 46;
+// each format's message beside it below, with the venue's documentation): binance <id>@kline_1m (kline events),
+// okx candle1m on /ws/v5/business, kraken v2 ohlc (interval 1), gate spot.candlesticks (payload ["1m", pair]),
+// bitget candle1m, htx market.<id>.kline.1min, bybit kline.1.<id>, kucoin /market/candles:<id>_1min; coinbase has
+// none in ccxt pro, so its market_trades channel is served instead. A test sets the candle a market streams
+// every interval (its minute in progress), sends one candle of any market id, or sends trades.
 // Each venue sends its set price for every subscribed market every `intervalMs`; a test sets the
 // price, sends garbage, goes silent, cuts every connection, sends a burst (one ticker message per
 // market, all in one socket write, as a venue's frames arrive together) or makes the stream

@@ -24,7 +24,7 @@ import { ensureVenueMarkets, type ExchangesSource, type LiveVenue } from '../exc
 import { gateRequests, throughGate } from '../exchanges/gate.ts';
 import { candleRows, guardAnswers, reading } from '../exchanges/answers.ts';
 import { createVenue, isVenueId, type VenueId } from '../exchanges/venues.ts';
-import { nextClient, prepareStreams, stallGuard } from './venues.ts';
+import { nextClient, prepareStreams, stallGuard } from './clients.ts';
 
 const MINUTE = 60_000;
 /** a market first seen gets this much history from REST, as the minute job gives it */

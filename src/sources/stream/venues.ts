@@ -22,6 +22,7 @@ import { recordVenueStream, throughGate } from '../exchanges/gate.ts';
 import { VenueBackingOff, reading, tickerRows } from '../exchanges/answers.ts';
 import { streamsTickers } from '../exchanges/venues.ts';
 import { CANDLE_STALL_SECONDS, CandleFeeds } from './candles.ts';
+import { nextClient, prepareStreams, stallGuard } from './clients.ts';
 
 const DECIMAL = /^\d+(\.\d+)?([eE][-+]?\d+)?$/;
 /** markets per venue stream: the deepest by 24h volume */
@@ -31,11 +32,6 @@ interface Latest {
   symbol: string;
   price: string;
   at: string;
-}
-
-/** ccxt's WebSocket client of an instance, as far as the feed needs it */
-interface StreamClient {
-  connected: Promise<unknown>;
 }
 
 class VenueFeed {
@@ -208,19 +204,6 @@ class VenueFeed {
   }
 }
 
-/** The promise, or an error when a stream stays silent `stallMs` (its `what`: no ticker, no candle). */
-export async function stallGuard<T>(promise: Promise<T>, stallMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no ${what} for ${stallMs / 1000} s`)), stallMs);
-  });
-  try {
-    return await Promise.race([promise, stalled]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * The venue's next tickers: ccxt pro's watchTickers, or (a venue it streams one market per
  * subscription, htx) the first of its markets' watchTicker to resolve; the others stay pending in
@@ -229,48 +212,6 @@ export async function stallGuard<T>(promise: Promise<T>, stallMs: number, what: 
 function watchTickers(exchange: Exchange, symbols: string[]): Promise<unknown> {
   if (exchange.has['watchTickers']) return exchange.watchTickers(symbols);
   return Promise.race(symbols.map(async (symbol) => ({ [symbol]: await exchange.watchTicker(symbol) })));
-}
-
-const prepared = new WeakSet<Exchange>();
-/** Once per instance: ws(s) URLs from EXCHANGE_URLS' http(s) base, ccxt's client logging into the log. */
-export function prepareStreams(exchange: Exchange, logger: Logger | undefined, id: string) {
-  if (prepared.has(exchange)) return;
-  prepared.add(exchange);
-  websocketSchemes(exchange);
-  quietClients(exchange, logger, id);
-}
-
-/** who waits for an instance's next WebSocket client (the feed, to know when its connection opens) */
-const dials = new WeakMap<Exchange, (client: StreamClient) => void>();
-
-/** The next WebSocket client a watch of the (prepared) instance dials: its `connected` resolves once the connection opened. */
-export function nextClient(exchange: Exchange): Promise<StreamClient> {
-  return new Promise<StreamClient>((resolve) => dials.set(exchange, resolve));
-}
-
-/**
- * ccxt's WebSocket clients print what they cannot parse with console.log: into the log, as a debug
- * line, instead of stdout; and the feed learns of the client its watch dials.
- */
-function quietClients(exchange: Exchange, logger: Logger | undefined, id: string) {
-  const client = exchange.client.bind(exchange);
-  exchange.client = (url: string) => {
-    const made = client(url);
-    (made as unknown as { log: (...args: unknown[]) => void }).log = (...args) => logger?.debug(`live streams: ${id}: ${args.slice(1).map(String).join(' ').slice(0, 300)}`);
-    dials.get(exchange)?.(made as unknown as StreamClient);
-    return made;
-  };
-}
-
-/** ccxt's WebSocket client takes ws(s) URLs: EXCHANGE_URLS' http(s) base becomes ws(s) for them. */
-function websocketSchemes(exchange: Exchange) {
-  const api = exchange.urls['api'] as Record<string, unknown>;
-  const walk = (node: unknown): unknown => {
-    if (typeof node === 'string') return node.replace(/^http(s?):\/\//i, 'ws$1://');
-    if (node && typeof node === 'object') for (const [key, value] of Object.entries(node)) (node as Record<string, unknown>)[key] = walk(value);
-    return node;
-  };
-  if (api?.['ws']) api['ws'] = walk(api['ws']);
 }
 
 export type VenueFeedsConfig = Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS' | 'STREAM_MAX_AGE_SECONDS'>
