@@ -35,6 +35,10 @@ const MAX_LOOK_BACK_MS = 8 * 24 * 60 * MINUTE;
 export const CANDLE_STALL_SECONDS = 60;
 /** how long a venue may take to act on a subscription sent as its connection opened */
 const SUBSCRIBED_WITHIN_MS = 5_000;
+/** how far a venue's clock may be ahead of ours before its candle's minute counts as not begun */
+const CLOCK_SKEW_MS = 5_000;
+/** how long after a minute's end its last trades may still arrive */
+const TRADES_LATE_MS = 2_000;
 /** how often the REST fills are looked for */
 const FILL_EVERY_MS = 500;
 
@@ -167,7 +171,7 @@ interface MarketState {
   refill: boolean;
   /** the closed-minute boundary REST was last asked up to */
   restUpTo: number;
-  /** trades: the first minute the subscription covers whole; earlier minutes are REST's */
+  /** the first minute the stream may still bring: earlier ones are final (written) or, built from trades, not seen whole */
   coveredFrom: number;
   /** trades: the trades of the open minutes, by id */
   trades: Map<string, TradeInput>;
@@ -210,6 +214,10 @@ class CandleFeed {
     this.query = query;
     this.logger = logger;
     this.done = this.run();
+  }
+
+  get id(): string {
+    return this.venue.id;
   }
 
   private now(): number {
@@ -259,7 +267,7 @@ class CandleFeed {
     const until = new Map(rows.map((row) => [row.symbol as string, row.until === null ? null : Number(row.until)]));
     for (const symbol of symbols) {
       if (this.states.has(symbol)) continue;
-      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), refill: true, restUpTo: 0, coveredFrom: Infinity, trades: new Map() });
+      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), refill: true, restUpTo: 0, coveredFrom: -Infinity, trades: new Map() });
     }
   }
 
@@ -344,7 +352,7 @@ class CandleFeed {
           const state = this.states.get(symbol)!;
           state.refill = true;
           // trades: only a minute the subscription saw from its start is whole (a few seconds for the venue to take it)
-          state.coveredFrom = Math.ceil((start + SUBSCRIBED_WITHIN_MS) / MINUTE) * MINUTE;
+          if (this.stream.method === 'trades') state.coveredFrom = Math.max(state.coveredFrom, Math.ceil((start + SUBSCRIBED_WITHIN_MS) / MINUTE) * MINUTE);
           state.trades.clear();
           this.streaming.add(symbol);
         }
@@ -378,7 +386,8 @@ class CandleFeed {
     const refuse = (outcome: Outcome, n = 1) => void (refused[outcome] = (refused[outcome] ?? 0) + n);
     const final: Row[] = [];
     const now = this.now();
-    const current = Math.floor(now / MINUTE) * MINUTE;
+    // the newest minute that may have begun (a venue's clock a little ahead of ours is no future)
+    const current = Math.floor((now + CLOCK_SKEW_MS) / MINUTE) * MINUTE;
     const subscribed = new Set(symbols);
     if (this.stream.method === 'trades') {
       const caches = (exchange.trades ?? {}) as Record<string, Trade[]>;
@@ -388,10 +397,11 @@ class CandleFeed {
           delete caches[symbol];
           continue;
         }
-        this.readTrades(symbol, trades, current, final, refuse);
+        this.readTrades(symbol, trades, current, Number(exchange.options['tradesLimit'] ?? 1000), refuse);
       }
-      // a minute built from trades is final once it has ended
-      for (const symbol of symbols) this.closeTradeMinutes(symbol, current, final);
+      // a minute built from trades is final once it has ended (and its last trades had time to come)
+      const ended = Math.floor((now - TRADES_LATE_MS) / MINUTE) * MINUTE;
+      for (const symbol of symbols) this.closeTradeMinutes(symbol, ended, final);
     } else {
       const caches = (exchange.ohlcvs ?? {}) as Record<string, Record<string, OHLCV[]>>;
       for (const [symbol, byTimeframe] of Object.entries(caches)) {
@@ -421,7 +431,7 @@ class CandleFeed {
         refuse('refused_not_decimal');
         continue;
       }
-      if (state.refused.has(time)) continue;
+      if (time < state.coveredFrom || state.refused.has(time)) continue;
       if (time > current) {
         // a minute not yet begun: counted once, and REST's once it has closed
         refuse('refused_future');
@@ -452,11 +462,12 @@ class CandleFeed {
       state.open.set(time, row);
       newest = Math.max(newest, time);
     }
-    // the venue's next minute started: the minutes before it are final
+    // the venue's next minute started: the minutes before it are final, and never read again
     for (const [time, row] of state.open) {
       if (time < newest) {
         final.push(row);
         state.open.delete(time);
+        state.coveredFrom = Math.max(state.coveredFrom, time + MINUTE);
       }
     }
   }
@@ -466,10 +477,18 @@ class CandleFeed {
     state.open.delete(time);
   }
 
-  private readTrades(symbol: string, trades: Trade[], current: number, _final: Row[], refuse: (outcome: Outcome) => void) {
+  private readTrades(symbol: string, trades: Trade[], current: number, limit: number, refuse: (outcome: Outcome) => void) {
     const state = this.states.get(symbol)!;
-    for (const trade of trades.slice(-500)) {
-      const id = String(trade.id ?? `${trade.timestamp} ${trade.price} ${trade.amount}`);
+    const idOf = (trade: Trade) => String(trade.id ?? `${trade.timestamp} ${trade.price} ${trade.amount}`);
+    // a full cache whose oldest trade is new: trades fell out of it unread, so its minutes are not whole
+    const oldest = trades[0];
+    if (oldest && trades.length >= limit && !state.trades.has(idOf(oldest)) && state.trades.size > 0) {
+      const upTo = Math.floor((oldest.timestamp ?? 0) / MINUTE) * MINUTE;
+      for (const minute of state.open.keys()) if (minute <= upTo) this.refuseMinute(state, minute);
+      this.refuseMinute(state, upTo);
+    }
+    for (const trade of trades) {
+      const id = idOf(trade);
       if (state.trades.has(id)) continue;
       const time = trade.timestamp;
       if (typeof time !== 'number' || !Number.isFinite(time)) {
@@ -490,18 +509,19 @@ class CandleFeed {
         this.refuseMinute(state, minute);
         continue;
       }
-      state.trades.set(id, { id: trade.id, timestamp: time, price, amount });
+      state.trades.set(id, { id, timestamp: time, price, amount });
       state.open.set(minute, [symbol, minute, price, price, price, price, '0']);
     }
   }
 
-  private closeTradeMinutes(symbol: string, current: number, final: Row[]) {
+  private closeTradeMinutes(symbol: string, ended: number, final: Row[]) {
     const state = this.states.get(symbol)!;
     for (const minute of [...state.open.keys()].sort((a, b) => a - b)) {
-      if (minute >= current) continue;
+      if (minute >= ended) continue;
       state.open.delete(minute);
+      state.coveredFrom = Math.max(state.coveredFrom, minute + MINUTE);
       const trades = [...state.trades.values()].filter((trade) => trade.timestamp >= minute && trade.timestamp < minute + MINUTE);
-      for (const trade of trades) state.trades.delete(trade.id ?? '');
+      for (const trade of trades) state.trades.delete(trade.id!);
       if (state.refused.has(minute)) continue;
       const candle = candleFromTrades(minute, trades);
       if (candle) final.push([symbol, ...candle]);
@@ -596,7 +616,7 @@ export class CandleFeeds {
 
   /** per venue: candles written by each path, REST requests, refusals, disagreements, connections */
   stats(): Record<string, CandleFeed['stats']> {
-    return Object.fromEntries(this.feeds.map((feed) => [(feed as unknown as { venue: LiveVenue }).venue.id, feed.stats]));
+    return Object.fromEntries(this.feeds.map((feed) => [feed.id, feed.stats]));
   }
 
   async close() {
