@@ -173,7 +173,10 @@ test.serial('a stream candle of a minute REST already stored that disagrees: RES
   await new Promise((resolve) => setTimeout(resolve, 300));
   streams.sendCandle('okx', 'BTC-USDT', { time: M + 7 * MINUTE, open: '1.5', high: '2.5', low: '1.25', close: '2', volume: '3' });
   // its candle of M+1 (test 1: volume 1), final once M+6 came, disagrees with REST's too
-  await until('both disagreements counted', async () => (await counts('okx')).disagreement === 2, { timeoutMs: 10_000 });
+  await until('both disagreements counted', async () => (await counts('okx')).disagreement === 2, { timeoutMs: 10_000 }).catch(async (error) => {
+    t.log(await counts('okx'), [...(await venueBars('okx', M)).entries()].map(([time, bar]) => `${at(time)} ${bar.join(' ')}`));
+    throw error;
+  });
   for (const minute of [M + MINUTE, M + 6 * MINUTE]) {
     t.true(sameNumbers((await venueBars('okx', M)).get(minute), restCandle('okx', minute)), `${at(minute)}: the venue's REST value kept`);
     t.is((await venueBars('okx', M)).get(minute)?.[5], 'rest');

@@ -39,6 +39,8 @@ const SUBSCRIBED_WITHIN_MS = 5_000;
 const CLOCK_SKEW_MS = 5_000;
 /** how long after a minute's end its last trades may still arrive */
 const TRADES_LATE_MS = 2_000;
+/** how often the markets are read again */
+const MARKETS_EVERY_MS = 10 * MINUTE;
 /** how often the REST fills are looked for */
 const FILL_EVERY_MS = 500;
 
@@ -188,6 +190,9 @@ class CandleFeed {
   private readonly states = new Map<string, MarketState>();
   private readonly connections: Exchange[] = [];
   private closed = false;
+  /** bumped when the markets change: the connections of an older one end */
+  private generation = 0;
+  private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
   /** markets the venue streams now (subscribed, receiving) */
   private readonly streaming = new Set<string>();
@@ -238,28 +243,48 @@ class CandleFeed {
     });
   }
 
-  /** The markets, their stored coverage, then the fills and one loop per connection. */
+  /**
+   * The markets and their stored coverage, then the fills and one loop per connection; the markets
+   * are read again every MARKETS_EVERY_MS (listings, the index's choice of market), and a change
+   * spreads them over the connections anew.
+   */
   private async run() {
+    const fills = this.fillLoop();
     let symbols: string[] = [];
-    while (!this.closed && symbols.length === 0) {
+    while (!this.closed) {
+      let next = symbols;
       try {
         await throughGate(this.query, this.venue, 'failures', () => ensureVenueMarkets(this.query, this.venue));
-        symbols = await this.markets();
-        await this.loadCoverage(symbols);
+        next = await this.markets();
       } catch (error) {
         this.logger?.warn(`stream candles: ${this.venue.id} (${(error as Error).message}); trying again`);
       }
-      if (symbols.length === 0) await this.pause(5_000);
+      if (next.join('\n') !== symbols.join('\n')) {
+        symbols = next;
+        this.generation++;
+        await Promise.all(this.connections.map((exchange) => exchange.close().catch(() => {})));
+        await Promise.all(this.loops);
+        try {
+          await this.loadCoverage(symbols);
+        } catch (error) {
+          this.logger?.warn(`stream candles: ${this.venue.id} (${(error as Error).message})`);
+        }
+        const generation = this.generation;
+        this.loops = [];
+        if (this.stream.method !== 'none') {
+          for (let at = 0; at < symbols.length; at += this.stream.perConnection) {
+            this.loops.push(this.connectionLoop(symbols.slice(at, at + this.stream.perConnection), generation));
+          }
+        }
+      }
+      await this.pause(symbols.length === 0 ? 5_000 : MARKETS_EVERY_MS);
     }
-    if (this.closed) return;
-    const loops: Promise<void>[] = [this.fillLoop()];
-    if (this.stream.method !== 'none') {
-      for (let at = 0; at < symbols.length; at += this.stream.perConnection) loops.push(this.connectionLoop(symbols.slice(at, at + this.stream.perConnection)));
-    }
-    await Promise.all(loops);
+    await Promise.all([fills, ...this.loops]);
   }
 
+  /** Each market's stored coverage (candles_until); a market no longer among them is no longer filled. */
   private async loadCoverage(symbols: string[]) {
+    for (const symbol of this.states.keys()) if (!symbols.includes(symbol)) this.states.delete(symbol);
     const rows = await this.query(
       `select symbol, (extract(epoch from candles_until) * 1000)::float8 as until from market.venue_candle_markets($1) where symbol = any($2::text[])`,
       [this.venue.id, symbols],
@@ -332,9 +357,10 @@ class CandleFeed {
     return Promise.race(symbols.map((symbol) => exchange.watchOHLCV(symbol, '1m')));
   }
 
-  private async connectionLoop(symbols: string[]) {
+  private async connectionLoop(symbols: string[], generation: number) {
     let wait = 0;
-    while (!this.closed) {
+    const current = () => !this.closed && this.generation === generation;
+    while (current()) {
       const exchange = this.instance();
       this.connections.push(exchange);
       try {
@@ -343,27 +369,29 @@ class CandleFeed {
         const first = this.watch(exchange, symbols);
         // the connection open (its subscriptions sent), or a first message; one that never opens costs no REST request
         await this.stallGuard(Promise.race([dialled.then((client) => client.connected), first]));
-        if (this.closed) break;
+        if (!current()) break;
         this.stats.connections++;
         wait = 0;
         // subscribed: what the gap missed is REST's, from the last stored minute
         const start = this.now();
         for (const symbol of symbols) {
-          const state = this.states.get(symbol)!;
+          const state = this.states.get(symbol);
+          if (!state) continue;
           state.refill = true;
           // trades: only a minute the subscription saw from its start is whole (a few seconds for the venue to take it)
           if (this.stream.method === 'trades') state.coveredFrom = Math.max(state.coveredFrom, Math.ceil((start + SUBSCRIBED_WITHIN_MS) / MINUTE) * MINUTE);
           state.trades.clear();
           this.streaming.add(symbol);
         }
-        for (let next = first; !this.closed; next = this.watch(exchange, symbols)) {
+        for (let next = first; current(); ) {
           await this.stallGuard(next);
+          // waited for before the caches are read: a message that comes during the read wakes the next round
+          next = this.watch(exchange, symbols);
           await this.read(exchange, symbols);
         }
       } catch (error) {
-        if (this.closed) break;
+        if (!current()) break;
         for (const symbol of symbols) {
-          this.streaming.delete(symbol);
           const state = this.states.get(symbol);
           if (state) {
             state.open.clear();
@@ -373,6 +401,7 @@ class CandleFeed {
         wait = Math.min(Math.max(2_000, wait * 2), 60_000);
         this.logger?.warn(`stream candles: ${this.venue.id} (${(error as Error).message}); reconnecting in ${wait / 1000} s, REST fills the gap`);
       } finally {
+        for (const symbol of symbols) this.streaming.delete(symbol);
         this.connections.splice(this.connections.indexOf(exchange), 1);
         await exchange.close().catch(() => {});
       }
