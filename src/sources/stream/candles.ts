@@ -22,7 +22,7 @@ import type { Logger } from '../../log.ts';
 import type { Query } from '../../db/query.ts';
 import { ensureVenueMarkets, type ExchangesSource, type LiveVenue } from '../exchanges/index.ts';
 import { gateRequests, throughGate } from '../exchanges/gate.ts';
-import { candleRows, guardAnswers, reading } from '../exchanges/answers.ts';
+import { VenueBackingOff, candleRows, guardAnswers, reading } from '../exchanges/answers.ts';
 import { createVenue, isVenueId, type VenueId } from '../exchanges/venues.ts';
 import { nextClient, prepareStreams, stallGuard } from './clients.ts';
 
@@ -223,6 +223,11 @@ class CandleFeed {
 
   get id(): string {
     return this.venue.id;
+  }
+
+  /** how many of its markets the venue streams now */
+  get streamingMarkets(): number {
+    return this.streaming.size;
   }
 
   private now(): number {
@@ -579,12 +584,15 @@ class CandleFeed {
   /** REST for what the streams miss, every half second. */
   private async fillLoop() {
     while (!this.closed) {
+      let wait = FILL_EVERY_MS;
       try {
         await this.fill();
       } catch (error) {
-        if (!this.closed) this.logger?.warn(`stream candles: ${this.venue.id} REST fill (${(error as Error).message})`);
+        // the gate recorded the failure and backs the venue off: no request until then
+        if (error instanceof VenueBackingOff) wait = Math.max(wait, error.until - this.venue.clock.now());
+        else if (!this.closed) this.logger?.warn(`stream candles: ${this.venue.id} REST fill (${(error as Error).message})`);
       }
-      await this.pause(FILL_EVERY_MS);
+      await this.pause(wait);
     }
   }
 
@@ -594,11 +602,11 @@ class CandleFeed {
     const late = now - closedBefore >= this.options.waitMs;
     for (const [symbol, state] of this.states) {
       if (this.closed) return;
-      const streamed = this.streaming.has(symbol);
       const firstRefused = Math.min(...[...state.refused].filter((minute) => minute < closedBefore));
       const missing = (state.until ?? -Infinity) < closedBefore && state.restUpTo < closedBefore;
-      // after (re)connecting or a stall; a refused minute; a venue that cannot stream it; its minute late
-      const due = state.refill || Number.isFinite(firstRefused) || (missing && (!streamed || late));
+      // after (re)connecting or a stall; a refused minute; its last closed minute late (streamed or not: the
+      // venue's REST has the minute a few seconds after its close)
+      const due = state.refill || Number.isFinite(firstRefused) || (missing && late);
       if (!due || (state.restUpTo >= closedBefore && !Number.isFinite(firstRefused))) {
         state.refill = false;
         continue;
@@ -643,9 +651,9 @@ export class CandleFeeds {
     );
   }
 
-  /** per venue: candles written by each path, REST requests, refusals, disagreements, connections */
-  stats(): Record<string, CandleFeed['stats']> {
-    return Object.fromEntries(this.feeds.map((feed) => [feed.id, feed.stats]));
+  /** per venue: candles written by each path, REST requests, refusals, disagreements, connections, markets streamed now */
+  stats(): Record<string, CandleFeed['stats'] & { streaming: number }> {
+    return Object.fromEntries(this.feeds.map((feed) => [feed.id, { ...feed.stats, streaming: feed.streamingMarkets }]));
   }
 
   async close() {
