@@ -42,7 +42,8 @@ test.before(async () => {
   const config = db.config({
     MARKET_SOURCE: 'exchanges', EXCHANGES: VENUES.join(','),
     EXCHANGE_URLS: VENUES.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
-    STREAM_INTERVAL_MS: '150', STREAM_MAX_AGE_SECONDS: '60',
+    // the ticker streams alone (the candle streams: test/streams/venue_candles.test.ts)
+    STREAM_INTERVAL_MS: '150', STREAM_MAX_AGE_SECONDS: '60', STREAM_CANDLES: 'off',
   });
   holder = new StreamHolder(config).start();
 });
