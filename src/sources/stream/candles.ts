@@ -19,7 +19,9 @@
 // it closed. Each write rebuilds the index bars of its minutes (market.build_index_bars) at once.
 import type { Exchange, OHLCV, Trade } from 'ccxt';
 import type { Logger } from '../../log.ts';
-import type { Query } from '../../db/query.ts';
+import type { Config } from '../../config.ts';
+import { createSql, type Sql } from '../../db/client.ts';
+import { queryOf, type Query } from '../../db/query.ts';
 import { ensureVenueMarkets, type ExchangesSource, type LiveVenue } from '../exchanges/index.ts';
 import { gateRequests, throughGate } from '../exchanges/gate.ts';
 import { VenueBackingOff, candleRows, guardAnswers, reading } from '../exchanges/answers.ts';
@@ -644,10 +646,17 @@ class CandleFeed {
 /** The candle feeds of every configured venue: streamed where ccxt pro can, REST alone where not. */
 export class CandleFeeds {
   private readonly feeds: CandleFeed[];
+  private readonly sql: Sql | null;
 
-  constructor(source: ExchangesSource, options: Omit<CandleFeedOptions, 'baseUrl'>, markets: (venue: string) => Promise<string[]>, query: Query, logger?: Logger) {
+  /**
+   * database: the candles' writes and index bars on a connection of their own, so that a minute's
+   * candles never hold up the live prices written on the holder's (`query`, else theirs too)
+   */
+  constructor(source: ExchangesSource, options: Omit<CandleFeedOptions, 'baseUrl'>, markets: (venue: string) => Promise<string[]>, query: Query, logger?: Logger, database?: Config['database']) {
+    this.sql = database ? createSql(database, { max: 1 }) : null;
+    const own = this.sql ? queryOf(this.sql) : query;
     this.feeds = source.venueIds.map(
-      (id) => new CandleFeed(source, id, { ...options, baseUrl: source.settings.urls?.[id] }, () => markets(id), query, logger),
+      (id) => new CandleFeed(source, id, { ...options, baseUrl: source.settings.urls?.[id] }, () => markets(id), own, logger),
     );
   }
 
@@ -658,5 +667,6 @@ export class CandleFeeds {
 
   async close() {
     await Promise.all(this.feeds.map((feed) => feed.close()));
+    await this.sql?.end({ timeout: 5 });
   }
 }

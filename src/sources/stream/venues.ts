@@ -215,7 +215,7 @@ function watchTickers(exchange: Exchange, symbols: string[]): Promise<unknown> {
 }
 
 export type VenueFeedsConfig = Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS' | 'STREAM_MAX_AGE_SECONDS'>
-  & Partial<Pick<Config, 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS'>>;
+  & Partial<Pick<Config, 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'database'>>;
 
 export class VenueFeeds {
   private readonly feeds: VenueFeed[];
@@ -235,7 +235,7 @@ export class VenueFeeds {
     this.candles = (config.STREAM_CANDLES ?? 'on') === 'on'
       // a candle channel pushes only when its market trades (binance's every 2 s): a connection of quiet
       // markets is silent for a while without having stalled
-      ? new CandleFeeds(source, { stallMs: Math.max(config.STREAM_MAX_AGE_SECONDS, CANDLE_STALL_SECONDS) * 1000, waitMs: (config.STREAM_CANDLE_WAIT_SECONDS ?? 10) * 1000 }, (id) => this.markets(id), query, logger)
+      ? new CandleFeeds(source, { stallMs: Math.max(config.STREAM_MAX_AGE_SECONDS, CANDLE_STALL_SECONDS) * 1000, waitMs: (config.STREAM_CANDLE_WAIT_SECONDS ?? 10) * 1000 }, (id) => this.markets(id), query, logger, config.database)
       : null;
   }
 
