@@ -4,7 +4,8 @@
 // /market/candles) and coinbase's market_trades, whose minutes are built from trades, beside their
 // REST answers (dev/venues/replay.ts), on a clock the test moves (the replay's REST candles close
 // by it too): each venue's candle reaches its venue bar and the index bar with its documented
-// values; a cut stream is filled from REST with no gap and no minute written twice; a stream candle
+// values; a cut stream is filled from REST with no gap and no minute written twice, as is MEXC, which
+// no stream brings (REST alone); a stream candle
 // after a REST one that disagrees keeps REST and is counted; bad stream candles are refused,
 // counted, and REST stands for their minutes.
 import test from 'ava';
@@ -30,7 +31,7 @@ let [db, replay, streams, holder] = [null, null, null, null] as unknown as [Test
 test.before(async () => {
   db = await testDatabase();
   const prices = Object.fromEntries(STREAM_VENUES.map((venue, at) => [venue, `6000${at}.5`]));
-  const seeded = await btcStreamVenues(db, { prices, now: () => now, env: { STREAM_CANDLES: 'on', STREAM_CANDLE_WAIT_SECONDS: String(WAIT_SECONDS), STREAM_MAX_AGE_SECONDS: '5' } });
+  const seeded = await btcStreamVenues(db, { prices, now: () => now, mexc: true, env: { STREAM_CANDLES: 'on', STREAM_CANDLE_WAIT_SECONDS: String(WAIT_SECONDS), STREAM_MAX_AGE_SECONDS: '5' } });
   ({ replay, streams } = seeded);
   const source = new ExchangesSource({ ...exchangesSettings(seeded.config), clock: () => now });
   holder = new StreamHolder(seeded.config, process.env.DEBUG_STREAM ? createLogger({ ...seeded.config, LOG_LEVEL: 'debug' }) : undefined, undefined, source).start();
@@ -69,10 +70,10 @@ const tradesOf = (minute: number, c: { open: string; high: string; low: string; 
   [c.open, c.high, c.low, c.close].map((price, i) => ({ id: String(firstId + i), time: minute + 5_000 + i * 10_000, price, size: c.sizes[i]! }));
 
 test.serial('from start, REST fills each venue\'s minutes of the last ten; then each venue\'s streamed candle of a minute reaches its venue bar and the index bar with its documented values', async (t) => {
-  // mexc is not served: every STREAM_VENUE streams candles (coinbase trades)
+  // mexc too (REST alone)
   await until('REST filled every venue up to the open minute', async () => {
     const rows = await db.sql`select count(*)::int as n from market.venue_markets m where m.candles_until = ${at(M)}`;
-    return rows[0]!.n === STREAM_VENUES.length;
+    return rows[0]!.n === STREAM_VENUES.length + 1;
   }, { timeoutMs: 30_000 });
   for (const venue of STREAM_VENUES) {
     const bars = await venueBars(venue);
@@ -161,6 +162,12 @@ test.serial('a cut stream is filled from REST: no minute missing, none written t
   const counted = await counts('binance');
   t.is((counted.rest ?? 0) + (counted.stream ?? 0), bars.size, `each minute written once (${JSON.stringify(counted)})`);
   t.is(counted.stream, 2, 'M and M+5 from the stream');
+
+  // mexc, which no stream brings, was filled from REST each time its minutes were late: M … M+4 at M+5 and 6 s
+  const mexc = await venueBars('mexc');
+  t.deepEqual([...mexc.keys()], Array.from({ length: 14 }, (_, i) => M - 9 * MINUTE + i * MINUTE), 'mexc: every minute to M+4, from REST');
+  t.true([...mexc.values()].every((bar) => bar[5] === 'rest'));
+  t.deepEqual(await counts('mexc'), { rest: 14 }, 'mexc: each minute written once');
 });
 
 test.serial('a stream candle of a minute REST already stored that disagrees: REST is kept, the disagreement counted', async (t) => {
