@@ -77,6 +77,8 @@ export interface StreamCandle {
   low: string;
   close: string;
   volume: string;
+  /** the venue marks the candle closed (binance x, okx confirm, bybit confirm, gate w; the others send no such flag) */
+  closed?: boolean;
 }
 /** a trade as the venue streams it: its id, time (ms), price and size (base units), decimal strings */
 export interface StreamTrade {
@@ -172,7 +174,7 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
     // https://developers.binance.com/docs/binance-spot-api-docs/web-socket-streams#klinecandlestick-streams-for-utc: <symbol>@kline_1m
     candle: (id, c) => JSON.stringify({
       e: 'kline', E: Date.now(), s: id.toUpperCase(),
-      k: { t: c.time, T: c.time + 59_999, s: id.toUpperCase(), i: '1m', f: 100, L: 200, o: c.open, c: c.close, h: c.high, l: c.low, v: c.volume, n: 101, x: false, q: '0', V: '0', Q: '0', B: '0' },
+      k: { t: c.time, T: c.time + 59_999, s: id.toUpperCase(), i: '1m', f: 100, L: 200, o: c.open, c: c.close, h: c.high, l: c.low, v: c.volume, n: 101, x: c.closed === true, q: '0', V: '0', Q: '0', B: '0' },
     }),
   },
   okx: {
@@ -188,7 +190,7 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
     }),
     garbage: '{"arg":{"channel":"tickers"',
     // https://www.okx.com/docs-v5/en/#order-book-trading-market-data-ws-candlesticks-channel: [ts, o, h, l, c, vol, volCcy, volCcyQuote, confirm]
-    candle: (instId, c) => JSON.stringify({ arg: { channel: 'candle1m', instId }, data: [[String(c.time), c.open, c.high, c.low, c.close, c.volume, '0', '0', '0']] }),
+    candle: (instId, c) => JSON.stringify({ arg: { channel: 'candle1m', instId }, data: [[String(c.time), c.open, c.high, c.low, c.close, c.volume, '0', '0', c.closed ? '1' : '0']] }),
   },
   kraken: {
     path: '/kraken/v2',
@@ -234,7 +236,7 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
     // https://www.gate.com/docs/developers/apiv4/ws/en/#candlesticks-channel: t in seconds, v the quote volume, a the base amount, w whether the window closed
     candle: (pair, c) => JSON.stringify({
       time: seconds(), time_ms: Date.now(), channel: 'spot.candlesticks', event: 'update',
-      result: { t: String(c.time / 1000), v: '0', c: c.close, h: c.high, l: c.low, o: c.open, n: `1m_${pair}`, a: c.volume, w: false },
+      result: { t: String(c.time / 1000), v: '0', c: c.close, h: c.high, l: c.low, o: c.open, n: `1m_${pair}`, a: c.volume, w: c.closed === true },
     }),
   },
   bitget: {
@@ -331,7 +333,7 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
     // https://bybit-exchange.github.io/docs/v5/websocket/public/kline: kline.1.<symbol>, confirm whether the candle closed
     candle: (id, c) => JSON.stringify({
       topic: `kline.1.${id}`, ts: Date.now(), type: 'snapshot',
-      data: [{ start: c.time, end: c.time + 59_999, interval: '1', open: c.open, close: c.close, high: c.high, low: c.low, volume: c.volume, turnover: '0', confirm: false, timestamp: Date.now() }],
+      data: [{ start: c.time, end: c.time + 59_999, interval: '1', open: c.open, close: c.close, high: c.high, low: c.low, volume: c.volume, turnover: '0', confirm: c.closed === true, timestamp: Date.now() }],
     }),
   },
   kucoin: {

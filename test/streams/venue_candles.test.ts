@@ -7,7 +7,7 @@
 // values; a cut stream is filled from REST with no gap and no minute written twice, as is MEXC, which
 // no stream brings (REST alone); a stream candle
 // after a REST one that disagrees keeps REST and is counted; bad stream candles are refused,
-// counted, and REST stands for their minutes.
+// counted, and REST stands for their minutes; a candle its venue marks closed is final at once.
 import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { num, type VenueReplay } from '../../dev/venues/replay.ts';
@@ -214,4 +214,21 @@ test.serial('bad stream candles are refused and counted, and the venue\'s REST c
   }
   const [metric] = await db.sql`select value from app.metrics_snapshot('1 minute') where metric = 'mdapi_venue_candles_total' and labels ->> 'venue' = 'bybit' and labels ->> 'outcome' = 'refused_volume_down'`;
   t.is(metric?.value, 1, 'in /metrics');
+});
+
+test.serial('a candle its venue marks closed (binance x, okx confirm, bybit confirm, gate w) is final at once, before its next minute starts', async (t) => {
+  const minute = M + 8 * MINUTE;
+  const venues = ['binance', 'okx', 'bybit', 'gate'] as const;
+  for (const venue of venues) streams.setCandle(venue, 'BTC/USDT', null);
+  // the minute just ended; no candle of the next one yet, and REST's wait not over
+  now = minute + MINUTE + 1_000;
+  for (const venue of venues) streams.sendCandle(venue, replay.market(venue, 'BTC/USDT')!.id, { ...documented(venue, minute), closed: true });
+  await until('the closed candles written from the streams', async () => {
+    for (const venue of venues) if ((await venueBars(venue, M)).get(minute)?.[5] !== 'stream') return false;
+    return true;
+  }, { timeoutMs: 10_000 });
+  for (const venue of venues) {
+    const c = documented(venue, minute);
+    t.true(sameNumbers((await venueBars(venue, M)).get(minute), [c.open, c.high, c.low, c.close, c.volume]), `${venue}: its closed candle`);
+  }
 });

@@ -5,8 +5,9 @@
 // which the minute is built by the venue's own candle rules (candleFromTrades). Markets are spread
 // over connections (one ccxt instance each) within the venue's documented subscriptions per
 // connection (CANDLE_STREAMS).
-// A minute's candle is final once the venue's next minute starts for the market (ccxt's unified
-// candles carry no closed flag), or, built from trades, once the minute has ended; it is then
+// A minute's candle is final once the venue marks it closed (Binance, OKX, Bybit and Gate flag it in
+// the message ccxt parses: CLOSED_FLAGS) or its next minute starts for the market, or, built from
+// trades, once the minute has ended; it is then
 // written once, through the checks of a REST candle (answers.ts candleRows) and the same SQL
 // (market.ingest_venue_candles, path 'stream'), which never lets a stream candle replace a stored
 // minute and lets the venue's REST candle replace a stream one, counting a disagreement.
@@ -82,6 +83,25 @@ export const CANDLE_STREAMS: Record<VenueId, CandleStream> = {
 export function candleStream(id: string): CandleStream {
   return isVenueId(id) ? CANDLE_STREAMS[id] : { method: 'none', perConnection: 0, source: 'an unverified venue: REST alone' };
 }
+
+/**
+ * The candles a venue's message marks closed, as [market id, open time in ms]: ccxt's unified candles
+ * carry no such flag, so the holder reads it from the message ccxt parses. Kraken, Bitget, HTX and
+ * KuCoin send none: their minute is final when the next one starts.
+ */
+type RawCandles = Record<string, unknown> & { k?: { x?: boolean; s?: string; t?: number }; arg?: { instId?: string }; data?: unknown[]; topic?: string; result?: unknown };
+const CLOSED_FLAGS: Partial<Record<VenueId, (message: RawCandles) => [string, number][]>> = {
+  // kline event: k.x "Is this kline closed?"
+  binance: (message) => (message.k?.x === true && message.k.s && message.k.t !== undefined ? [[message.k.s, Number(message.k.t)]] : []),
+  // candle1m rows: [ts, o, h, l, c, vol, volCcy, volCcyQuote, confirm], confirm "1" once the candle is complete
+  okx: (message) => ((message.data ?? []) as unknown[][]).filter((row) => row?.[8] === '1').map((row) => [String(message.arg?.instId), Number(row[0])]),
+  // kline.1.<id> rows: confirm true once the candle is closed
+  bybit: (message) =>
+    ((message.data ?? []) as { confirm?: boolean; start?: number }[]).filter((row) => row?.confirm === true).map((row) => [String(message.topic).split('.').at(-1)!, Number(row.start)]),
+  // spot.candlesticks result: w true once the window is closed, n "1m_<pair>", t in seconds
+  gate: (message) =>
+    ([message.result].flat() as { w?: boolean; n?: string; t?: string }[]).filter((row) => row?.w === true).map((row) => [String(row.n).replace(/^1m_/, ''), Number(row.t) * 1000]),
+};
 
 // ---- decimals: prices and volumes stay decimal strings (ccxt hands some venues' numbers on as floats)
 
@@ -179,6 +199,8 @@ interface MarketState {
   coveredFrom: number;
   /** trades: the trades of the open minutes, by id */
   trades: Map<string, TradeInput>;
+  /** minutes the venue marked closed (CLOSED_FLAGS) */
+  closed: Set<number>;
 }
 
 export interface CandleFeedOptions {
@@ -299,7 +321,7 @@ class CandleFeed {
     const until = new Map(rows.map((row) => [row.symbol as string, row.until === null ? null : Number(row.until)]));
     for (const symbol of symbols) {
       if (this.states.has(symbol)) continue;
-      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), refill: true, restUpTo: 0, coveredFrom: -Infinity, trades: new Map() });
+      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), refill: true, restUpTo: 0, coveredFrom: -Infinity, trades: new Map(), closed: new Set() });
     }
   }
 
@@ -330,6 +352,17 @@ class CandleFeed {
     gateRequests(gated);
     (exchange as unknown as { setMarkets(markets: unknown, currencies?: unknown): void }).setMarkets(shared.exchange.markets, shared.exchange.currencies);
     prepareStreams(exchange, this.logger, `${shared.id} candles`);
+    const closedFlags = CLOSED_FLAGS[shared.id as VenueId];
+    if (closedFlags) {
+      const handle = (exchange as unknown as { handleOHLCV(client: unknown, message: unknown): void }).handleOHLCV.bind(exchange);
+      (exchange as unknown as { handleOHLCV(client: unknown, message: unknown): void }).handleOHLCV = (client, message) => {
+        handle(client, message);
+        for (const [id, time] of closedFlags(message as RawCandles)) {
+          const symbol = exchange.safeSymbol(id);
+          if (Number.isFinite(time)) this.states.get(symbol)?.closed.add(time);
+        }
+      };
+    }
     if (shared.id === 'gate') {
       // ccxt reads the stream candle's volume from `v`, Gate's quote volume; its REST candles' volume is
       // the base amount, which the stream sends as `a`: the same volume on both paths
@@ -498,14 +531,15 @@ class CandleFeed {
       state.open.set(time, row);
       newest = Math.max(newest, time);
     }
-    // the venue's next minute started: the minutes before it are final, and never read again
+    // the venue marked it closed, or its next minute started: final, and never read again
     for (const [time, row] of state.open) {
-      if (time < newest) {
+      if (time < newest || state.closed.has(time)) {
         final.push(row);
         state.open.delete(time);
         state.coveredFrom = Math.max(state.coveredFrom, time + MINUTE);
       }
     }
+    for (const time of state.closed) if (time < state.coveredFrom) state.closed.delete(time);
   }
 
   private refuseMinute(state: MarketState, time: number) {
