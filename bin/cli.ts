@@ -274,7 +274,7 @@ export const COMMANDS: Record<string, Command> = {
   },
   stream: {
     synopsis: 'stream',
-    description: '  hold the live venue streams alone, in the foreground (one process holds them at a time; a worker with STREAM=on also can)',
+    description: '  hold the live venue streams, in the foreground (every running holder takes its share of the venues, each venue held by one; a worker with STREAM=on is a holder too)',
     run: async () => {
       const [{ openDatabase }, { StreamHolder }, { createLogger }] = await Promise.all([import('../src/db/open.ts'), import('../src/sources/stream/index.ts'), import('../src/log.ts')]);
       const { config, embedded } = await openDatabase(loadConfig());

@@ -1290,8 +1290,18 @@ view market.source_health
   venues jsonb
   serving boolean
 
+table market.stream_holders
+  -- The processes running a stream holder (mdapi stream, workers with STREAM=on): who (host:pid:nonce), the venues it can stream, since when, and until when unless it renews (each tick, market.take_stream_venues). A holder whose row expired (STREAM_LEASE_SECONDS after its last tick) is dead and no longer counts in the venues' fair share.
+  holder text not null  -- The process: host:pid:nonce.
+  venues text[] not null  -- The venues it can stream (its EXCHANGES that ccxt pro streams, or simulated on the demo market): the holders sharing a venue divide it among themselves.
+  started_at timestamp with time zone not null default now()  -- When it first announced itself.
+  expires_at timestamp with time zone not null  -- Until when it counts as running unless it renews.
+  constraint stream_holders_holder_check CHECK (((length(holder) >= 1) AND (length(holder) <= 200)))
+  constraint stream_holders_pkey PRIMARY KEY (holder)
+  CREATE UNIQUE INDEX stream_holders_pkey ON market.stream_holders USING btree (holder)
+
 table market.stream_leases
-  -- Leases of singleton work (the live venue streams: name stream): which process (host:pid:nonce) holds it, since when, and until when unless renewed. Taken and renewed by market.take_stream_lease.
+  -- The live venue streams, one lease per venue (name: the venue's ccxt id; simulated: the demo market's venues together): which process (host:pid:nonce) holds it, since when, and until when unless renewed. Each venue is held by exactly one process; taken, renewed and shed by market.take_stream_venues, given up by market.release_stream_venues.
   name text not null
   holder text not null
   acquired_at timestamp with time zone not null default now()
@@ -7893,6 +7903,17 @@ function market.record_source_run(p_name text, p_error text, p_venues jsonb) ret
   |     venues = coalesce(p_venues, s.venues)
   |   where s.name = p_name;
 
+function market.record_stream_venues(p_holder text, p_states jsonb, p_venues text[]) returns void language sql volatile
+  -- Records in the stream source's health (market.data_sources.venues of source stream) the state (up/down) of each venue p_venues: as p_states says for the venues holder p_holder holds, as last recorded by their holder for the venues another live holder holds, and down for a venue nobody holds.
+  |   update market.data_sources s set venues = (
+  |     select coalesce(jsonb_object_agg(v, case
+  |         when p_states ? v then p_states -> v
+  |         when exists (select from market.stream_leases l where l.name = v and l.holder <> p_holder and l.expires_at >= now())
+  |           then coalesce(s.venues -> v, '"down"')
+  |         else '"down"' end), '{}')
+  |     from unnest(p_venues) v)
+  |   where s.name = 'stream'
+
 function market.record_venue_backfill(p_exchange text, p_symbol text, p_timeframe text, p_range_from timestamp with time zone, p_done_until timestamp with time zone, p_candles integer, p_requests integer) returns boolean language sql volatile
   -- Records the progress of one backfill range (venue, market symbol, timeframe, range start): read up to p_done_until, with the candles written and requests made meanwhile; the range is finished once read to its end. Returns whether it is.
   |   update market.venue_backfills b set
@@ -8131,6 +8152,8 @@ function market.refresh_live_prices(p_max_age interval, p_min_interval interval,
   |   v_count int;
   |   v_version bigint;
   | begin
+  |   -- several holders (one per share of the venues) refresh it: one at a time, each seeing the last's writes
+  |   perform pg_advisory_xact_lock(hashtext('market.refresh_live_prices'));
   |   drop table if exists index_components;
   |   create temporary table index_components on commit drop as
   |   with prices as (
@@ -8244,9 +8267,10 @@ function market.refresh_tally_coin(p_coin_id integer, p_now timestamp with time 
   |   return v_rows;
   | end;
 
-function market.release_stream_lease(p_name text, p_holder text) returns void language sql volatile
-  -- Gives up the lease p_name if p_holder holds it (a process stopping cleanly), so another can take it at once.
-  |   delete from market.stream_leases where name = p_name and holder = p_holder
+function market.release_stream_venues(p_holder text) returns void language sql volatile
+  -- Gives up every venue lease of p_holder and its heartbeat (a process stopping cleanly), so the others take its venues at their next tick.
+  |   delete from market.stream_leases where holder = p_holder;
+  |   delete from market.stream_holders where holder = p_holder;
 
 function market.replace_article_translations(p_items jsonb) returns integer language plpgsql volatile
   -- Makes the translations of the given articles ([{id, translations}], database ids) exactly the file's in market.article_translations, writing only rows that differ (market.translation_changes). Returns the number of rows written.
@@ -8994,16 +9018,41 @@ function market.ta_is_zero(p_value double precision) returns boolean language sq
   -- TA-Lib's TA_IS_ZERO: true when |x| < 1e-14.
   |  select p_value > -1e-14 and p_value < 1e-14
 
-function market.take_stream_lease(p_name text, p_holder text, p_seconds numeric) returns boolean language sql volatile
-  -- Takes or renews the lease p_name for p_holder for p_seconds: true when p_holder holds it now (it held it already, or the previous holder's lease expired), null when another holder's lease is still running.
+function market.take_stream_venues(p_holder text, p_venues text[], p_seconds numeric) returns text[] language plpgsql volatile
+  -- One tick of stream holder p_holder, which can stream venues p_venues, for p_seconds: renews its heartbeat (market.stream_holders) and its venue leases (market.stream_leases), sheds the venues beyond its fair share (the number of venues over the live holders that can stream any of them, rounded up; those it took last first), takes free or expired ones up to that share, and returns the venues it holds now, in name order. A venue is held by exactly one process; a dead holder's venues are taken by the others once its leases expire (p_seconds after its last tick).
+  | declare
+  |   v_until timestamptz := now() + make_interval(secs => p_seconds::double precision);
+  |   v_holders int;
+  |   v_share int;
+  |   v_kept int;
+  | begin
+  |   -- the caller counts in the share from its first call, before it holds anything: the others shed for it
+  |   insert into market.stream_holders as h (holder, venues, expires_at) values (p_holder, p_venues, v_until)
+  |   on conflict (holder) do update set venues = excluded.venues, expires_at = excluded.expires_at;
+  |   delete from market.stream_holders where expires_at < now();
+  |   select count(*) into v_holders from market.stream_holders h where h.venues && p_venues;
+  |   v_share := ceil(coalesce(cardinality(p_venues), 0)::numeric / greatest(v_holders, 1));
+  |
+  |   -- beyond the share (another holder came), the venues taken last go first; so does one no longer streamed
+  |   delete from market.stream_leases l
+  |   where l.holder = p_holder and (l.name <> all (p_venues) or l.name in (
+  |     select o.name from market.stream_leases o where o.holder = p_holder and o.name = any (p_venues)
+  |     order by o.acquired_at, o.name offset v_share));
+  |   update market.stream_leases set expires_at = v_until where holder = p_holder;
+  |   get diagnostics v_kept = row_count;
+  |
+  |   -- free or expired venues up to the share, in name order: holders reaching for the same one lock it
+  |   -- in the same order (no deadlock), one gets it and the other takes another at its next tick
   |   insert into market.stream_leases as l (name, holder, acquired_at, expires_at)
-  |   values (p_name, p_holder, now(), now() + make_interval(secs => p_seconds::double precision))
-  |   on conflict (name) do update set
-  |     holder = excluded.holder,
-  |     acquired_at = case when l.holder = excluded.holder then l.acquired_at else excluded.acquired_at end,
-  |     expires_at = excluded.expires_at
-  |   where l.holder = excluded.holder or l.expires_at < now()
-  |   returning true
+  |   select v, p_holder, now(), v_until from unnest(p_venues) v
+  |   where not exists (select from market.stream_leases o where o.name = v and (o.expires_at >= now() or o.holder = p_holder))
+  |   order by v
+  |   limit greatest(v_share - v_kept, 0)
+  |   on conflict (name) do update set holder = excluded.holder, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+  |   where l.expires_at < now();
+  |
+  |   return coalesce((select array_agg(l.name order by l.name) from market.stream_leases l where l.holder = p_holder), '{}');
+  | end;
 
 function market.tally_state(p_score integer) returns text language sql immutable
   -- State of a tally category from its score: bullish at +20 or more, bearish at -20 or less, else neutral.

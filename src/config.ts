@@ -105,11 +105,11 @@ const marketData = {
 
 const streams = {
   STREAM: z.enum(['on', 'off']).default('on')
-    .meta(doc('`on`: a job worker (inline or `mdapi worker`) also holds the live venue streams when no other process does (one holder at a time, by lease); `off`: this process never does.')),
+    .meta(doc('`on`: a job worker (inline or `mdapi worker`) also holds live venue streams: its share of the venues, divided among every running holder, each venue held by one (a lease per venue); `off`: this process never does.')),
   STREAM_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000)
-    .meta(doc('How often the stream holder writes the live venue prices, rebuilds the live index price and renews its lease.')),
+    .meta(doc('How often a stream holder writes the live prices of its venues, rebuilds the live index price and renews (or takes, or sheds) its venue leases.')),
   STREAM_LEASE_SECONDS: z.coerce.number().min(1).max(600).default(10)
-    .meta(doc('The stream holder\'s lease: another process takes the streams over this long after the holder stopped renewing it. Likewise an API process\'s open streams stop counting against their keys\' limits (`STREAM_CONNECTIONS`) this long after it died.')),
+    .meta(doc('A stream holder\'s venue leases: the other holders take its venues over this long after it stopped renewing them. Likewise an API process\'s open streams stop counting against their keys\' limits (`STREAM_CONNECTIONS`) this long after it died.')),
   STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30)
     .meta(doc('A venue stream silent this long counts as stalled: the venue is left out of the live index price until it has reconnected and been resynchronised from its REST tickers; a venue price older than this is left out too.')),
   STREAM_CANDLES: z.enum(['on', 'off']).default('on')

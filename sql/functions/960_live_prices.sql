@@ -92,6 +92,8 @@ declare
   v_count int;
   v_version bigint;
 begin
+  -- several holders (one per share of the venues) refresh it: one at a time, each seeing the last's writes
+  perform pg_advisory_xact_lock(hashtext('market.refresh_live_prices'));
   drop table if exists index_components;
   create temporary table index_components on commit drop as
   with prices as (
@@ -228,29 +230,73 @@ as $$
 $$;
 comment on function market.live_price_snapshot(int[], text[]) is 'The first event of a live price stream for coins p_coins in each of p_currencies: the live index price (kind live, as market.live_prices_since) of each coin that has one, else its latest minute price from market.coin_state (kind minute, version 0, at its last_updated); a coin with neither is left out.';
 
--- why: exactly one process holds the venue streams; another takes over when the lease expires
-create or replace function market.take_stream_lease(p_name text, p_holder text, p_seconds numeric) returns boolean
-language sql volatile
+-- why: several processes divide the venue streams, each venue held by exactly one, and the
+-- venues of a dead holder are taken over by the others once its lease has expired
+create or replace function market.take_stream_venues(p_holder text, p_venues text[], p_seconds numeric) returns text[]
+language plpgsql volatile
+set search_path = market, public, pg_temp
 as $$
-  insert into market.stream_leases as l (name, holder, acquired_at, expires_at)
-  values (p_name, p_holder, now(), now() + make_interval(secs => p_seconds::double precision))
-  on conflict (name) do update set
-    holder = excluded.holder,
-    acquired_at = case when l.holder = excluded.holder then l.acquired_at else excluded.acquired_at end,
-    expires_at = excluded.expires_at
-  where l.holder = excluded.holder or l.expires_at < now()
-  returning true
-$$;
-comment on function market.take_stream_lease(text, text, numeric) is 'Takes or renews the lease p_name for p_holder for p_seconds: true when p_holder holds it now (it held it already, or the previous holder''s lease expired), null when another holder''s lease is still running.';
-revoke execute on function market.take_stream_lease(text, text, numeric) from public;
+declare
+  v_until timestamptz := now() + make_interval(secs => p_seconds::double precision);
+  v_holders int;
+  v_share int;
+  v_kept int;
+begin
+  -- the caller counts in the share from its first call, before it holds anything: the others shed for it
+  insert into market.stream_holders as h (holder, venues, expires_at) values (p_holder, p_venues, v_until)
+  on conflict (holder) do update set venues = excluded.venues, expires_at = excluded.expires_at;
+  delete from market.stream_holders where expires_at < now();
+  select count(*) into v_holders from market.stream_holders h where h.venues && p_venues;
+  v_share := ceil(coalesce(cardinality(p_venues), 0)::numeric / greatest(v_holders, 1));
 
-create or replace function market.release_stream_lease(p_name text, p_holder text) returns void
+  -- beyond the share (another holder came), the venues taken last go first; so does one no longer streamed
+  delete from market.stream_leases l
+  where l.holder = p_holder and (l.name <> all (p_venues) or l.name in (
+    select o.name from market.stream_leases o where o.holder = p_holder and o.name = any (p_venues)
+    order by o.acquired_at, o.name offset v_share));
+  update market.stream_leases set expires_at = v_until where holder = p_holder;
+  get diagnostics v_kept = row_count;
+
+  -- free or expired venues up to the share, in name order: holders reaching for the same one lock it
+  -- in the same order (no deadlock), one gets it and the other takes another at its next tick
+  insert into market.stream_leases as l (name, holder, acquired_at, expires_at)
+  select v, p_holder, now(), v_until from unnest(p_venues) v
+  where not exists (select from market.stream_leases o where o.name = v and (o.expires_at >= now() or o.holder = p_holder))
+  order by v
+  limit greatest(v_share - v_kept, 0)
+  on conflict (name) do update set holder = excluded.holder, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+  where l.expires_at < now();
+
+  return coalesce((select array_agg(l.name order by l.name) from market.stream_leases l where l.holder = p_holder), '{}');
+end;
+$$;
+comment on function market.take_stream_venues(text, text[], numeric) is 'One tick of stream holder p_holder, which can stream venues p_venues, for p_seconds: renews its heartbeat (market.stream_holders) and its venue leases (market.stream_leases), sheds the venues beyond its fair share (the number of venues over the live holders that can stream any of them, rounded up; those it took last first), takes free or expired ones up to that share, and returns the venues it holds now, in name order. A venue is held by exactly one process; a dead holder''s venues are taken by the others once its leases expire (p_seconds after its last tick).';
+revoke execute on function market.take_stream_venues(text, text[], numeric) from public;
+
+create or replace function market.release_stream_venues(p_holder text) returns void
 language sql volatile
 as $$
-  delete from market.stream_leases where name = p_name and holder = p_holder
+  delete from market.stream_leases where holder = p_holder;
+  delete from market.stream_holders where holder = p_holder;
 $$;
-comment on function market.release_stream_lease(text, text) is 'Gives up the lease p_name if p_holder holds it (a process stopping cleanly), so another can take it at once.';
-revoke execute on function market.release_stream_lease(text, text) from public;
+comment on function market.release_stream_venues(text) is 'Gives up every venue lease of p_holder and its heartbeat (a process stopping cleanly), so the others take its venues at their next tick.';
+revoke execute on function market.release_stream_venues(text) from public;
+
+-- why: several holders each know only their own venues' streams; the source's health shows every venue
+create or replace function market.record_stream_venues(p_holder text, p_states jsonb, p_venues text[]) returns void
+language sql volatile
+as $$
+  update market.data_sources s set venues = (
+    select coalesce(jsonb_object_agg(v, case
+        when p_states ? v then p_states -> v
+        when exists (select from market.stream_leases l where l.name = v and l.holder <> p_holder and l.expires_at >= now())
+          then coalesce(s.venues -> v, '"down"')
+        else '"down"' end), '{}')
+    from unnest(p_venues) v)
+  where s.name = 'stream'
+$$;
+comment on function market.record_stream_venues(text, jsonb, text[]) is 'Records in the stream source''s health (market.data_sources.venues of source stream) the state (up/down) of each venue p_venues: as p_states says for the venues holder p_holder holds, as last recorded by their holder for the venues another live holder holds, and down for a venue nobody holds.';
+revoke execute on function market.record_stream_venues(text, jsonb, text[]) from public;
 
 -- why: a stream is refused before it opens when it names a coin that does not exist
 create or replace function api.stream_coins(p_ids int[], p_slugs text[], p_symbols text[], p_convert text default 'USD')

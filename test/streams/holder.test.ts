@@ -83,7 +83,7 @@ test.serial('a holder process killed (SIGKILL, `mdapi stream`): another takes ov
     stdio: 'ignore',
   });
   try {
-    const lease = async () => (await db.sql`select holder from market.stream_leases where name = 'stream' and expires_at > now()`)[0]?.holder as string | undefined;
+    const lease = async () => (await db.sql`select holder from market.stream_leases where name = 'simulated' and expires_at > now()`)[0]?.holder as string | undefined;
     await until('the process holds the streams', async () => (await lease())?.includes(`:${child.pid}:`) ?? false, { timeoutMs: 20_000 });
     const waiting = holderOf();
     await sleep(600);

@@ -679,8 +679,10 @@ class CandleFeed {
 
 /** The candle feeds of every configured venue: streamed where ccxt pro can, REST alone where not. */
 export class CandleFeeds {
-  private readonly feeds: CandleFeed[];
+  /** the feeds of the venues this process holds (its share of the venue leases) */
+  private readonly feeds = new Map<string, CandleFeed>();
   private readonly sql: Sql | null;
+  private readonly open: (id: string) => CandleFeed;
 
   /**
    * database: the candles' writes and index bars on a connection of their own, so that a minute's
@@ -689,18 +691,25 @@ export class CandleFeeds {
   constructor(source: ExchangesSource, options: Omit<CandleFeedOptions, 'baseUrl'>, markets: (venue: string) => Promise<string[]>, query: Query, logger?: Logger, database?: Config['database']) {
     this.sql = database ? createSql(database, { max: 1 }) : null;
     const own = this.sql ? queryOf(this.sql) : query;
-    this.feeds = source.venueIds.map(
-      (id) => new CandleFeed(source, id, { ...options, baseUrl: source.settings.urls?.[id] }, () => markets(id), own, logger),
-    );
+    this.open = (id) => new CandleFeed(source, id, { ...options, baseUrl: source.settings.urls?.[id] }, () => markets(id), own, logger);
+  }
+
+  /** Feeds exactly the venues held: one opened for each newly held, closed for each given up. */
+  async hold(venues: readonly string[]): Promise<void> {
+    const held = new Set(venues);
+    const dropped = [...this.feeds.values()].filter((feed) => !held.has(feed.id));
+    for (const feed of dropped) this.feeds.delete(feed.id);
+    await Promise.all(dropped.map((feed) => feed.close()));
+    for (const id of held) if (!this.feeds.has(id)) this.feeds.set(id, this.open(id));
   }
 
   /** per venue: candles written by each path, REST requests, refusals, disagreements, connections, markets streamed now */
   stats(): Record<string, CandleFeed['stats'] & { streaming: number }> {
-    return Object.fromEntries(this.feeds.map((feed) => [feed.id, { ...feed.stats, streaming: feed.streamingMarkets }]));
+    return Object.fromEntries([...this.feeds.values()].map((feed) => [feed.id, { ...feed.stats, streaming: feed.streamingMarkets }]));
   }
 
   async close() {
-    await Promise.all(this.feeds.map((feed) => feed.close()));
+    await this.hold([]);
     await this.sql?.end({ timeout: 5 });
   }
 }

@@ -1,13 +1,18 @@
-// The live venue streams (issue 35): exactly one process at a time holds them, by a lease row
-// (market.take_stream_lease) renewed every STREAM_INTERVAL_MS; when the holder dies, the lease
-// expires after STREAM_LEASE_SECONDS and the next process to ask takes it. Each tick the holder
-// writes the venues' latest prices (the simulated venues' with the demo market, ccxt pro's ticker
-// streams with MARKET_SOURCE=exchanges), rebuilds the live index price (market.refresh_live_prices,
-// which NOTIFYs every API process) and records the tick as a run of the source `stream`, so its
-// health is read like any other source's (/status, /readyz, market.source_health). Between ticks,
-// every STREAM_PUBLISH_MS, the venue prices received are written and the live index rebuilt, so a
-// coin whose last publication is a second old is published as soon as its inputs change, not at
-// the next tick.
+// The live venue streams (issue 35), shared by every running holder (issue 46): a lease row per
+// venue (market.take_stream_venues), each held by exactly one process. Every STREAM_INTERVAL_MS a
+// holder renews its heartbeat and its leases, sheds the venues beyond its fair share (venues over
+// live holders, rounded up) and takes free or expired ones up to it; one holder alone holds them
+// all. When a holder dies, its leases expire after STREAM_LEASE_SECONDS and the others take its
+// venues at their next tick. The demo market's simulated venues are written together by one SQL
+// function: they are one lease, `simulated`. Each tick a holder writes the latest prices of the
+// venues it holds (the simulated venues' with the demo market, ccxt pro's ticker streams with
+// MARKET_SOURCE=exchanges), rebuilds the live index price from every venue's prices
+// (market.refresh_live_prices, one holder at a time, which NOTIFYs every API process) and records
+// the tick as a run of the source `stream`, with the state of its own venues only (the others'
+// holders report theirs), so its health is read like any other source's (/status, /readyz,
+// market.source_health). Between ticks, every STREAM_PUBLISH_MS, the venue prices received are
+// written and the live index rebuilt, so a coin whose last publication is a second old is
+// published as soon as its inputs change, not at the next tick.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
@@ -19,7 +24,8 @@ import type { ExchangesSource } from '../exchanges/index.ts';
 import { VenueFeeds } from './venues.ts';
 
 export const STREAM_SOURCE = 'stream';
-const LEASE = 'stream';
+/** the demo market's simulated venues: one lease, as one SQL function writes them all */
+const SIMULATED = 'simulated';
 
 export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'STREAM_PUBLISH_MS' | 'STREAM_READMIT_SECONDS' | 'STREAM_REPLAY_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
 
@@ -44,8 +50,8 @@ export class StreamHolder {
   private dueUntil = 0;
   private feeds: VenueFeeds | null = null;
   private stopped = false;
-  /** whether this process held the lease at its last tick */
-  holding = false;
+  /** the venues this process held at its last tick, in name order */
+  held: string[] = [];
 
   private readonly config: StreamConfig;
   private readonly logger: Logger | undefined;
@@ -76,6 +82,21 @@ export class StreamHolder {
       this.publishTimer.unref();
     }
     return this;
+  }
+
+  /** whether this process held any venue at its last tick */
+  get holding(): boolean {
+    return this.held.length > 0;
+  }
+
+  /** The venues this process can stream: its share of them is its to hold. */
+  private venues(): string[] {
+    if (this.config.MARKET_SOURCE === 'exchanges') return this.venueFeeds().venueIds;
+    return [SIMULATED];
+  }
+
+  private venueFeeds(): VenueFeeds {
+    return (this.feeds ??= new VenueFeeds(this.config, this.query, this.logger, this.exchanges));
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
@@ -110,24 +131,27 @@ export class StreamHolder {
     }
   }
 
-  /** One tick: renew or take the lease, and while held write the venue prices and the live index. */
+  /** One tick: renew, shed or take venue leases, and for the venues held write their prices and the live index. */
   async tick(): Promise<void> {
     if (this.stopped) return;
     try {
-      const [lease] = await this.sql<{ held: boolean | null }[]>`
-        select market.take_stream_lease(${LEASE}, ${this.holder}, ${this.config.STREAM_LEASE_SECONDS}) as held`;
-      const held = lease?.held === true;
-      if (held !== this.holding) this.logger?.info(held ? `live streams: held by this process (${this.holder})` : 'live streams: lease lost to another process');
-      if (held && !this.holding) {
+      const venues = this.venues();
+      const [lease] = await this.sql<{ held: string[] }[]>`
+        select market.take_stream_venues(${this.holder}, ${venues}::text[], ${this.config.STREAM_LEASE_SECONDS}) as held`;
+      const held = lease?.held ?? [];
+      if (held.join() !== this.held.join()) {
+        this.logger?.info(held.length ? `live streams: this process (${this.holder}) holds ${held.join(', ')} of ${venues.length}` : 'live streams: every venue held by other processes');
+      }
+      if (held.length && !this.holding) {
         // the demo market's venues stream made-up prices: the source says so, as the demo sources do
         await this.sql`update market.data_sources set demo = ${this.config.MARKET_SOURCE === 'simulated'} where name = ${STREAM_SOURCE}`;
       }
-      this.holding = held;
-      if (!held) {
-        await this.feeds?.close();
-        this.feeds = null;
-        return;
+      this.held = held;
+      if (this.config.MARKET_SOURCE === 'exchanges') {
+        const feeds = this.venueFeeds();
+        await this.serial(() => feeds.hold(held));
       }
+      if (!held.length) return;
       await this.serial(() => runSource(this.query, this.source));
     } catch (error) {
       this.logger?.warn(`live streams: tick failed (${(error as Error).message})`);
@@ -142,18 +166,18 @@ export class StreamHolder {
         const [row] = await query('select market.simulate_live_venue_prices() as n');
         result.prices = Number(row?.n ?? 0);
       } else if (this.config.MARKET_SOURCE === 'exchanges') {
-        this.feeds ??= new VenueFeeds(this.config, this.query, this.logger, this.exchanges);
-        const written = await this.feeds.flush();
+        const written = await this.venueFeeds().flush();
         result.prices = written.prices;
         result.venues = written.venues;
+        // its own venues' states; those of the venues other processes hold are theirs to record
+        await query('select market.record_stream_venues($1, $2::text::jsonb, $3::text[])', [this.holder, JSON.stringify(written.venues), this.venues()]);
       }
       result.coins = await this.refresh(query);
       return result;
     },
-    venues: (result) => (Object.keys(result.venues).length ? result.venues : undefined) as Record<string, 'up' | 'down'>,
   };
 
-  /** Stops ticking and closes the venue streams; `release`: gives the lease up so another takes over at once. */
+  /** Stops ticking and closes the venue streams; `release`: gives its venues up so the others take them at once. */
   async stop(release = true) {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
@@ -162,10 +186,8 @@ export class StreamHolder {
     await this.ticking?.catch(() => {});
     await this.feeds?.close();
     this.feeds = null;
-    if (release && this.holding) {
-      await this.sql`select market.release_stream_lease(${LEASE}, ${this.holder})`.catch(() => {});
-    }
-    this.holding = false;
+    if (release) await this.sql`select market.release_stream_venues(${this.holder})`.catch(() => {});
+    this.held = [];
     if (this.ownSql) await this.sql.end({ timeout: 5 });
   }
 }

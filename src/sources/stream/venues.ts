@@ -218,7 +218,11 @@ export type VenueFeedsConfig = Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXC
   & Partial<Pick<Config, 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'database'>>;
 
 export class VenueFeeds {
-  private readonly feeds: VenueFeed[];
+  /** the venues whose tickers ccxt pro streams (mexc, an unverified venue: read through REST alone) */
+  readonly venueIds: string[];
+  /** the feeds of the venues this process holds (its share of the venue leases) */
+  private readonly feeds = new Map<string, VenueFeed>();
+  private readonly open: (id: string) => VenueFeed;
   private readonly query: Query;
   /** the venues' one-minute candles (./candles.ts), beside their tickers */
   readonly candles: CandleFeeds | null;
@@ -228,15 +232,24 @@ export class VenueFeeds {
     this.query = query;
     const settings = exchangesSettings(config);
     const source = exchanges ?? sharedExchangesSource(settings);
-    // a venue whose tickers ccxt pro cannot stream (mexc, an unverified venue) is read through REST alone
-    this.feeds = source.venueIds.filter((id) => streamsTickers(id)).map(
-      (id) => new VenueFeed(source.venue(id), { baseUrl: settings.urls?.[id], stallMs: config.STREAM_MAX_AGE_SECONDS * 1000 }, () => this.markets(id), query, logger),
-    );
     this.candles = (config.STREAM_CANDLES ?? 'on') === 'on'
       // a candle channel pushes only when its market trades (binance's every 2 s): a connection of quiet
       // markets is silent for a while without having stalled
       ? new CandleFeeds(source, { stallMs: Math.max(config.STREAM_MAX_AGE_SECONDS, CANDLE_STALL_SECONDS) * 1000, waitMs: (config.STREAM_CANDLE_WAIT_SECONDS ?? 10) * 1000 }, (id) => this.markets(id), query, logger, config.database)
       : null;
+    // a venue whose tickers ccxt pro cannot stream (mexc, an unverified venue) is read through REST
+    // alone; with the candle feeds on it is held all the same, for its candles filled from REST at each minute
+    this.venueIds = source.venueIds.filter((id) => streamsTickers(id) || this.candles !== null);
+    this.open = (id) => new VenueFeed(source.venue(id), { baseUrl: settings.urls?.[id], stallMs: config.STREAM_MAX_AGE_SECONDS * 1000 }, () => this.markets(id), query, logger);
+  }
+
+  /** Streams exactly the venues held: a feed (tickers, candles) opened for each newly held, closed for each given up. */
+  async hold(venues: readonly string[]): Promise<void> {
+    const held = new Set(venues.filter((id) => this.venueIds.includes(id)));
+    const dropped = [...this.feeds.values()].filter((feed) => !held.has(feed.id));
+    for (const feed of dropped) this.feeds.delete(feed.id);
+    await Promise.all([...dropped.map((feed) => feed.close()), this.candles?.hold([...held])]);
+    for (const id of held) if (streamsTickers(id) && !this.feeds.has(id)) this.feeds.set(id, this.open(id));
   }
 
   /** The spot markets of the venue mapped to a coin, deepest first: what the index is made of. */
@@ -257,7 +270,7 @@ export class VenueFeeds {
   async flush(): Promise<{ prices: number; venues: Record<string, 'up' | 'down'> }> {
     let prices = 0;
     const venues: Record<string, 'up' | 'down'> = {};
-    for (const feed of this.feeds) {
+    for (const feed of this.feeds.values()) {
       if (feed.gap) {
         feed.gap = false;
         await this.query('select market.forget_live_venue_prices($1)', [feed.id]);
@@ -278,10 +291,11 @@ export class VenueFeeds {
 
   /** How often each venue was resynchronised from REST (after its first connection and each gap). */
   resyncs(): Record<string, number> {
-    return Object.fromEntries(this.feeds.map((feed) => [feed.id, feed.resyncs]));
+    return Object.fromEntries([...this.feeds.values()].map((feed) => [feed.id, feed.resyncs]));
   }
 
   async close() {
-    await Promise.all([...this.feeds.map((feed) => feed.close()), this.candles?.close()]);
+    await this.hold([]);
+    await this.candles?.close();
   }
 }
