@@ -24,7 +24,7 @@ test.before(async () => {
   db = await testDatabase();
   ({ replay, streams, config } = await btcStreamVenues(db, {
     prices: { binance: '60000.5', okx: '60001.5', bybit: '60002.5' },
-    env: { STREAM_LEASE_SECONDS: '2' },
+    env: { STREAM_LEASE_SECONDS: '3' },
   }));
 });
 test.after.always(async () => {
@@ -52,8 +52,10 @@ const divided = (running: StreamHolder[]) => {
 
 test.serial('one holder alone holds every venue (the default), the live price made of all three', async (t) => {
   const a = holderOf();
-  await until('the holder holds the three venues', () => a.held.join() === VENUES.join(), { timeoutMs: 10_000 });
-  t.deepEqual(await leases(), Object.fromEntries(VENUES.map((venue) => [venue, a.holder])));
+  await until('the holder holds the three venues', () => a.held.join() === VENUES.join(), { timeoutMs: 20_000 });
+  const all = JSON.stringify(Object.fromEntries(VENUES.map((venue) => [venue, a.holder])));
+  // read a tick later, once its renewal is in
+  await until('the three leases are its own', async () => JSON.stringify(await leases()) === all, { timeoutMs: 5_000 });
   // the plain mean (no 24h volumes here) of the three
   await until('the live price of the three venues', async () => (await readings().btc()) === '60001.5', { timeoutMs: 15_000 });
   await until('the three venues up in the source health', async () => {
@@ -68,7 +70,7 @@ test.serial('three holders divide the venues, each held by exactly one; the live
   const b = holderOf();
   const c = holderOf();
   const running = [a!, b, c];
-  await until('each holder holds one venue', () => running.every((holder) => holder.held.length === 1) && divided(running), { timeoutMs: 10_000 });
+  await until('each holder holds one venue', () => running.every((holder) => holder.held.length === 1) && divided(running), { timeoutMs: 20_000 });
   // and it stays so: sampled over two seconds (ten ticks), no venue held by two and none left out
   for (let i = 0; i < 10; i++) {
     t.true(divided(running), `held: ${running.map((holder) => holder.held.join('+')).join(' / ')}`);
@@ -107,7 +109,8 @@ test.serial('a holder killed (no release): its venue is taken over by another wi
   const killed = Date.now();
   await until('another holder takes the venue', () => others.some((holder) => holder.held.includes(venue)), { timeoutMs: 15_000 });
   const took = Date.now() - killed;
-  t.true(took < 5_000, `taken over ${took} ms after the kill (lease 2 s)`);
+  t.log(`taken over ${took} ms after the kill`);
+  t.true(took < 6_000, `taken over ${took} ms after the kill (lease 3 s)`);
   t.true(divided(others), `held: ${others.map((holder) => holder.held.join('+')).join(' / ')}`);
   const byVenue = await leases();
   t.deepEqual(Object.keys(byVenue), VENUES);
