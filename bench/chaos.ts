@@ -6,8 +6,14 @@
 // missing minute in the 1-minute bars, every aggregate equal to a recomputation from the bars, every
 // crossed alarm triggered exactly once and no other, every webhook event delivered with one event id,
 // every alarm e-mail accepted by a loopback SMTP server under one Message-ID.
+// With CHAOS_MARKET=exchanges (issue 46) the market is the venues' loopback replay (dev/venues/serve.ts,
+// CHAOS_COINS coins, a process of its own) with streams on: the worker runs the minute job (STREAM=off)
+// and two `mdapi stream` holders share the venues' ticker and candle streams; the holders are killed
+// too, and the checks add every venue market's minutes (no minute missing between a market's first and
+// last candle, none written twice).
 // Prints the figures; exits 1 when a check fails or a request got a 5xx other than 503.
 //   CHAOS_ROUNDS (6)  CHAOS_SEED (random, printed)  CHAOS_HISTORY ('6 days')  CHAOS_KEEP=1 keeps the logs
+//   CHAOS_MARKET (simulated | exchanges)  CHAOS_COINS (40, exchanges)
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,10 +30,12 @@ import { startReceiver } from '../dev/webhook-receiver.ts';
 import { startMailbox } from '../dev/mailbox.ts';
 import { poll, sleep, until } from '../dev/wait.ts';
 import { createAlarms } from './chaos/alarms.ts';
-import { aggregateFigures, alarmRows, barFigures, emailRows, eventRows, settled } from './chaos/checks.ts';
-import { freePort, isAlive, Managed, parentOf, tail, cleanUpOnSignal } from './chaos/processes.ts';
+import { aggregateFigures, alarmRows, barFigures, emailRows, eventRows, settled, venueBarFigures } from './chaos/checks.ts';
+import { freePort, isAlive, Managed, parentOf, startReplay, tail, cleanUpOnSignal } from './chaos/processes.ts';
 
-const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? 6);
+const MARKET = process.env.CHAOS_MARKET === 'exchanges' ? 'exchanges' : 'simulated';
+const COINS = Number(process.env.CHAOS_COINS ?? 40);
+const ROUNDS = Number(process.env.CHAOS_ROUNDS ?? (MARKET === 'exchanges' ? 8 : 6));
 const SEED = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const HISTORY = process.env.CHAOS_HISTORY ?? '6 days';
 const KEEP = process.env.CHAOS_KEEP === '1' || process.env.CHAOS_KEEP === 'true';
@@ -85,21 +93,29 @@ const common = {
 };
 const client = { ...common, DATABASE_URL: dbUrl, DATABASE_POOLED: 'true' };
 const registry = new Set<Managed>();
+// the venues' replay, and its environment for every process of the service (exchanges only)
+const replay = MARKET === 'exchanges' ? await startReplay(COINS, logDir, registry) : null;
+const marketEnv: Record<string, string> = replay ? { ...replay.env, STREAM: 'off' } : { MARKET_SOURCE: 'simulated' };
 const db = new Managed('db', ['bin/cli.ts', 'db'], { ...common, DATA_DIR: dataDir, EMBEDDED_DB_PORT: String(dbPort) }, logDir, registry);
 const api = new Managed('api', ['bin/main.ts'], { ...client, HOST: '127.0.0.1', PORT: String(apiPort), WORKER: 'off', MARKET_SOURCE: 'none' }, logDir, registry);
 const worker = new Managed(
   'worker',
   ['bin/cli.ts', 'worker'],
-  { ...client, MARKET_SOURCE: 'simulated', WORKER_HEARTBEAT_MS: String(HEARTBEAT_MS), WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_TIMEOUT_MS: '5000', EMAIL_RETRY_BASE_MS: '200' },
+  { ...client, ...marketEnv, WORKER_HEARTBEAT_MS: String(HEARTBEAT_MS), WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_TIMEOUT_MS: '5000', EMAIL_RETRY_BASE_MS: '200' },
   logDir,
   registry,
 );
+// two stream holders sharing the venues, on a short lease so that a killed one's venues move within seconds
+const holders = replay
+  ? ['holder-a', 'holder-b'].map((name) => new Managed(name, ['bin/cli.ts', 'stream'], { ...client, ...replay.env, STREAM_LEASE_SECONDS: '5' }, logDir, registry))
+  : [];
 // A process that ends without a kill of ours (a crash) is a finding; it is started again so
 // that the run goes on.
 for (const [managed, restart] of [
   [db, () => startDatabase()],
   [api, () => startApi()],
   [worker, () => startWorkerProcess()],
+  ...holders.map((holder) => [holder, () => startHolder(holder)] as const),
 ] as const) {
   managed.onUnexpectedExit = (code, signal) => {
     if (cleaning) return;
@@ -227,6 +243,23 @@ async function startWorkerProcess(): Promise<void> {
   );
 }
 
+/** A stream holder is up once it has announced itself (market.stream_holders; its id is host:pid:nonce). */
+async function startHolder(holder: Managed): Promise<void> {
+  holder.start();
+  const pid = holder.pid!;
+  await until(
+    `${holder.name} to announce itself`,
+    async () => {
+      if (!holder.running) throw new Error(`${holder.name} exited (${holder.child?.exitCode ?? holder.child?.signalCode}):\n${tail(holder.log)}`);
+      return answers(async () => {
+        const [row] = await sql`select 1 from market.stream_holders where holder like ${`%:${pid}:%`} and expires_at > now()`;
+        if (!row) throw new Error('not yet');
+      });
+    },
+    { timeoutMs: RECOVERY_MS, everyMs: 200 },
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // API traffic throughout the run: a few requests a second, every status counted. A 503 is expected
 // while the database is away; any other 5xx is a finding.
@@ -285,7 +318,8 @@ function startTraffic() {
 
 /** Queues simulate_market ticks more often than the crontab's one a minute. */
 const extraTicks = { running: false, queued: 0, loop: Promise.resolve() };
-const queueTick = () => sql`select graphile_worker.add_job('simulate_market', '{}', queue_name => 'market')`;
+// the venues' minute job runs once a minute by the crontab: a kill aimed at a tick waits for it
+const queueTick = () => (MARKET === 'simulated' ? sql`select graphile_worker.add_job('simulate_market', '{}', queue_name => 'market')` : Promise.resolve());
 function startExtraTicks() {
   extraTicks.running = true;
   extraTicks.loop = (async () => {
@@ -307,11 +341,14 @@ async function http(method: string, path: string, body?: unknown): Promise<{ sta
 }
 
 // ---------------------------------------------------------------------------------------------
-type Target = 'worker' | 'api' | 'database';
+type Target = 'worker' | 'api' | 'database' | 'holder';
+// backfilling: the demo market's history being written, or the venues' first run (no price yet)
 const marketState = async () => {
   const [row] = await sql<{ backfilling: boolean; running: boolean }[]>`
-    select coalesce((select covered_until < date_trunc('minute', now()) - interval '2 minutes' or settings ? 'history_until'
-      from market.data_sources where name = 'simulated'), true) as backfilling,
+    select case when ${MARKET} = 'simulated'
+        then coalesce((select covered_until < date_trunc('minute', now()) - interval '2 minutes' or settings ? 'history_until'
+          from market.data_sources where name = 'simulated'), true)
+        else not exists (select from market.coin_state where price is not null) end as backfilling,
       exists (select 1 from graphile_worker._private_job_queues where queue_name = 'market' and locked_by is not null) as running`;
   return row!;
 };
@@ -323,8 +360,9 @@ const variants: Record<Target, string[]> = {
   worker: shuffled(['SIGKILL', 'SIGINT', 'SIGINT twice']),
   api: ['SIGKILL'],
   database: shuffled(['server SIGKILL', 'mdapi db SIGKILL']),
+  holder: shuffled(['SIGKILL', 'SIGTERM']),
 };
-const taken: Record<Target, number> = { worker: 0, api: 0, database: 0 };
+const taken: Record<Target, number> = { worker: 0, api: 0, database: 0, holder: 0 };
 const nextVariant = (target: Target) => variants[target][taken[target]++ % variants[target].length]!;
 
 async function round(index: number, phase: 'backfill' | 'tick', target: Target) {
@@ -343,7 +381,7 @@ async function round(index: number, phase: 'backfill' | 'tick', target: Target) 
   await sleep(wait);
   if (aimAtTick) {
     await answers(queueTick);
-    await until('a tick to run', async () => (await marketState().catch(() => null))?.running, { timeoutMs: 20_000, everyMs: 50 }).catch(() => {});
+    await until('a tick to run', async () => (await marketState().catch(() => null))?.running, { timeoutMs: MARKET === 'simulated' ? 20_000 : 65_000, everyMs: 50 }).catch(() => {});
     await sleep(between(0, 400));
   }
   const state = await marketState().catch(() => null);
@@ -369,6 +407,14 @@ async function round(index: number, phase: 'backfill' | 'tick', target: Target) 
     await sleep(restartAfter);
     await startWorkerProcess();
     count(restarts, 'worker (by the run)');
+  } else if (target === 'holder') {
+    const holder = pick(holders);
+    const { tookMs, forced } = await holder.kill(variant as NodeJS.Signals, 15_000);
+    note = `${holder.name} ${variant === 'SIGKILL' ? 'killed' : `stopped in ${tookMs} ms`}`;
+    if (forced) findings.push(`round ${index}: ${holder.name} ignored SIGTERM for 15 s (it was SIGKILLed)`);
+    await sleep(restartAfter);
+    await startHolder(holder);
+    count(restarts, 'holder (by the run)');
   } else if (target === 'api') {
     traffic.apiDown = true;
     await api.kill('SIGKILL');
@@ -431,23 +477,28 @@ try {
   await startDatabase();
   say(`embedded database on port ${dbPort} (${Date.now() - dbStarted} ms)`);
   await migrate(sql);
-  await withReservedQuery(sql, (query) => ensureCatalogue(query));
-  await sql`update market.data_sources set settings = settings || jsonb_build_object('history', ${HISTORY}::text) where name = 'simulated'`;
+  // the demo market's coins and history; the venues' market brings its own (the worker's first run)
+  if (MARKET === 'simulated') {
+    await withReservedQuery(sql, (query) => ensureCatalogue(query));
+    await sql`update market.data_sources set settings = settings || jsonb_build_object('history', ${HISTORY}::text) where name = 'simulated'`;
+  }
   ({ key: apiKey } = await createKey(sql, { plan: 'pro', owner: OWNER, scope: 'data-api' }));
   await setOwnerEmail(sql, OWNER, 'chaos@example.com', true);
   await sql`insert into app.alarm_inventory (owner, balance) values (${OWNER}, 1000)
             on conflict (owner) do update set balance = 1000`;
-  say('migrated, catalogue loaded, key created');
+  say(`migrated${MARKET === 'simulated' ? ', catalogue loaded' : ''}, key created`);
 
   await startApi();
   await startWorkerProcess();
-  say(`API on ${apiUrl}, worker beating every ${HEARTBEAT_MS} ms; backfill under way`);
+  for (const holder of holders) await startHolder(holder);
+  say(`API on ${apiUrl}, worker beating every ${HEARTBEAT_MS} ms${replay ? `, ${holders.length} stream holders on the ${replay.served}` : ''}; backfill under way`);
   startTraffic();
 
   // Which process each round kills: the worker first (the backfill's lock is what froze the
   // market), then every target in turn, in a shuffled order per cycle.
-  const targets: Target[] = ['worker', ...shuffled(['api', 'database'] as Target[])];
-  while (targets.length < ROUNDS) targets.push(...shuffled(['worker', 'api', 'database'] as Target[]));
+  const all: Target[] = MARKET === 'exchanges' ? ['worker', 'api', 'database', 'holder'] : ['worker', 'api', 'database'];
+  const targets: Target[] = ['worker', ...shuffled(all.filter((target) => target !== 'worker'))];
+  while (targets.length < ROUNDS) targets.push(...shuffled(all));
   const backfillRounds = Math.min(ROUNDS, Math.max(1, Math.round(ROUNDS / 3)));
 
   for (let i = 0; i < backfillRounds; i++) await round(i + 1, 'backfill', targets[i]!);
@@ -455,9 +506,11 @@ try {
   const backfilled = Date.now();
   await until('the backfill to end and the prices to be set', async () =>
     answers(async () => {
-      const [row] = await sql`select 1 from market.data_sources d where d.name = 'simulated'
-        and d.covered_until >= date_trunc('minute', now()) - interval '1 minute'
-        and exists (select 1 from market.coin_state where price is not null)`;
+      const [row] = MARKET === 'simulated'
+        ? await sql`select 1 from market.data_sources d where d.name = 'simulated'
+            and d.covered_until >= date_trunc('minute', now()) - interval '1 minute'
+            and exists (select 1 from market.coin_state where price is not null)`
+        : await sql`select 1 where exists (select 1 from market.coin_state where price is not null)`;
       if (!row) throw new Error('not yet');
     }), { timeoutMs: 300_000, everyMs: 500 });
   say(`backfill done (${Date.now() - backfilled} ms after the last backfill round)`);
@@ -478,7 +531,7 @@ try {
   failures.push(...unexpected);
   say(`${created.length} alarms created (${refused} refused by the instant-trigger guard)`);
 
-  startExtraTicks();
+  if (MARKET === 'simulated') startExtraTicks();
   for (let i = backfillRounds; i < ROUNDS; i++) {
     if (i === backfillRounds || random() < 0.5) receiver.reply(503, 204); // one failed delivery to retry
     await round(i + 1, 'tick', targets[i]!);
@@ -497,17 +550,21 @@ try {
   for (let attempt = 1; attempt <= 3 && !settledAt; attempt++) {
     through = lastCompleteMinute();
     const rest = await until('the market to settle', async () => {
-      const state = await settled(sql, through).catch(() => null);
+      const state = await settled(sql, through, MARKET).catch(() => null);
       return state && state.caughtUp && state.evaluated && state.pendingDeliveries === 0 ? state : null;
     }, { timeoutMs: SETTLE_MS, everyMs: 500 }).catch((error: Error) => {
       failures.push(`${error.message} (through ${through.toISOString()})`);
       return null;
     });
     if (!rest) break;
-    await worker.kill('SIGTERM');
-    const after = await settled(sql, through);
+    // the holders write candles and index bars too: stopped with the worker
+    await Promise.all([worker, ...holders].map((managed) => managed.kill('SIGTERM')));
+    const after = await settled(sql, through, MARKET);
     if (after.evaluated && after.pendingDeliveries === 0) settledAt = Date.now();
-    else await startWorkerProcess();
+    else {
+      await startWorkerProcess();
+      for (const holder of holders) await startHolder(holder);
+    }
   }
   if (!settledAt && !failures.some((line) => line.includes('settle'))) failures.push('the market and the webhooks did not settle in 3 tries');
   traffic.running = false;
@@ -515,13 +572,21 @@ try {
   if (settledAt) say(`settled through ${through.toISOString()}; worker stopped for the checks`);
 
   // 1. No missing minute.
-  const bars = await barFigures(sql, through);
+  const bars = await barFigures(sql, through, MARKET);
   figure('coins with bars', bars.coins);
   figure('1-minute bars', bars.bars);
   figure('minutes missing inside the bars', bars.missing, bars.missing === 0);
   figure(`trading coins behind ${through.toISOString().slice(11, 16)} UTC`, `${bars.lagging} of ${bars.live}`, bars.lagging === 0);
   if (bars.missing > 0) failures.push(`${bars.missing} minutes missing between first and last bars`);
   if (bars.lagging > 0) failures.push(`${bars.lagging} trading coins have no bar at ${through.toISOString()}`);
+  if (MARKET === 'exchanges') {
+    // every venue market's candles: from its first to its last minute, none missing (the primary key makes two impossible)
+    const venues = await venueBarFigures(sql);
+    figure('venue markets with candles / candles (of them streamed)', `${venues.markets} / ${venues.candles} (${venues.streamed})`, venues.streamed > 0);
+    figure('minutes missing inside the venue markets\' candles', venues.missing, venues.missing === 0);
+    if (venues.missing > 0) failures.push(`${venues.missing} minutes missing inside venue markets' candles, e.g.\n    ${venues.examples.join('\n    ')}`);
+    if (venues.streamed === 0) failures.push('no candle came from a stream: the run did not test the streams');
+  }
 
   // 2. Aggregates: as served, then after a refresh over the whole window (the policies run every
   // few minutes; the refresh is what the design relies on to make them exact).

@@ -25,7 +25,7 @@ import { loadDemoContentIfEmpty } from '../src/content/demo.ts';
 import { createKey } from '../src/keys.ts';
 import { TICK_PHASES } from '../src/sources/exchanges/index.ts';
 import { until } from '../dev/wait.ts';
-import { Managed, freePort, tail } from './chaos/processes.ts';
+import { Managed, freePort, startReplay, tail } from './chaos/processes.ts';
 import { fetchRaw, printColumns, quantile, rawGet, startCeiling } from './harness.ts';
 import { checkAtSize, contractAtSize, coverage, type SizeCheck } from './scale-checks.ts';
 
@@ -47,15 +47,7 @@ export async function benchScale(): Promise<void> {
   const started = Date.now();
   const say = (line: string) => process.stdout.write(`[scale ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
   const extraEnv = Object.fromEntries((process.env.BENCH_SCALE_ENV ?? '').split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
-  const replay = new Managed('replay', ['dev/venues/serve.ts', '--port', String(await freePort()), '--coins', String(coins)], process.env, root, registry);
-  replay.start();
-  // what it serves (its first line) and the environment it prints for `make start`
-  const [served, replayEnv] = await until('the replay to print its environment', () => {
-    if (!replay.running) throw new Error(`the replay exited:\n${tail(replay.log)}`);
-    const lines = readFileSync(replay.log, 'utf8').split('\n');
-    const line = lines.find((one) => one.endsWith(' make start'));
-    return line ? [lines[0]!, Object.fromEntries(line.replace(/ make start$/, '').split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))] as const : null;
-  }, { timeoutMs: 300_000, everyMs: 500 });
+  const { served, env: replayEnv } = await startReplay(coins, root, registry);
   say(served);
   const ceiling = await startCeiling();
   const admin = serverUrl ? createSql({ url: serverUrl, pooled: false, embedded: false }, { max: 1 }) : null;

@@ -15,15 +15,22 @@ export interface BarFigures {
   newest: Date | null;
 }
 
-/** Every coin has every minute from its first bar to its last; every trading coin reaches `through` (a bar start). */
-export async function barFigures(sql: Sql, through: Date): Promise<BarFigures> {
+/**
+ * Every coin has every minute from its first bar to its last; every trading coin reaches `through` (a
+ * bar start). Trading: a simulated coin still simulated, or (the venues' market) a coin with a venue
+ * candle in the five minutes before `through`.
+ */
+export async function barFigures(sql: Sql, through: Date, market: 'simulated' | 'exchanges' = 'simulated'): Promise<BarFigures> {
   const [row] = await sql<BarFigures[]>`
     with span as (
       select coin_id, min(time) as first, max(time) as last, count(*) as bars from market.coin_bars_1m group by coin_id
     ),
     live as (
       select c.id from market.coins c join market.simulated_coins sc on sc.coin_id = c.id
-      where c.status = 'active' and sc.bars_until is null
+      where ${market} = 'simulated' and c.status = 'active' and sc.bars_until is null
+      union
+      select distinct v.coin_id from market.venue_bars_1m v
+      where ${market} = 'exchanges' and v.time > ${through}::timestamptz - interval '5 minutes' and v.time <= ${through}
     )
     select (select count(*) from span)::int as coins,
       (select coalesce(sum(bars), 0) from span)::int as bars,
@@ -161,11 +168,16 @@ export async function emailRows(sql: Sql, owner: string): Promise<EmailRow[]> {
     order by m.created_at`;
 }
 
-/** Whether the market, the webhooks and the e-mails are at rest: caught up to `through`, evaluated, nothing left to deliver or send. */
-export async function settled(sql: Sql, through: Date): Promise<{ caughtUp: boolean; evaluated: boolean; pendingDeliveries: number }> {
+/**
+ * Whether the market, the webhooks and the e-mails are at rest: caught up to `through` (the demo
+ * market's coverage, or the venues' market's index bars), evaluated, nothing left to deliver or send.
+ */
+export async function settled(sql: Sql, through: Date, market: 'simulated' | 'exchanges' = 'simulated'): Promise<{ caughtUp: boolean; evaluated: boolean; pendingDeliveries: number }> {
   const [row] = await sql<{ caught_up: boolean; evaluated: boolean; pending: number }[]>`
     select
-      coalesce((select covered_until >= ${through}::timestamptz + interval '1 minute' from market.data_sources where name = 'simulated'), false) as caught_up,
+      case when ${market} = 'simulated'
+        then coalesce((select covered_until >= ${through}::timestamptz + interval '1 minute' from market.data_sources where name = 'simulated'), false)
+        else coalesce((select max(time) >= ${through} from market.coin_bars_1m), false) end as caught_up,
       not exists (
         select 1 from market.coin_state s
         where s.last_updated < (select max(b.time) from market.coin_bars_1m b where b.coin_id = s.coin_id)
@@ -173,4 +185,35 @@ export async function settled(sql: Sql, through: Date): Promise<{ caughtUp: bool
       (select count(*) from app.webhook_deliveries where status = 'pending')::int
         + (select count(*) from app.email_messages where status = 'pending')::int as pending`;
   return { caughtUp: row!.caught_up, evaluated: row!.evaluated, pendingDeliveries: row!.pending };
+}
+
+export interface VenueBarFigures {
+  /** venue markets (venue, coin, quote) with candles */
+  markets: number;
+  candles: number;
+  /** of them written from a stream (venue_bars_1m.path) */
+  streamed: number;
+  /** minutes absent between each venue market's first and last candle, summed */
+  missing: number;
+  /** a few markets with missing minutes, for the report */
+  examples: string[];
+}
+
+/** Every venue market has every minute from its first candle to its last (the venues' market: streams, REST fills and polling together). */
+export async function venueBarFigures(sql: Sql): Promise<VenueBarFigures> {
+  const [row] = await sql<VenueBarFigures[]>`
+    with span as (
+      select v.exchange_id, v.coin_id, v.quote, min(v.time) as first, max(v.time) as last, count(*) as candles,
+        count(*) filter (where v.path = 'stream') as streamed
+      from market.venue_bars_1m v group by v.exchange_id, v.coin_id, v.quote
+    ),
+    gaps as (
+      select s.*, (extract(epoch from s.last - s.first) / 60 + 1 - s.candles)::int as missing from span s
+    )
+    select count(*)::int as markets, coalesce(sum(candles), 0)::int as candles, coalesce(sum(streamed), 0)::int as streamed,
+      coalesce(sum(missing), 0)::int as missing,
+      coalesce((array_agg(e.slug || ' ' || c.slug || '/' || g.quote || ': ' || g.missing || ' of ' || (g.candles + g.missing) || ' minutes from ' || g.first
+        order by g.missing desc) filter (where g.missing > 0))[1:5], '{}') as examples
+    from gaps g join market.exchanges e on e.id = g.exchange_id join market.coins c on c.id = g.coin_id`;
+  return row!;
 }

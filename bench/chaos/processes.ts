@@ -135,3 +135,30 @@ export function cleanUpOnSignal(cleanup: () => Promise<unknown>) {
     });
   }
 }
+
+/** The loopback replay of the venues as `make venues-replay COINS=…` serves it, in a process of its own. */
+export interface ReplayProcess {
+  managed: Managed;
+  /** its first line: what it serves */
+  served: string;
+  /** the environment it prints for `make start` (MARKET_SOURCE, EXCHANGES, EXCHANGE_URLS, ECB_URL, COINPAPRIKA_URL, …) */
+  env: Record<string, string>;
+}
+
+/** Starts the replay of `coins` coins (dev/venues/serve.ts) and waits for the environment line it prints. */
+export async function startReplay(coins: number, logDir: string, registry: Set<Managed>, timeoutMs = 300_000): Promise<ReplayProcess> {
+  const managed = new Managed('replay', ['dev/venues/serve.ts', '--port', String(await freePort()), '--coins', String(coins)], process.env, logDir, registry);
+  managed.start();
+  const started = Date.now();
+  for (;;) {
+    if (!managed.running) throw new Error(`the replay exited:\n${tail(managed.log)}`);
+    const lines = readFileSync(managed.log, 'utf8').split('\n');
+    const line = lines.find((one) => one.endsWith(' make start'));
+    if (line) {
+      const env = Object.fromEntries(line.replace(/ make start$/, '').split(' ').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+      return { managed, served: lines[0]!, env };
+    }
+    if (Date.now() - started > timeoutMs) throw new Error(`the replay printed no environment in ${timeoutMs} ms:\n${tail(managed.log)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}

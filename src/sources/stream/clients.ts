@@ -39,15 +39,38 @@ export function nextClient(exchange: Exchange): Promise<StreamClient> {
   return new Promise<StreamClient>((resolve) => dials.set(exchange, resolve));
 }
 
+/** ccxt's WebSocket client as far as its sending goes */
+interface SendingClient {
+  send(message: unknown): Promise<unknown>;
+  onError(error: Error): void;
+}
+const guarded = new WeakSet<object>();
+
+/**
+ * A client's failed send goes to its onError (its watches fail, the feed reconnects) instead of
+ * ending the process: ccxt pro 4.5.84 sends a throttled subscription as
+ * `throttle(cost).then(() => { client.send(message) })`, dropping the promise, so a send on a
+ * connection that just closed ("WebSocket is not open", EPIPE) was an unhandled rejection. The
+ * chaos run's stream holders died of it when the database or a venue went away.
+ */
+function guardSends(client: SendingClient) {
+  if (guarded.has(client)) return;
+  guarded.add(client);
+  const send = client.send.bind(client);
+  client.send = (message) => send(message).catch((error: Error) => client.onError(error));
+}
+
 /**
  * ccxt's WebSocket clients print what they cannot parse with console.log: into the log, as a debug
- * line, instead of stdout; and the feed learns of the client its watch dials.
+ * line, instead of stdout; their failed sends fail their watches (guardSends); and the feed learns
+ * of the client its watch dials.
  */
 function quietClients(exchange: Exchange, logger: Logger | undefined, id: string) {
   const client = exchange.client.bind(exchange);
   exchange.client = (url: string) => {
     const made = client(url);
     (made as unknown as { log: (...args: unknown[]) => void }).log = (...args) => logger?.debug(`live streams: ${id}: ${args.slice(1).map(String).join(' ').slice(0, 300)}`);
+    guardSends(made as unknown as SendingClient);
     dials.get(exchange)?.(made as unknown as StreamClient);
     return made;
   };
