@@ -91,7 +91,7 @@ db: deps ## run the embedded database alone, in the foreground
 bench: deps ## run the benchmarks under bench/ and print their figures
 	node bench/run.ts
 
-chaos: deps ## fault injection on loopback: kill worker, API, database at random, then check the data (CHAOS_ROUNDS, CHAOS_SEED)
+chaos: deps ## fault injection on loopback: kill worker, API, database (and stream holders) at random, then check the data (CHAOS_ROUNDS, CHAOS_SEED, CHAOS_MARKET=exchanges)
 	node bench/chaos.ts
 
 topology: deps ## several API processes and workers on one database act as one service (TOPOLOGY_DATABASE_URL, else embedded)

@@ -17,7 +17,7 @@ if (!Number.isInteger(port) || port < 0 || !Number.isInteger(coins) || coins < 1
   process.exit(2);
 }
 const { replay, scenario, metadata } = await startOfflineReplay({ coins, port });
-// the ticker streams of the venues that have them, at the replay's prices, once a second as the venues send them
+// the ticker and one-minute candle streams of the venues that have them, at the replay's prices, once a second as the venues send them
 const streams = serveVenueStreams(replay, { intervalMs: 1000, modelPrices: true });
 const counts = REPLAY_VENUES.map((venue) => [venue, scenario.venues[venue]?.markets.length ?? 0] as const);
 const total = counts.reduce((sum, [, n]) => sum + n, 0);

@@ -55,14 +55,16 @@
 // okx candle1m on /ws/v5/business, kraken v2 ohlc (interval 1), gate spot.candlesticks (payload ["1m", pair]),
 // bitget candle1m, htx market.<id>.kline.1min, bybit kline.1.<id>, kucoin /market/candles:<id>_1min; coinbase has
 // none in ccxt pro, so its market_trades channel is served instead. A test sets the candle a market streams
-// every interval (its minute in progress), sends one candle of any market id, or sends trades.
+// every interval (its minute in progress), sends one candle of any market id, or sends trades; with modelPrices
+// (`make venues-replay`) a market streams the replay's own minute in progress, and the minute just closed, final,
+// at each new minute.
 // Each venue sends its set price for every subscribed market every `intervalMs`; a test sets the
 // price, sends garbage, goes silent, cuts every connection, sends a burst (one ticker message per
 // market, all in one socket write, as a venue's frames arrive together) or makes the stream
 // endpoint unreachable (its WebSocket upgrade answered 404, as behind a proxy that blocks them).
 import { gzipSync } from 'node:zlib';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { num, type VenueReplay } from './replay.ts';
+import { MINUTE, num, type VenueReplay } from './replay.ts';
 
 export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin'] as const;
 export type StreamVenue = (typeof STREAM_VENUES)[number];
@@ -397,6 +399,26 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     const market = replay.market(venue, symbol);
     return market ? num(replay.model.price(market, replay.model.now())) : undefined;
   };
+  /** the replay's one-minute candle of a market from `start`: its minute in progress, or a closed one */
+  const modelCandle = (venue: StreamVenue, symbol: string, start: number): StreamCandle | null => {
+    const market = replay.market(venue, symbol);
+    const candle = market && replay.model.candle(market, '1m', start);
+    return candle ? { time: candle.t, open: num(candle.o), high: num(candle.h), low: num(candle.l), close: num(candle.c), volume: num(candle.v), closed: candle.closed } : null;
+  };
+  /**
+   * What a market streams this interval: the candle set for it, else (modelPrices) the replay's minute
+   * in progress, preceded at each new minute by the minute just closed, final, as the venues send it.
+   */
+  const candlesOf = (venue: StreamVenue, symbol: string, id: string, minutes: Map<string, number>): StreamCandle[] => {
+    const set = candles.get(`${venue} ${symbol}`);
+    if (set) return [set];
+    if (!options.modelPrices) return [];
+    const minute = Math.floor(replay.model.now() / MINUTE) * MINUTE;
+    const previous = minutes.get(id);
+    minutes.set(id, minute);
+    return [previous !== undefined && previous < minute ? modelCandle(venue, symbol, previous) : null, modelCandle(venue, symbol, minute)]
+      .filter((candle): candle is StreamCandle => candle !== null);
+  };
   const every = (ws: WebSocket, ms: number, send: () => void) => {
     const timer = setInterval(send, ms);
     timers.add(timer);
@@ -410,6 +432,8 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     const format = FORMATS[venue];
     const ids = new Set<string>();
     const candleIds = new Set<string>();
+    /** the minute each market's candle was last streamed on this connection (modelPrices) */
+    const candleMinutes = new Map<string, number>();
     subscribed.set(ws, ids);
     subscribedCandles.set(ws, candleIds);
     let unanswered = 0;
@@ -433,9 +457,10 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       }
       for (const id of candleIds) {
         const symbol = symbolOf(venue, id);
-        const candle = symbol && candles.get(`${venue} ${symbol}`);
-        if (!candle || !format.candle) continue;
-        ws.send(modes[venue] === 'garbage' ? format.garbage : format.candle(streamId(venue, symbol)!, candle));
+        if (!symbol || !format.candle) continue;
+        for (const candle of candlesOf(venue, symbol, id, candleMinutes)) {
+          ws.send(modes[venue] === 'garbage' ? format.garbage : format.candle(streamId(venue, symbol)!, candle));
+        }
       }
     });
     if (format.greeting) ws.send(format.greeting());
