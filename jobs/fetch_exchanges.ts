@@ -51,10 +51,11 @@ export function exchangeTasks(config: Config, metrics?: Metrics): { fetch_exchan
       const { market } = await load();
       const result = await helpers.withPgClient((client) => runSource(queryOf(client), market, { signal: helpers.abortSignal }));
       const down = Object.entries(result.venues).filter(([, run]) => run.state !== 'up').map(([id, run]) => `${id} (${run.error ?? run.state})`);
+      const streamed = Object.entries(result.venues).filter(([, run]) => run.candlesStreamed).map(([id]) => id);
       metrics?.observeExchangeTick(result.phases);
       helpers.logger.info(
         `exchanges: ${result.requests} requests, ${result.candles} candles, ${result.bars} bars, ${result.excluded} left out, ` +
-          `${Date.now() - started} ms (${phasesLine(result.phases)})${down.length ? `; down: ${down.join(', ')}` : ''}`,
+          `${Date.now() - started} ms (${phasesLine(result.phases)})${streamed.length ? `; candles streamed: ${streamed.join(', ')}` : ''}${down.length ? `; down: ${down.join(', ')}` : ''}`,
         { phasesMs: result.phases },
       );
     },

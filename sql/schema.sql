@@ -1057,6 +1057,21 @@ table market.fx_rates
   CREATE UNIQUE INDEX fx_rates_pkey ON market.fx_rates USING btree (currency, "time")
   CREATE TRIGGER ts_insert_blocker BEFORE INSERT ON market.fx_rates FOR EACH ROW EXECUTE FUNCTION _timescaledb_functions.insert_blocker()
 
+table market.index_bar_delays
+  -- Per venue and 1-minute bar: when the index bars of the minute were last built with the venue's candles of it (the final build counts: a late candle rebuilds the bar and moves bar_at), and how long after the minute's close that was. Written by market.record_index_bar_delays (the stream holder's market.finish_stream_minutes and the minute job); kept two days.
+  exchange_id integer not null  -- The venue (market.exchanges).
+  minute timestamp with time zone not null  -- The start of the minute.
+  bar_at timestamp with time zone not null  -- When the minute's index bars were last built with the venue's candles of it, by the writer's clock.
+  delay_seconds numeric not null  -- bar_at minus the minute's close (its start plus one minute), in seconds: the delay from the minute's close to its index bar.
+  stream_candles integer not null default 0  -- The venue's candles of the minute written from its stream (market.venue_bars_1m path stream) when the bar was built.
+  rest_candles integer not null default 0  -- The venue's candles of the minute written from its REST answers (path rest) when the bar was built.
+  constraint index_bar_delays_exchange_id_fkey FOREIGN KEY (exchange_id) REFERENCES market.exchanges(id) ON DELETE CASCADE
+  constraint index_bar_delays_pkey PRIMARY KEY (exchange_id, minute)
+  constraint index_bar_delays_rest_candles_check CHECK ((rest_candles >= 0))
+  constraint index_bar_delays_stream_candles_check CHECK ((stream_candles >= 0))
+  CREATE INDEX index_bar_delays_minute ON market.index_bar_delays USING btree (minute)
+  CREATE UNIQUE INDEX index_bar_delays_pkey ON market.index_bar_delays USING btree (exchange_id, minute)
+
 table market.insight_translations
   -- An insight's texts per locale. English carries at least the title; a missing field of another locale falls back per field to its language, then English (market.localize()).
   insight_id integer not null
@@ -1296,6 +1311,7 @@ table market.stream_holders
   venues text[] not null  -- The venues it can stream (its EXCHANGES that ccxt pro streams, or simulated on the demo market): the holders sharing a venue divide it among themselves.
   started_at timestamp with time zone not null default now()  -- When it first announced itself.
   expires_at timestamp with time zone not null  -- Until when it counts as running unless it renews.
+  candles boolean not null default false  -- Whether the holder holds its venues' one-minute candle feeds (STREAM_CANDLES=on): the candles of the venues it holds are then its (market.stream_candle_venues), and the minute job polls none of them.
   constraint stream_holders_holder_check CHECK (((length(holder) >= 1) AND (length(holder) <= 200)))
   constraint stream_holders_pkey PRIMARY KEY (holder)
   CREATE UNIQUE INDEX stream_holders_pkey ON market.stream_holders USING btree (holder)
@@ -6307,6 +6323,26 @@ function market.fear_greed_readings(p_now timestamp with time zone) returns TABL
   |       'updated_at', market.iso_time(p_now))
   |   from main m
 
+function market.finish_stream_minutes(p_venues text[], p_from timestamp with time zone[], p_to timestamp with time zone[], p_coins integer[], p_now timestamp with time zone) returns TABLE(bars integer, coins integer) language plpgsql volatile
+  -- A stream holder's minutes done (src/sources/stream/candles.ts CandleFeeds): the candles of venues p_venues written for the minutes p_from[i] to p_to[i] (minute starts, inclusive), of coins p_coins, reach the index at once. Under a lock (one holder at a time): rebuilds those coins' index bars over the minutes (market.build_index_bars; again if a late candle comes: the final build counts), records each venue's delay from the minute's close to its index bar by the holder's clock p_now (market.record_index_bar_delays), then brings the coin state up to date incrementally, evaluates alarms and bumps the market data version the API cache keys on (market.refresh_coin_state_timed). Returns the bars built and the coins of the coin state written.
+  | declare
+  |   v_from timestamptz := (select min(f) from unnest(p_from) f);
+  |   v_to timestamptz := (select max(t) from unnest(p_to) t);
+  | begin
+  |   -- one holder at a time: two holders finishing a minute would build its bars and the coin state twice at once
+  |   perform pg_advisory_xact_lock(hashtext('market.finish_stream_minutes'));
+  |   if v_from is null then
+  |     bars := 0;
+  |     coins := 0;
+  |     return next;
+  |     return;
+  |   end if;
+  |   select b.bars into bars from market.build_index_bars(v_from, v_to + interval '1 minute', p_coins) b;
+  |   perform market.record_index_bar_delays(p_venues, p_from, p_to, p_now);
+  |   select r.coins into coins from market.refresh_coin_state_timed(now(), false) r;
+  |   return next;
+  | end;
+
 function market.forget_live_venue_prices(p_exchange text) returns integer language plpgsql volatile
   -- A venue's (slug = ccxt id) stream broke off: its live venue prices are left out of the live index price from now on (market.live_venue_streams), until it has written prices again (market.record_live_venue_prices, its REST resynchronisation first) and not broken off for the readmission period (market.refresh_live_prices' p_readmit_after, STREAM_READMIT_SECONDS). Its prices are kept, so their age keeps growing (mdapi_live_price_age_seconds). Returns the prices left out.
   | declare
@@ -7873,6 +7909,25 @@ function market.record_content_import(p_kind text, p_file jsonb, p_items integer
   |     where i.sha256 is distinct from excluded.sha256 or i.source is distinct from excluded.source;
   |   select app.bump_data_version('content');
 
+function market.record_index_bar_delays(p_venues text[], p_from timestamp with time zone[], p_to timestamp with time zone[], p_now timestamp with time zone) returns integer language plpgsql volatile
+  -- Records in market.index_bar_delays, for each venue p_venues[i] and each minute from p_from[i] to p_to[i] (minute starts, inclusive) it has candles of, that the minute's index bars were built at p_now with them: the delay from the minute's close to p_now and the venue's candles of the minute per path. A later build of the same minute (a late candle) replaces the row: the final build counts. Rows older than two days go. Called right after market.build_index_bars by the minute job (the venues it polled) and by market.finish_stream_minutes (a stream holder's). Returns the rows written.
+  | declare
+  |   v_written int;
+  | begin
+  |   insert into market.index_bar_delays as d (exchange_id, minute, bar_at, delay_seconds, stream_candles, rest_candles)
+  |   select b.exchange_id, b.time, p_now, extract(epoch from p_now - (b.time + interval '1 minute')),
+  |     count(*) filter (where b.path = 'stream'), count(*) filter (where b.path = 'rest')
+  |   from unnest(p_venues, p_from, p_to) as r(venue, first_minute, last_minute)
+  |   join market.exchanges e on e.slug = r.venue
+  |   join market.venue_bars_1m b on b.exchange_id = e.id and b.time between r.first_minute and r.last_minute
+  |   group by b.exchange_id, b.time
+  |   on conflict (exchange_id, minute) do update
+  |     set bar_at = excluded.bar_at, delay_seconds = excluded.delay_seconds, stream_candles = excluded.stream_candles, rest_candles = excluded.rest_candles;
+  |   get diagnostics v_written = row_count;
+  |   delete from market.index_bar_delays where minute < p_now - interval '2 days';
+  |   return v_written;
+  | end;
+
 function market.record_live_venue_prices(p_exchange text, p_prices jsonb) returns integer language plpgsql volatile
   -- Writes the latest live prices of a venue (slug = ccxt id) into market.live_venue_prices: p_prices is [{symbol (ccxt unified spot symbol), price (decimal string), at}]; markets not listed spot or not mapped to a coin are skipped, an older price never replaces a newer one. A venue whose stream broke off (market.live_venue_streams) starts its clean period with its first write after that. A malformed price or time rejects the whole call (SQLSTATE 22P02/22007): nothing of it is written. Returns the prices written.
   | declare
@@ -7967,12 +8022,14 @@ function market.refresh_coin_state(p_now timestamp with time zone, p_full boolea
   |   select coins from market.refresh_coin_state_timed(p_now, p_full);
 
 function market.refresh_coin_state_timed(p_now timestamp with time zone, p_full boolean, OUT coins integer, OUT coin_state_ms double precision, OUT alarms_ms double precision) returns record language plpgsql volatile
-  -- Recomputes market.coin_state as of p_now (market.write_coin_state: see there), then evaluates alarms (app.evaluate_alarms) in the same transaction and bumps the market data version. Returns the number of coins written and the milliseconds of each part: coin_state_ms (the coin state and the version bump), alarms_ms (the alarms' evaluation). market.refresh_coin_state is the same without the times.
+  -- Recomputes market.coin_state as of p_now (market.write_coin_state: see there), then evaluates alarms (app.evaluate_alarms) in the same transaction and bumps the market data version, one refresh at a time (an advisory lock: the minute job and the stream holders, market.finish_stream_minutes, both call it). Returns the number of coins written and the milliseconds of each part: coin_state_ms (the coin state and the version bump), alarms_ms (the alarms' evaluation). market.refresh_coin_state is the same without the times.
   | declare
   |   v_started timestamptz := clock_timestamp();
   |   v_written timestamptz;
   |   v_evaluated timestamptz;
   | begin
+  |   -- one refresh at a time: the minute job and the stream holders' finished minutes (market.finish_stream_minutes) both refresh
+  |   perform pg_advisory_xact_lock(hashtext('market.refresh_coin_state'));
   |   coins := market.write_coin_state(p_now, p_full);
   |   v_written := clock_timestamp();
   |   perform app.evaluate_alarms();
@@ -9003,6 +9060,13 @@ function market.store_ecb_rates(p_date date, p_rates_per_eur jsonb) returns inte
   |   return v_count;
   | end;
 
+function market.stream_candle_venues() returns text[] language sql stable
+  -- The venues whose one-minute candles are the stream holders' now: each held by a live lease (market.stream_leases) of a live holder (market.stream_holders) that holds its candle feeds (candles, STREAM_CANDLES=on), which streams them and fills from REST what its stream misses. The minute job polls the REST candles of the other venues only; once such a lease expires (the holder dead or stopped) the venue is the minute job's again, from its stored coverage (candles_until).
+  |   select coalesce(array_agg(l.name order by l.name), '{}')
+  |   from market.stream_leases l
+  |   join market.stream_holders h on h.holder = l.holder
+  |   where l.expires_at >= now() and h.expires_at >= now() and h.candles
+
 function market.supply_figure(p_value jsonb) returns numeric language sql immutable
   -- A supply figure of an outside source: the number (JSON number or decimal string); null when absent, null or 0 (sources write 0 for unknown); -1 when it is no number, so that the row is skipped like any negative figure.
   |   select case
@@ -9018,8 +9082,8 @@ function market.ta_is_zero(p_value double precision) returns boolean language sq
   -- TA-Lib's TA_IS_ZERO: true when |x| < 1e-14.
   |  select p_value > -1e-14 and p_value < 1e-14
 
-function market.take_stream_venues(p_holder text, p_venues text[], p_seconds numeric) returns text[] language plpgsql volatile
-  -- One tick of stream holder p_holder, which can stream venues p_venues, for p_seconds: renews its heartbeat (market.stream_holders) and its venue leases (market.stream_leases), sheds the venues beyond its fair share (the number of venues over the live holders that can stream any of them, rounded up; those it took last first), takes free or expired ones up to that share, and returns the venues it holds now, in name order. A venue is held by exactly one process; a dead holder's venues are taken by the others once its leases expire (p_seconds after its last tick).
+function market.take_stream_venues(p_holder text, p_venues text[], p_seconds numeric, p_candles boolean) returns text[] language plpgsql volatile
+  -- One tick of stream holder p_holder, which can stream venues p_venues, for p_seconds (p_candles: it holds their one-minute candle feeds too): renews its heartbeat (market.stream_holders) and its venue leases (market.stream_leases), sheds the venues beyond its fair share (the number of venues over the live holders that can stream any of them, rounded up; those it took last first), takes free or expired ones up to that share, and returns the venues it holds now, in name order. A venue is held by exactly one process; a dead holder's venues are taken by the others once its leases expire (p_seconds after its last tick).
   | declare
   |   v_until timestamptz := now() + make_interval(secs => p_seconds::double precision);
   |   v_holders int;
@@ -9027,8 +9091,8 @@ function market.take_stream_venues(p_holder text, p_venues text[], p_seconds num
   |   v_kept int;
   | begin
   |   -- the caller counts in the share from its first call, before it holds anything: the others shed for it
-  |   insert into market.stream_holders as h (holder, venues, expires_at) values (p_holder, p_venues, v_until)
-  |   on conflict (holder) do update set venues = excluded.venues, expires_at = excluded.expires_at;
+  |   insert into market.stream_holders as h (holder, venues, expires_at, candles) values (p_holder, p_venues, v_until, p_candles)
+  |   on conflict (holder) do update set venues = excluded.venues, expires_at = excluded.expires_at, candles = excluded.candles;
   |   delete from market.stream_holders where expires_at < now();
   |   select count(*) into v_holders from market.stream_holders h where h.venues && p_venues;
   |   v_share := ceil(coalesce(cardinality(p_venues), 0)::numeric / greatest(v_holders, 1));

@@ -411,3 +411,28 @@ as $$
   from market.index_markets(array(select market.exchange_ids(array[p_exchange]))) i
 $$;
 comment on function market.venue_candle_markets(text) is 'The spot market of each coin on a venue whose candles feed the price index (market.index_markets): the coin''s most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.';
+
+-- why: operators see how soon each venue's candles reach the price index, streams against REST
+create or replace function market.record_index_bar_delays(p_venues text[], p_from timestamptz[], p_to timestamptz[], p_now timestamptz default now()) returns int
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_written int;
+begin
+  insert into market.index_bar_delays as d (exchange_id, minute, bar_at, delay_seconds, stream_candles, rest_candles)
+  select b.exchange_id, b.time, p_now, extract(epoch from p_now - (b.time + interval '1 minute')),
+    count(*) filter (where b.path = 'stream'), count(*) filter (where b.path = 'rest')
+  from unnest(p_venues, p_from, p_to) as r(venue, first_minute, last_minute)
+  join market.exchanges e on e.slug = r.venue
+  join market.venue_bars_1m b on b.exchange_id = e.id and b.time between r.first_minute and r.last_minute
+  group by b.exchange_id, b.time
+  on conflict (exchange_id, minute) do update
+    set bar_at = excluded.bar_at, delay_seconds = excluded.delay_seconds, stream_candles = excluded.stream_candles, rest_candles = excluded.rest_candles;
+  get diagnostics v_written = row_count;
+  delete from market.index_bar_delays where minute < p_now - interval '2 days';
+  return v_written;
+end;
+$$;
+comment on function market.record_index_bar_delays(text[], timestamptz[], timestamptz[], timestamptz) is 'Records in market.index_bar_delays, for each venue p_venues[i] and each minute from p_from[i] to p_to[i] (minute starts, inclusive) it has candles of, that the minute''s index bars were built at p_now with them: the delay from the minute''s close to p_now and the venue''s candles of the minute per path. A later build of the same minute (a late candle) replaces the row: the final build counts. Rows older than two days go. Called right after market.build_index_bars by the minute job (the venues it polled) and by market.finish_stream_minutes (a stream holder''s). Returns the rows written.';
+revoke execute on function market.record_index_bar_delays(text[], timestamptz[], timestamptz[], timestamptz) from public;

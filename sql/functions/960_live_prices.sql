@@ -232,7 +232,7 @@ comment on function market.live_price_snapshot(int[], text[]) is 'The first even
 
 -- why: several processes divide the venue streams, each venue held by exactly one, and the
 -- venues of a dead holder are taken over by the others once its lease has expired
-create or replace function market.take_stream_venues(p_holder text, p_venues text[], p_seconds numeric) returns text[]
+create or replace function market.take_stream_venues(p_holder text, p_venues text[], p_seconds numeric, p_candles boolean default false) returns text[]
 language plpgsql volatile
 set search_path = market, public, pg_temp
 as $$
@@ -243,8 +243,8 @@ declare
   v_kept int;
 begin
   -- the caller counts in the share from its first call, before it holds anything: the others shed for it
-  insert into market.stream_holders as h (holder, venues, expires_at) values (p_holder, p_venues, v_until)
-  on conflict (holder) do update set venues = excluded.venues, expires_at = excluded.expires_at;
+  insert into market.stream_holders as h (holder, venues, expires_at, candles) values (p_holder, p_venues, v_until, p_candles)
+  on conflict (holder) do update set venues = excluded.venues, expires_at = excluded.expires_at, candles = excluded.candles;
   delete from market.stream_holders where expires_at < now();
   select count(*) into v_holders from market.stream_holders h where h.venues && p_venues;
   v_share := ceil(coalesce(cardinality(p_venues), 0)::numeric / greatest(v_holders, 1));
@@ -270,8 +270,49 @@ begin
   return coalesce((select array_agg(l.name order by l.name) from market.stream_leases l where l.holder = p_holder), '{}');
 end;
 $$;
-comment on function market.take_stream_venues(text, text[], numeric) is 'One tick of stream holder p_holder, which can stream venues p_venues, for p_seconds: renews its heartbeat (market.stream_holders) and its venue leases (market.stream_leases), sheds the venues beyond its fair share (the number of venues over the live holders that can stream any of them, rounded up; those it took last first), takes free or expired ones up to that share, and returns the venues it holds now, in name order. A venue is held by exactly one process; a dead holder''s venues are taken by the others once its leases expire (p_seconds after its last tick).';
-revoke execute on function market.take_stream_venues(text, text[], numeric) from public;
+comment on function market.take_stream_venues(text, text[], numeric, boolean) is 'One tick of stream holder p_holder, which can stream venues p_venues, for p_seconds (p_candles: it holds their one-minute candle feeds too): renews its heartbeat (market.stream_holders) and its venue leases (market.stream_leases), sheds the venues beyond its fair share (the number of venues over the live holders that can stream any of them, rounded up; those it took last first), takes free or expired ones up to that share, and returns the venues it holds now, in name order. A venue is held by exactly one process; a dead holder''s venues are taken by the others once its leases expire (p_seconds after its last tick).';
+revoke execute on function market.take_stream_venues(text, text[], numeric, boolean) from public;
+
+-- why: the minute job polls REST candles only where no stream holder brings them, so that a venue's
+-- minutes are read once (a dead holder's lease expires and the job polls the venue again, from candles_until)
+create or replace function market.stream_candle_venues() returns text[]
+language sql stable
+as $$
+  select coalesce(array_agg(l.name order by l.name), '{}')
+  from market.stream_leases l
+  join market.stream_holders h on h.holder = l.holder
+  where l.expires_at >= now() and h.expires_at >= now() and h.candles
+$$;
+comment on function market.stream_candle_venues() is 'The venues whose one-minute candles are the stream holders'' now: each held by a live lease (market.stream_leases) of a live holder (market.stream_holders) that holds its candle feeds (candles, STREAM_CANDLES=on), which streams them and fills from REST what its stream misses. The minute job polls the REST candles of the other venues only; once such a lease expires (the holder dead or stopped) the venue is the minute job''s again, from its stored coverage (candles_until).';
+revoke execute on function market.stream_candle_venues() from public;
+
+-- why: a minute's index bar is built once its held venues' candles are in (or the wait passed), and
+-- /prices, /coins and every minute-based answer see it then, not at the next minute job
+create or replace function market.finish_stream_minutes(p_venues text[], p_from timestamptz[], p_to timestamptz[], p_coins int[], p_now timestamptz default now())
+returns table (bars int, coins int)
+language plpgsql volatile
+set search_path = market, public, pg_temp
+as $$
+declare
+  v_from timestamptz := (select min(f) from unnest(p_from) f);
+  v_to timestamptz := (select max(t) from unnest(p_to) t);
+begin
+  -- one holder at a time: two holders finishing a minute would build its bars and the coin state twice at once
+  perform pg_advisory_xact_lock(hashtext('market.finish_stream_minutes'));
+  if v_from is null then
+    bars := 0;
+    coins := 0;
+    return next;
+    return;
+  end if;
+  select b.bars into bars from market.build_index_bars(v_from, v_to + interval '1 minute', p_coins) b;
+  perform market.record_index_bar_delays(p_venues, p_from, p_to, p_now);
+  select r.coins into coins from market.refresh_coin_state_timed(now(), false) r;
+  return next;
+end;
+$$;
+comment on function market.finish_stream_minutes(text[], timestamptz[], timestamptz[], int[], timestamptz) is 'A stream holder''s minutes done (src/sources/stream/candles.ts CandleFeeds): the candles of venues p_venues written for the minutes p_from[i] to p_to[i] (minute starts, inclusive), of coins p_coins, reach the index at once. Under a lock (one holder at a time): rebuilds those coins'' index bars over the minutes (market.build_index_bars; again if a late candle comes: the final build counts), records each venue''s delay from the minute''s close to its index bar by the holder''s clock p_now (market.record_index_bar_delays), then brings the coin state up to date incrementally, evaluates alarms and bumps the market data version the API cache keys on (market.refresh_coin_state_timed). Returns the bars built and the coins of the coin state written.';
+revoke execute on function market.finish_stream_minutes(text[], timestamptz[], timestamptz[], int[], timestamptz) from public;
 
 create or replace function market.release_stream_venues(p_holder text) returns void
 language sql volatile

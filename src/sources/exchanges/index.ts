@@ -1,6 +1,7 @@
 // Live market data from real venues through ccxt. One run is one minute of work: per venue (in
 // parallel, each behind ccxt's own rate limiter) the markets (hourly), the ticker snapshot and the
-// newest closed 1-minute candles of each coin's best market there, written through
+// newest closed 1-minute candles of each coin's best market there (but for the venues whose candles a
+// live stream holder brings, market.stream_candle_venues: src/sources/stream/candles.ts), written through
 // sql/functions/415_exchange_venues.sql; then the price index rebuilds the coin bars the new
 // candles touch (sql/functions/140_price_index.sql), and the bars flow on: aggregates, coin
 // state, alarms, venue state, each phase timed (ExchangesTickResult.phases). Every request passes the venue gate (./gate.ts): a venue that fails
@@ -48,6 +49,8 @@ export interface VenueRun {
   candles: number;
   /** markets whose candles were fetched this run */
   candleMarkets: number;
+  /** a live stream holder brings the venue's candles (market.stream_candle_venues): this run polled none */
+  candlesStreamed?: boolean;
   error?: string;
 }
 
@@ -147,26 +150,38 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     await ensureCoinCatalogue(query);
     await ensureVenueCatalogue(query, this.#settings.venues, (id) => this.venue(id).exchange);
     const skipped = await venuesBackingOff(query, this.#settings.venues.map((id) => this.venue(id)), this.clock);
+    // the candles a live stream holder brings are its own: polled here too they would be read twice
+    const [held] = await query('select market.stream_candle_venues() as venues');
+    const streamed = new Set<string>((held?.venues as string[] | undefined) ?? []);
     const runs = await Promise.all(
       this.#settings.venues.map(async (id): Promise<[string, VenueRun]> => {
         if (skipped.has(id)) return [id, { state: 'skipped', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 }];
-        return [id, await this.#runVenue(query, this.venue(id), signal, (ms) => (phases.bars += ms))];
+        return [id, await this.#runVenue(query, this.venue(id), signal, (ms) => (phases.bars += ms), streamed.has(id))];
       }),
     );
     phases.fetch = performance.now() - fetchStarted - phases.bars;
     const venues = Object.fromEntries(runs);
-    const window = runs
-      .map(([, run]) => run as VenueRun & { first?: string; last?: string })
-      .filter((run) => run.first && run.last);
+    const polled = runs.filter((entry): entry is [string, VenueRun & { first: string; last: string }] => {
+      const run = entry[1] as VenueRun & { first?: string; last?: string };
+      return !!(run.first && run.last);
+    });
+    const window = polled.map(([, run]) => run);
     let bars = 0;
     let excluded = 0;
     let full = false;
     if (window.length > 0) {
       const from = window.map((run) => run.first!).sort()[0]!;
       const to = window.map((run) => run.last!).sort().at(-1)!;
-      const [built] = await timed('index', () =>
-        query(`select bars, coins, excluded from market.build_index_bars($1::timestamptz, $2::timestamptz + interval '1 minute')`, [from, to]),
-      );
+      const [built] = await timed('index', async () => {
+        const rows = await query(`select bars, coins, excluded from market.build_index_bars($1::timestamptz, $2::timestamptz + interval '1 minute')`, [from, to]);
+        await query('select market.record_index_bar_delays($1::text[], $2::timestamptz[], $3::timestamptz[], $4::timestamptz)', [
+          polled.map(([id]) => id),
+          window.map((run) => run.first),
+          window.map((run) => run.last),
+          new Date(this.#now()).toISOString(),
+        ]);
+        return rows;
+      });
       bars = Number(built?.bars ?? 0);
       excluded = Number(built?.excluded ?? 0);
       const { calls } = await timed('aggregates', () => completeCoinBarBackfills(query));
@@ -192,8 +207,9 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
     return Object.fromEntries(Object.entries(result.venues).map(([id, run]) => [id, run.state === 'up' ? 'up' : 'down']));
   }
 
-  async #runVenue(query: SerializedQuery, venue: LiveVenue, signal: AbortSignal | undefined, addBars: (ms: number) => void): Promise<VenueRun & { first?: string; last?: string }> {
-    const run: VenueRun & { first?: string; last?: string } = { state: 'up', requests: 0, tickers: 0, candles: 0, candleMarkets: 0 };
+  /** streamed: a live stream holder brings the venue's candles (market.stream_candle_venues): none polled */
+  async #runVenue(query: SerializedQuery, venue: LiveVenue, signal: AbortSignal | undefined, addBars: (ms: number) => void, streamed: boolean): Promise<VenueRun & { first?: string; last?: string }> {
+    const run: VenueRun & { first?: string; last?: string } = { state: 'up', requests: 0, tickers: 0, candles: 0, candleMarkets: 0, ...(streamed ? { candlesStreamed: true } : {}) };
     return runOnVenue(query, venue, run, async () => {
       run.markets = await ensureVenueMarkets(query, venue, this.#settings.marketsEveryMs);
       const tickers = tickerRows(venue, await reading(venue, 'tickers', () => venue.exchange.fetchTickers()));
@@ -202,7 +218,7 @@ export class ExchangesSource implements Source<ExchangesTickResult> {
         JSON.stringify(tickers.map(tickerRow)),
       ]);
       run.tickers = Number(written?.n ?? 0);
-      await this.#fetchCandles(query, query.timed(addBars), venue, run, signal);
+      if (!streamed) await this.#fetchCandles(query, query.timed(addBars), venue, run, signal);
     });
   }
 

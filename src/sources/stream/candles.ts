@@ -17,7 +17,10 @@
 // REST fills what the streams miss, through the venue gate like every REST read: from the last
 // stored minute (candles_until) when a connection (re)starts, after a stall, for a venue ccxt pro
 // cannot stream, and for any market whose minute did not arrive STREAM_CANDLE_WAIT_SECONDS after
-// it closed. Each write rebuilds the index bars of its minutes (market.build_index_bars) at once.
+// it closed. The minute job polls none of these venues' candles meanwhile (market.stream_candle_venues).
+// A minute's index bars are built once every held market's candle of it is in, or once the wait
+// has passed (then again for each late candle: the final build counts), with the coin state and the
+// data version the API cache keys on right after: market.finish_stream_minutes (CandleFeeds.finish).
 import type { Exchange, OHLCV, Trade } from 'ccxt';
 import type { Logger } from '../../log.ts';
 import type { Config } from '../../config.ts';
@@ -46,6 +49,8 @@ const TRADES_LATE_MS = 2_000;
 const MARKETS_EVERY_MS = 10 * MINUTE;
 /** how often the REST fills are looked for */
 const FILL_EVERY_MS = 500;
+/** how often the finished minutes are looked for */
+const FINISH_EVERY_MS = 200;
 
 type Outcome = 'refused_future' | 'refused_not_decimal' | 'refused_volume_down' | 'refused_unlisted';
 
@@ -234,7 +239,11 @@ class CandleFeed {
   private readonly query: Query;
   private readonly logger: Logger | undefined;
 
-  constructor(source: ExchangesSource, id: string, options: CandleFeedOptions, markets: () => Promise<string[]>, query: Query, logger?: Logger) {
+  private readonly written: (venue: string, first: number, last: number, coins: number[]) => void;
+
+  /** written: the minutes (first to last, their starts in ms) of coins whose candles were written, for their index bars */
+  constructor(source: ExchangesSource, id: string, options: CandleFeedOptions, markets: () => Promise<string[]>, query: Query, written: (venue: string, first: number, last: number, coins: number[]) => void, logger?: Logger) {
+    this.written = written;
     this.source = source;
     this.venue = source.venue(id);
     this.stream = candleStream(id);
@@ -256,6 +265,12 @@ class CandleFeed {
 
   private now(): number {
     return this.source.now();
+  }
+
+  /** whether every market's candle of the minute is stored (or none is held yet) */
+  complete(minute: number): boolean {
+    for (const state of this.states.values()) if ((state.until ?? -Infinity) < minute + MINUTE) return false;
+    return true;
   }
 
   /** Waits, woken early by close(). */
@@ -598,7 +613,7 @@ class CandleFeed {
     }
   }
 
-  /** Writes candles of one path and rebuilds the index bars of their minutes. */
+  /** Writes candles of one path; their minutes' index bars are CandleFeeds.finish's. */
   private write(path: 'rest' | 'stream', rows: Row[]): Promise<void> {
     const run = this.writing.then(async () => {
       const [written] = await this.query('select * from market.ingest_venue_candles($1, $2::text::jsonb, interval \'1 minute\', $3)', [this.venue.id, JSON.stringify(rows), path]);
@@ -609,8 +624,7 @@ class CandleFeed {
         if (state) state.until = Math.max(state.until ?? -Infinity, row[1] + MINUTE);
       }
       if (written?.first_time) {
-        // the index bar of the minute now, not at the next minute job
-        await this.query('select market.build_index_bars($1::timestamptz, $2::timestamptz + interval \'1 minute\', $3::int[])', [written.first_time, written.last_time, written.coins]);
+        this.written(this.venue.id, new Date(written.first_time as string).getTime(), new Date(written.last_time as string).getTime(), (written.coins as number[] | null) ?? []);
       }
     });
     this.writing = run.catch(() => {});
@@ -683,6 +697,16 @@ export class CandleFeeds {
   private readonly feeds = new Map<string, CandleFeed>();
   private readonly sql: Sql | null;
   private readonly open: (id: string) => CandleFeed;
+  private readonly source: ExchangesSource;
+  private readonly query: Query;
+  private readonly waitMs: number;
+  private readonly logger: Logger | undefined;
+  /** per venue: the minutes (starts in ms) and coins written whose index bars are still to be built */
+  private pending = new Map<string, { from: number; to: number; coins: Set<number>; since: number }>();
+  private readonly finishTimer: NodeJS.Timeout;
+  private finishing: Promise<void> | null = null;
+  /** minutes finished (market.finish_stream_minutes calls), for tests and logs */
+  finished = 0;
 
   /**
    * database: the candles' writes and index bars on a connection of their own, so that a minute's
@@ -691,7 +715,56 @@ export class CandleFeeds {
   constructor(source: ExchangesSource, options: Omit<CandleFeedOptions, 'baseUrl'>, markets: (venue: string) => Promise<string[]>, query: Query, logger?: Logger, database?: Config['database']) {
     this.sql = database ? createSql(database, { max: 1 }) : null;
     const own = this.sql ? queryOf(this.sql) : query;
-    this.open = (id) => new CandleFeed(source, id, { ...options, baseUrl: source.settings.urls?.[id] }, () => markets(id), own, logger);
+    this.source = source;
+    this.query = own;
+    this.waitMs = options.waitMs;
+    this.logger = logger;
+    this.open = (id) => new CandleFeed(source, id, { ...options, baseUrl: source.settings.urls?.[id] }, () => markets(id), own, (venue, first, last, coins) => this.written(venue, first, last, coins), logger);
+    this.finishTimer = setInterval(() => void (this.finishing ??= this.finish().finally(() => (this.finishing = null))), FINISH_EVERY_MS);
+    this.finishTimer.unref();
+  }
+
+  private written(venue: string, first: number, last: number, coins: number[]) {
+    const pending = this.pending.get(venue);
+    // since: real time, so that the wait is bounded even on a clock that stands still (a replay's)
+    if (!pending) this.pending.set(venue, { from: first, to: last, coins: new Set(coins), since: Date.now() });
+    else {
+      pending.from = Math.min(pending.from, first);
+      pending.to = Math.max(pending.to, last);
+      for (const coin of coins) pending.coins.add(coin);
+    }
+  }
+
+  /**
+   * The minutes written reach the index: once every held market's candle of the newest closed minute
+   * is in, or its wait has passed (STREAM_CANDLE_WAIT_SECONDS after the minute's close, or after its first
+   * candle here; a candle later still finishes its minute again), the index bars,
+   * their delays, the coin state and the data version (market.finish_stream_minutes); older minutes
+   * (a REST fill after a gap) at once.
+   */
+  async finish(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const now = this.source.now();
+    const closedBefore = Math.floor(now / MINUTE) * MINUTE;
+    const newest = closedBefore - MINUTE;
+    const settled = now - closedBefore >= this.waitMs || [...this.feeds.values()].every((feed) => feed.complete(newest));
+    const ready = [...this.pending].filter(([, minutes]) => settled || minutes.to < newest || Date.now() - minutes.since >= this.waitMs);
+    if (ready.length === 0) return;
+    for (const [venue] of ready) this.pending.delete(venue);
+    try {
+      await this.query('select * from market.finish_stream_minutes($1::text[], $2::timestamptz[], $3::timestamptz[], $4::int[], $5::timestamptz)', [
+        ready.map(([venue]) => venue),
+        ready.map(([, minutes]) => new Date(minutes.from).toISOString()),
+        ready.map(([, minutes]) => new Date(minutes.to).toISOString()),
+        [...new Set(ready.flatMap(([, minutes]) => [...minutes.coins]))],
+        new Date(now).toISOString(),
+      ]);
+      this.finished++;
+    } catch (error) {
+      // tried again at the next look
+      for (const [venue, minutes] of ready) this.written(venue, minutes.from, minutes.to, [...minutes.coins]);
+      this.logger?.warn(`stream candles: finishing the minutes failed (${(error as Error).message})`);
+    }
   }
 
   /** Feeds exactly the venues held: one opened for each newly held, closed for each given up. */
@@ -709,7 +782,11 @@ export class CandleFeeds {
   }
 
   async close() {
+    clearInterval(this.finishTimer);
     await this.hold([]);
+    await this.finishing?.catch(() => {});
+    // what the closed feeds wrote last still reaches the index
+    await this.finish().catch(() => {});
     await this.sql?.end({ timeout: 5 });
   }
 }

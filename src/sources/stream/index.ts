@@ -136,8 +136,10 @@ export class StreamHolder {
     if (this.stopped) return;
     try {
       const venues = this.venues();
+      // holding the venues' candle feeds too: the minute job then polls none of their candles (market.stream_candle_venues)
+      const candles = this.config.MARKET_SOURCE === 'exchanges' && this.venueFeeds().candles !== null;
       const [lease] = await this.sql<{ held: string[] }[]>`
-        select market.take_stream_venues(${this.holder}, ${venues}::text[], ${this.config.STREAM_LEASE_SECONDS}) as held`;
+        select market.take_stream_venues(${this.holder}, ${venues}::text[], ${this.config.STREAM_LEASE_SECONDS}, ${candles}) as held`;
       const held = lease?.held ?? [];
       if (held.join() !== this.held.join()) {
         this.logger?.info(held.length ? `live streams: this process (${this.holder}) holds ${held.join(', ')} of ${venues.length}` : 'live streams: every venue held by other processes');
