@@ -56,3 +56,11 @@ export function streamReadings(db: TestDatabase) {
     health: async () => (await db.sql`select venues from market.source_health where name = 'stream'`)[0]?.venues as Record<string, 'up' | 'down'> | undefined,
   };
 }
+
+/** A replay test's teardown: the holder stopped, then the streams, the replay and the database closed (each may be missing: a before hook that failed). */
+export async function closeStreamVenues(parts: { holder?: { stop(): Promise<void> } | null; streams?: VenueStreams | null; replay?: VenueReplay | null; db?: TestDatabase | null }) {
+  await parts.holder?.stop();
+  parts.streams?.close();
+  await parts.replay?.close();
+  await parts.db?.close();
+}

@@ -12,7 +12,7 @@ import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { num, type VenueReplay } from '../../dev/venues/replay.ts';
 import { STREAM_VENUES, type StreamCandle, type StreamVenue, type VenueStreams } from '../../dev/venues/streams.ts';
-import { btcStreamVenues } from '../helpers/venue-streams.ts';
+import { btcStreamVenues, closeStreamVenues } from '../helpers/venue-streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { ExchangesSource, exchangesSettings } from '../../src/sources/exchanges/index.ts';
 import { candleFromTrades } from '../../src/sources/stream/candles.ts';
@@ -36,12 +36,7 @@ test.before(async () => {
   const source = new ExchangesSource({ ...exchangesSettings(seeded.config), clock: () => now });
   holder = new StreamHolder(seeded.config, process.env.DEBUG_STREAM ? createLogger({ ...seeded.config, LOG_LEVEL: 'debug' }) : undefined, undefined, source).start();
 });
-test.after.always(async () => {
-  await holder?.stop();
-  streams?.close();
-  await replay?.close();
-  await db?.close();
-});
+test.after.always(() => closeStreamVenues({ holder, streams, replay, db }));
 
 const at = (ms: number) => new Date(ms).toISOString();
 /** a venue's stored candles of BTC/USDT from `from`: minute (ms) → [open, high, low, close, volume, path] */
