@@ -136,6 +136,16 @@ test.serial('with one venue failing, the next minute is still built from the oth
     60_000,
     [new Date(boundary)],
   );
+  // the worker's stream holder (STREAM=on, STREAM_CANDLES=on) brings the venues' candles, not the minute job: its
+  // streams as they close, REST STREAM_CANDLE_WAIT_SECONDS after the close for what they miss (this replay
+  // serves no streams: REST, market by market, slow under a full test run's load)
+  await untilOk(
+    'the minute\'s candles and bitcoin\'s bar',
+    `select count(distinct e.slug) = 4 and exists (select from market.coin_bars_1m b join market.coins c on c.id = b.coin_id where c.slug = 'bitcoin' and b.time = $1) as ok
+     from market.venue_bars_1m b join market.exchanges e on e.id = b.exchange_id where b.time = $1 and e.slug in ('binance', 'okx', 'bybit', 'coinbase')`,
+    90_000,
+    [minute],
+  );
   const bars = await db.sql<{ slug: string; n: number }[]>`
     select e.slug, count(*)::int as n from market.venue_bars_1m b join market.exchanges e on e.id = b.exchange_id where b.time = ${minute} group by e.slug`;
   const byVenue = Object.fromEntries(bars.map((row) => [row.slug, row.n]));
