@@ -133,7 +133,52 @@ returns setof market.coin_figures
 language sql stable
 set search_path = market, public, pg_temp
 as $$
+  -- Set-based: the bars of the last minutes are read for all the coins at once (one index scan per
+  -- chunk for the array of coins), not by a lookup per coin into the hypertable (issue 46).
   with
+  gained as (
+    -- the new bars: every bar after the stored price (write_coin_state chose coins whose bars there
+    -- are all new); those of the minutes since shortly before p_through for every coin at once
+    -- (a coin priced at the last refresh has its price from about a minute before it)
+    select b.coin_id, b.time, b.open, b.high, b.low, b.close, b.volume
+    from market.coin_bars_1m b
+    join market.coin_state s on s.coin_id = b.coin_id
+    where b.coin_id = any (p_coins) and b.time > p_through - interval '2 minutes' and b.time <= p_now
+      and b.time > s.last_updated
+    union all
+    -- and, for a coin whose stored price is older, its earlier new bars one coin at a time (late
+    -- bars, noted as changes like every new bar)
+    select b.coin_id, b.time, b.open, b.high, b.low, b.close, b.volume
+    from unnest(p_coins) k (id)
+    join market.coin_state s on s.coin_id = k.id
+    cross join lateral (
+      select * from market.coin_bars_1m b
+      where s.last_updated < p_through - interval '2 minutes' and b.coin_id = s.coin_id
+        and b.time > s.last_updated and b.time <= p_through - interval '2 minutes'
+    ) b
+    where k.id in (select c.coin_id from market.coin_state_changes c where c.time <= p_through - interval '2 minutes')
+  ),
+  new_bars as (
+    -- in time order, as before (a tie of highs or lows goes to the earliest bar)
+    select g.coin_id, sum(g.volume) as volume, max(g.high) as high, last(g.time, g.high) as high_at,
+      min(g.low) as low, first(g.time, g.low) as low_at,
+      first(g.open, g.time) as open, last(g.close, g.time) as close, max(g.time) as time
+    from (select * from gained order by coin_id, time) g
+    group by g.coin_id
+  ),
+  left_24h as (
+    -- the bars of (p_through - 24h, p_now - 24h] leave the last 24 hours
+    select b.coin_id, sum(b.volume) as volume, last(b.close, b.time) as close
+    from market.coin_bars_1m b
+    where b.coin_id = any (p_coins) and b.time > p_through - interval '24 hours' and b.time <= p_now - interval '24 hours'
+    group by b.coin_id
+  ),
+  passed_7d as (
+    select b.coin_id, last(b.close, b.time) as close
+    from market.coin_bars_1m b
+    where b.coin_id = any (p_coins) and b.time > p_through - interval '7 days' and b.time <= p_now - interval '7 days'
+    group by b.coin_id
+  ),
   moved as (
     select s.coin_id, s.ath as stored_ath, s.ath_at as stored_ath_at, s.atl as stored_atl, s.atl_at as stored_atl_at,
       s.today_open as stored_open, s.today_high as stored_high, s.today_low as stored_low, s.today_close as stored_close,
@@ -145,26 +190,9 @@ as $$
       n.high, n.high_at, n.low, n.low_at, n.open, n.close
     from unnest(p_coins) k (id)
     join market.coin_state s on s.coin_id = k.id
-    cross join lateral (
-      -- the new bars: every bar after the stored price (write_coin_state chose coins whose bars there are all new)
-      select sum(b.volume) as volume, max(b.high) as high, last(b.time, b.high) as high_at,
-        min(b.low) as low, first(b.time, b.low) as low_at,
-        first(b.open, b.time) as open, last(b.close, b.time) as close, max(b.time) as time
-      -- in index order: a plain index scan per coin, not a bitmap
-      from (select * from market.coin_bars_1m b
-            where b.coin_id = s.coin_id and b.time > s.last_updated and b.time <= p_now order by b.time) b
-    ) n
-    cross join lateral (
-      select sum(b.volume) as volume, last(b.close, b.time) as close
-      from (select * from market.coin_bars_1m b
-            where b.coin_id = s.coin_id and b.time > p_through - interval '24 hours' and b.time <= p_now - interval '24 hours'
-            order by b.time) b
-    ) o
-    cross join lateral (
-      select last(b.close, b.time) as close
-      from market.coin_bars_1m b
-      where b.coin_id = s.coin_id and b.time > p_through - interval '7 days' and b.time <= p_now - interval '7 days'
-    ) w
+    left join new_bars n on n.coin_id = s.coin_id
+    left join left_24h o on o.coin_id = s.coin_id
+    left join passed_7d w on w.coin_id = s.coin_id
   ),
   figures as (
     -- the stored extremes cover the bars up to p_through
@@ -184,7 +212,7 @@ as $$
     f.close_24h, f.close_7d
   from figures f;
 $$;
-comment on function market.moved_coin_figures(timestamptz, timestamptz, int[]) is 'The figures of market.coin_state as of p_now for the coins p_coins, from their stored row as of p_through (the same UTC day) and only the bars that changed them since: the new bars (those after the stored price, each within 24 hours of p_now) give the price, extend the extremes and today''s OHLC and add to the 24h volume; the bars of (p_through - 24h, p_now - 24h] leave it, and the newest of them (of (p_through - 7d, p_now - 7d]) is the new 24h (7d) reference close, else the stored one stays. Valid only for coins with raw bars none of which changed otherwise: market.write_coin_state chooses them.';
+comment on function market.moved_coin_figures(timestamptz, timestamptz, int[]) is 'The figures of market.coin_state as of p_now for the coins p_coins, from their stored row as of p_through (the same UTC day) and only the bars that changed them since: the new bars (those after the stored price, each within 24 hours of p_now) give the price, extend the extremes and today''s OHLC and add to the 24h volume; the bars of (p_through - 24h, p_now - 24h] leave it, and the newest of them (of (p_through - 7d, p_now - 7d]) is the new 24h (7d) reference close, else the stored one stays. The bars of the last minutes (after p_through - 2 minutes) are read for all the coins at once, earlier new bars coin by coin for the coins with a change that old noted in market.coin_state_changes. Valid only for coins with raw bars none of which changed otherwise and whose new bars are all noted there: market.write_coin_state chooses them.';
 revoke execute on function market.moved_coin_figures(timestamptz, timestamptz, int[]) from public;
 
 -- why: list endpoints read one indexed row per coin instead of aggregating bars per request; a
@@ -256,9 +284,10 @@ begin
   end if;
 
   with fresh as (
-    select * from market.computed_coin_figures(p_now, p_full, v_computed)
+    -- one-time filters: a function with no coin to compute is not called (planning it costs tens of ms)
+    select * from market.computed_coin_figures(p_now, p_full, v_computed) where v_computed is null or cardinality(v_computed) > 0
     union all
-    select * from market.moved_coin_figures(p_now, v_last.through, v_moved)
+    select * from market.moved_coin_figures(p_now, v_last.through, v_moved) where cardinality(v_moved) > 0
   ),
   kept as (
     select s.coin_id, s.price, s.last_updated, s.volume_24h, s.change_24h, s.change_7d, s.ath, s.ath_at, s.atl, s.atl_at,

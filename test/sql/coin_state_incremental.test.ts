@@ -40,6 +40,8 @@ test.before(async () => {
     union all
     select ${start}::timestamptz - interval '24 hours' + m * interval '1 minute', g, 2, 4, 0.5, 2, 11.125
     from generate_series(1, ${COINS}) g, (values (1), (2)) w (m) where g % (2 + m) = 0`;
+  // some coins have not traded for two hours: their next bars are read one coin at a time
+  await db.sql`delete from market.coin_bars_1m where coin_id % 107 = 0 and time = ${start}::timestamptz - interval '1 minute'`;
   const [full] = await db.sql`select market.refresh_coin_state(${start}::timestamptz) as coins`;
   if (full!.coins !== COINS) throw new Error(`the first refresh computed ${full!.coins} coins`);
 });
@@ -65,6 +67,10 @@ async function minuteOfChanges(time: string, minute: number) {
                select ${time}::timestamptz + interval '1 minute', g, 0.5, 0.5, 0.01, 0.5, 2
                from generate_series(1, ${COINS}) g where g % 101 = ${minute}
                on conflict do nothing`;
+  // a bar of half an hour ago arrives late for coins that had not traded for two hours
+  await db.sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume)
+               select ${time}::timestamptz - interval '30 minutes', g, 3, 3.5, 2.5, 3, 4
+               from generate_series(1, ${COINS}) g where g % 107 = 0 and ${minute} = 1`;
   // the catalogue moves too: supplies, a delisting, a new coin with bars
   await db.sql`update market.coins set circulating_supply = circulating_supply * 2 where id % 71 = ${minute}`;
   await db.sql`update market.coins set status = 'delisted' where id % 73 = ${minute}`;
