@@ -7700,18 +7700,18 @@ function market.mfi_series(p_coin_id integer, p_period integer) returns TABLE(i 
   |   order by s.i
 
 function market.moved_coin_figures(p_now timestamp with time zone, p_through timestamp with time zone, p_coins integer[]) returns SETOF market.coin_figures language sql stable
-  -- The figures of market.coin_state as of p_now for the coins p_coins, from their stored row as of p_through (the same UTC day) and only the bars that changed them since: the new bars (those after the stored price, each within 24 hours of p_now) give the price, extend the extremes and today's OHLC and add to the 24h volume; the bars of (p_through - 24h, p_now - 24h] leave it, and the newest of them (of (p_through - 7d, p_now - 7d]) is the new 24h (7d) reference close, else the stored one stays. The bars of the last minutes (after p_through - 2 minutes) are read for all the coins at once, earlier new bars coin by coin for the coins with a change that old noted in market.coin_state_changes. Valid only for coins with raw bars none of which changed otherwise and whose new bars are all noted there: market.write_coin_state chooses them.
+  -- The figures of market.coin_state as of p_now for the coins p_coins, from their stored row as of p_through (the same UTC day) and only the bars that changed them since: the new bars (those after the stored price, each within 24 hours of p_now) give the price, extend the extremes and today's OHLC and add to the 24h volume; the bars of (p_through - 24h, p_now - 24h] leave it, and the newest of them (of (p_through - 7d, p_now - 7d]) is the new 24h (7d) reference close, else the stored one stays. The bars of the last minutes (after p_through - 1 minute) are read for all the coins at once, earlier new bars coin by coin for the coins with a change that old noted in market.coin_state_changes. Valid only for coins with raw bars none of which changed otherwise and whose new bars are all noted there: market.write_coin_state chooses them.
   |   -- Set-based: the bars of the last minutes are read for all the coins at once (one index scan per
   |   -- chunk for the array of coins), not by a lookup per coin into the hypertable (issue 46).
   |   with
   |   gained as (
   |     -- the new bars: every bar after the stored price (write_coin_state chose coins whose bars there
-  |     -- are all new); those of the minutes since shortly before p_through for every coin at once
-  |     -- (a coin priced at the last refresh has its price from about a minute before it)
+  |     -- are all new); those after p_through - 1 minute for every coin at once (a coin that traded
+  |     -- in the minute before the last refresh has its price from then: one index entry each)
   |     select b.coin_id, b.time, b.open, b.high, b.low, b.close, b.volume
   |     from market.coin_bars_1m b
   |     join market.coin_state s on s.coin_id = b.coin_id
-  |     where b.coin_id = any (p_coins) and b.time > p_through - interval '2 minutes' and b.time <= p_now
+  |     where b.coin_id = any (p_coins) and b.time > p_through - interval '1 minute' and b.time <= p_now
   |       and b.time > s.last_updated
   |     union all
   |     -- and, for a coin whose stored price is older, its earlier new bars one coin at a time (late
@@ -7721,10 +7721,10 @@ function market.moved_coin_figures(p_now timestamp with time zone, p_through tim
   |     join market.coin_state s on s.coin_id = k.id
   |     cross join lateral (
   |       select * from market.coin_bars_1m b
-  |       where s.last_updated < p_through - interval '2 minutes' and b.coin_id = s.coin_id
-  |         and b.time > s.last_updated and b.time <= p_through - interval '2 minutes'
+  |       where s.last_updated < p_through - interval '1 minute' and b.coin_id = s.coin_id
+  |         and b.time > s.last_updated and b.time <= p_through - interval '1 minute'
   |     ) b
-  |     where k.id in (select c.coin_id from market.coin_state_changes c where c.time <= p_through - interval '2 minutes')
+  |     where k.id in (select c.coin_id from market.coin_state_changes c where c.time <= p_through - interval '1 minute')
   |   ),
   |   new_bars as (
   |     -- in time order, as before (a tie of highs or lows goes to the earliest bar)
