@@ -693,6 +693,7 @@ table market.coin_bars_1m
   close numeric not null
   volume numeric not null default 0  -- Traded volume in USD during the bar.
   marketcap numeric  -- Marketcap in USD at the bar's close (close times circulating supply); null when the supply is unknown.
+  written_at timestamp with time zone default now()  -- When the bar was first written (the transaction's time; a later rebuild of the same minute keeps it); null for bars written before this column existed. A live bar's delay is written_at minus its close (time + 1 minute).
   constraint coin_bars_1m_check CHECK (((low >= (0)::numeric) AND (low <= open) AND (low <= close) AND (high >= open) AND (high >= close)))
   constraint coin_bars_1m_close_check CHECK ((close >= (0)::numeric))
   constraint coin_bars_1m_marketcap_check CHECK ((marketcap >= (0)::numeric))
@@ -1430,7 +1431,7 @@ table market.venue_candle_counts
   CREATE UNIQUE INDEX venue_candle_counts_pkey ON market.venue_candle_counts USING btree (exchange_id, outcome)
 
 view market.venue_health
-  -- Each real venue's fetch state (REST: the minute job, backfill, liquidations and the stream holder's REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream's health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error.
+  -- Each real venue's fetch state (REST: the minute job, backfill, liquidations and the stream holder's REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream's health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error; then its one-minute candles (issue 46): markets streamed and markets on REST fallback as the venue's stream holder last counted them (null when no holder counted in the last 2 minutes: the minute job polls the venue), candles per minute by path (stream, rest) over the last 5 closed minutes (candles stored for those minutes, a REST candle replacing a stream one counted as rest), and the delay in seconds from a minute's close to its index bar (market.coin_bars_1m.written_at minus the bar's close), p50 and p99 over the coins of the venue's candles of the last 5 closed minutes (null without such bars).
   exchange text
   name text
   failures integer
@@ -1449,6 +1450,12 @@ view market.venue_health
   stream_attempts bigint
   stream_last_error text
   stream_last_error_at timestamp with time zone
+  markets_streamed integer
+  markets_rest_fallback integer
+  candles_per_minute_stream numeric
+  candles_per_minute_rest numeric
+  index_delay_p50_seconds numeric
+  index_delay_p99_seconds numeric
 
 table market.venue_markets
   -- Markets of the real venues as ccxt loads them: unified symbol (BASE/QUOTE, swaps BASE/QUOTE:SETTLE), raw venue id, base and quote currency codes, the catalogue coins they map to (null: not a catalogue coin), instrument, contract size (swaps), whether listed now, and how far its 1-minute candles are stored (candles_until: the end of the newest stored closed minute).
@@ -1495,11 +1502,16 @@ table market.venue_status
   stream_attempts bigint not null default 0  -- Live stream connections attempted since the venue was added, successful or not.
   stream_last_error text  -- Why the last stream connection failed or ended.
   stream_last_error_at timestamp with time zone  -- When the last stream connection failed or ended.
+  stream_markets integer  -- Markets whose one-minute candles the venue's stream delivers (subscribed, receiving), as its stream holder counted them at candle_markets_at; null before any holder counted.
+  rest_fallback_markets integer  -- Markets of the index (market.venue_candle_markets) whose candles the holder takes from REST alone at candle_markets_at: the venue cannot stream them, their subscription failed or is not yet receiving.
+  candle_markets_at timestamp with time zone  -- When the holder last counted stream_markets and rest_fallback_markets (each tick, STREAM_INTERVAL_MS); older than 2 minutes: no holder streams the venue's candles (market.venue_health shows null).
   constraint venue_status_exchange_id_fkey FOREIGN KEY (exchange_id) REFERENCES market.exchanges(id) ON DELETE CASCADE
   constraint venue_status_failures_check CHECK ((failures >= 0))
   constraint venue_status_pkey PRIMARY KEY (exchange_id)
+  constraint venue_status_rest_fallback_markets_check CHECK ((rest_fallback_markets >= 0))
   constraint venue_status_stream_attempts_check CHECK ((stream_attempts >= 0))
   constraint venue_status_stream_failures_check CHECK ((stream_failures >= 0))
+  constraint venue_status_stream_markets_check CHECK ((stream_markets >= 0))
   CREATE UNIQUE INDEX venue_status_pkey ON market.venue_status USING btree (exchange_id)
 
 table market.venue_symbol_overrides
@@ -4366,7 +4378,7 @@ function app.maintenance_tables() returns SETOF oid language sql stable
   |   order by c.oid::regclass::text;
 
 function app.metrics_snapshot(p_heartbeat_fresh interval) returns TABLE(metric text, labels jsonb, value double precision) language sql stable
-  -- Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), venue 1-minute candles counted per venue and outcome (market.venue_candle_counts: written by path, REST/stream disagreements, refused stream candles), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database's client connections by application and state.
+  -- Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), venue 1-minute candles counted per venue and outcome (market.venue_candle_counts: written by path, REST/stream disagreements, refused stream candles), per venue (market.venue_health) its markets on the candle stream and on REST fallback, its candles per minute by path over the last 5 closed minutes and the p50/p99 delay in seconds from a minute's close to its index bar (samples left out while null), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database's client connections by application and state.
   |   -- graphile-worker jobs per queue (unqueued jobs under '') and state.
   |   select 'mdapi_job_queue_jobs', jsonb_build_object('queue', coalesce(q.queue_name, ''), 'state', s.state), count(*)::double precision
   |   from graphile_worker._private_jobs j
@@ -4401,6 +4413,20 @@ function app.metrics_snapshot(p_heartbeat_fresh interval) returns TABLE(metric t
   |   select 'mdapi_venue_candles_total', jsonb_build_object('venue', e.slug, 'outcome', k.outcome), k.candles::double precision
   |   from market.venue_candle_counts k
   |   join market.exchanges e on e.id = k.exchange_id
+  |   union all
+  |   -- Per venue (market.venue_health): markets on the candle stream and on REST fallback, candles per
+  |   -- minute by path and the delay from a minute's close to its index bar (issue 46).
+  |   select g.metric, jsonb_build_object('venue', h.exchange) || g.labels, g.value::double precision
+  |   from market.venue_health h
+  |   cross join lateral (values
+  |     ('mdapi_venue_candle_markets', jsonb_build_object('path', 'stream'), h.markets_streamed::numeric),
+  |     ('mdapi_venue_candle_markets', jsonb_build_object('path', 'rest_fallback'), h.markets_rest_fallback::numeric),
+  |     ('mdapi_venue_candles_per_minute', jsonb_build_object('path', 'stream'), h.candles_per_minute_stream),
+  |     ('mdapi_venue_candles_per_minute', jsonb_build_object('path', 'rest'), h.candles_per_minute_rest),
+  |     ('mdapi_venue_index_delay_seconds', jsonb_build_object('quantile', '0.5'), h.index_delay_p50_seconds),
+  |     ('mdapi_venue_index_delay_seconds', jsonb_build_object('quantile', '0.99'), h.index_delay_p99_seconds)
+  |   ) g (metric, labels, value)
+  |   where g.value is not null
   |   union all
   |   select 'mdapi_webhook_deliveries_24h', jsonb_build_object('status', d.status), count(*)::double precision
   |   from app.webhook_deliveries d
@@ -4894,7 +4920,7 @@ function app.settle_outbox_message(p_channel text, p_message_id text, p_status t
   | end;
 
 function app.status_report(p_migration_files text[], p_heartbeat_fresh interval) returns jsonb language sql stable
-  -- The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down (the exchanges source also lists its unverified venues, market.exchanges.verified); FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. The overall state is the worst component state.
+  -- The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, outage when its data is more than 3600 s old or every venue is down (the exchanges source also lists its unverified venues, market.exchanges.verified); each active venue (market.venue_health) degraded while its REST reads back off (state down), with its REST and stream states, markets streamed and on REST fallback, candles per minute by path and the p50/p99 delay from a minute's close to its index bar; FX rates degraded when none exist, the newest real rate is more than 4 days old (the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. The overall state is the worst component state.
   |   with ready as (
   |     select * from app.readiness(p_migration_files, p_heartbeat_fresh)
   |   ),
@@ -4963,6 +4989,17 @@ function app.status_report(p_migration_files text[], p_heartbeat_fresh interval)
   |           select coalesce(jsonb_agg(e.slug order by e.slug), '[]') from market.exchanges e
   |           where e.source = 'exchanges' and e.status = 'active' and not e.verified)) else '{}' end)
   |     from market_sources m
+  |     union all
+  |     -- each active venue's candles (issue 46): how its markets are read, candles per minute by path, index bar delay
+  |     select 3, jsonb_build_object('id', 'venue:' || h.exchange, 'name', 'Venue: ' || h.name,
+  |       'state', case when h.state = 'down' then 'degraded' else 'operational' end,
+  |       'figures', jsonb_build_object('rest', h.state, 'stream', h.stream_state,
+  |         'markets_streamed', h.markets_streamed, 'markets_on_rest_fallback', h.markets_rest_fallback,
+  |         'stream_candles_per_minute', h.candles_per_minute_stream, 'rest_candles_per_minute', h.candles_per_minute_rest,
+  |         'index_bar_delay_p50_seconds', h.index_delay_p50_seconds, 'index_bar_delay_p99_seconds', h.index_delay_p99_seconds))
+  |     from market.venue_health h
+  |     join market.exchanges e on e.slug = h.exchange
+  |     where e.status = 'active'
   |     union all
   |     select 4, jsonb_build_object('id', 'fx', 'name', 'FX rates',
   |       'state', case
@@ -8004,6 +8041,16 @@ function market.record_venue_backfill(p_exchange text, p_symbol text, p_timefram
   |     and b.range_from = p_range_from
   |   returning b.finished_at is not null;
 
+function market.record_venue_candle_markets(p_counts jsonb, p_at timestamp with time zone) returns void language sql volatile
+  -- Records the candle markets of the venues a stream holder holds, as counted at p_at: p_counts maps each venue (its ccxt id) to {"streamed": markets its candle stream delivers, "fallback": markets taken from REST alone}. Read by market.venue_health.
+  |   update market.venue_status s set
+  |     stream_markets = greatest((c.value ->> 'streamed')::int, 0),
+  |     rest_fallback_markets = greatest((c.value ->> 'fallback')::int, 0),
+  |     candle_markets_at = p_at
+  |   from jsonb_each(p_counts) c
+  |   join market.exchanges e on e.slug = lower(c.key)
+  |   where s.exchange_id = e.id
+
 function market.record_venue_requests(p_exchange text, p_requests integer) returns void language sql volatile
   -- Counts requests made to a real venue by a successful read outside its fetch runs (stream resynchronisation, market load, liquidations), leaving its failures and back-off as they are.
   |   update market.venue_status s set requests = s.requests + greatest(p_requests, 0)
@@ -8867,7 +8914,9 @@ function market.simulated_bars(p_start timestamp with time zone, p_end timestamp
   |     least(s.open, s.close, market.sim_round(s.low)) as low,
   |     s.close,
   |     round(s.volume::numeric, 2) as volume,
-  |     round(s.close * s.circulating_supply, 2) as marketcap
+  |     round(s.close * s.circulating_supply, 2) as marketcap,
+  |     -- stamped when written (market.write_simulated_bars): the bars stay deterministic
+  |     null::timestamptz as written_at
   |   from shaped s
 
 function market.simulated_liquidations(p_start timestamp with time zone, p_end timestamp with time zone) returns SETOF market.liquidations language sql stable
@@ -9546,8 +9595,8 @@ function market.write_simulated_bars(p_start timestamp with time zone, p_end tim
   |   if p_end <= v_hourly then
   |     perform public.set_chunk_time_interval('market.coin_bars_1m', interval '30 days');
   |   end if;
-  |   insert into market.coin_bars_1m
-  |   select * from market.simulated_bars(p_start, p_end, p_now)
+  |   insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume, marketcap)
+  |   select b.time, b.coin_id, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.simulated_bars(p_start, p_end, p_now) b
   |   on conflict do nothing;
   |   get diagnostics v_bars = row_count;
   |   if p_end <= v_hourly then

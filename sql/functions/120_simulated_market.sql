@@ -160,7 +160,9 @@ as $$
     least(s.open, s.close, market.sim_round(s.low)) as low,
     s.close,
     round(s.volume::numeric, 2) as volume,
-    round(s.close * s.circulating_supply, 2) as marketcap
+    round(s.close * s.circulating_supply, 2) as marketcap,
+    -- stamped when written (market.write_simulated_bars): the bars stay deterministic
+    null::timestamptz as written_at
   from shaped s
 $$;
 comment on function market.simulated_bars(timestamptz, timestamptz, timestamptz) is 'Simulated market: the bars of every simulated coin that start in [p_start, p_end) and end by p_end, with the widths of market.simulated_bar_grid. Deterministic for a given seed.';
@@ -183,8 +185,8 @@ begin
   if p_end <= v_hourly then
     perform public.set_chunk_time_interval('market.coin_bars_1m', interval '30 days');
   end if;
-  insert into market.coin_bars_1m
-  select * from market.simulated_bars(p_start, p_end, p_now)
+  insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume, marketcap)
+  select b.time, b.coin_id, b.open, b.high, b.low, b.close, b.volume, b.marketcap from market.simulated_bars(p_start, p_end, p_now) b
   on conflict do nothing;
   get diagnostics v_bars = row_count;
   if p_end <= v_hourly then

@@ -389,6 +389,22 @@ $$;
 comment on function market.record_venue_stream(text, text, timestamptz, double precision) is 'Records one live stream connection of a real venue at p_at: subscribed and resynchronised (p_error null) or failed/ended with p_error, after which the holder waits until the returned stream_backoff_until: 2 s doubling per consecutive failure up to 5 minutes, times a jitter between 0.5 and 1 (p_jitter in [0, 1]); a stream up for a minute starts the count again. REST health (failures, backoff_until) is not touched.';
 revoke execute on function market.record_venue_stream(text, text, timestamptz, double precision) from public;
 
+-- why: each holder knows only its own venues' candle feeds; the operators' figures read them from SQL
+create or replace function market.record_venue_candle_markets(p_counts jsonb, p_at timestamptz default now())
+returns void
+language sql volatile
+as $$
+  update market.venue_status s set
+    stream_markets = greatest((c.value ->> 'streamed')::int, 0),
+    rest_fallback_markets = greatest((c.value ->> 'fallback')::int, 0),
+    candle_markets_at = p_at
+  from jsonb_each(p_counts) c
+  join market.exchanges e on e.slug = lower(c.key)
+  where s.exchange_id = e.id
+$$;
+comment on function market.record_venue_candle_markets(jsonb, timestamptz) is 'Records the candle markets of the venues a stream holder holds, as counted at p_at: p_counts maps each venue (its ccxt id) to {"streamed": markets its candle stream delivers, "fallback": markets taken from REST alone}. Read by market.venue_health.';
+revoke execute on function market.record_venue_candle_markets(jsonb, timestamptz) from public;
+
 create or replace view market.venue_health as
 select e.slug as exchange, e.name, s.failures, s.backoff_until,
   case when s.backoff_until > now() then 'down' when s.last_success_at is null then 'idle' else 'up' end as state,
@@ -397,10 +413,32 @@ select e.slug as exchange, e.name, s.failures, s.backoff_until,
   (select max(m.candles_until) from market.venue_markets m where m.exchange_id = e.id) as candles_until,
   case when s.stream_up_since is not null then 'up' when s.stream_attempts = 0 then 'idle' else 'down' end as stream_state,
   case when s.stream_up_since <= now() - interval '1 minute' then 0 else s.stream_failures end as stream_failures,
-  s.stream_backoff_until, s.stream_attempts, s.stream_last_error, s.stream_last_error_at
+  s.stream_backoff_until, s.stream_attempts, s.stream_last_error, s.stream_last_error_at,
+  case when s.candle_markets_at > now() - interval '2 minutes' then s.stream_markets end as markets_streamed,
+  case when s.candle_markets_at > now() - interval '2 minutes' then s.rest_fallback_markets end as markets_rest_fallback,
+  c.stream_per_minute as candles_per_minute_stream, c.rest_per_minute as candles_per_minute_rest,
+  d.p50 as index_delay_p50_seconds, d.p99 as index_delay_p99_seconds
 from market.venue_status s
-join market.exchanges e on e.id = s.exchange_id;
-comment on view market.venue_health is 'Each real venue''s fetch state (REST: the minute job, backfill, liquidations and the stream holder''s REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream''s health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error.';
+join market.exchanges e on e.id = s.exchange_id
+-- the last 5 closed minutes: their candles by path, and when their coins' index bars were first written
+cross join lateral (
+  select round(count(*) filter (where b.path = 'stream') / 5.0, 1) as stream_per_minute,
+    round(count(*) filter (where b.path = 'rest') / 5.0, 1) as rest_per_minute
+  from market.venue_bars_1m b
+  where b.exchange_id = e.id and b.time >= date_trunc('minute', now()) - interval '5 minutes' and b.time < date_trunc('minute', now())
+) c
+cross join lateral (
+  select round(percentile_cont(0.5) within group (order by x.delay)::numeric, 1) as p50,
+    round(percentile_cont(0.99) within group (order by x.delay)::numeric, 1) as p99
+  from (
+    select extract(epoch from i.written_at - (b.time + interval '1 minute')) as delay
+    from market.venue_bars_1m b
+    join market.coin_bars_1m i on i.coin_id = b.coin_id and i.time = b.time
+    where b.exchange_id = e.id and b.time >= date_trunc('minute', now()) - interval '5 minutes' and b.time < date_trunc('minute', now())
+      and i.time >= date_trunc('minute', now()) - interval '5 minutes' and i.written_at is not null
+  ) x
+) d;
+comment on view market.venue_health is 'Each real venue''s fetch state (REST: the minute job, backfill, liquidations and the stream holder''s REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream''s health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error; then its one-minute candles (issue 46): markets streamed and markets on REST fallback as the venue''s stream holder last counted them (null when no holder counted in the last 2 minutes: the minute job polls the venue), candles per minute by path (stream, rest) over the last 5 closed minutes (candles stored for those minutes, a REST candle replacing a stream one counted as rest), and the delay in seconds from a minute''s close to its index bar (market.coin_bars_1m.written_at minus the bar''s close), p50 and p99 over the coins of the venue''s candles of the last 5 closed minutes (null without such bars).';
 
 -- why: one market per coin and venue carries its candles (the most traded), for the live tick and the backfill alike
 create or replace function market.venue_candle_markets(p_exchange text)

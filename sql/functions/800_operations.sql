@@ -41,6 +41,20 @@ as $$
   from market.venue_candle_counts k
   join market.exchanges e on e.id = k.exchange_id
   union all
+  -- Per venue (market.venue_health): markets on the candle stream and on REST fallback, candles per
+  -- minute by path and the delay from a minute's close to its index bar (issue 46).
+  select g.metric, jsonb_build_object('venue', h.exchange) || g.labels, g.value::double precision
+  from market.venue_health h
+  cross join lateral (values
+    ('mdapi_venue_candle_markets', jsonb_build_object('path', 'stream'), h.markets_streamed::numeric),
+    ('mdapi_venue_candle_markets', jsonb_build_object('path', 'rest_fallback'), h.markets_rest_fallback::numeric),
+    ('mdapi_venue_candles_per_minute', jsonb_build_object('path', 'stream'), h.candles_per_minute_stream),
+    ('mdapi_venue_candles_per_minute', jsonb_build_object('path', 'rest'), h.candles_per_minute_rest),
+    ('mdapi_venue_index_delay_seconds', jsonb_build_object('quantile', '0.5'), h.index_delay_p50_seconds),
+    ('mdapi_venue_index_delay_seconds', jsonb_build_object('quantile', '0.99'), h.index_delay_p99_seconds)
+  ) g (metric, labels, value)
+  where g.value is not null
+  union all
   select 'mdapi_webhook_deliveries_24h', jsonb_build_object('status', d.status), count(*)::double precision
   from app.webhook_deliveries d
   where d.created_at > now() - interval '24 hours'
@@ -58,7 +72,7 @@ as $$
   group by a.application_name, a.state
 $$;
 comment on function app.metrics_snapshot(interval) is
-  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), venue 1-minute candles counted per venue and outcome (market.venue_candle_counts: written by path, REST/stream disagreements, refused stream candles), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
+  'Samples for GET /metrics read at scrape time: graphile-worker jobs per queue and state (ready, scheduled, locked, failed), age of each queue lock, age in seconds of the newest 1-minute bar per data source (the source of the coin), age of the newest live price per venue (market.live_venue_prices), venue 1-minute candles counted per venue and outcome (market.venue_candle_counts: written by path, REST/stream disagreements, refused stream candles), per venue (market.venue_health) its markets on the candle stream and on REST fallback, its candles per minute by path over the last 5 closed minutes and the p50/p99 delay in seconds from a minute''s close to its index bar (samples left out while null), webhook deliveries of the last 24 hours by status, workers whose last heartbeat is fresh (newer than p_heartbeat_fresh) or stale, and this database''s client connections by application and state.';
 revoke execute on function app.metrics_snapshot(interval) from public;
 
 -- Migration files the calling code knows that this database has not applied: /readyz, the status

@@ -76,6 +76,17 @@ as $$
           where e.source = 'exchanges' and e.status = 'active' and not e.verified)) else '{}' end)
     from market_sources m
     union all
+    -- each active venue's candles (issue 46): how its markets are read, candles per minute by path, index bar delay
+    select 3, jsonb_build_object('id', 'venue:' || h.exchange, 'name', 'Venue: ' || h.name,
+      'state', case when h.state = 'down' then 'degraded' else 'operational' end,
+      'figures', jsonb_build_object('rest', h.state, 'stream', h.stream_state,
+        'markets_streamed', h.markets_streamed, 'markets_on_rest_fallback', h.markets_rest_fallback,
+        'stream_candles_per_minute', h.candles_per_minute_stream, 'rest_candles_per_minute', h.candles_per_minute_rest,
+        'index_bar_delay_p50_seconds', h.index_delay_p50_seconds, 'index_bar_delay_p99_seconds', h.index_delay_p99_seconds))
+    from market.venue_health h
+    join market.exchanges e on e.slug = h.exchange
+    where e.status = 'active'
+    union all
     select 4, jsonb_build_object('id', 'fx', 'name', 'FX rates',
       'state', case
         when f.time is null then 'degraded'
@@ -118,7 +129,7 @@ comment on function app.status_report(text[], interval) is
   'The components of GET /status and /status.json with state (operational, busy, degraded, outage) and figures. Thresholds: '
   'database degraded while migrations are pending; job worker degraded without a heartbeat newer than p_heartbeat_fresh; '
   'each serving market source (market.source_health, kind simulated or exchange) busy while its first run writes its history (status starting), degraded when its last run failed, its data is more than 300 s old or a venue is down, '
-  'outage when its data is more than 3600 s old or every venue is down (the exchanges source also lists its unverified venues, market.exchanges.verified); FX rates degraded when none exist, the newest real rate is more than 4 days old '
+  'outage when its data is more than 3600 s old or every venue is down (the exchanges source also lists its unverified venues, market.exchanges.verified); each active venue (market.venue_health) degraded while its REST reads back off (state down), with its REST and stream states, markets streamed and on REST fallback, candles per minute by path and the p50/p99 delay from a minute''s close to its index bar; FX rates degraded when none exist, the newest real rate is more than 4 days old '
   '(the ECB publishes on working days) or its source is failing (placeholder demo rates count as operational, labelled demo); '
   'sentiment busy with no reading yet in the first 30 minutes after the first migration, degraded with no reading or one more than 2700 s old (refreshed every 15 minutes); webhook delivery degraded when a delivery has been pending more than 3600 s '
   'or more than half of at least 10 deliveries finished in 24 hours failed; e-mail notifications degraded when an e-mail has been pending more than 3600 s. '

@@ -115,6 +115,24 @@ test.serial('from start, REST fills each venue\'s minutes of the last ten; then 
   t.is((await counts('coinbase')).disagreement, undefined);
 });
 
+test.serial('each tick the holder records per venue its markets streamed and on REST fallback; market.venue_health shows them with the candles per minute by path', async (t) => {
+  const health = () => db.sql`select exchange, markets_streamed, markets_rest_fallback, candles_per_minute_stream::float8 as stream, candles_per_minute_rest::float8 as rest
+    from market.venue_health order by exchange`;
+  await until('every venue counted: streamed where a stream brings its candles, mexc on REST alone', async () => {
+    const rows = await health();
+    return rows.length > 0 && rows.every((row) => row.markets_streamed !== null)
+      && rows.filter((row) => row.exchange !== 'mexc').every((row) => row.markets_streamed === 1 && row.markets_rest_fallback === 0);
+  }, { timeoutMs: 15_000 }).catch(async (error) => {
+    t.log(await health());
+    throw error;
+  });
+  const rows = new Map((await health()).map((row) => [row.exchange as string, row]));
+  t.like(rows.get('mexc'), { markets_streamed: 0, markets_rest_fallback: 1 });
+  t.like(rows.get('binance'), { markets_streamed: 1, markets_rest_fallback: 0 });
+  // the last 5 closed minutes (real time; the test's clock is half an hour back): none of its candles
+  t.like(rows.get('binance'), { stream: 0, rest: 0 });
+});
+
 test('a minute built from coinbase\'s trades is its REST candle of the minute: first price, extremes, last price, summed sizes', (t) => {
   const minute = M - 5 * MINUTE;
   const [open, high, low, close, volume] = restCandle('coinbase', minute) as [string, string, string, string, string];

@@ -263,6 +263,11 @@ class CandleFeed {
     return this.streaming.size;
   }
 
+  /** how many markets it takes candles for: streamed, or from REST alone */
+  get candleMarkets(): number {
+    return this.states.size;
+  }
+
   private now(): number {
     return this.source.now();
   }
@@ -776,9 +781,16 @@ export class CandleFeeds {
     for (const id of held) if (!this.feeds.has(id)) this.feeds.set(id, this.open(id));
   }
 
-  /** per venue: candles written by each path, REST requests, refusals, disagreements, connections, markets streamed now */
-  stats(): Record<string, CandleFeed['stats'] & { streaming: number }> {
-    return Object.fromEntries([...this.feeds.values()].map((feed) => [feed.id, { ...feed.stats, streaming: feed.streamingMarkets }]));
+  /** per venue: candles written by each path, REST requests, refusals, disagreements, connections, markets streamed now and on REST fallback */
+  stats(): Record<string, CandleFeed['stats'] & { streaming: number; fallback: number }> {
+    return Object.fromEntries([...this.feeds.values()].map((feed) => [feed.id, {
+      ...feed.stats, streaming: feed.streamingMarkets, fallback: Math.max(feed.candleMarkets - feed.streamingMarkets, 0),
+    }]));
+  }
+
+  /** What market.record_venue_candle_markets records: per venue held, its markets streamed and on REST fallback. */
+  marketCounts(): Record<string, { streamed: number; fallback: number }> {
+    return Object.fromEntries(Object.entries(this.stats()).map(([id, stats]) => [id, { streamed: stats.streaming, fallback: stats.fallback }]));
   }
 
   async close() {

@@ -173,6 +173,8 @@ export class StreamHolder {
         result.venues = written.venues;
         // its own venues' states; those of the venues other processes hold are theirs to record
         await query('select market.record_stream_venues($1, $2::text::jsonb, $3::text[])', [this.holder, JSON.stringify(written.venues), this.venues()]);
+        const candles = this.venueFeeds().candles;
+        if (candles) await query('select market.record_venue_candle_markets($1::text::jsonb)', [JSON.stringify(candles.marketCounts())]);
       }
       result.coins = await this.refresh(query);
       return result;
