@@ -12,7 +12,7 @@ import { startService } from '../src/service.ts';
 import { measure, printTable, type Figures } from './harness.ts';
 import { benchBackfill } from './backfill.ts';
 import { benchVenues } from './venues.ts';
-import { benchScale } from './scale.ts';
+import { benchScale, benchStreamsAgainstPolling } from './scale.ts';
 import { benchExchanges } from './exchanges.ts';
 import { benchGlobal } from './global.ts';
 import { benchHttp } from './http.ts';
@@ -77,6 +77,7 @@ try {
   if (process.env.BENCH_STREAMS !== 'off') await benchStreams(service);
   // the service as make start runs it on the replay at BENCH_VENUES_COINS, a process and a database of its own
   if (process.env.BENCH_SCALE !== 'off') await benchScale();
+  if (process.env.BENCH_STREAMS !== 'off') await benchStreamsAgainstPolling();
   const memory = process.memoryUsage();
   console.log(`\nAPI process memory: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);
 } finally {

@@ -37,6 +37,128 @@ const CONTRACT_HISTORY_VENUE = 'binance';
 /** the best-ranked coins it is read for: the contract's own (bitcoin, ethereum, tether) and enough for the market's sentiment readings */
 const CONTRACT_HISTORY_COINS = 10;
 
+/** BENCH_SCALE_ENV's settings (NAME=value,NAME=value) for the service */
+function benchScaleEnv(): Record<string, string> {
+  return Object.fromEntries((process.env.BENCH_SCALE_ENV ?? '').split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+}
+
+/** The service as `make start` starts it on the replay (its own process), on the embedded database or a new database of the server; answering /healthz. */
+async function startService(options: {
+  root: string; registry: Set<Managed>; replayEnv: Record<string, string>; extraEnv: Record<string, string>;
+  admin: Sql | null; serverUrl: string | null; database: string; say: (line: string) => void;
+}) {
+  const { root, registry, replayEnv, extraEnv, admin, serverUrl, database, say } = options;
+  const port = await freePort();
+  const api = `http://127.0.0.1:${port}`;
+  const { DATABASE_URL: _url, DATABASE_POOLED: _pooled, ...inherited } = process.env;
+  // the contract's webhook operations make endpoints on an example host, which need no lookup then
+  const env: NodeJS.ProcessEnv = { ...inherited, ...replayEnv, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...extraEnv, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: join(root, 'data') };
+  let dbUrl: string;
+  if (admin) {
+    await admin.unsafe(`create database ${database}`);
+    const url = new URL(serverUrl!);
+    url.pathname = `/${database}`;
+    env.DATABASE_URL = dbUrl = url.toString();
+  } else {
+    const dbPort = await freePort();
+    env.EMBEDDED_DB_PORT = String(dbPort);
+    dbUrl = embeddedUrl(dbPort);
+  }
+  const service = new Managed('service', ['bin/main.ts'], env, root, registry);
+  service.onUnexpectedExit = (code, signal) => say(`the service exited by itself (${signal ?? code}):\n${tail(service.log)}`);
+  service.start();
+  say(`the service starting as make start starts it${Object.keys(extraEnv).length ? `, with ${JSON.stringify(extraEnv)}` : ''} (log: ${service.log})`);
+  await until('the service to answer /healthz', async () => {
+    if (!service.running) throw new Error(`the service exited:\n${tail(service.log)}`);
+    return fetch(`${api}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((response) => response.status === 200, () => false);
+  }, { timeoutMs: 300_000, everyMs: 500 });
+  return { service, api, env, dbUrl };
+}
+
+/** The minute tick's phases from the service's /metrics: runs so far and each phase's total seconds (their sums and counts move together). */
+async function scrapeTicks(api: string) {
+  const text = await (await fetch(`${api}/metrics`)).text();
+  const figures = new Map<string, number>();
+  for (const match of text.matchAll(/^mdapi_exchange_tick_phase_seconds_(sum|count)\{phase="(\w+)"\} (\S+)$/gm)) figures.set(`${match[1]} ${match[2]}`, Number(match[3]));
+  return { count: figures.get('count fetch') ?? 0, sums: Object.fromEntries(TICK_PHASES.map((phase) => [phase, figures.get(`sum ${phase}`) ?? 0])) };
+}
+
+/**
+ * Streams against REST polling (issue 46): the same replay and service twice, with STREAM_CANDLES=on
+ * (the holder takes the minutes from the venues' candle streams, the replay streaming its own candles,
+ * Coinbase's trades aside) and off (REST polling alone). After the first minute tick, over
+ * BENCH_STREAMS_MINUTES (3) closed minutes: the delay from each minute's close to its index bar
+ * (market.coin_bars_1m.written_at minus the bar's close; every coin's bar of those minutes, read a
+ * minute after the last closed), p50/p99, and each venue's REST requests per minute, counted by the
+ * replay (its `requests` lines). In `make bench` after the scale run (BENCH_STREAMS=off skips it) or
+ * alone: BENCH_SCALE_MODE=streams node bench/scale.ts.
+ */
+export async function benchStreamsAgainstPolling(): Promise<void> {
+  const coins = Number(process.env.BENCH_VENUES_COINS ?? 300);
+  const minutes = Number(process.env.BENCH_STREAMS_MINUTES ?? 3);
+  const serverUrl = process.env.BENCH_DATABASE_URL || null;
+  const started = Date.now();
+  const say = (line: string) => process.stdout.write(`[streams ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
+  const results: { mode: string; bars: number; p50: number; p99: number; requests: Record<string, number>; where: string; served: string }[] = [];
+  for (const mode of ['on', 'off'] as const) {
+    const root = mkdtempSync(join(tmpdir(), `mdapi-bench-streams-${mode}-`));
+    const registry = new Set<Managed>();
+    const admin = serverUrl ? createSql({ url: serverUrl, pooled: false, embedded: false }, { max: 1 }) : null;
+    const database = `mdapi_bench_streams_${mode}_${process.pid}`;
+    let sql: Sql | null = null;
+    try {
+      const { managed: replay, served, env: replayEnv } = await startReplay(coins, root, registry, ['--requests-every', '5000']);
+      say(`STREAM_CANDLES=${mode}: ${served}`);
+      const { service, api, dbUrl } = await startService({ root, registry, replayEnv, extraEnv: { ...benchScaleEnv(), STREAM_CANDLES: mode }, admin, serverUrl, database, say });
+      await until('the first minute tick', async () => {
+        if (!service.running) throw new Error(`the service exited:\n${tail(service.log)}`);
+        return (await scrapeTicks(api)).count > 0;
+      }, { timeoutMs: TICK_TIMEOUT_MS, everyMs: 2_000 });
+      // the measured minutes: from the next one to begin, `minutes` of them; read a minute after the last closed
+      const from = Math.ceil(Date.now() / 60_000) * 60_000;
+      const to = from + minutes * 60_000;
+      say(`measuring the minutes ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`);
+      await new Promise((resolve) => setTimeout(resolve, to + 60_000 - Date.now()));
+      if (!service.running) throw new Error(`the service exited:\n${tail(service.log)}`);
+      // the replay's request counts at the window's ends (its lines every 5 s)
+      const counts = readFileSync(replay.log, 'utf8').split('\n').filter((line) => line.startsWith('requests '))
+        .map((line) => { const [, at, json] = line.split(' '); return { at: Number(at), requests: JSON.parse(json!) as Record<string, number> }; });
+      const at = (time: number) => counts.filter((one) => one.at <= time).at(-1) ?? counts[0]!;
+      const [first, last] = [at(from), at(to)];
+      const span = (last.at - first.at) / 60_000;
+      const requests = Object.fromEntries(Object.keys(last.requests).map((venue) => [venue, (last.requests[venue]! - (first.requests[venue] ?? 0)) / span]));
+      sql = createSql({ url: dbUrl, pooled: !admin, embedded: false }, { max: 1 });
+      const [delay] = await sql<{ bars: number; p50: number | null; p99: number | null; version: string }[]>`
+        select count(*)::int as bars,
+          percentile_cont(0.5) within group (order by extract(epoch from b.written_at - (b.time + interval '1 minute')))::float8 as p50,
+          percentile_cont(0.99) within group (order by extract(epoch from b.written_at - (b.time + interval '1 minute')))::float8 as p99,
+          current_setting('server_version') as version
+        from market.coin_bars_1m b
+        where b.time >= ${new Date(from).toISOString()} and b.time < ${new Date(to).toISOString()} and b.written_at is not null`;
+      const where = `${admin ? 'database server' : 'embedded database'} (PostgreSQL ${delay!.version})`;
+      results.push({ mode, bars: delay!.bars, p50: delay!.p50 ?? NaN, p99: delay!.p99 ?? NaN, requests, where, served });
+      say(`STREAM_CANDLES=${mode}: ${delay!.bars} index bars, delay p50 ${delay!.p50?.toFixed(1)} s, p99 ${delay!.p99?.toFixed(1)} s`);
+    } finally {
+      await Promise.all([...registry].map((managed) => managed.kill('SIGTERM', 20_000)));
+      await sql?.end({ timeout: 5 });
+      if (admin) {
+        await admin.unsafe(`drop database if exists ${database} with (force)`).catch(() => {});
+        await admin.end({ timeout: 5 });
+      }
+      if (process.env.BENCH_KEEP === '1') say(`kept ${root}`);
+      else rmSync(root, { recursive: true, force: true });
+    }
+  }
+  const [on, off] = results as [typeof results[number], typeof results[number]];
+  console.log(`\nstreams against REST polling, ${on.where}, on the ${on.served}: ${minutes} closed minutes after the first minute tick each\n`);
+  printColumns(['', 'streams (STREAM_CANDLES=on)', 'REST polling (off)'], [
+    ['index bars of those minutes', String(on.bars), String(off.bars)],
+    ['delay after the minute\'s close p50 s', on.p50.toFixed(1), off.p50.toFixed(1)],
+    ['delay after the minute\'s close p99 s', on.p99.toFixed(1), off.p99.toFixed(1)],
+    ...Object.keys(off.requests).sort().map((venue) => [`${venue} REST requests / minute`, (on.requests[venue] ?? 0).toFixed(0), off.requests[venue]!.toFixed(0)]),
+  ]);
+}
+
 export async function benchScale(): Promise<void> {
   const coins = Number(process.env.BENCH_VENUES_COINS ?? 300);
   const ticks = Number(process.env.BENCH_SCALE_TICKS ?? 3);
@@ -46,7 +168,7 @@ export async function benchScale(): Promise<void> {
   const registry = new Set<Managed>();
   const started = Date.now();
   const say = (line: string) => process.stdout.write(`[scale ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
-  const extraEnv = Object.fromEntries((process.env.BENCH_SCALE_ENV ?? '').split(',').filter(Boolean).map((pair) => pair.split('=') as [string, string]));
+  const extraEnv = benchScaleEnv();
   const { served, env: replayEnv } = await startReplay(coins, root, registry);
   say(served);
   const ceiling = await startCeiling();
@@ -54,38 +176,8 @@ export async function benchScale(): Promise<void> {
   const database = `mdapi_bench_scale_${process.pid}`;
   let sql: Sql | null = null;
   try {
-    const port = await freePort();
-    const api = `http://127.0.0.1:${port}`;
-    const { DATABASE_URL: _url, DATABASE_POOLED: _pooled, ...inherited } = process.env;
-    // the contract's webhook operations make endpoints on an example host, which need no lookup then
-    const env: NodeJS.ProcessEnv = { ...inherited, ...replayEnv, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...extraEnv, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: join(root, 'data') };
-    let dbUrl: string;
-    if (admin) {
-      await admin.unsafe(`create database ${database}`);
-      const url = new URL(serverUrl!);
-      url.pathname = `/${database}`;
-      env.DATABASE_URL = dbUrl = url.toString();
-    } else {
-      const dbPort = await freePort();
-      env.EMBEDDED_DB_PORT = String(dbPort);
-      dbUrl = embeddedUrl(dbPort);
-    }
-    const service = new Managed('service', ['bin/main.ts'], env, root, registry);
-    service.onUnexpectedExit = (code, signal) => say(`the service exited by itself (${signal ?? code}):\n${tail(service.log)}`);
-    service.start();
-    say(`the service starting as make start starts it${Object.keys(extraEnv).length ? `, with ${JSON.stringify(extraEnv)}` : ''} (log: ${service.log})`);
-    await until('the service to answer /healthz', async () => {
-      if (!service.running) throw new Error(`the service exited:\n${tail(service.log)}`);
-      return fetch(`${api}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((response) => response.status === 200, () => false);
-    }, { timeoutMs: 300_000, everyMs: 500 });
-
-    // the tick's phases, one scrape of /metrics after each run (their sums and counts move together)
-    const scrape = async () => {
-      const text = await (await fetch(`${api}/metrics`)).text();
-      const figures = new Map<string, number>();
-      for (const match of text.matchAll(/^mdapi_exchange_tick_phase_seconds_(sum|count)\{phase="(\w+)"\} (\S+)$/gm)) figures.set(`${match[1]} ${match[2]}`, Number(match[3]));
-      return { count: figures.get('count fetch') ?? 0, sums: Object.fromEntries(TICK_PHASES.map((phase) => [phase, figures.get(`sum ${phase}`) ?? 0])) };
-    };
+    const { service, api, env, dbUrl } = await startService({ root, registry, replayEnv, extraEnv, admin, serverUrl, database, say });
+    const scrape = () => scrapeTicks(api);
     const runs: Record<string, number>[] = [];
     let last = await scrape();
     while (runs.length < 1 + ticks) {
@@ -228,6 +320,7 @@ export async function benchScale(): Promise<void> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await benchScale();
+  if (process.env.BENCH_SCALE_MODE === 'streams') await benchStreamsAgainstPolling();
+  else await benchScale();
   process.exit(0);
 }

@@ -145,9 +145,9 @@ export interface ReplayProcess {
   env: Record<string, string>;
 }
 
-/** Starts the replay of `coins` coins (dev/venues/serve.ts) and waits for the environment line it prints. */
-export async function startReplay(coins: number, logDir: string, registry: Set<Managed>, timeoutMs = 300_000): Promise<ReplayProcess> {
-  const managed = new Managed('replay', ['dev/venues/serve.ts', '--port', String(await freePort()), '--coins', String(coins)], process.env, logDir, registry);
+/** Starts the replay of `coins` coins (dev/venues/serve.ts, `args` added) and waits for the environment line it prints. */
+export async function startReplay(coins: number, logDir: string, registry: Set<Managed>, args: string[] = [], timeoutMs = 300_000): Promise<ReplayProcess> {
+  const managed = new Managed('replay', ['dev/venues/serve.ts', '--port', String(await freePort()), '--coins', String(coins), ...args], process.env, logDir, registry);
   managed.start();
   const started = Date.now();
   for (;;) {

@@ -3,13 +3,14 @@
 // coin list and tickers, for fully offline manual runs: it prints what it serves and the environment
 // to give `make start`. Options: --port N (default 8780), --coins N (default 300: the catalogue's coins
 // by rank, every venue listing a large share of them; beyond 300 the venues' lists take their real
-// sizes, e.g. --coins 2500: about 11 000 spot markets).
+// sizes, e.g. --coins 2500: about 11 000 spot markets). --requests-every MS: a line
+// `requests <ms since epoch> <JSON: venue → REST requests so far>` every MS (bench/scale.ts reads them).
 import { parseArgs } from 'node:util';
 import { COMPACT_COINS, REPLAY_VENUES } from './replay.ts';
 import { replayEnvironment, startOfflineReplay } from './offline.ts';
 import { serveVenueStreams } from './streams.ts';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '8780' }, coins: { type: 'string', default: '300' } } });
+const { values } = parseArgs({ options: { port: { type: 'string', default: '8780' }, coins: { type: 'string', default: '300' }, 'requests-every': { type: 'string', default: '0' } } });
 const port = Number(values.port);
 const coins = Number(values.coins);
 if (!Number.isInteger(port) || port < 0 || !Number.isInteger(coins) || coins < 1) {
@@ -30,7 +31,13 @@ console.log(
 console.log('run the service on it, fully offline, in another terminal:');
 const environment = Object.entries(replayEnvironment(replay)).map(([name, value]) => `${name}=${value}`).join(' ');
 console.log(`${environment} make start`);
+const requestsEvery = Number(values['requests-every']);
+const reporting = requestsEvery > 0 ? setInterval(() => {
+  const requests = Object.fromEntries(REPLAY_VENUES.map((venue) => [venue, Object.values(replay.requests(venue)).reduce((sum, n) => sum + n, 0)]));
+  console.log(`requests ${Date.now()} ${JSON.stringify(requests)}`);
+}, requestsEvery) : null;
 const stop = () => {
+  if (reporting) clearInterval(reporting);
   streams.close();
   void replay.close().then(() => process.exit(0));
 };

@@ -365,7 +365,11 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
 };
 
 /** pingMs: how often a venue that pings its clients (htx) does (htx itself: every 5 s) */
-/** `modelPrices`: a market with no price set streams the replay's own price (as `make venues-replay` serves them); default: only prices set */
+/**
+ * `modelPrices`: a market with no price set streams the replay's own price, and one with no candle set
+ * the replay's candle of the minute in progress, then that minute closed once the next begins (as
+ * `make venues-replay` serves them); default: only prices and candles set
+ */
 export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: number; pingMs?: number; modelPrices?: boolean } = {}): VenueStreams {
   const intervalMs = options.intervalMs ?? 100;
   const pingMs = options.pingMs ?? 1_000;
