@@ -77,7 +77,7 @@ try {
   if (process.env.BENCH_STREAMS !== 'off') await benchStreams(service);
   // the service as make start runs it on the replay at BENCH_VENUES_COINS, a process and a database of its own
   if (process.env.BENCH_SCALE !== 'off') await benchScale();
-  if (process.env.BENCH_STREAMS !== 'off') await benchStreamsAgainstPolling();
+  if (process.env.BENCH_SCALE_STREAMS !== 'off') await benchStreamsAgainstPolling();
   const memory = process.memoryUsage();
   console.log(`\nAPI process memory: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);
 } finally {

@@ -1,4 +1,4 @@
-// `make venues-replay`: the loopback replay of all its venues on a fixed port, with their ticker
+// `make venues-replay`: the loopback replay of all its venues on a fixed port, with their ticker and candle
 // streams (streams.ts, at the replay's prices), the ECB's daily rates (recorded) and CoinPaprika's
 // coin list and tickers, for fully offline manual runs: it prints what it serves and the environment
 // to give `make start`. Options: --port N (default 8780), --coins N (default 300: the catalogue's coins
