@@ -88,8 +88,8 @@ async function scrapeTicks(api: string) {
  * (the holder takes the minutes from the venues' candle streams, the replay streaming its own candles,
  * Coinbase's trades aside) and off (REST polling alone). After the first minute tick, over
  * BENCH_SCALE_STREAMS_MINUTES (3) closed minutes: the delay from each minute's close to its index bar
- * (market.coin_bars_1m.written_at minus the bar's close; every coin's bar of those minutes, read a
- * minute after the last closed), p50/p99, and each venue's REST requests per minute, counted by the
+ * (market.index_bar_delays: per venue and minute, the minute's final build with the venue's candles,
+ * read a minute after the last closed), p50/p99, and each venue's REST requests per minute, counted by the
  * replay (its `requests` lines). In `make bench` after the scale run (BENCH_SCALE_STREAMS=off skips it) or
  * alone: BENCH_SCALE_MODE=streams node bench/scale.ts.
  */
@@ -131,14 +131,14 @@ export async function benchStreamsAgainstPolling(): Promise<void> {
       sql = createSql({ url: dbUrl, pooled: !admin, embedded: false }, { max: 1 });
       const [delay] = await sql<{ bars: number; p50: number | null; p99: number | null; version: string }[]>`
         select count(*)::int as bars,
-          percentile_cont(0.5) within group (order by extract(epoch from b.written_at - (b.time + interval '1 minute')))::float8 as p50,
-          percentile_cont(0.99) within group (order by extract(epoch from b.written_at - (b.time + interval '1 minute')))::float8 as p99,
+          percentile_cont(0.5) within group (order by d.delay_seconds)::float8 as p50,
+          percentile_cont(0.99) within group (order by d.delay_seconds)::float8 as p99,
           current_setting('server_version') as version
-        from market.coin_bars_1m b
-        where b.time >= ${new Date(from).toISOString()} and b.time < ${new Date(to).toISOString()} and b.written_at is not null`;
+        from market.index_bar_delays d
+        where d.minute >= ${new Date(from).toISOString()} and d.minute < ${new Date(to).toISOString()}`;
       const where = `${admin ? 'database server' : 'embedded database'} (PostgreSQL ${delay!.version})`;
       results.push({ mode, bars: delay!.bars, p50: delay!.p50 ?? NaN, p99: delay!.p99 ?? NaN, requests, where, served });
-      say(`STREAM_CANDLES=${mode}: ${delay!.bars} index bars, delay p50 ${delay!.p50?.toFixed(1)} s, p99 ${delay!.p99?.toFixed(1)} s`);
+      say(`STREAM_CANDLES=${mode}: ${delay!.bars} venue minutes, delay p50 ${delay!.p50?.toFixed(1)} s, p99 ${delay!.p99?.toFixed(1)} s`);
     } finally {
       await Promise.all([...registry].map((managed) => managed.kill('SIGTERM', 20_000)));
       await sql?.end({ timeout: 5 });

@@ -693,7 +693,6 @@ table market.coin_bars_1m
   close numeric not null
   volume numeric not null default 0  -- Traded volume in USD during the bar.
   marketcap numeric  -- Marketcap in USD at the bar's close (close times circulating supply); null when the supply is unknown.
-  written_at timestamp with time zone default now()  -- When the bar was first written (the transaction's time; a later rebuild of the same minute keeps it); null for bars written before this column existed. A live bar's delay is written_at minus its close (time + 1 minute).
   constraint coin_bars_1m_check CHECK (((low >= (0)::numeric) AND (low <= open) AND (low <= close) AND (high >= open) AND (high >= close)))
   constraint coin_bars_1m_close_check CHECK ((close >= (0)::numeric))
   constraint coin_bars_1m_marketcap_check CHECK ((marketcap >= (0)::numeric))
@@ -1431,7 +1430,7 @@ table market.venue_candle_counts
   CREATE UNIQUE INDEX venue_candle_counts_pkey ON market.venue_candle_counts USING btree (exchange_id, outcome)
 
 view market.venue_health
-  -- Each real venue's fetch state (REST: the minute job, backfill, liquidations and the stream holder's REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream's health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error; then its one-minute candles (issue 46): markets streamed and markets on REST fallback as the venue's stream holder last counted them (null when no holder counted in the last 2 minutes: the minute job polls the venue), candles per minute by path (stream, rest) over the last 5 closed minutes (candles stored for those minutes, a REST candle replacing a stream one counted as rest), and the delay in seconds from a minute's close to its index bar (market.coin_bars_1m.written_at minus the bar's close), p50 and p99 over the coins of the venue's candles of the last 5 closed minutes (null without such bars).
+  -- Each real venue's fetch state (REST: the minute job, backfill, liquidations and the stream holder's REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream's health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error; then its one-minute candles (issue 46): markets streamed and markets on REST fallback as the venue's stream holder last counted them (null when no holder counted in the last 2 minutes: the minute job polls the venue), candles per minute by path (stream, rest) over the last 5 closed minutes (candles stored for those minutes, a REST candle replacing a stream one counted as rest), and the delay in seconds from a minute's close to its index bar (market.index_bar_delays: the final build of the minute with the venue's candles), p50 and p99 over the last 5 closed minutes (null without such rows).
   exchange text
   name text
   failures integer
@@ -8914,9 +8913,7 @@ function market.simulated_bars(p_start timestamp with time zone, p_end timestamp
   |     least(s.open, s.close, market.sim_round(s.low)) as low,
   |     s.close,
   |     round(s.volume::numeric, 2) as volume,
-  |     round(s.close * s.circulating_supply, 2) as marketcap,
-  |     -- stamped when written (market.write_simulated_bars): the bars stay deterministic
-  |     null::timestamptz as written_at
+  |     round(s.close * s.circulating_supply, 2) as marketcap
   |   from shaped s
 
 function market.simulated_liquidations(p_start timestamp with time zone, p_end timestamp with time zone) returns SETOF market.liquidations language sql stable

@@ -160,9 +160,7 @@ as $$
     least(s.open, s.close, market.sim_round(s.low)) as low,
     s.close,
     round(s.volume::numeric, 2) as volume,
-    round(s.close * s.circulating_supply, 2) as marketcap,
-    -- stamped when written (market.write_simulated_bars): the bars stay deterministic
-    null::timestamptz as written_at
+    round(s.close * s.circulating_supply, 2) as marketcap
   from shaped s
 $$;
 comment on function market.simulated_bars(timestamptz, timestamptz, timestamptz) is 'Simulated market: the bars of every simulated coin that start in [p_start, p_end) and end by p_end, with the widths of market.simulated_bar_grid. Deterministic for a given seed.';

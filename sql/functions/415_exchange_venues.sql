@@ -420,7 +420,7 @@ select e.slug as exchange, e.name, s.failures, s.backoff_until,
   d.p50 as index_delay_p50_seconds, d.p99 as index_delay_p99_seconds
 from market.venue_status s
 join market.exchanges e on e.id = s.exchange_id
--- the last 5 closed minutes: their candles by path, and when their coins' index bars were first written
+-- the last 5 closed minutes: their candles by path, and how long after its close each minute's index bars were built (market.index_bar_delays)
 cross join lateral (
   select round(count(*) filter (where b.path = 'stream') / 5.0, 1) as stream_per_minute,
     round(count(*) filter (where b.path = 'rest') / 5.0, 1) as rest_per_minute
@@ -428,17 +428,12 @@ cross join lateral (
   where b.exchange_id = e.id and b.time >= date_trunc('minute', now()) - interval '5 minutes' and b.time < date_trunc('minute', now())
 ) c
 cross join lateral (
-  select round(percentile_cont(0.5) within group (order by x.delay)::numeric, 1) as p50,
-    round(percentile_cont(0.99) within group (order by x.delay)::numeric, 1) as p99
-  from (
-    select extract(epoch from i.written_at - (b.time + interval '1 minute')) as delay
-    from market.venue_bars_1m b
-    join market.coin_bars_1m i on i.coin_id = b.coin_id and i.time = b.time
-    where b.exchange_id = e.id and b.time >= date_trunc('minute', now()) - interval '5 minutes' and b.time < date_trunc('minute', now())
-      and i.time >= date_trunc('minute', now()) - interval '5 minutes' and i.written_at is not null
-  ) x
+  select round(percentile_cont(0.5) within group (order by x.delay_seconds)::numeric, 1) as p50,
+    round(percentile_cont(0.99) within group (order by x.delay_seconds)::numeric, 1) as p99
+  from market.index_bar_delays x
+  where x.exchange_id = e.id and x.minute >= date_trunc('minute', now()) - interval '5 minutes' and x.minute < date_trunc('minute', now())
 ) d;
-comment on view market.venue_health is 'Each real venue''s fetch state (REST: the minute job, backfill, liquidations and the stream holder''s REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream''s health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error; then its one-minute candles (issue 46): markets streamed and markets on REST fallback as the venue''s stream holder last counted them (null when no holder counted in the last 2 minutes: the minute job polls the venue), candles per minute by path (stream, rest) over the last 5 closed minutes (candles stored for those minutes, a REST candle replacing a stream one counted as rest), and the delay in seconds from a minute''s close to its index bar (market.coin_bars_1m.written_at minus the bar''s close), p50 and p99 over the coins of the venue''s candles of the last 5 closed minutes (null without such bars).';
+comment on view market.venue_health is 'Each real venue''s fetch state (REST: the minute job, backfill, liquidations and the stream holder''s REST reads): consecutive failures, skipped until (back-off), state (down while backing off, idle before its first success, else up), last success and error, when markets were loaded, requests made, markets listed and the newest stored 1-minute candle; then its live stream''s health, kept apart: stream state (up while connected and resynchronised, idle before any attempt, else down), consecutive failed connections, back-off, attempts, last stream error; then its one-minute candles (issue 46): markets streamed and markets on REST fallback as the venue''s stream holder last counted them (null when no holder counted in the last 2 minutes: the minute job polls the venue), candles per minute by path (stream, rest) over the last 5 closed minutes (candles stored for those minutes, a REST candle replacing a stream one counted as rest), and the delay in seconds from a minute''s close to its index bar (market.index_bar_delays: the final build of the minute with the venue''s candles), p50 and p99 over the last 5 closed minutes (null without such rows).';
 
 -- why: one market per coin and venue carries its candles (the most traded), for the live tick and the backfill alike
 create or replace function market.venue_candle_markets(p_exchange text)
