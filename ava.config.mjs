@@ -17,6 +17,12 @@ const LONGEST_FIRST = [
   'test/http/reference.test.ts',
   'test/venues/replay.test.ts', // mostly waiting on the faults' timeouts
   'test/sources/backfill_scale.test.ts', // ten venues' 2 100 minutes
+  'test/sql/coin_state_incremental.test.ts', // 20 000 coins, compared with a full recomputation
+  'test/streams/venue_candles.test.ts', // the streams' candles on a moved clock
+  'test/streams/venue_leases.test.ts', // three holders and their lease timeouts
+  'test/streams/minute_division.test.ts',
+  'test/streams/venue_discipline.test.ts',
+  'test/streams/venue_formats.test.ts',
   // then the files on the demo data: each copy catches up the minutes since the template was built
   'test/streams/holder.test.ts', // a real stream process killed and taken over
   'test/widgets/embed.test.ts',
