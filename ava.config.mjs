@@ -41,7 +41,7 @@ export default {
   files: ['test/**/*.test.ts'],
   extensions: { ts: 'module' },
   workerThreads: false,
-  concurrency: 5,
+  concurrency: 4,
   timeout: '5m',
   // Liftoff, V8's baseline WebAssembly compiler, only: each file's database process (PGlite) and the
   // type stripper (amaro) otherwise spend seconds of CPU re-optimising their hot WASM functions in
