@@ -228,8 +228,6 @@ class CandleFeed {
   /** writes one at a time: a fill and a stream candle never race on a minute */
   private writing: Promise<unknown> = Promise.resolve();
   readonly done: Promise<void>;
-  /** counts for tests and logs */
-  readonly stats = { stream: 0, rest: 0, restRequests: 0, refused: 0, disagreements: 0, connections: 0 };
 
   private readonly source: ExchangesSource;
   private readonly venue: LiveVenue;
@@ -430,7 +428,6 @@ class CandleFeed {
         // the connection open (its subscriptions sent), or a first message; one that never opens costs no REST request
         await this.stallGuard(Promise.race([dialled.then((client) => client.connected), first]));
         if (!current()) break;
-        this.stats.connections++;
         wait = 0;
         // subscribed: what the gap missed is REST's, from the last stored minute
         const start = this.now();
@@ -504,7 +501,6 @@ class CandleFeed {
       }
     }
     for (const [outcome, n] of Object.entries(refused)) {
-      this.stats.refused += n;
       await this.query('select market.count_venue_candles($1, $2, $3)', [this.venue.id, outcome, n]);
     }
     if (final.length > 0) await this.write('stream', final);
@@ -622,8 +618,6 @@ class CandleFeed {
   private write(path: 'rest' | 'stream', rows: Row[]): Promise<void> {
     const run = this.writing.then(async () => {
       const [written] = await this.query('select * from market.ingest_venue_candles($1, $2::text::jsonb, interval \'1 minute\', $3)', [this.venue.id, JSON.stringify(rows), path]);
-      this.stats[path] += Number(written?.candles ?? 0);
-      this.stats.disagreements += Number(written?.disagreements ?? 0);
       for (const row of rows) {
         const state = this.states.get(row[0]);
         if (state) state.until = Math.max(state.until ?? -Infinity, row[1] + MINUTE);
@@ -674,7 +668,6 @@ class CandleFeed {
         continue;
       }
       const candles = await throughGate(this.query, this.venue, 'failures', async () => {
-        this.stats.restRequests++;
         return candleRows(this.venue, symbol, await reading(this.venue, 'candles', () => this.venue.exchange.fetchOHLCV(symbol, '1m', since)));
       });
       const rows: Row[] = [];
@@ -781,16 +774,11 @@ export class CandleFeeds {
     for (const id of held) if (!this.feeds.has(id)) this.feeds.set(id, this.open(id));
   }
 
-  /** per venue: candles written by each path, REST requests, refusals, disagreements, connections, markets streamed now and on REST fallback */
-  stats(): Record<string, CandleFeed['stats'] & { streaming: number; fallback: number }> {
-    return Object.fromEntries([...this.feeds.values()].map((feed) => [feed.id, {
-      ...feed.stats, streaming: feed.streamingMarkets, fallback: Math.max(feed.candleMarkets - feed.streamingMarkets, 0),
-    }]));
-  }
-
   /** What market.record_venue_candle_markets records: per venue held, its markets streamed and on REST fallback. */
   marketCounts(): Record<string, { streamed: number; fallback: number }> {
-    return Object.fromEntries(Object.entries(this.stats()).map(([id, stats]) => [id, { streamed: stats.streaming, fallback: stats.fallback }]));
+    return Object.fromEntries([...this.feeds.values()].map((feed) => [feed.id, {
+      streamed: feed.streamingMarkets, fallback: Math.max(feed.candleMarkets - feed.streamingMarkets, 0),
+    }]));
   }
 
   async close() {
