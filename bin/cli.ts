@@ -284,6 +284,8 @@ export const COMMANDS: Record<string, Command> = {
       await untilSignal();
       await holder.stop();
       await embedded?.stop();
+      // a venue request or connection the stop abandoned must not keep the process
+      process.exit(0);
     },
   },
   backup: {

@@ -4815,6 +4815,22 @@ function app.renew_stream_slots(p_process text, p_streams jsonb, p_seconds numer
   |   -- rows of processes gone for a while are only clutter
   |   delete from app.stream_slots where expires_at < now() - interval '1 hour';
 
+function app.rewind_alarm_watermarks(p_now timestamp with time zone) returns integer language sql volatile
+  -- Moves a coin's alarm watermark (app.alarm_watermarks) back to just before its earliest minute bar written or changed since the coin state last read the bars (market.coin_state_changes, up to p_now), when that bar is at or before the watermark, so that the next app.evaluate_alarms compares the bar's new high and low with the rate alarms' targets. Called by market.refresh_coin_state_timed before the coin state consumes the changes. Returns the watermarks moved.
+  |   with changed as (
+  |     select c.coin_id, min(c.time) as first
+  |     from market.coin_state_changes c
+  |     where c.time <= p_now and c.coin_id in (select w.coin_id from app.alarm_watermarks w)
+  |     group by c.coin_id
+  |   ),
+  |   rewound as (
+  |     update app.alarm_watermarks w set through = x.first - interval '1 microsecond'
+  |     from changed x
+  |     where w.coin_id = x.coin_id and x.first <= w.through
+  |     returning 1
+  |   )
+  |   select count(*)::int from rewound;
+
 function app.rotate_webhook_secret(p_owner text, p_id bigint) returns jsonb language plpgsql volatile
   -- Gives an endpoint of p_owner a new signing secret, at once: every attempt from now on, retries of earlier events included, is signed with it. Returns the endpoint with the new secret, the only time it is returned. Not p_owner's: MD404.
   | declare
@@ -7038,7 +7054,7 @@ function market.ingest_okx_liquidations(p_rows jsonb) returns TABLE(inserted int
   | end;
 
 function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width interval, p_path text) returns TABLE(candles integer, first_time timestamp with time zone, last_time timestamp with time zone, coins integer[], disagreements integer) language plpgsql volatile
-  -- Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market's candles_until. p_path: rest (the venue's REST candles) or stream (its candle or trade stream): the same checks and the same table, but a stream candle never replaces a stored minute while a REST candle replaces a stream one, so a minute is stored once and the venue's REST value wins; a minute both paths brought with different values counts as a disagreement (market.venue_candle_counts, with the candles each path wrote). A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span, their coins (what market.build_index_bars must rebuild) and the disagreements.
+  -- Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market's candles_until (stream candles only where they join it without a gap). p_path: rest (the venue's REST candles) or stream (its candle or trade stream): the same checks and the same table, but a stream candle never replaces a stored minute while a REST candle replaces a stream one, so a minute is stored once and the venue's REST value wins; a minute both paths brought with different values counts as a disagreement (market.venue_candle_counts, with the candles each path wrote). A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span, their coins (what market.build_index_bars must rebuild) and the disagreements.
   | declare
   |   v_exchange int;
   |   v_bad text;
@@ -7093,10 +7109,15 @@ function market.ingest_venue_candles(p_exchange text, p_candles jsonb, p_width i
   |       where excluded.path = 'rest'
   |     returning b.time, b.coin_id
   |   ),
+  |   -- a stream's minutes move the coverage only where they join it without a gap: a minute the stream
+  |   -- skipped stays before candles_until, for a REST fill (or the minute job) to find
   |   coverage as (
   |     update market.venue_markets m set candles_until = greatest(m.candles_until, c.until)
-  |     from (select p.symbol, max(p.time) + p_width as until from candle_parsed p group by p.symbol) c
+  |     from (select p.symbol, min(p.time) as first, max(p.time) + p_width as until, count(*) as minutes
+  |           from candle_parsed p group by p.symbol) c
   |     where m.exchange_id = v_exchange and m.symbol = c.symbol and p_width = interval '1 minute'
+  |       and (p_path = 'rest' or m.candles_until is null
+  |         or (c.first <= m.candles_until and c.until <= m.candles_until + p_width * c.minutes))
   |   )
   |   select count(*)::int, min(w.time), max(w.time), array_agg(distinct w.coin_id) into candles, first_time, last_time, coins from written w;
   |
@@ -8091,7 +8112,7 @@ function market.refresh_coin_state(p_now timestamp with time zone, p_full boolea
   |   select coins from market.refresh_coin_state_timed(p_now, p_full);
 
 function market.refresh_coin_state_timed(p_now timestamp with time zone, p_full boolean, OUT coins integer, OUT coin_state_ms double precision, OUT alarms_ms double precision) returns record language plpgsql volatile
-  -- Recomputes market.coin_state as of p_now (market.write_coin_state: see there), then evaluates alarms (app.evaluate_alarms) in the same transaction and bumps the market data version, one refresh at a time (an advisory lock: the minute job and the stream holders, market.finish_stream_minutes, both call it). Returns the number of coins written and the milliseconds of each part: coin_state_ms (the coin state and the version bump), alarms_ms (the alarms' evaluation). market.refresh_coin_state is the same without the times.
+  -- Recomputes market.coin_state as of p_now (market.write_coin_state: see there), then evaluates alarms (app.evaluate_alarms, after app.rewind_alarm_watermarks for bars built again) in the same transaction and bumps the market data version, one refresh at a time (an advisory lock: the minute job and the stream holders, market.finish_stream_minutes, both call it). Returns the number of coins written and the milliseconds of each part: coin_state_ms (the coin state and the version bump), alarms_ms (the alarms' evaluation). market.refresh_coin_state is the same without the times.
   | declare
   |   v_started timestamptz := clock_timestamp();
   |   v_written timestamptz;
@@ -8099,6 +8120,8 @@ function market.refresh_coin_state_timed(p_now timestamp with time zone, p_full 
   | begin
   |   -- one refresh at a time: the minute job and the stream holders' finished minutes (market.finish_stream_minutes) both refresh
   |   perform pg_advisory_xact_lock(hashtext('market.refresh_coin_state'));
+  |   -- before the coin state consumes the bar changes: bars built again are compared with the alarms again
+  |   perform app.rewind_alarm_watermarks(p_now);
   |   coins := market.write_coin_state(p_now, p_full);
   |   v_written := clock_timestamp();
   |   perform app.evaluate_alarms();

@@ -33,7 +33,7 @@ const count = async (text: string) => Number((await db.sql.unsafe(text))[0]!.n);
 
 test.before(async () => {
   db = await testDatabase();
-  ({ replay } = await startOfflineReplay({ coins: 30 }));
+  ({ replay } = await startOfflineReplay({ coins: 12 }));
   service = await startService(
     db.config({
       PORT: '0', WORKER: 'inline', ...replayEnvironment(replay),

@@ -392,6 +392,8 @@ declare
 begin
   -- one refresh at a time: the minute job and the stream holders' finished minutes (market.finish_stream_minutes) both refresh
   perform pg_advisory_xact_lock(hashtext('market.refresh_coin_state'));
+  -- before the coin state consumes the bar changes: bars built again are compared with the alarms again
+  perform app.rewind_alarm_watermarks(p_now);
   coins := market.write_coin_state(p_now, p_full);
   v_written := clock_timestamp();
   perform app.evaluate_alarms();
@@ -401,7 +403,7 @@ begin
   alarms_ms := extract(epoch from v_evaluated - v_written) * 1000;
 end;
 $$;
-comment on function market.refresh_coin_state_timed(timestamptz, boolean) is 'Recomputes market.coin_state as of p_now (market.write_coin_state: see there), then evaluates alarms (app.evaluate_alarms) in the same transaction and bumps the market data version, one refresh at a time (an advisory lock: the minute job and the stream holders, market.finish_stream_minutes, both call it). Returns the number of coins written and the milliseconds of each part: coin_state_ms (the coin state and the version bump), alarms_ms (the alarms'' evaluation). market.refresh_coin_state is the same without the times.';
+comment on function market.refresh_coin_state_timed(timestamptz, boolean) is 'Recomputes market.coin_state as of p_now (market.write_coin_state: see there), then evaluates alarms (app.evaluate_alarms, after app.rewind_alarm_watermarks for bars built again) in the same transaction and bumps the market data version, one refresh at a time (an advisory lock: the minute job and the stream holders, market.finish_stream_minutes, both call it). Returns the number of coins written and the milliseconds of each part: coin_state_ms (the coin state and the version bump), alarms_ms (the alarms'' evaluation). market.refresh_coin_state is the same without the times.';
 revoke execute on function market.refresh_coin_state_timed(timestamptz, boolean) from public;
 
 create or replace function market.refresh_coin_state(p_now timestamptz default now(), p_full boolean default false) returns int

@@ -217,10 +217,15 @@ begin
       where excluded.path = 'rest'
     returning b.time, b.coin_id
   ),
+  -- a stream's minutes move the coverage only where they join it without a gap: a minute the stream
+  -- skipped stays before candles_until, for a REST fill (or the minute job) to find
   coverage as (
     update market.venue_markets m set candles_until = greatest(m.candles_until, c.until)
-    from (select p.symbol, max(p.time) + p_width as until from candle_parsed p group by p.symbol) c
+    from (select p.symbol, min(p.time) as first, max(p.time) + p_width as until, count(*) as minutes
+          from candle_parsed p group by p.symbol) c
     where m.exchange_id = v_exchange and m.symbol = c.symbol and p_width = interval '1 minute'
+      and (p_path = 'rest' or m.candles_until is null
+        or (c.first <= m.candles_until and c.until <= m.candles_until + p_width * c.minutes))
   )
   select count(*)::int, min(w.time), max(w.time), array_agg(distinct w.coin_id) into candles, first_time, last_time, coins from written w;
 
@@ -233,7 +238,7 @@ begin
   return next;
 end;
 $$;
-comment on function market.ingest_venue_candles(text, jsonb, interval, text) is 'Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market''s candles_until. p_path: rest (the venue''s REST candles) or stream (its candle or trade stream): the same checks and the same table, but a stream candle never replaces a stored minute while a REST candle replaces a stream one, so a minute is stored once and the venue''s REST value wins; a minute both paths brought with different values counts as a disagreement (market.venue_candle_counts, with the candles each path wrote). A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span, their coins (what market.build_index_bars must rebuild) and the disagreements.';
+comment on function market.ingest_venue_candles(text, jsonb, interval, text) is 'Writes closed candles of one venue ([symbol, open time in ms, open, high, low, close, base volume] with decimal strings) into market.venue_bars_1m for markets mapped to a coin; 1-minute candles also advance the market''s candles_until (stream candles only where they join it without a gap). p_path: rest (the venue''s REST candles) or stream (its candle or trade stream): the same checks and the same table, but a stream candle never replaces a stored minute while a REST candle replaces a stream one, so a minute is stored once and the venue''s REST value wins; a minute both paths brought with different values counts as a disagreement (market.venue_candle_counts, with the candles each path wrote). A malformed candle (bad number, high below low …) rejects the whole call (SQLSTATE 22P02). Returns the candles written, their time span, their coins (what market.build_index_bars must rebuild) and the disagreements.';
 revoke execute on function market.ingest_venue_candles(text, jsonb, interval, text) from public;
 
 -- why: a stream candle refused before it reaches the database is counted where the written ones are

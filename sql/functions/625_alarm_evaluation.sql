@@ -17,6 +17,29 @@ $$;
 comment on function app.alarm_triggered_event(app.alarms) is
 'The data of an alarm.triggered event: {alarm (as the API shows it), coin {id, slug, name, symbol}, metric, direction, target, value (the value that triggered it, decimal string), triggered_at}.';
 
+-- why: a minute's bar can be built again after it was compared (a venue's late candle, its REST
+-- candle over a stream one): its new high or low must be compared too, or a crossing is missed
+create or replace function app.rewind_alarm_watermarks(p_now timestamptz default now()) returns int
+language sql volatile
+as $$
+  with changed as (
+    select c.coin_id, min(c.time) as first
+    from market.coin_state_changes c
+    where c.time <= p_now and c.coin_id in (select w.coin_id from app.alarm_watermarks w)
+    group by c.coin_id
+  ),
+  rewound as (
+    update app.alarm_watermarks w set through = x.first - interval '1 microsecond'
+    from changed x
+    where w.coin_id = x.coin_id and x.first <= w.through
+    returning 1
+  )
+  select count(*)::int from rewound;
+$$;
+comment on function app.rewind_alarm_watermarks(timestamptz) is
+'Moves a coin''s alarm watermark (app.alarm_watermarks) back to just before its earliest minute bar written or changed since the coin state last read the bars (market.coin_state_changes, up to p_now), when that bar is at or before the watermark, so that the next app.evaluate_alarms compares the bar''s new high and low with the rate alarms'' targets. Called by market.refresh_coin_state_timed before the coin state consumes the changes. Returns the watermarks moved.';
+revoke execute on function app.rewind_alarm_watermarks(timestamptz) from public;
+
 create or replace function app.evaluate_alarms() returns table (triggered int, deliveries int, emails int, pushes int)
 language plpgsql volatile
 as $$

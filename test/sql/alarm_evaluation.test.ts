@@ -211,6 +211,29 @@ test.serial('a target passed between two refreshes triggers by the bar high or l
   t.true(mark!.current, 'the watermark is at the newest bar');
 });
 
+test.serial('a bar built again after it was compared (a venue\'s late candle raising its high) is compared again at the next refresh', async (t) => {
+  const { sql } = db;
+  const rebuilt = 407;
+  await sql`insert into market.coins (id, slug, symbol, name, type, circulating_supply, source)
+    values (${rebuilt}, 'rebuilt', 'RBT', 'rebuilt', 'coin', 1000, 'alarm-eval')`;
+  const minute = (minutesAgo: number) => sql`select date_trunc('minute', now()) - ${minutesAgo} * interval '1 minute' as time`.then(([row]) => row!.time as Date);
+  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${await minute(8)}, ${rebuilt}, 100, 100, 100, 100, 10)`;
+  await sql`select market.refresh_coin_state()`;
+  const above = await createAlarm('bob', 'rebuilt', 'above', '150');
+  // minute M built with the venues' candles in by then: its high 120; compared, the watermark passes it
+  const m = await minute(3);
+  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${m}, ${rebuilt}, 100, 120, 99, 100, 10)`;
+  await sql`select market.refresh_coin_state()`;
+  t.like(await alarm(above), { status: 'active' });
+  const [mark] = await sql`select through from app.alarm_watermarks where coin_id = ${rebuilt}`;
+  t.is((mark!.through as Date).getTime(), m.getTime(), 'the watermark at M');
+  // a late candle builds M again with a high of 155: the next refresh compares it
+  await sql`update market.coin_bars_1m set high = 155 where coin_id = ${rebuilt} and time = ${m}`;
+  await sql`select market.refresh_coin_state()`;
+  t.like(await alarm(above), { status: 'triggered', triggered_value: '155' });
+  t.is((await eventsOf(above)).events, 1);
+});
+
 test.serial('a thousand active alarms that do not trigger: one evaluation, timed', async (t) => {
   await db.sql`
     insert into app.alarms (owner, name, coin_id, metric, direction, target, notification)

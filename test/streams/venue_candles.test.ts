@@ -7,7 +7,8 @@
 // values; a cut stream is filled from REST with no gap and no minute written twice, as is MEXC, which
 // no stream brings (REST alone); a stream candle
 // after a REST one that disagrees keeps REST and is counted; bad stream candles are refused,
-// counted, and REST stands for their minutes; a candle its venue marks closed is final at once.
+// counted, and REST stands for their minutes; a candle its venue marks closed is final at once; a
+// minute REST could not fill before the stream brought the next one is filled once REST answers.
 import test from 'ava';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { num, type VenueReplay } from '../../dev/venues/replay.ts';
@@ -244,4 +245,41 @@ test.serial('a candle its venue marks closed (binance x, okx confirm, bybit conf
     const c = documented(venue, minute);
     t.true(sameNumbers((await venueBars(venue, M)).get(minute), [c.open, c.high, c.low, c.close, c.volume]), `${venue}: its closed candle`);
   }
+});
+
+test.serial('a minute REST cannot fill before the stream brings the next one stays REST\'s: the coverage waits before the gap, and REST fills it once the venue answers again', async (t) => {
+  const [gap, next] = [M + 9 * MINUTE, M + 10 * MINUTE];
+  const id = replay.market('kraken', 'BTC/USDT')!.id;
+  const coverage = async () => {
+    const [row] = await db.sql`select (extract(epoch from m.candles_until) * 1000)::float8 as until from market.venue_markets m
+      join market.exchanges e on e.id = m.exchange_id where e.slug = 'kraken' and m.symbol = 'BTC/USDT'`;
+    return Number(row!.until);
+  };
+  // kraken's stream skips M+9, and its REST candles fail while M+9 is late
+  streams.setCandle('kraken', 'BTC/USDT', null);
+  replay.faults.set('kraken', { status: 500, path: '/0/public/OHLC' });
+  now = M + 10 * MINUTE + (WAIT_SECONDS + 1) * 1_000;
+  streams.sendCandle('kraken', id, documented('kraken', next));
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // M+11 begins: the stream's M+10 is final, and written; REST still fails
+  now = M + 11 * MINUTE + 1_000;
+  streams.sendCandle('kraken', id, documented('kraken', M + 11 * MINUTE));
+  await until('kraken\'s M+10 from its stream', async () => (await venueBars('kraken', M)).get(next)?.[5] === 'stream', { timeoutMs: 10_000 });
+  t.false((await venueBars('kraken', M)).has(gap), 'M+9 not stored yet');
+  t.true(await coverage() <= gap, `candles_until stays before the gap, not after the stream's minute (${at(await coverage())})`);
+
+  // the venue answers again, and its back-off (30 s of real time) is cleared, as an operator may: REST brings M+9
+  replay.faults.clear('kraken');
+  await db.sql`update market.venue_status s set backoff_until = null from market.exchanges e where e.id = s.exchange_id and e.slug = 'kraken'`;
+  now = M + 13 * MINUTE + (WAIT_SECONDS + 1) * 1_000;
+  await until('kraken\'s M+9 from REST, and its minutes through M+12', async () => {
+    const bars = await venueBars('kraken', M);
+    return bars.get(gap)?.[5] === 'rest' && bars.has(M + 12 * MINUTE);
+  }, { timeoutMs: 15_000 }).catch(async (error) => {
+    t.log(replay.requests('kraken'), await db.sql`select s.* from market.venue_status s join market.exchanges e on e.id = s.exchange_id where e.slug = 'kraken'`, at(await coverage()), [...(await venueBars('kraken', M)).keys()].map(at));
+    throw error;
+  });
+  t.true(sameNumbers((await venueBars('kraken', M)).get(gap), restCandle('kraken', gap)), 'its REST candle');
+  const minutes = [...(await venueBars('kraken')).keys()];
+  t.deepEqual(minutes, Array.from({ length: minutes.length }, (_, i) => M - 9 * MINUTE + i * MINUTE), 'no minute missing from the first REST fill on');
 });

@@ -47,6 +47,8 @@ const CLOCK_SKEW_MS = 5_000;
 const TRADES_LATE_MS = 2_000;
 /** how often the markets are read again */
 const MARKETS_EVERY_MS = 10 * MINUTE;
+/** candles in the smallest page a venue's REST answers (OKX, Gate): a fill that got as many may have more to fetch */
+const REST_PAGE = 100;
 /** how often the REST fills are looked for */
 const FILL_EVERY_MS = 500;
 /** how often the finished minutes are looked for */
@@ -190,7 +192,10 @@ function tradeOrder(a = '', b = ''): number {
 type Row = [string, number, string, string, string, string, string];
 
 interface MarketState {
-  /** ms: the end of the newest stored minute (candles_until); null: none stored */
+  /**
+   * ms: how far the market's minutes are covered without a gap (candles_until): stored, or answered by
+   * REST; a stream candle after a gap leaves it before the gap, for REST to fill. null: none stored
+   */
   until: number | null;
   /** minutes seen on the stream and not yet final: their latest candle */
   open: Map<number, Row>;
@@ -198,8 +203,6 @@ interface MarketState {
   refused: Set<number>;
   /** a REST fill from the last stored minute is due (a connection (re)started, a stall) */
   refill: boolean;
-  /** the closed-minute boundary REST was last asked up to */
-  restUpTo: number;
   /** the first minute the stream may still bring: earlier ones are final (written) or, built from trades, not seen whole */
   coveredFrom: number;
   /** trades: the trades of the open minutes, by id */
@@ -339,7 +342,7 @@ class CandleFeed {
     const until = new Map(rows.map((row) => [row.symbol as string, row.until === null ? null : Number(row.until)]));
     for (const symbol of symbols) {
       if (this.states.has(symbol)) continue;
-      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), refill: true, restUpTo: 0, coveredFrom: -Infinity, trades: new Map(), closed: new Set() });
+      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), refill: true, coveredFrom: -Infinity, trades: new Map(), closed: new Set() });
     }
   }
 
@@ -618,9 +621,11 @@ class CandleFeed {
   private write(path: 'rest' | 'stream', rows: Row[]): Promise<void> {
     const run = this.writing.then(async () => {
       const [written] = await this.query('select * from market.ingest_venue_candles($1, $2::text::jsonb, interval \'1 minute\', $3)', [this.venue.id, JSON.stringify(rows), path]);
-      for (const row of rows) {
+      // only what joins the coverage moves it (as candles_until in SQL): a minute the stream skipped
+      // (its write failed, the venue never sent it) stays REST's to fill, even once later ones are in
+      for (const row of [...rows].sort((a, b) => a[1] - b[1])) {
         const state = this.states.get(row[0]);
-        if (state) state.until = Math.max(state.until ?? -Infinity, row[1] + MINUTE);
+        if (state && (state.until === null || row[1] <= state.until)) state.until = Math.max(state.until ?? -Infinity, row[1] + MINUTE);
       }
       if (written?.first_time) {
         this.written(this.venue.id, new Date(written.first_time as string).getTime(), new Date(written.last_time as string).getTime(), (written.coins as number[] | null) ?? []);
@@ -651,33 +656,34 @@ class CandleFeed {
     const late = now - closedBefore >= this.options.waitMs;
     for (const [symbol, state] of this.states) {
       if (this.closed) return;
-      const firstRefused = Math.min(...[...state.refused].filter((minute) => minute < closedBefore));
-      const missing = (state.until ?? -Infinity) < closedBefore && state.restUpTo < closedBefore;
-      // after (re)connecting or a stall; a refused minute; its last closed minute late (streamed or not: the
-      // venue's REST has the minute a few seconds after its close)
-      const due = state.refill || Number.isFinite(firstRefused) || (missing && late);
-      if (!due || (state.restUpTo >= closedBefore && !Number.isFinite(firstRefused))) {
-        state.refill = false;
-        continue;
-      }
-      const from = Math.min(state.until ?? now - FIRST_LOOK_BACK_MS, Number.isFinite(firstRefused) ? firstRefused : Infinity);
+      const refused = [...state.refused].filter((minute) => minute < closedBefore);
+      // after (re)connecting or a stall; a refused minute; a gap, or its last closed minute late (streamed
+      // or not: the venue's REST has the minute a few seconds after its close)
+      const due = state.refill || refused.length > 0 || ((state.until ?? -Infinity) < closedBefore && late);
+      if (!due) continue;
+      const from = Math.min(state.until ?? now - FIRST_LOOK_BACK_MS, ...refused);
       const since = Math.max(from, now - MAX_LOOK_BACK_MS);
+      if (since < closedBefore) {
+        // a failure (the request, the write) leaves the market due: tried again once the gate lets it
+        const candles = await throughGate(this.query, this.venue, 'failures', async () => {
+          return candleRows(this.venue, symbol, await reading(this.venue, 'candles', () => this.venue.exchange.fetchOHLCV(symbol, '1m', since)));
+        });
+        const rows: Row[] = [];
+        for (const [time, open, high, low, close, volume] of candles) {
+          if (time! >= closedBefore || time! < since) continue;
+          rows.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
+        }
+        if (rows.length > 0) await this.write('rest', rows);
+        // REST answered for every minute before closedBefore (a minute without trades has no candle),
+        // unless the answer was a full page (a long gap; a venue's smallest page is 100): the rest next round
+        const newest = rows.at(-1)?.[1];
+        const answered = candles.length >= REST_PAGE && newest !== undefined ? Math.min(newest + MINUTE, closedBefore) : closedBefore;
+        state.until = Math.max(state.until ?? -Infinity, answered);
+        for (const minute of refused) if (minute < answered) state.refused.delete(minute);
+        if (answered < closedBefore) continue;
+      }
       state.refill = false;
-      if (since >= closedBefore) {
-        state.restUpTo = closedBefore;
-        continue;
-      }
-      const candles = await throughGate(this.query, this.venue, 'failures', async () => {
-        return candleRows(this.venue, symbol, await reading(this.venue, 'candles', () => this.venue.exchange.fetchOHLCV(symbol, '1m', since)));
-      });
-      const rows: Row[] = [];
-      for (const [time, open, high, low, close, volume] of candles) {
-        if (time! >= closedBefore || time! < since) continue;
-        rows.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
-      }
-      state.restUpTo = closedBefore;
-      for (const minute of state.refused) if (minute < closedBefore) state.refused.delete(minute);
-      if (rows.length > 0) await this.write('rest', rows);
+      for (const minute of refused) state.refused.delete(minute);
     }
   }
 

@@ -16,7 +16,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../config.ts';
-import { createSql, type Sql } from '../../db/client.ts';
+import { createSql, withTimeout, type Sql } from '../../db/client.ts';
 import type { Logger } from '../../log.ts';
 import { queryOf, type Query } from '../../db/query.ts';
 import { runSource, type Source } from '../source.ts';
@@ -26,6 +26,8 @@ import { VenueFeeds } from './venues.ts';
 export const STREAM_SOURCE = 'stream';
 /** the demo market's simulated venues: one lease, as one SQL function writes them all */
 const SIMULATED = 'simulated';
+/** how long a stop waits for the venue requests and connections in flight (a supervisor's SIGKILL follows a slow stop) */
+const STOP_WITHIN_MS = 5_000;
 
 export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'STREAM_PUBLISH_MS' | 'STREAM_READMIT_SECONDS' | 'STREAM_REPLAY_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
 
@@ -186,9 +188,14 @@ export class StreamHolder {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     if (this.publishTimer) clearInterval(this.publishTimer);
-    await this.working;
-    await this.ticking?.catch(() => {});
-    await this.feeds?.close();
+    const closing = (async () => {
+      await this.working;
+      await this.ticking?.catch(() => {});
+      await this.feeds?.close();
+    })();
+    // a request or a connection attempt in flight is abandoned, not awaited to its own timeout: every
+    // write is one transaction, and what a venue had not answered is REST's to fill for the next holder
+    await withTimeout(closing, STOP_WITHIN_MS).catch((error: Error) => this.logger?.warn(`live streams: stopping (${error.message}); what was in flight is abandoned`));
     this.feeds = null;
     if (release) await this.sql`select market.release_stream_venues(${this.holder})`.catch(() => {});
     this.held = [];
