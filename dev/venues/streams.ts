@@ -60,8 +60,10 @@
 // at each new minute.
 // Each venue sends its set price for every subscribed market every `intervalMs`; a test sets the
 // price, sends garbage, goes silent, cuts every connection, sends a burst (one ticker message per
-// market, all in one socket write, as a venue's frames arrive together) or makes the stream
-// endpoint unreachable (its WebSocket upgrade answered 404, as behind a proxy that blocks them).
+// market, all in one socket write, as a venue's frames arrive together), makes the stream
+// endpoint unreachable (its WebSocket upgrade answered 404, as behind a proxy that blocks them) or
+// drops half of each connection's candle (trade) subscriptions: the connection stays open, the
+// other half keeps flowing, the dropped markets get nothing (until subscribed again, or for good).
 import { gzipSync } from 'node:zlib';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MINUTE, num, type VenueReplay } from './replay.ts';
@@ -69,6 +71,8 @@ import { MINUTE, num, type VenueReplay } from './replay.ts';
 export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin'] as const;
 export type StreamVenue = (typeof STREAM_VENUES)[number];
 export type StreamMode = 'normal' | 'garbage' | 'silent';
+/** off: every subscription flows; once: the dropped markets flow again once a connection subscribes them again; sticky: they stay dropped, re-subscribed or not */
+export type DropMode = 'off' | 'once' | 'sticky';
 /** what a connection subscribed a market to */
 export type Channel = 'ticker' | 'candles' | 'trades';
 /** a one-minute candle as the venue streams it: open time (ms) and decimal strings (volume in base units) */
@@ -102,6 +106,15 @@ export interface VenueStreams {
   sendTrades(venue: StreamVenue, symbol: string, trades: StreamTrade[]): void;
   /** the markets (the stream's names of them, upper-cased) subscribed to a channel on the venue's open connections */
   subscriptions(venue: StreamVenue, channel: Channel): string[];
+  /** the same, per open connection (in the order they opened) */
+  connectionSubscriptions(venue: StreamVenue, channel: Channel): string[][];
+  /**
+   * Drops every second candle (trade) subscription of each open connection of the venue, silently: the
+   * connection stays open, no candle (trade) of those markets is sent on any connection until, `once`,
+   * a connection subscribes the market again, or, `sticky`, the fault is set `off`. Returns the markets
+   * dropped (the stream's names, upper-cased).
+   */
+  dropSubscriptions(venue: StreamVenue, mode: DropMode): string[];
   /** normal; garbage: messages that do not parse; silent: subscribed, nothing sent */
   setMode(venue: StreamVenue, mode: StreamMode): void;
   /** drops every connection of the venue (ccxt reconnects) */
@@ -382,6 +395,9 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
   const tries = per(() => 0);
   const pongCounts = per(() => 0);
   const refused = new Set<StreamVenue>();
+  /** the markets whose candles (trades) a venue dropped (the stream's names, upper-cased), and whether re-subscribing brings them back */
+  const dropped = per(() => new Set<string>());
+  const dropModes = per<DropMode>(() => 'off');
   /** what each connection subscribed: the stream's names of markets (binance: BTCUSDT, okx: BTC-USDT, kraken: BTC/USD, htx: btcusdt), upper-cased */
   const subscribed = new Map<WebSocket, Set<string>>();
   /** what each connection subscribed to candles or trades, likewise */
@@ -443,7 +459,10 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     let unanswered = 0;
     ws.on('message', (raw) => {
       try {
-        format.onMessage(ws, String(raw), (id, channel = 'ticker') => (channel === 'ticker' ? ids : candleIds).add(id.toUpperCase()), () => {
+        format.onMessage(ws, String(raw), (id, channel = 'ticker') => {
+          if (channel !== 'ticker' && dropModes[venue] === 'once') dropped[venue].delete(id.toUpperCase());
+          (channel === 'ticker' ? ids : candleIds).add(id.toUpperCase());
+        }, () => {
           unanswered = 0;
           pongCounts[venue]++;
         });
@@ -460,6 +479,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         ws.send(modes[venue] === 'garbage' ? format.garbage : format.ticker(streamId(venue, symbol)!, price));
       }
       for (const id of candleIds) {
+        if (dropped[venue].has(id)) continue;
         const symbol = symbolOf(venue, id);
         if (!symbol || !format.candle) continue;
         for (const candle of candlesOf(venue, symbol, id, candleMinutes)) {
@@ -504,14 +524,28 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     setMode: (venue, mode) => void (modes[venue] = mode),
     setCandle: (venue, symbol, candle) => void (candle ? candles.set(`${venue} ${symbol}`, candle) : candles.delete(`${venue} ${symbol}`)),
     sendCandle: (venue, id, candle) => {
+      if (dropped[venue].has(id.toUpperCase())) return;
       for (const ws of sockets[venue]) if (subscribedCandles.get(ws)?.size) ws.send(FORMATS[venue].candle!(id, candle));
     },
     sendTrades: (venue, symbol, trades) => {
       const id = streamId(venue, symbol);
+      if (id && dropped[venue].has(id.toUpperCase())) return;
       for (const ws of sockets[venue]) if (id && subscribedCandles.get(ws)?.has(id.toUpperCase())) ws.send(FORMATS[venue].trades!(id, trades));
     },
     subscriptions: (venue, channel) =>
       [...sockets[venue]].flatMap((ws) => [...((channel === 'ticker' ? subscribed : subscribedCandles).get(ws) ?? [])]),
+    connectionSubscriptions: (venue, channel) =>
+      [...sockets[venue]].map((ws) => [...((channel === 'ticker' ? subscribed : subscribedCandles).get(ws) ?? [])]),
+    dropSubscriptions: (venue, mode) => {
+      dropModes[venue] = mode;
+      if (mode === 'off') {
+        dropped[venue].clear();
+        return [];
+      }
+      const silenced = [...sockets[venue]].flatMap((ws) => [...(subscribedCandles.get(ws) ?? [])].filter((_, at) => at % 2 === 1));
+      for (const id of silenced) dropped[venue].add(id);
+      return silenced;
+    },
     cut: (venue) => {
       for (const ws of sockets[venue]) ws.terminate();
     },

@@ -64,3 +64,42 @@ export async function closeStreamVenues(parts: { holder?: { stop(): Promise<void
   await parts.replay?.close();
   await parts.db?.close();
 }
+
+/**
+ * Streaming venues of the replay listing many coins (COIN1/USDT … COIN<n>/USDT; each venue the first
+ * `markets[venue]` of them), their streams serving the replay's own prices and candles (modelPrices),
+ * and the database rows the holder reads them through, each market's candles stored up to `storedUntil`
+ * (no REST fill at start). Returns the replay, its streams and the holder's configuration.
+ */
+export async function coinStreamVenues(
+  db: TestDatabase,
+  { markets, now, storedUntil, env = {} }: { markets: Partial<Record<StreamVenue, number>>; now: () => number; storedUntil: number; env?: Record<string, string> },
+): Promise<{ replay: VenueReplay; streams: VenueStreams; config: Config }> {
+  const venues = Object.keys(markets) as StreamVenue[];
+  const coins = Array.from({ length: Math.max(...Object.values(markets)) }, (_, i) => `COIN${i + 1}`);
+  const replay = await startVenueReplay({
+    coins: [...coins.map((symbol, i) => ({ symbol, price: 10 + i, volumeUsd: 1e8, volatility: 0.01 })), { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 }],
+    venues: Object.fromEntries(venues.map((venue) => [venue, { markets: coins.slice(0, markets[venue]).map((coin) => `${coin}/USDT`) }])),
+    now,
+  });
+  const streams = serveVenueStreams(replay, { intervalMs: 250, modelPrices: true });
+  const rows = coins.map((symbol) => ({ slug: symbol.toLowerCase(), symbol, name: symbol, type: 'token', source: 'exchanges' }));
+  await db.sql`insert into market.coins ${db.sql(rows)}`;
+  await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
+  await db.sql`select market.load_exchange_venues(${JSON.stringify(venues.map((venue) => ({ slug: venue, name: NAME[venue] })))}::text::jsonb)`;
+  for (const venue of venues) {
+    const listed = coins.slice(0, markets[venue]).map((coin) => ({ symbol: `${coin}/USDT`, id: replay.market(venue, `${coin}/USDT`)!.id, base: coin }));
+    await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id, candles_until)
+      select e.id, m.symbol, m.id, m.base, 'USDT', b.id, (select id from market.coins where slug = 'usdt'), ${new Date(storedUntil).toISOString()}
+      from market.exchanges e, jsonb_to_recordset(${JSON.stringify(listed)}::text::jsonb) m(symbol text, id text, base text)
+      join market.coins b on b.symbol = m.base
+      where e.slug = ${venue}`;
+  }
+  const config = db.config({
+    MARKET_SOURCE: 'exchanges', EXCHANGES: venues.join(','),
+    EXCHANGE_URLS: venues.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
+    STREAM_INTERVAL_MS: '200', STREAM_MAX_AGE_SECONDS: '5', STREAM_READMIT_SECONDS: '1', STREAM_CANDLES: 'on', STREAM_CANDLE_WAIT_SECONDS: '5',
+    ...env,
+  });
+  return { replay, streams, config };
+}
