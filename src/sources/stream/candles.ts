@@ -18,6 +18,12 @@
 // stored minute (candles_until) when a connection (re)starts, after a stall, for a venue ccxt pro
 // cannot stream, and for any market whose minute did not arrive STREAM_CANDLE_WAIT_SECONDS after
 // it closed. The minute job polls none of these venues' candles meanwhile (market.stream_candle_venues).
+// A market counts as streamed while its connection is open and the stream delivered a candle of it
+// (coinbase: a trade) within the last DELIVERED_WITHIN_MS; the others count as on REST fallback (the
+// fill covers their late minutes). A venue may drop some subscriptions of a connection and keep the
+// others flowing: a market silent for RESUBSCRIBE_AFTER_MS while its connection flows (FLOWING_MS)
+// is re-subscribed by reopening that connection (at most once every RESUBSCRIBE_EVERY_MS per
+// connection); one still silent after that is left to REST until it delivers again.
 // A minute's index bars are built once every held market's candle of it is in, or once the wait
 // has passed (then again for each late candle: the final build counts), with the coin state and the
 // data version the API cache keys on right after: market.finish_stream_minutes (CandleFeeds.finish).
@@ -30,7 +36,7 @@ import { ensureVenueMarkets, type ExchangesSource, type LiveVenue } from '../exc
 import { gateRequests, throughGate } from '../exchanges/gate.ts';
 import { VenueBackingOff, candleRows, guardAnswers, reading } from '../exchanges/answers.ts';
 import { createVenue, isVenueId, type VenueId } from '../exchanges/venues.ts';
-import { nextClient, prepareStreams, stallGuard } from './clients.ts';
+import { nextClient, prepareStreams, stallGuard, type StreamClient } from './clients.ts';
 
 const MINUTE = 60_000;
 /** a market first seen gets this much history from REST, as the minute job gives it */
@@ -53,6 +59,17 @@ const REST_PAGE = 100;
 const FILL_EVERY_MS = 500;
 /** how often the finished minutes are looked for */
 const FINISH_EVERY_MS = 200;
+/** a market whose stream delivered nothing this long counts as on REST fallback, its subscription open or not */
+const DELIVERED_WITHIN_MS = MINUTE;
+/** a market silent this long while a sibling on its connection delivers is re-subscribed (its connection reopened) */
+export const RESUBSCRIBE_AFTER_MS = 30_000;
+/** a connection flows once its messages came this long without a gap this long: only then are its silent markets told apart (not a venue resuming) */
+const FLOWING_MS = 5_000;
+/** a connection is reopened for its silent markets at most this often (a quiet market trades again, goes quiet again) */
+const RESUBSCRIBE_EVERY_MS = 5 * MINUTE;
+
+/** thrown in a connection's loop to reopen it: its silent markets subscribed anew */
+class Resubscribe extends Error {}
 
 type Outcome = 'refused_future' | 'refused_not_decimal' | 'refused_volume_down' | 'refused_unlisted';
 
@@ -77,9 +94,9 @@ export const CANDLE_STREAMS: Record<VenueId, CandleStream> = {
   bybit: { method: 'ohlcvForSymbols', perConnection: 200, perRequest: 10, source: 'https://bybit-exchange.github.io/docs/v5/ws/connect: spot "up to 10 args per subscription request", no topic limit per connection (our cap)' },
   kraken: { method: 'ohlcv', perConnection: 200, source: 'https://docs.kraken.com/api/docs/websocket-v2/ohlc: no subscription limit per connection documented (our cap)' },
   gate: { method: 'ohlcv', perConnection: 200, source: 'https://github.com/gateio/gatews/issues/25 (Gate\'s answer): no subscription limit per connection, at most 100 connections per host recommended (our cap)' },
-  bitget: { method: 'ohlcv', perConnection: 50, source: 'https://www.bitget.com/api-doc/common/websocket-intro: up to 1000 channels per connection, under 50 recommended for a stable connection; 240 subscriptions an hour per connection' },
+  bitget: { method: 'ohlcv', perConnection: 50, source: 'https://www.bitget.com/api-doc/common/websocket-intro: up to 1000 channel subscriptions a connection, 240 subscription requests an hour a connection, 100 connections an IP; the same page in Chinese (/zh-CN/api-doc/common/websocket-intro) strongly recommends no more than 50 channels a connection for its stability (checked 2026-11)' },
   htx: { method: 'ohlcv', perConnection: 200, source: 'https://www.htx.com/en-us/opend/newApiPages/?id=7ec53561-7773-11ed-9966-0242ac110003: no subscription limit per connection documented (our cap)' },
-  kucoin: { method: 'ohlcv', perConnection: 300, source: 'https://www.kucoin.com/docs-new/websocket-api/base-info/introduction: at most 300 topics per connection, 100 per batch subscription' },
+  kucoin: { method: 'ohlcv', perConnection: 300, source: 'https://www.kucoin.com/docs-new/websocket-api/base-info/introduction: at most 300 topics a connection, at most 100 topics a batch subscription (the figures of KuCoin\'s older docs, docs.kucoin.com "Topic Subscription Limit", as cited by client libraries; checked 2026-11); one topic a subscribe here' },
   // ccxt pro 4.5.84 has no watchOHLCV for coinbase: its minutes are built from market_trades
   coinbase: { method: 'trades', perConnection: 200, source: 'https://docs.cdp.coinbase.com/advanced-trade/docs/ws-overview: no product limit per connection documented for public channels (our cap)' },
   // ccxt pro 4.5.84 reads mexc's spot streams as protobuf, never verified on the replay: REST alone
@@ -226,8 +243,12 @@ class CandleFeed {
   private generation = 0;
   private loops: Promise<void>[] = [];
   private wakers = new Set<() => void>();
-  /** markets the venue streams now (subscribed, receiving) */
+  /** markets subscribed on an open connection */
   private readonly streaming = new Set<string>();
+  /** per market: when (the feed's clock) the stream last delivered a candle (trade) of it */
+  private readonly delivered = new Map<string, number>();
+  /** markets re-subscribed for their silence and silent since: left to REST, not the reason to reopen again */
+  private readonly resubscribed = new Set<string>();
   /** writes one at a time: a fill and a stream candle never race on a minute */
   private writing: Promise<unknown> = Promise.resolve();
   readonly done: Promise<void>;
@@ -259,9 +280,12 @@ class CandleFeed {
     return this.venue.id;
   }
 
-  /** how many of its markets the venue streams now */
+  /** how many of its markets the venue streams now: subscribed on an open connection, and a candle (trade) of it delivered within DELIVERED_WITHIN_MS */
   get streamingMarkets(): number {
-    return this.streaming.size;
+    const since = this.now() - DELIVERED_WITHIN_MS;
+    let count = 0;
+    for (const symbol of this.streaming) if ((this.delivered.get(symbol) ?? -Infinity) >= since) count++;
+    return count;
   }
 
   /** how many markets it takes candles for: streamed, or from REST alone */
@@ -312,6 +336,8 @@ class CandleFeed {
       if (next.join('\n') !== symbols.join('\n')) {
         symbols = next;
         this.generation++;
+        for (const symbol of this.delivered.keys()) if (!symbols.includes(symbol)) this.delivered.delete(symbol);
+        this.resubscribed.clear();
         await Promise.all(this.connections.map((exchange) => exchange.close().catch(() => {})));
         await Promise.all(this.loops);
         try {
@@ -418,8 +444,52 @@ class CandleFeed {
     return Promise.race(symbols.map((symbol) => exchange.watchOHLCV(symbol, '1m')));
   }
 
+  /**
+   * Every candle (trade) message marks its market delivered: each venue's handler in ccxt pro 4.5.84
+   * resolves the market's cache (or [symbol, timeframe, cache]) once per message, whether or not a
+   * watch waits for it (the watches' answers miss the messages of a burst: one per market and round).
+   */
+  private hearDeliveries(exchange: Exchange, client: StreamClient) {
+    const resolving = client as unknown as { resolve(result: unknown, hash: string): unknown };
+    const resolve = resolving.resolve.bind(resolving);
+    const symbols = new WeakMap<object, string>();
+    const symbolOf = (result: unknown): string | undefined => {
+      if (Array.isArray(result) && typeof result[0] === 'string') return result[0];
+      if (!result || typeof result !== 'object') return undefined;
+      let symbol = symbols.get(result);
+      if (symbol === undefined) {
+        const caches = this.stream.method === 'trades'
+          ? Object.entries((exchange.trades ?? {}) as Record<string, unknown>)
+          : Object.entries((exchange.ohlcvs ?? {}) as Record<string, Record<string, unknown>>).map(([key, byTimeframe]) => [key, byTimeframe?.['1m']] as const);
+        symbol = caches.find(([, cache]) => cache === result)?.[0];
+        if (symbol !== undefined) symbols.set(result, symbol);
+      }
+      return symbol;
+    };
+    resolving.resolve = (result, hash) => {
+      const symbol = symbolOf(result);
+      if (symbol !== undefined && this.states.has(symbol)) {
+        this.delivered.set(symbol, this.now());
+        this.resubscribed.delete(symbol);
+      }
+      return resolve(result, hash);
+    };
+  }
+
+  /**
+   * The connection's markets silent RESUBSCRIBE_AFTER_MS (since their last candle, or since the
+   * connection subscribed them) while a sibling delivered within it, not yet re-subscribed for it.
+   * A connection none of whose markets delivers is the stall guard's.
+   */
+  private silentMarkets(symbols: string[], subscribedAt: number): string[] {
+    const since = this.now() - RESUBSCRIBE_AFTER_MS;
+    if (!symbols.some((symbol) => (this.delivered.get(symbol) ?? -Infinity) >= since)) return [];
+    return symbols.filter((symbol) => Math.max(this.delivered.get(symbol) ?? -Infinity, subscribedAt) < since && !this.resubscribed.has(symbol));
+  }
+
   private async connectionLoop(symbols: string[], generation: number) {
     let wait = 0;
+    let reopenedAt = -Infinity;
     const current = () => !this.closed && this.generation === generation;
     while (current()) {
       const exchange = this.instance();
@@ -427,6 +497,7 @@ class CandleFeed {
       try {
         if (/^http:/i.test(this.options.baseUrl ?? '')) await (exchange as Exchange & { loadHttpProxyAgent(): Promise<unknown> }).loadHttpProxyAgent();
         const dialled = nextClient(exchange);
+        void dialled.then((client) => this.hearDeliveries(exchange, client));
         const first = this.watch(exchange, symbols);
         // the connection open (its subscriptions sent), or a first message; one that never opens costs no REST request
         await this.stallGuard(Promise.race([dialled.then((client) => client.connected), first]));
@@ -443,11 +514,21 @@ class CandleFeed {
           state.trades.clear();
           this.streaming.add(symbol);
         }
+        let [lastRound, flowingSince] = [-Infinity, -Infinity];
         for (let next = first; current(); ) {
           await this.stallGuard(next);
+          const roundAt = this.now();
+          if (roundAt - lastRound > FLOWING_MS) flowingSince = roundAt;
+          lastRound = roundAt;
           // waited for before the caches are read: a message that comes during the read wakes the next round
           next = this.watch(exchange, symbols);
           await this.read(exchange, symbols);
+          const silent = roundAt - flowingSince >= FLOWING_MS ? this.silentMarkets(symbols, start) : [];
+          if (silent.length > 0 && this.now() - reopenedAt >= RESUBSCRIBE_EVERY_MS) {
+            reopenedAt = this.now();
+            for (const symbol of silent) this.resubscribed.add(symbol);
+            throw new Resubscribe(`${silent.length} of its ${symbols.length} markets silent for ${RESUBSCRIBE_AFTER_MS / 1000} s (${silent.slice(0, 3).join(', ')}${silent.length > 3 ? ', …' : ''}): reopened to subscribe them again`);
+          }
         }
       } catch (error) {
         if (!current()) break;
@@ -458,8 +539,13 @@ class CandleFeed {
             state.refill = true;
           }
         }
-        wait = Math.min(Math.max(2_000, wait * 2), 60_000);
-        this.logger?.warn(`stream candles: ${this.venue.id} (${(error as Error).message}); reconnecting in ${wait / 1000} s, REST fills the gap`);
+        if (error instanceof Resubscribe) {
+          wait = 0;
+          this.logger?.info(`stream candles: ${this.venue.id} connection: ${error.message}`);
+        } else {
+          wait = Math.min(Math.max(2_000, wait * 2), 60_000);
+          this.logger?.warn(`stream candles: ${this.venue.id} (${(error as Error).message}); reconnecting in ${wait / 1000} s, REST fills the gap`);
+        }
       } finally {
         for (const symbol of symbols) this.streaming.delete(symbol);
         this.connections.splice(this.connections.indexOf(exchange), 1);

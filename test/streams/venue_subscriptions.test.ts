@@ -1,0 +1,152 @@
+// The stream holder's candle subscriptions (issue 46) on the loopback replay of the venues' streams
+// (dev/venues/streams.ts), the replay's own prices and candles flowing (modelPrices), on a clock the
+// test moves: a venue with more markets than its subscriptions per connection (CANDLE_STREAMS) gets
+// as many connections as it takes, none over the limit; a venue that silently drops half of a
+// connection's subscriptions has them re-subscribed (the connection reopened) within a minute, and
+// those still silent after it counted on REST fallback, their minutes from REST, none missing or twice.
+import test from 'ava';
+import { testDatabase, type TestDatabase } from '../helpers/database.ts';
+import type { VenueReplay } from '../../dev/venues/replay.ts';
+import type { StreamVenue, VenueStreams } from '../../dev/venues/streams.ts';
+import { closeStreamVenues, coinStreamVenues } from '../helpers/venue-streams.ts';
+import { StreamHolder } from '../../src/sources/stream/index.ts';
+import { ExchangesSource, exchangesSettings } from '../../src/sources/exchanges/index.ts';
+import { CANDLE_STREAMS, RESUBSCRIBE_AFTER_MS } from '../../src/sources/stream/candles.ts';
+import { createLogger } from '../../src/log.ts';
+import { until } from '../../dev/wait.ts';
+
+const MINUTE = 60_000;
+/** the minute the test starts in, half an hour ago: every market's candles are stored up to it */
+const M = Math.floor(Date.now() / MINUTE) * MINUTE - 30 * MINUTE;
+let now = M + 5_000;
+/** bitget: more than its 50 a connection; kucoin (a watchOHLCV per market) and binance (watchOHLCVForSymbols) lose half their subscriptions */
+const MARKETS = { bitget: 55, kucoin: 12, binance: 12 } satisfies Partial<Record<StreamVenue, number>>;
+
+let [db, replay, streams, holder] = [null, null, null, null] as unknown as [TestDatabase, VenueReplay, VenueStreams, StreamHolder];
+
+test.before(async () => {
+  db = await testDatabase();
+  const seeded = await coinStreamVenues(db, { markets: MARKETS, now: () => now, storedUntil: M });
+  ({ replay, streams } = seeded);
+  const source = new ExchangesSource({ ...exchangesSettings(seeded.config), clock: () => now });
+  holder = new StreamHolder(seeded.config, process.env.DEBUG_STREAM ? createLogger({ ...seeded.config, LOG_LEVEL: 'debug' }) : undefined, undefined, source).start();
+  await until('every market subscribed to its candles', async () =>
+    (Object.keys(MARKETS) as (keyof typeof MARKETS)[]).every((venue) => new Set(streams.subscriptions(venue, 'candles')).size === MARKETS[venue]), { timeoutMs: 30_000 });
+});
+test.after.always(() => closeStreamVenues({ holder, streams, replay, db }));
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const at = (ms: number) => new Date(ms).toISOString();
+/** the venue's markets streamed and on REST fallback, as the holder records them after this call */
+async function counted(venue: string): Promise<{ streamed: number; fallback: number }> {
+  const after = new Date();
+  let row: { streamed: number; fallback: number } | undefined;
+  await until(`${venue}'s markets counted`, async () => {
+    [row] = await db.sql<{ streamed: number; fallback: number }[]>`select s.stream_markets as streamed, s.rest_fallback_markets as fallback
+      from market.venue_status s join market.exchanges e on e.id = s.exchange_id where e.slug = ${venue} and s.candle_markets_at > ${after}`;
+    return row !== undefined;
+  }, { timeoutMs: 10_000 });
+  return row!;
+}
+/** the venue's stored minutes per market (its coin) from M: minute start (ms) → path */
+async function minutesOf(venue: string): Promise<Map<string, Map<number, string>>> {
+  const rows = await db.sql`select c.symbol, (extract(epoch from b.time) * 1000)::float8 as t, b.path
+    from market.venue_bars_1m b join market.exchanges e on e.id = b.exchange_id join market.coins c on c.id = b.coin_id
+    where e.slug = ${venue} and b.time >= ${at(M)} order by b.time`;
+  const minutes = new Map<string, Map<number, string>>();
+  for (const row of rows) {
+    if (!minutes.has(row.symbol)) minutes.set(row.symbol, new Map());
+    minutes.get(row.symbol)!.set(Number(row.t), row.path);
+  }
+  return minutes;
+}
+/**
+ * The clock moved on, a second into each minute it crosses first, and the streams given time to close
+ * that minute: REST is not late for the minutes the streams bring (a clock that jumps past a minute's
+ * wait lets the fill race the stream for it).
+ */
+async function moveTo(to: number) {
+  const boundary = Math.floor(to / MINUTE) * MINUTE;
+  if (boundary > now && to > boundary + 1_000) {
+    now = boundary + 1_000;
+    await sleep(1_500);
+  }
+  now = to;
+  await sleep(500);
+}
+/** RESUBSCRIBE_AFTER_MS pass, then the streams flow a few seconds more (a connection's first messages after a pause tell no market silent) */
+async function silence() {
+  await sleep(500);
+  await moveTo(now + RESUBSCRIBE_AFTER_MS + 1_000);
+  // in steps shorter than a gap in the flow
+  for (const step of [3_000, 3_000]) await moveTo(now + step);
+}
+async function written(venue: string): Promise<number> {
+  const [row] = await db.sql`select coalesce(sum(k.candles) filter (where k.outcome in ('rest', 'stream')), 0)::int as n
+    from market.venue_candle_counts k join market.exchanges e on e.id = k.exchange_id where e.slug = ${venue}`;
+  return row!.n;
+}
+
+test.serial('a venue with more markets than its subscriptions per connection gets ceil(markets / limit) connections, none over the limit, every market subscribed once', (t) => {
+  const limit = CANDLE_STREAMS.bitget.perConnection;
+  const connections = streams.connectionSubscriptions('bitget', 'candles').filter((ids) => ids.length > 0);
+  t.is(connections.length, Math.ceil(MARKETS.bitget / limit), `${MARKETS.bitget} markets at ${limit} a connection`);
+  t.true(connections.every((ids) => ids.length <= limit), `per connection: ${connections.map((ids) => ids.length).join(', ')}`);
+  const all = connections.flat();
+  t.is(all.length, MARKETS.bitget, 'none subscribed twice');
+  t.deepEqual(all.sort(), Array.from({ length: MARKETS.bitget }, (_, i) => replay.market('bitget', `COIN${i + 1}/USDT`)!.id.toUpperCase()).sort());
+});
+
+test.serial('half of a venue\'s subscriptions dropped silently: re-subscribed within a minute, delivering again', async (t) => {
+  t.deepEqual(await counted('kucoin'), { streamed: MARKETS.kucoin, fallback: 0 });
+  const opened = streams.connections('kucoin');
+  const [dropped, silentSince] = [streams.dropSubscriptions('kucoin', 'once'), now];
+  t.is(dropped.length, MARKETS.kucoin / 2);
+  // silent past RESUBSCRIBE_AFTER_MS while their siblings deliver: their connection reopened
+  await silence();
+  await until('kucoin\'s connection reopened', async () => streams.connections('kucoin') > opened, { timeoutMs: 10_000 });
+  await until('the dropped markets subscribed again', async () => dropped.every((id) => streams.subscriptions('kucoin', 'candles').includes(id)), { timeoutMs: 10_000 });
+  await sleep(1_000);
+  // a minute after they went silent: delivering again, so streamed
+  await moveTo(silentSince + MINUTE + 1_000);
+  t.deepEqual(await counted('kucoin'), { streamed: MARKETS.kucoin, fallback: 0 });
+  t.is(streams.connections('kucoin'), opened + 1, 'one reopening');
+});
+
+test.serial('half of a venue\'s subscriptions dropped for good: re-subscribed once, then counted on REST fallback; every minute stored once, none missing', async (t) => {
+  const opened = streams.connections('binance');
+  const [dropped, silentSince] = [streams.dropSubscriptions('binance', 'sticky'), now];
+  t.is(dropped.length, MARKETS.binance / 2);
+  await silence();
+  await until('binance\'s connection reopened', async () => streams.connections('binance') > opened, { timeoutMs: 10_000 });
+  await sleep(1_000);
+  // a minute after they went silent, still silent after the re-subscription: on REST fallback, and not reopened again
+  await moveTo(silentSince + MINUTE + 1_000);
+  t.deepEqual(await counted('binance'), { streamed: MARKETS.binance / 2, fallback: MARKETS.binance / 2 });
+  t.is(streams.connections('binance'), opened + 1, 'one reopening');
+
+  // the minutes close: the silent markets' from REST once late, the others' from the stream
+  const closedBefore = Math.floor(now / MINUTE) * MINUTE + MINUTE;
+  await moveTo(closedBefore + 6_000);
+  const expected = Array.from({ length: (closedBefore - M) / MINUTE }, (_, i) => M + i * MINUTE);
+  for (const venue of ['binance', 'kucoin'] as const) {
+    await until(`${venue}: every market's minutes to ${at(closedBefore)}`, async () => {
+      const minutes = await minutesOf(venue);
+      return minutes.size === MARKETS[venue] && [...minutes.values()].every((bars) => bars.size === expected.length);
+    }, { timeoutMs: 15_000 }).catch(async (error) => {
+      t.log(venue, [...(await minutesOf(venue)).entries()].map(([coin, bars]) => `${coin}: ${[...bars.keys()].map(at).join(' ')}`));
+      throw error;
+    });
+    for (const [coin, bars] of await minutesOf(venue)) t.deepEqual([...bars.keys()], expected, `${venue} ${coin}: every minute from M, none missing`);
+    if (await written(venue) !== MARKETS[venue] * expected.length) {
+      t.log(venue, await db.sql`select k.outcome, k.candles from market.venue_candle_counts k join market.exchanges e on e.id = k.exchange_id where e.slug = ${venue}`);
+      t.log([...(await minutesOf(venue)).entries()].map(([coin, bars]) => `${coin}: ${[...bars.entries()].map(([time, path]) => `${(time - M) / MINUTE}${path[0]}`).join(' ')}`), dropped);
+    }
+    t.is(await written(venue), MARKETS[venue] * expected.length, `${venue}: each minute written once`);
+  }
+  // the last minute: the silent markets' from REST, the others' from the stream
+  const last = await minutesOf('binance');
+  for (const [coin, bars] of last) {
+    t.is(bars.get(closedBefore - MINUTE), dropped.includes(`${coin}USDT`) ? 'rest' : 'stream', `binance ${coin}`);
+  }
+});
