@@ -19,6 +19,7 @@ const LONGEST_FIRST = [
   'test/sources/backfill_scale.test.ts', // ten venues' 2 100 minutes
   'test/sql/coin_state_incremental.test.ts', // 20 000 coins, compared with a full recomputation
   'test/streams/venue_candles.test.ts', // the streams' candles on a moved clock
+  'test/streams/venue_subscriptions.test.ts', // 79 markets' candle streams, half a venue's subscriptions dropped, on a moved clock
   'test/streams/venue_leases.test.ts', // three holders and their lease timeouts
   'test/streams/minute_division.test.ts',
   'test/streams/venue_discipline.test.ts',
