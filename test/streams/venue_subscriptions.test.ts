@@ -11,7 +11,7 @@ import type { StreamVenue, VenueStreams } from '../../dev/venues/streams.ts';
 import { closeStreamVenues, coinStreamVenues } from '../helpers/venue-streams.ts';
 import { StreamHolder } from '../../src/sources/stream/index.ts';
 import { ExchangesSource, exchangesSettings } from '../../src/sources/exchanges/index.ts';
-import { CANDLE_STREAMS, RESUBSCRIBE_AFTER_MS } from '../../src/sources/stream/candles.ts';
+import { CANDLE_STREAMS } from '../../src/sources/stream/candles.ts';
 import { createLogger } from '../../src/log.ts';
 import { until } from '../../dev/wait.ts';
 
@@ -19,6 +19,8 @@ const MINUTE = 60_000;
 /** the minute the test starts in, half an hour ago: every market's candles are stored up to it */
 const M = Math.floor(Date.now() / MINUTE) * MINUTE - 30 * MINUTE;
 let now = M + 5_000;
+/** the holder's STREAM_CANDLE_WAIT_SECONDS (test/helpers/venue-streams.ts) */
+const WAIT_SECONDS = 5;
 /** bitget: more than its 50 a connection; kucoin (a watchOHLCV per market) and binance (watchOHLCVForSymbols) lose half their subscriptions */
 const MARKETS = { bitget: 55, kucoin: 12, binance: 12 } satisfies Partial<Record<StreamVenue, number>>;
 
@@ -67,11 +69,11 @@ let droppedForGood = 0;
  * has that minute's candle stored: REST is not late for the minutes the streams bring (a clock that
  * jumps past a minute's wait lets the fill race the stream for them).
  */
-async function moveTo(to: number) {
+async function moveTo(to: number, silent = 0) {
   const boundary = Math.floor(to / MINUTE) * MINUTE;
   if (boundary > now && to > boundary + 1_000) {
     now = boundary + 1_000;
-    const streaming = Object.values(MARKETS).reduce((sum, n) => sum + n, 0) - droppedForGood;
+    const streaming = Object.values(MARKETS).reduce((sum, n) => sum + n, 0) - droppedForGood - silent;
     await until(`the streams' candles of ${at(boundary - MINUTE)}`, async () => {
       const [row] = await db.sql`select count(*)::int as n from market.venue_markets where base_coin_id is not null and candles_until >= ${at(boundary)}`;
       return row!.n >= streaming;
@@ -80,10 +82,14 @@ async function moveTo(to: number) {
   now = to;
   await sleep(500);
 }
-/** RESUBSCRIBE_AFTER_MS pass, then the streams flow a few seconds more (a connection's first messages after a pause tell no market silent) */
-async function silence() {
+/**
+ * The minute closes with `silent` markets silent in it, and its wait passes: REST brings their candles
+ * of it (they traded), which their streams said nothing of; then the streams flow a few seconds more
+ * (a connection's first messages after a pause tell no subscription lost)
+ */
+async function silence(silent: number) {
   await sleep(500);
-  await moveTo(now + RESUBSCRIBE_AFTER_MS + 1_000);
+  await moveTo(Math.floor(now / MINUTE) * MINUTE + MINUTE + (WAIT_SECONDS + 1) * 1_000, silent);
   // in steps shorter than a gap in the flow
   for (const step of [3_000, 3_000]) await moveTo(now + step);
 }
@@ -106,29 +112,29 @@ test.serial('a venue with more markets than its subscriptions per connection get
 test.serial('half of a venue\'s subscriptions dropped silently: re-subscribed within a minute, delivering again', async (t) => {
   t.deepEqual(await counted('kucoin'), { streamed: MARKETS.kucoin, fallback: 0 });
   const opened = streams.connections('kucoin');
-  const [dropped, silentSince] = [streams.dropSubscriptions('kucoin', 'once'), now];
+  const dropped = streams.dropSubscriptions('kucoin', 'once');
   t.is(dropped.length, MARKETS.kucoin / 2);
-  // silent past RESUBSCRIBE_AFTER_MS while their siblings deliver: their connection reopened
-  await silence();
+  // silent in a minute REST has their candles of, while their siblings deliver: their connection reopened
+  await silence(dropped.length);
   await until('kucoin\'s connection reopened', async () => streams.connections('kucoin') > opened, { timeoutMs: 10_000 });
   await until('the dropped markets subscribed again', async () => dropped.every((id) => streams.subscriptions('kucoin', 'candles').includes(id)), { timeoutMs: 10_000 });
   await sleep(1_000);
-  // a minute after they went silent: delivering again, so streamed
-  await moveTo(silentSince + MINUTE + 1_000);
+  // the next minute: delivering again, so streamed
+  await moveTo(Math.floor(now / MINUTE) * MINUTE + MINUTE + 1_000);
   t.deepEqual(await counted('kucoin'), { streamed: MARKETS.kucoin, fallback: 0 });
   t.is(streams.connections('kucoin'), opened + 1, 'one reopening');
 });
 
 test.serial('half of a venue\'s subscriptions dropped for good: re-subscribed once, then counted on REST fallback; every minute stored once, none missing', async (t) => {
   const opened = streams.connections('binance');
-  const [dropped, silentSince] = [streams.dropSubscriptions('binance', 'sticky'), now];
+  const dropped = streams.dropSubscriptions('binance', 'sticky');
   droppedForGood = dropped.length;
   t.is(dropped.length, MARKETS.binance / 2);
-  await silence();
+  await silence(0);
   await until('binance\'s connection reopened', async () => streams.connections('binance') > opened, { timeoutMs: 10_000 });
   await sleep(1_000);
-  // a minute after they went silent, still silent after the re-subscription: on REST fallback, and not reopened again
-  await moveTo(silentSince + MINUTE + 1_000);
+  // the next minute, still silent after the re-subscription: on REST fallback, and not reopened again
+  await moveTo(Math.floor(now / MINUTE) * MINUTE + MINUTE + 1_000);
   t.deepEqual(await counted('binance'), { streamed: MARKETS.binance / 2, fallback: MARKETS.binance / 2 });
   t.is(streams.connections('binance'), opened + 1, 'one reopening');
 

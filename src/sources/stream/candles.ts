@@ -21,8 +21,8 @@
 // A market counts as streamed while its connection is open and the stream delivered a candle of it
 // (coinbase: a trade) within the last DELIVERED_WITHIN_MS; the others count as on REST fallback (the
 // fill covers their late minutes). A venue may drop some subscriptions of a connection and keep the
-// others flowing: a market silent for RESUBSCRIBE_AFTER_MS while its connection flows (FLOWING_MS)
-// is re-subscribed by reopening that connection (at most once every RESUBSCRIBE_EVERY_MS per
+// others flowing: a market its stream said nothing of in a minute the venue's REST has a candle of
+// (it traded), while its connection flows (FLOWING_MS), is re-subscribed by reopening that connection (at most once every RESUBSCRIBE_EVERY_MS per
 // connection); one still silent after that is left to REST until it delivers again.
 // A minute's index bars are built once every held market's candle of it is in, or once the wait
 // has passed (then again for each late candle: the final build counts), with the coin state and the
@@ -61,8 +61,8 @@ const FILL_EVERY_MS = 500;
 const FINISH_EVERY_MS = 200;
 /** a market whose stream delivered nothing this long counts as on REST fallback, its subscription open or not */
 const DELIVERED_WITHIN_MS = MINUTE;
-/** a market silent this long while a sibling on its connection delivers is re-subscribed (its connection reopened) */
-export const RESUBSCRIBE_AFTER_MS = 30_000;
+/** a connection whose markets delivered nothing this long is not flowing: its silence is the stall guard's, not a lost subscription's */
+const SIBLINGS_WITHIN_MS = 30_000;
 /** a connection flows once its messages came this long without a gap this long: only then are its silent markets told apart (not a venue resuming) */
 const FLOWING_MS = 5_000;
 /** a connection is reopened for its silent markets at most this often (a quiet market trades again, goes quiet again) */
@@ -249,6 +249,13 @@ class CandleFeed {
   private readonly delivered = new Map<string, number>();
   /** markets re-subscribed for their silence and silent since: left to REST, not the reason to reopen again */
   private readonly resubscribed = new Set<string>();
+  /** per market: when (the feed's clock) its connection subscribed it */
+  private readonly subscribedAt = new Map<string, number>();
+  /**
+   * markets whose stream said nothing of a minute the venue's REST has a candle of: a subscription lost
+   * (a quiet market, which REST has no candle of either, is no such sign)
+   */
+  private readonly missed = new Set<string>();
   /** writes one at a time: a fill and a stream candle never race on a minute */
   private writing: Promise<unknown> = Promise.resolve();
   readonly done: Promise<void>;
@@ -471,20 +478,40 @@ class CandleFeed {
       if (symbol !== undefined && this.states.has(symbol)) {
         this.delivered.set(symbol, this.now());
         this.resubscribed.delete(symbol);
+        this.missed.delete(symbol);
       }
       return resolve(result, hash);
     };
   }
 
   /**
-   * The connection's markets silent RESUBSCRIBE_AFTER_MS (since their last candle, or since the
-   * connection subscribed them) while a sibling delivered within it, not yet re-subscribed for it.
-   * A connection none of whose markets delivers is the stall guard's.
+   * The connection's markets whose subscription is lost (missed), not yet re-subscribed for it, while
+   * a sibling delivered within SIBLINGS_WITHIN_MS.
    */
-  private silentMarkets(symbols: string[], subscribedAt: number): string[] {
-    const since = this.now() - RESUBSCRIBE_AFTER_MS;
+  private silentMarkets(symbols: string[]): string[] {
+    const since = this.now() - SIBLINGS_WITHIN_MS;
     if (!symbols.some((symbol) => (this.delivered.get(symbol) ?? -Infinity) >= since)) return [];
-    return symbols.filter((symbol) => Math.max(this.delivered.get(symbol) ?? -Infinity, subscribedAt) < since && !this.resubscribed.has(symbol));
+    return symbols.filter((symbol) => this.missed.has(symbol) && !this.resubscribed.has(symbol));
+  }
+
+  /**
+   * REST brought candles of the market: one of a minute its stream had it subscribed for, of which the
+   * stream holds less volume (a subscription dropped mid-minute) or said nothing at all, marks it missed
+   */
+  private noteMissed(symbol: string, state: MarketState, rows: Row[]) {
+    const since = this.subscribedAt.get(symbol);
+    if (since === undefined || !this.streaming.has(symbol)) return;
+    const heard = this.delivered.get(symbol) ?? -Infinity;
+    for (const [, time, , , , , volume] of rows) {
+      // a candle channel sends a minute's running totals, whenever subscribed; trades only those after it
+      if (this.stream.method === 'trades' ? time < since : time + MINUTE <= since) continue;
+      const streamed = this.stream.method === 'trades' ? candleFromTrades(time, [...state.trades.values()])?.[5] : state.open.get(time)?.[6];
+      const rest = plainDecimal(volume);
+      if (streamed === undefined ? heard < time : rest !== null && compareDecimals(streamed, rest) < 0) {
+        this.missed.add(symbol);
+        return;
+      }
+    }
   }
 
   private async connectionLoop(symbols: string[], generation: number) {
@@ -513,6 +540,7 @@ class CandleFeed {
           if (this.stream.method === 'trades') state.coveredFrom = Math.max(state.coveredFrom, Math.ceil((start + SUBSCRIBED_WITHIN_MS) / MINUTE) * MINUTE);
           state.trades.clear();
           this.streaming.add(symbol);
+          this.subscribedAt.set(symbol, start);
         }
         let [lastRound, flowingSince] = [-Infinity, -Infinity];
         for (let next = first; current(); ) {
@@ -523,11 +551,14 @@ class CandleFeed {
           // waited for before the caches are read: a message that comes during the read wakes the next round
           next = this.watch(exchange, symbols);
           await this.read(exchange, symbols);
-          const silent = roundAt - flowingSince >= FLOWING_MS ? this.silentMarkets(symbols, start) : [];
+          const silent = roundAt - flowingSince >= FLOWING_MS ? this.silentMarkets(symbols) : [];
           if (silent.length > 0 && this.now() - reopenedAt >= RESUBSCRIBE_EVERY_MS) {
             reopenedAt = this.now();
-            for (const symbol of silent) this.resubscribed.add(symbol);
-            throw new Resubscribe(`${silent.length} of its ${symbols.length} markets silent for ${RESUBSCRIBE_AFTER_MS / 1000} s (${silent.slice(0, 3).join(', ')}${silent.length > 3 ? ', …' : ''}): reopened to subscribe them again`);
+            for (const symbol of silent) {
+              this.resubscribed.add(symbol);
+              this.missed.delete(symbol);
+            }
+            throw new Resubscribe(`${silent.length} of its ${symbols.length} markets silent in a minute they traded in (${silent.slice(0, 3).join(', ')}${silent.length > 3 ? ', …' : ''}): reopened to subscribe them again`);
           }
         }
       } catch (error) {
@@ -759,6 +790,7 @@ class CandleFeed {
           if (time! >= closedBefore || time! < since) continue;
           rows.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
         }
+        this.noteMissed(symbol, state, rows);
         if (rows.length > 0) await this.write('rest', rows);
         // REST answered for every minute before closedBefore (a minute without trades has no candle),
         // unless the answer was a full page (a long gap; a venue's smallest page is 100): the rest next round
