@@ -65,7 +65,16 @@ async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
 /** A key owner's name (app.api_keys.owner) as the commands accept it. */
 const OWNER = /^[\w.@-]{1,100}$/;
 
-const untilSignal = () => new Promise<void>((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
+/** Waits for SIGINT or SIGTERM, keeping the process alive meanwhile: with the database away, nothing else may. */
+const untilSignal = () =>
+  new Promise<void>((resolve) => {
+    const alive = setInterval(() => {}, 60_000);
+    const stop = () => {
+      clearInterval(alive);
+      resolve();
+    };
+    process.once('SIGINT', stop).once('SIGTERM', stop);
+  });
 
 // Each command imports what it needs when it runs: --help and a refused line answer at once.
 export const COMMANDS: Record<string, Command> = {
