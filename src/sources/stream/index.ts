@@ -197,9 +197,10 @@ export class StreamHolder {
     // write is one transaction, and what a venue had not answered is REST's to fill for the next holder
     await withTimeout(closing, STOP_WITHIN_MS).catch((error: Error) => this.logger?.warn(`live streams: stopping (${error.message}); what was in flight is abandoned`));
     this.feeds = null;
-    if (release) await this.sql`select market.release_stream_venues(${this.holder})`.catch(() => {});
+    // the database away (or its connection stuck on a query in flight): the leases expire by themselves
+    if (release) await withTimeout(this.sql`select market.release_stream_venues(${this.holder})`, 2_000).catch(() => {});
     this.held = [];
-    if (this.ownSql) await this.sql.end({ timeout: 5 });
+    if (this.ownSql) await this.sql.end({ timeout: 2 });
   }
 }
 
