@@ -53,6 +53,8 @@ const CLOCK_SKEW_MS = 5_000;
 const TRADES_LATE_MS = 2_000;
 /** how often the markets are read again */
 const MARKETS_EVERY_MS = 10 * MINUTE;
+/** how long after a minute's close a venue's REST is asked for it when no stream brings it (the venues publish it within a second or two) */
+const REST_AFTER_CLOSE_MS = 2_000;
 /** candles in the smallest page a venue's REST answers (OKX, Gate): a fill that got as many may have more to fetch */
 const REST_PAGE = 100;
 /** how often the REST fills are looked for */
@@ -306,8 +308,17 @@ class CandleFeed {
 
   /** whether every market's candle of the minute is stored (or none is held yet) */
   complete(minute: number): boolean {
-    for (const state of this.states.values()) if ((state.until ?? -Infinity) < minute + MINUTE) return false;
+    for (const [symbol, state] of this.states) if ((state.until ?? -Infinity) < minute + MINUTE && this.expects(symbol, minute)) return false;
     return true;
+  }
+
+  /**
+   * Whether the stream is to bring the market's candle of the minute: it streams the market and heard of
+   * it during the minute. A quiet market (no trade, no candle at the venue either) or one left to REST
+   * does not hold the minute's index bars back: REST's candle of it, if any, builds them again.
+   */
+  private expects(symbol: string, minute: number): boolean {
+    return this.streaming.has(symbol) && (this.delivered.get(symbol) ?? -Infinity) >= minute;
   }
 
   /** Waits, woken early by close(). */
@@ -770,12 +781,14 @@ class CandleFeed {
   private async fill() {
     const now = this.now();
     const closedBefore = Math.floor(now / MINUTE) * MINUTE;
-    const late = now - closedBefore >= this.options.waitMs;
+    const sinceClose = now - closedBefore;
     for (const [symbol, state] of this.states) {
       if (this.closed) return;
       const refused = [...state.refused].filter((minute) => minute < closedBefore);
-      // after (re)connecting or a stall; a refused minute; a gap, or its last closed minute late (streamed
-      // or not: the venue's REST has the minute a few seconds after its close)
+      // a market no stream brings waits only for the venue's REST to have the minute; a streamed one its
+      // stream's wait (a quiet market's minute, which has no candle, costs one request then)
+      const late = sinceClose >= (this.streaming.has(symbol) ? this.options.waitMs : REST_AFTER_CLOSE_MS);
+      // after (re)connecting or a stall; a refused minute; a gap, or its last closed minute late
       const due = state.refill || refused.length > 0 || ((state.until ?? -Infinity) < closedBefore && late);
       if (!due) continue;
       const from = Math.min(state.until ?? now - FIRST_LOOK_BACK_MS, ...refused);
