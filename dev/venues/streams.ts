@@ -57,7 +57,9 @@
 // none in ccxt pro, so its market_trades channel is served instead. A test sets the candle a market streams
 // every interval (its minute in progress), sends one candle of any market id, or sends trades; with modelPrices
 // (`make venues-replay`) a market streams the replay's own minute in progress, and the minute just closed, final,
-// at each new minute.
+// at each new minute, and a coinbase market its trades, live: four a minute (the replay's REST candle's open,
+// high, low and close, in that order, a quarter of its volume each), each sent as its time passes, once, so
+// that the minute the stream holder builds from them is that candle (a minute without volume has none).
 // Each venue sends its set price for every subscribed market every `intervalMs`; a test sets the
 // price, sends garbage, goes silent, cuts every connection, sends a burst (one ticker message per
 // market, all in one socket write, as a venue's frames arrive together), makes the stream
@@ -171,6 +173,20 @@ const opSubscribe = (channels: Record<string, Channel>, ack: Record<string, stri
   }
 };
 const iso = (ms: number) => new Date(ms).toISOString();
+/**
+ * when in its minute each of a modelled minute's trades is made: its open, high, low and close (the open
+ * early: the stream holder closes a minute built from trades at the first trade 2 s after its end)
+ */
+const TRADES_AT = [3_000, 20_000, 35_000, 50_000];
+/** a minute's trades not sent by this long after its end (the interval late, the clock moved on) are never sent: the holder may have closed it */
+const TRADES_SENT_WITHIN_MS = 1_000;
+/** a quarter of a decimal string, exactly (at most two more decimals) */
+const quarter = (value: string) => {
+  const [whole, fraction = ''] = value.split('.');
+  const scale = fraction.length + 2;
+  const digits = (BigInt(whole! + fraction) * 25n).toString().padStart(scale + 1, '0');
+  return `${digits.slice(0, -scale)}.${digits.slice(-scale)}`.replace(/\.?0+$/, '');
+};
 
 const FORMATS: Record<StreamVenue, StreamFormat> = {
   binance: {
@@ -380,8 +396,9 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
 /** pingMs: how often a venue that pings its clients (htx) does (htx itself: every 5 s) */
 /**
  * `modelPrices`: a market with no price set streams the replay's own price, and one with no candle set
- * the replay's candle of the minute in progress, then that minute closed once the next begins (as
- * `make venues-replay` serves them); default: only prices and candles set
+ * the replay's candle of the minute in progress, then that minute closed once the next begins, a coinbase
+ * market the trades of the replay's minutes (as `make venues-replay` serves them); default: only prices,
+ * candles and trades set or sent
  */
 export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: number; pingMs?: number; modelPrices?: boolean } = {}): VenueStreams {
   const intervalMs = options.intervalMs ?? 100;
@@ -439,6 +456,27 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     return [previous !== undefined && previous < minute ? modelCandle(venue, symbol, previous) : null, modelCandle(venue, symbol, minute)]
       .filter((candle): candle is StreamCandle => candle !== null);
   };
+  /**
+   * modelPrices, a venue whose minutes are built from its trades (coinbase): a market's trades made in
+   * (after, now], live, four a minute of the replay's REST candle of it (its open, high, low and close in
+   * that order, a quarter of its volume each, ids ascending), so that a minute's trades make that candle;
+   * a minute without volume has none, as at the venue
+   */
+  const modelTrades = (venue: StreamVenue, symbol: string, after: number, now: number): StreamTrade[] => {
+    const market = replay.market(venue, symbol);
+    const trades: StreamTrade[] = [];
+    const first = Math.max(Math.floor(after / MINUTE), Math.ceil((now - TRADES_SENT_WITHIN_MS) / MINUTE) - 1) * MINUTE;
+    for (let minute = first; market && minute <= now; minute += MINUTE) {
+      const due = TRADES_AT.map((offset, at) => ({ time: minute + offset, at })).filter(({ time }) => time > after && time <= now);
+      // the candle as REST answers it once the minute has closed
+      const candle = due.length > 0 ? replay.model.minute(market, minute, minute + MINUTE) : null;
+      const volume = candle ? num(candle.v) : '0';
+      if (!candle || volume === '0') continue;
+      const prices = [candle.o, candle.h, candle.l, candle.c].map(num);
+      for (const { time, at } of due) trades.push({ id: String((minute / MINUTE) * TRADES_AT.length + at), time, price: prices[at]!, size: quarter(volume) });
+    }
+    return trades;
+  };
   const every = (ws: WebSocket, ms: number, send: () => void) => {
     const timer = setInterval(send, ms);
     timers.add(timer);
@@ -454,6 +492,8 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     const candleIds = new Set<string>();
     /** the minute each market's candle was last streamed on this connection (modelPrices) */
     const candleMinutes = new Map<string, number>();
+    /** the time up to which each market's trades were sent on this connection (modelPrices) */
+    const tradesSentUpTo = new Map<string, number>();
     subscribed.set(ws, ids);
     subscribedCandles.set(ws, candleIds);
     let unanswered = 0;
@@ -462,6 +502,8 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         format.onMessage(ws, String(raw), (id, channel = 'ticker') => {
           if (channel !== 'ticker' && dropModes[venue] === 'once') dropped[venue].delete(id.toUpperCase());
           (channel === 'ticker' ? ids : candleIds).add(id.toUpperCase());
+          // a venue sends the trades made after the subscription
+          if (channel === 'trades') tradesSentUpTo.set(id.toUpperCase(), replay.model.now());
         }, () => {
           unanswered = 0;
           pongCounts[venue]++;
@@ -471,7 +513,14 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       }
     });
     every(ws, intervalMs, () => {
-      if (modes[venue] === 'silent') return;
+      const now = replay.model.now();
+      // trades made while the venue is silent (or a subscription dropped) are lost, not sent later; never twice
+      const tradesAfter = (id: string) => {
+        const after = tradesSentUpTo.get(id) ?? now;
+        tradesSentUpTo.set(id, Math.max(after, now));
+        return after;
+      };
+      if (modes[venue] === 'silent') return void candleIds.forEach(tradesAfter);
       for (const id of ids) {
         const symbol = symbolOf(venue, id);
         const price = symbol && priceOf(venue, symbol);
@@ -479,12 +528,14 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         ws.send(modes[venue] === 'garbage' ? format.garbage : format.ticker(streamId(venue, symbol)!, price));
       }
       for (const id of candleIds) {
+        const after = tradesAfter(id);
         if (dropped[venue].has(id)) continue;
         const symbol = symbolOf(venue, id);
-        if (!symbol || !format.candle) continue;
-        for (const candle of candlesOf(venue, symbol, id, candleMinutes)) {
-          ws.send(modes[venue] === 'garbage' ? format.garbage : format.candle(streamId(venue, symbol)!, candle));
-        }
+        if (!symbol) continue;
+        const send = (message: string | Buffer) => ws.send(modes[venue] === 'garbage' ? format.garbage : message);
+        if (format.candle) for (const candle of candlesOf(venue, symbol, id, candleMinutes)) send(format.candle(streamId(venue, symbol)!, candle));
+        const trades = format.trades && options.modelPrices ? modelTrades(venue, symbol, after, now) : [];
+        if (trades.length > 0) send(format.trades!(streamId(venue, symbol)!, trades));
       }
     });
     if (format.greeting) ws.send(format.greeting());
@@ -499,7 +550,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     }
   };
 
-  replay.server.on('upgrade', (req, socket, head) => {
+  const upgrade = (req: import('node:http').IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
     const venue = STREAM_VENUES.find((id) => [FORMATS[id].path, ...(FORMATS[id].paths ?? [])].some((path) => req.url?.startsWith(path))) ?? null;
     if (!venue) return socket.destroy();
     tries[venue]++;
@@ -517,7 +568,8 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
       });
       serve(venue, ws);
     });
-  });
+  };
+  replay.server.on('upgrade', upgrade);
 
   return {
     setPrice: (venue, symbol, price) => void prices.set(`${venue} ${symbol}`, price),
@@ -569,6 +621,8 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
     attempts: (venue) => tries[venue],
     pongs: (venue) => pongCounts[venue],
     close: () => {
+      // the replay may serve streams again (another test's)
+      replay.server.off('upgrade', upgrade);
       for (const timer of timers) clearInterval(timer);
       for (const set of Object.values(sockets)) for (const ws of set) ws.terminate();
       wss.close();
