@@ -32,7 +32,7 @@ const get = async (path: string) => {
 const count = async (text: string) => Number((await db.sql.unsafe(text))[0]!.n);
 
 test.before(async () => {
-  db = await testDatabase();
+  db = await testDatabase({ optimisedWasm: true });
   ({ replay } = await startOfflineReplay({ coins: 12 }));
   service = await startService(
     db.config({

@@ -39,7 +39,8 @@ const TEST_DEFAULTS = { LOG_REQUESTS: 'false', WORKER: 'off', MARKET_SOURCE: 'no
  */
 export const TEST_SHARED_BUFFERS = '16MB';
 
-export async function testDatabase(options: { idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number; template?: string } = {}): Promise<TestDatabase> {
+/** optimisedWasm: for a file whose database works hard (tens of seconds of queries), see EmbeddedOptions */
+export async function testDatabase(options: { idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number; template?: string; optimisedWasm?: boolean } = {}): Promise<TestDatabase> {
   const external = process.env.TEST_DATABASE_URL;
   if (external) return externalDatabase(external);
   const { template = TEMPLATE_DIR, ...limits } = options;

@@ -46,7 +46,7 @@ async function demoTemplate(): Promise<string> {
     // another file is building it
   }
   if (builder && !existsSync(ready)) {
-    const db = await testDatabase();
+    const db = await testDatabase({ optimisedWasm: true });
     await loadDemoData(db);
     await db.sql.end({ timeout: 5 });
     await db.embedded!.stop();

@@ -16,7 +16,7 @@ const databases: TestDatabase[] = [];
 test.after.always(() => Promise.all(databases.map((db) => db.close())));
 
 async function freshMarket(): Promise<TestDatabase> {
-  const db = await testDatabase();
+  const db = await testDatabase({ optimisedWasm: true });
   databases.push(db);
   await withQuery(db, (query) => ensureCatalogue(query));
   await db.sql`update market.data_sources set settings = settings || jsonb_build_object('history', ${HISTORY}::text) where name = 'simulated'`;

@@ -17,7 +17,7 @@ const CLI = new URL('../../bin/cli.ts', import.meta.url).pathname;
 let db: TestDatabase;
 const children: ChildProcess[] = [];
 test.before(async () => {
-  db = await testDatabase();
+  db = await testDatabase({ optimisedWasm: true });
   await withQuery(db, (query) => ensureCatalogue(query));
   // Three days of history: a backfill of several pieces, long enough to be killed in the middle.
   await db.sql`update market.data_sources set settings = settings || '{"history": "3 days"}' where name = 'simulated'`;

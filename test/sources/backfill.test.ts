@@ -53,7 +53,7 @@ test.before(async () => {
       okx: { markets: ['BTC/USDT'] },
     },
   });
-  db = await testDatabase();
+  db = await testDatabase({ optimisedWasm: true });
   await prepare(db);
   // the replay answers at once: the venues' own pacing would only slow the file down
   source = new ExchangesSource({ venues: VENUES, urls: Object.fromEntries(VENUES.map((id) => [id, replay.baseUrl(id)])), rateLimitMs: 5 });
@@ -174,7 +174,7 @@ function mdapi(database: TestDatabase, args: string[]): { child: ChildProcess; o
 }
 
 test.serial('mdapi backfill killed mid-way resumes where it stopped and ends with the bars of an uninterrupted run', async (t) => {
-  const other = await testDatabase();
+  const other = await testDatabase({ optimisedWasm: true });
   try {
     await prepare(other);
     // the minutes since yesterday: the command's later clock reads the same ones

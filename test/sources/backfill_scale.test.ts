@@ -87,7 +87,7 @@ test.before(async () => {
     onCandleRequest?.();
     res.once('close', () => (entry.end = performance.now()));
   });
-  uninterrupted = await testDatabase();
+  uninterrupted = await testDatabase({ optimisedWasm: true });
   await prepare(uninterrupted);
   const events: BackfillEvent[] = [];
   const costs: Record<string, number[]> = {};
@@ -166,7 +166,7 @@ test.serial('a Gate range of more than 1000 one-minute candles stores every minu
 });
 
 test.serial('stopped half-way through ten venues and run again: the bars of an uninterrupted run, no finished page asked twice', async (t) => {
-  const other = await testDatabase();
+  const other = await testDatabase({ optimisedWasm: true });
   try {
     await prepare(other);
     const from = source();
@@ -214,7 +214,7 @@ test.serial('stopped half-way through ten venues and run again: the bars of an u
 });
 
 test.serial('a back-off another process records stops the venue within seconds: no request while it holds', async (t) => {
-  const other = await testDatabase();
+  const other = await testDatabase({ optimisedWasm: true });
   try {
     await prepare(other);
     // Bitget alone at 700 ms a request: its 11 pages of one range take longer than the gate's re-read of the back-off

@@ -9,7 +9,7 @@ let db: TestDatabase;
 let start: string;
 
 test.before(async () => {
-  db = await testDatabase({ statementTimeoutMs: 120_000 });
+  db = await testDatabase({ statementTimeoutMs: 120_000, optimisedWasm: true });
   // three minutes of one UTC day, within the bars' retention
   [{ start }] = (await db.sql`
     select (case when date_trunc('day', t, 'UTC') = date_trunc('day', t + interval '3 minutes', 'UTC') then t else t - interval '10 minutes' end)::text as start

@@ -77,7 +77,7 @@ async function moveTo(to: number, silent = 0) {
     await until(`the streams' candles of ${at(boundary - MINUTE)}`, async () => {
       const [row] = await db.sql`select count(*)::int as n from market.venue_markets where base_coin_id is not null and candles_until >= ${at(boundary)}`;
       return row!.n >= streaming;
-    }, { timeoutMs: 15_000 });
+    }, { timeoutMs: 30_000 });
   }
   now = to;
   await sleep(500);

@@ -26,6 +26,12 @@ export interface EmbeddedOptions {
   restartDelayMs?: number;
   /** PostgreSQL's shared_buffers instead of PGlite's 128MB (server.ts) */
   sharedBuffers?: string;
+  /**
+   * V8's optimising WASM tier for the database even where the caller runs on the baseline compiler
+   * alone (the tests' --liftoff-only, ava.config.mjs): it pays for a database that works for tens of
+   * seconds, not for one that answers a few queries
+   */
+  optimisedWasm?: boolean;
 }
 
 const SERVER = new URL('./server.ts', import.meta.url).pathname;
@@ -55,6 +61,7 @@ function spawnServer(options: EmbeddedOptions, port: number): { child: ChildProc
       EMBEDDED_SHARED_BUFFERS: options.sharedBuffers ?? '',
     },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    execArgv: options.optimisedWasm ? process.execArgv.filter((arg) => arg !== '--liftoff-only') : process.execArgv,
     // A process group of its own: a Ctrl-C in the terminal reaches the service, which stops its
     // worker first (giving back its jobs) and the database last, instead of all at once.
     detached: true,
