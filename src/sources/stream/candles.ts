@@ -220,6 +220,8 @@ interface MarketState {
   open: Map<number, Row>;
   /** minutes refused: the venue's REST candle stands for them */
   refused: Set<number>;
+  /** minutes the stream stored beyond a gap in the coverage: REST's fill of the gap leaves them be */
+  ahead: Set<number>;
   /** a REST fill from the last stored minute is due (a connection (re)started, a stall) */
   refill: boolean;
   /** the first minute the stream may still bring: earlier ones are final (written) or, built from trades, not seen whole */
@@ -386,7 +388,7 @@ class CandleFeed {
     const until = new Map(rows.map((row) => [row.symbol as string, row.until === null ? null : Number(row.until)]));
     for (const symbol of symbols) {
       if (this.states.has(symbol)) continue;
-      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), refill: true, coveredFrom: -Infinity, trades: new Map(), closed: new Set() });
+      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), ahead: new Set(), refill: true, coveredFrom: -Infinity, trades: new Map(), closed: new Set() });
     }
   }
 
@@ -746,14 +748,23 @@ class CandleFeed {
   }
 
   /** Writes candles of one path; their minutes' index bars are CandleFeeds.finish's. */
-  private write(path: 'rest' | 'stream', rows: Row[]): Promise<void> {
+  /** refetched: for REST, the minutes it was asked for again (refused ones), which it writes even where stored */
+  private write(path: 'rest' | 'stream', candles: Row[], refetched: number[] = []): Promise<void> {
     const run = this.writing.then(async () => {
+      // in turn with the stream's writes: a minute the stream stored meanwhile (or beyond a gap) is not written twice
+      const rows = path === 'stream' ? candles : candles.filter(([symbol, time]) => {
+        const state = this.states.get(symbol);
+        return !state || refetched.includes(time) || (time >= (state.until ?? -Infinity) && !state.ahead.has(time));
+      });
+      if (rows.length === 0) return;
       const [written] = await this.query('select * from market.ingest_venue_candles($1, $2::text::jsonb, interval \'1 minute\', $3)', [this.venue.id, JSON.stringify(rows), path]);
       // only what joins the coverage moves it (as candles_until in SQL): a minute the stream skipped
       // (its write failed, the venue never sent it) stays REST's to fill, even once later ones are in
       for (const row of [...rows].sort((a, b) => a[1] - b[1])) {
         const state = this.states.get(row[0]);
-        if (state && (state.until === null || row[1] <= state.until)) state.until = Math.max(state.until ?? -Infinity, row[1] + MINUTE);
+        if (!state) continue;
+        if (state.until === null || row[1] <= state.until) this.cover(state, row[1] + MINUTE);
+        else if (path === 'stream') state.ahead.add(row[1]);
       }
       if (written?.first_time) {
         this.written(this.venue.id, new Date(written.first_time as string).getTime(), new Date(written.last_time as string).getTime(), (written.coins as number[] | null) ?? []);
@@ -761,6 +772,13 @@ class CandleFeed {
     });
     this.writing = run.catch(() => {});
     return run;
+  }
+
+  /** The coverage moved to `to`, and on over the minutes the stream stored beyond it. */
+  private cover(state: MarketState, to: number) {
+    state.until = Math.max(state.until ?? -Infinity, to);
+    while (state.ahead.delete(state.until)) state.until += MINUTE;
+    for (const minute of state.ahead) if (minute < state.until) state.ahead.delete(minute);
   }
 
   /** REST for what the streams miss, every half second. */
@@ -803,13 +821,13 @@ class CandleFeed {
           if (time! >= closedBefore || time! < since) continue;
           rows.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
         }
-        this.noteMissed(symbol, state, rows);
-        if (rows.length > 0) await this.write('rest', rows);
+        this.noteMissed(symbol, state, rows.filter(([, time]) => time >= (state.until ?? -Infinity) && !state.ahead.has(time)));
+        if (rows.length > 0) await this.write('rest', rows, refused);
         // REST answered for every minute before closedBefore (a minute without trades has no candle),
         // unless the answer was a full page (a long gap; a venue's smallest page is 100): the rest next round
-        const newest = rows.at(-1)?.[1];
+        const newest = candles.map(([time]) => time!).filter((time) => time < closedBefore).at(-1);
         const answered = candles.length >= REST_PAGE && newest !== undefined ? Math.min(newest + MINUTE, closedBefore) : closedBefore;
-        state.until = Math.max(state.until ?? -Infinity, answered);
+        this.cover(state, answered);
         for (const minute of refused) if (minute < answered) state.refused.delete(minute);
         if (answered < closedBefore) continue;
       }
