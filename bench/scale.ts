@@ -87,7 +87,7 @@ async function scrapeTicks(api: string) {
  * Streams against REST polling (issue 46): the same replay and service twice, with STREAM_CANDLES=on
  * (the holder takes the minutes from the venues' candle streams, the replay streaming its own candles,
  * Coinbase's trades aside) and off (REST polling alone). After the first minute tick, over
- * BENCH_SCALE_STREAMS_MINUTES (3) closed minutes: the delay from each minute's close to its index bar
+ * BENCH_SCALE_STREAMS_MINUTES (3) closed minutes (after BENCH_SCALE_STREAMS_WARMUP_MINUTES, 0): the delay from each minute's close to its index bar
  * (market.index_bar_delays: per venue and minute, the minute's final build with the venue's candles,
  * read a minute after the last closed), p50/p99, and each venue's REST requests per minute, counted by the
  * replay (its `requests` lines). In `make bench` after the scale run (BENCH_SCALE_STREAMS=off skips it) or
@@ -96,6 +96,8 @@ async function scrapeTicks(api: string) {
 export async function benchStreamsAgainstPolling(): Promise<void> {
   const coins = Number(process.env.BENCH_VENUES_COINS ?? 300);
   const minutes = Number(process.env.BENCH_SCALE_STREAMS_MINUTES ?? 3);
+  // at the real size the start (every market's last ten minutes from REST, at each venue's pace) takes minutes
+  const warmup = Number(process.env.BENCH_SCALE_STREAMS_WARMUP_MINUTES ?? 0);
   const serverUrl = process.env.BENCH_DATABASE_URL || null;
   const started = Date.now();
   const say = (line: string) => process.stdout.write(`[streams ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
@@ -116,7 +118,7 @@ export async function benchStreamsAgainstPolling(): Promise<void> {
         return (await scrapeTicks(api).catch(() => ({ count: 0 }))).count > 0;
       }, { timeoutMs: TICK_TIMEOUT_MS, everyMs: 2_000 });
       // the measured minutes: from the next one to begin, `minutes` of them; read a minute after the last closed
-      const from = Math.ceil(Date.now() / 60_000) * 60_000;
+      const from = Math.ceil(Date.now() / 60_000) * 60_000 + warmup * 60_000;
       const to = from + minutes * 60_000;
       say(`measuring the minutes ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`);
       await new Promise((resolve) => setTimeout(resolve, to + 60_000 - Date.now()));
@@ -158,7 +160,7 @@ export async function benchStreamsAgainstPolling(): Promise<void> {
     }
   }
   const [on, off] = results as [typeof results[number], typeof results[number]];
-  console.log(`\nstreams against REST polling, ${on.where}, on the ${on.served}: ${minutes} closed minutes after the first minute tick each\n`);
+  console.log(`\nstreams against REST polling, ${on.where}, on the ${on.served}: ${minutes} closed minutes ${warmup ? `from ${warmup} minutes ` : ''}after the first minute tick each\n`);
   printColumns(['', 'streams (STREAM_CANDLES=on)', 'REST polling (off)'], [
     ['index bars of those minutes', String(on.bars), String(off.bars)],
     ['delay after the minute\'s close p50 s', on.p50.toFixed(1), off.p50.toFixed(1)],

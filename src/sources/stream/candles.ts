@@ -57,6 +57,8 @@ const MARKETS_EVERY_MS = 10 * MINUTE;
 const REST_AFTER_CLOSE_MS = 2_000;
 /** candles in the smallest page a venue's REST answers (OKX, Gate): a fill that got as many may have more to fetch */
 const REST_PAGE = 100;
+/** markets a venue's REST fill works on at once */
+const FILLS_AT_ONCE = 4;
 /** how often the REST fills are looked for */
 const FILL_EVERY_MS = 500;
 /** how often the finished minutes are looked for */
@@ -310,7 +312,10 @@ class CandleFeed {
 
   /** whether every market's candle of the minute is stored (or none is held yet) */
   complete(minute: number): boolean {
-    for (const [symbol, state] of this.states) if ((state.until ?? -Infinity) < minute + MINUTE && this.expects(symbol, minute)) return false;
+    for (const [symbol, state] of this.states) {
+      const stored = (state.until ?? -Infinity) >= minute + MINUTE || state.ahead.has(minute);
+      if (!stored && this.expects(symbol, minute)) return false;
+    }
     return true;
   }
 
@@ -800,40 +805,50 @@ class CandleFeed {
     const now = this.now();
     const closedBefore = Math.floor(now / MINUTE) * MINUTE;
     const sinceClose = now - closedBefore;
-    for (const [symbol, state] of this.states) {
-      if (this.closed) return;
-      const refused = [...state.refused].filter((minute) => minute < closedBefore);
+    const due = [...this.states].filter(([symbol, state]) => {
       // a market no stream brings waits only for the venue's REST to have the minute; a streamed one its
       // stream's wait (a quiet market's minute, which has no candle, costs one request then)
       const late = sinceClose >= (this.streaming.has(symbol) ? this.options.waitMs : REST_AFTER_CLOSE_MS);
       // after (re)connecting or a stall; a refused minute; a gap, or its last closed minute late
-      const due = state.refill || refused.length > 0 || ((state.until ?? -Infinity) < closedBefore && late);
-      if (!due) continue;
-      const from = Math.min(state.until ?? now - FIRST_LOOK_BACK_MS, ...refused);
-      const since = Math.max(from, now - MAX_LOOK_BACK_MS);
-      if (since < closedBefore) {
-        // a failure (the request, the write) leaves the market due: tried again once the gate lets it
-        const candles = await throughGate(this.query, this.venue, 'failures', async () => {
-          return candleRows(this.venue, symbol, await reading(this.venue, 'candles', () => this.venue.exchange.fetchOHLCV(symbol, '1m', since)));
-        });
-        const rows: Row[] = [];
-        for (const [time, open, high, low, close, volume] of candles) {
-          if (time! >= closedBefore || time! < since) continue;
-          rows.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
-        }
-        this.noteMissed(symbol, state, rows.filter(([, time]) => time >= (state.until ?? -Infinity) && !state.ahead.has(time)));
-        if (rows.length > 0) await this.write('rest', rows, refused);
-        // REST answered for every minute before closedBefore (a minute without trades has no candle),
-        // unless the answer was a full page (a long gap; a venue's smallest page is 100): the rest next round
-        const newest = candles.map(([time]) => time!).filter((time) => time < closedBefore).at(-1);
-        const answered = candles.length >= REST_PAGE && newest !== undefined ? Math.min(newest + MINUTE, closedBefore) : closedBefore;
-        this.cover(state, answered);
-        for (const minute of refused) if (minute < answered) state.refused.delete(minute);
-        if (answered < closedBefore) continue;
+      return state.refill || [...state.refused].some((minute) => minute < closedBefore) || ((state.until ?? -Infinity) < closedBefore && late);
+    });
+    // a few markets at a time: the venue's rate limiter paces the requests, and one market's round
+    // trips to the database no longer wait for the next's request
+    const queue = due.map(([symbol]) => symbol);
+    await Promise.all(Array.from({ length: Math.min(FILLS_AT_ONCE, queue.length) }, async () => {
+      for (let symbol = queue.shift(); symbol !== undefined && !this.closed; symbol = queue.shift()) {
+        const state = this.states.get(symbol);
+        if (state) await this.fillMarket(symbol, state, now, closedBefore);
       }
-      state.refill = false;
-      for (const minute of refused) state.refused.delete(minute);
+    }));
+  }
+
+  private async fillMarket(symbol: string, state: MarketState, now: number, closedBefore: number) {
+    const refused = [...state.refused].filter((minute) => minute < closedBefore);
+    const from = Math.min(state.until ?? now - FIRST_LOOK_BACK_MS, ...refused);
+    const since = Math.max(from, now - MAX_LOOK_BACK_MS);
+    if (since < closedBefore) {
+      // a failure (the request, the write) leaves the market due: tried again once the gate lets it
+      const candles = await throughGate(this.query, this.venue, 'failures', async () => {
+        return candleRows(this.venue, symbol, await reading(this.venue, 'candles', () => this.venue.exchange.fetchOHLCV(symbol, '1m', since)));
+      });
+      const rows: Row[] = [];
+      for (const [time, open, high, low, close, volume] of candles) {
+        if (time! >= closedBefore || time! < since) continue;
+        rows.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
+      }
+      this.noteMissed(symbol, state, rows.filter(([, time]) => time >= (state.until ?? -Infinity) && !state.ahead.has(time)));
+      if (rows.length > 0) await this.write('rest', rows, refused);
+      // REST answered for every minute before closedBefore (a minute without trades has no candle),
+      // unless the answer was a full page (a long gap; a venue's smallest page is 100): the rest next round
+      const newest = candles.map(([time]) => time!).filter((time) => time < closedBefore).at(-1);
+      const answered = candles.length >= REST_PAGE && newest !== undefined ? Math.min(newest + MINUTE, closedBefore) : closedBefore;
+      this.cover(state, answered);
+      for (const minute of refused) if (minute < answered) state.refused.delete(minute);
+      if (answered < closedBefore) return;
     }
+    state.refill = false;
+    for (const minute of refused) state.refused.delete(minute);
   }
 
   async close() {
