@@ -59,7 +59,7 @@ async function demoTemplate(): Promise<string> {
 
 /** A test database with the demo data as of now: a copy of the run's demo template, caught up (a server: loaded). */
 export async function demoDatabase(): Promise<TestDatabase> {
-  const db = process.env.TEST_DATABASE_URL ? await testDatabase() : await testDatabase({ template: await demoTemplate() });
+  const db = process.env.TEST_DATABASE_URL ? await testDatabase() : await testDatabase({ template: await demoTemplate(), optimisedWasm: true });
   // on a copy, only the minutes since the template was built, and the sentiment anew
   await loadDemoData(db, { tallies: !!process.env.TEST_DATABASE_URL });
   return db;
