@@ -41,6 +41,8 @@ function enhance(input) {
   }
 
   function show(found) {
+    // the coin highlighted stays highlighted in a newer answer that has it (typing faster than the answers come)
+    const kept = active >= 0 ? coins[active]?.slug : undefined;
     coins = found;
     active = -1;
     list.replaceChildren(...found.map((coin, i) => {
@@ -66,6 +68,8 @@ function enhance(input) {
     input.setAttribute('aria-expanded', String(open));
     input.removeAttribute('aria-activedescendant');
     live.textContent = open ? `${found.length} coin${found.length === 1 ? '' : 's'} found: arrows to choose, Enter to pick.` : 'No coin found.';
+    const again = kept === undefined ? -1 : found.findIndex((coin) => coin.slug === kept);
+    if (again >= 0) highlight(again);
   }
 
   function highlight(next) {
