@@ -1,6 +1,8 @@
 // Debian's chromium for the browser tests (driven by playwright-core). Where it is not installed,
 // a browser test is skipped and its title says why.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -40,4 +42,13 @@ export async function checkPage(t: ExecutionContext, page: Page, name: string) {
       .slice(0, 3).map((e) => `<${e.tagName.toLowerCase()}${e.className ? ` class="${e.className}"` : ''}> ${Math.round(e.getBoundingClientRect().right)} px: ${e.textContent?.slice(0, 60)}`),
   }));
   t.true(scrollWidth <= innerWidth, `${name}: ${scrollWidth} px wide in a ${innerWidth} px window; ${widest.join('; ')}`);
+}
+
+/** A full-page screenshot in a directory of its own (`mdapi-<prefix>-…`), its path logged for the closing note. */
+export async function screenshot(t: ExecutionContext, page: Page, prefix: string, name: string): Promise<string> {
+  const path = join(mkdtempSync(join(tmpdir(), `mdapi-${prefix}-`)), name);
+  await page.screenshot({ path, fullPage: true });
+  t.true(existsSync(path));
+  t.log(`screenshot: ${path}`);
+  return path;
 }

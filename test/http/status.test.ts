@@ -1,12 +1,9 @@
 // /status.json and /status: every component's state under induced faults, and the page as a person
 // sees it in a real browser (Debian's chromium driven by playwright-core).
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
 import { createSql } from '../../src/db/client.ts';
-import { browserTest, CHROMIUM } from '../helpers/browser.ts';
+import { browserTest, CHROMIUM, screenshot } from '../helpers/browser.ts';
 import { testApi, useApi } from '../helpers/http.ts';
 import { onServer } from '../helpers/targets.ts';
 import { sleep } from '../../dev/wait.ts';
@@ -227,11 +224,7 @@ browserTest('the status page in Chromium: the overall state, each component and 
     await toggle.click();
     t.is(await page.locator('#refresh-note').innerText(), 'automatic refresh stopped');
     t.true(await page.getByRole('button', { name: 'Refresh now' }).isVisible());
-    const directory = mkdtempSync(join(tmpdir(), 'mdapi-status-'));
-    const screenshot = join(directory, 'status.png');
-    await page.screenshot({ path: screenshot, fullPage: true });
-    t.true(existsSync(screenshot));
-    t.log(`screenshot: ${screenshot}`);
+    await screenshot(t, page, 'status', 'status.png');
   } finally {
     await browser.close();
   }

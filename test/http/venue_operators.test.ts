@@ -2,12 +2,9 @@
 // holder recorded them, candles per minute by path over the last 5 closed minutes, and the delay
 // from a minute's close to its index bar (market.index_bar_delays), read the same in
 // market.venue_health, /status.json, /metrics and the /status page (Chromium at 375 px, axe).
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
-import { browserTest, checkPage, CHROMIUM } from '../helpers/browser.ts';
+import { browserTest, checkPage, CHROMIUM, screenshot } from '../helpers/browser.ts';
 import { useApi } from '../helpers/http.ts';
 import { loadIndexMarket } from '../helpers/index-market.ts';
 
@@ -95,11 +92,7 @@ browserTest('the /status page at 375 px: each venue\'s figures readable, no seri
     for (const figure of ['markets streamed: 2', 'markets on rest fallback: 1', 'stream candles per minute: 2', 'rest candles per minute: 0',
       'index bar delay p50 seconds: 5', 'index bar delay p99 seconds: 8']) t.true(binance.includes(figure), `${figure} in ${binance}`);
     await checkPage(t, page, 'status at 375 px');
-    const directory = mkdtempSync(join(tmpdir(), 'mdapi-venue-status-'));
-    const screenshot = join(directory, 'status-375.png');
-    await page.screenshot({ path: screenshot, fullPage: true });
-    t.true(existsSync(screenshot));
-    t.log(`screenshot: ${screenshot}`);
+    await screenshot(t, page, 'venue-status', 'status-375.png');
   } finally {
     await browser.close();
   }

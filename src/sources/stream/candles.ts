@@ -313,8 +313,7 @@ class CandleFeed {
   /** whether every market's candle of the minute is stored (or none is held yet) */
   complete(minute: number): boolean {
     for (const [symbol, state] of this.states) {
-      const stored = (state.until ?? -Infinity) >= minute + MINUTE || state.ahead.has(minute);
-      if (!stored && this.expects(symbol, minute)) return false;
+      if (!this.stored(state, minute) && this.expects(symbol, minute)) return false;
     }
     return true;
   }
@@ -759,7 +758,7 @@ class CandleFeed {
       // in turn with the stream's writes: a minute the stream stored meanwhile (or beyond a gap) is not written twice
       const rows = path === 'stream' ? candles : candles.filter(([symbol, time]) => {
         const state = this.states.get(symbol);
-        return !state || refetched.includes(time) || (time >= (state.until ?? -Infinity) && !state.ahead.has(time));
+        return !state || refetched.includes(time) || !this.stored(state, time);
       });
       if (rows.length === 0) return;
       const [written] = await this.query('select * from market.ingest_venue_candles($1, $2::text::jsonb, interval \'1 minute\', $3)', [this.venue.id, JSON.stringify(rows), path]);
@@ -777,6 +776,11 @@ class CandleFeed {
     });
     this.writing = run.catch(() => {});
     return run;
+  }
+
+  /** whether the market's minute is stored (or answered by REST): within the coverage, or stored by the stream beyond it */
+  private stored(state: MarketState, minute: number): boolean {
+    return (state.until ?? -Infinity) > minute || state.ahead.has(minute);
   }
 
   /** The coverage moved to `to`, and on over the minutes the stream stored beyond it. */
@@ -837,7 +841,7 @@ class CandleFeed {
         if (time! >= closedBefore || time! < since) continue;
         rows.push([symbol, time!, String(open), String(high), String(low), String(close), String(volume ?? '0')]);
       }
-      this.noteMissed(symbol, state, rows.filter(([, time]) => time >= (state.until ?? -Infinity) && !state.ahead.has(time)));
+      this.noteMissed(symbol, state, rows.filter(([, time]) => !this.stored(state, time)));
       if (rows.length > 0) await this.write('rest', rows, refused);
       // REST answered for every minute before closedBefore (a minute without trades has no candle),
       // unless the answer was a full page (a long gap; a venue's smallest page is 100): the rest next round
