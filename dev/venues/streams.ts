@@ -47,13 +47,20 @@
 //   true} answered {"id", "type": "ack"}, then {"type": "message", "topic": "/market/ticker:BTC-USDT", "subject":
 //   "trade.ticker", "data": {"sequence", "price", "size", "bestAsk", "bestAskSize", "bestBid", "bestBidSize", "Time"}};
 //   {"id", "type": "ping"} answered {"id", "type": "pong", "timestamp"}.
-// MEXC is not here: ccxt pro 4.5.84 refuses watchTickers for spot markets (NotSupported) and its spot
-// watchTicker reads the protobuf book ticker, bid and ask without a last price, so no stream of it
-// gives the holder a price (the holder reads MEXC through REST alone).
-// Beside the tickers, each of the nine serves its one-minute candle channel as ccxt pro subscribes it (issue 46;
+// - mexc spot v3 (https://mexcdevelop.github.io/apidocs/spot_v3_en/#websocket-market-streams), at /ws: JSON
+//   requests, protobuf pushes (the message definitions MEXC publishes, github.com/mexcdevelop/websocket-proto:
+//   PushDataV3ApiWrapper, its body publicSpotKline = 308 a PublicSpotKlineV3Api, written out below);
+//   {"method": "SUBSCRIPTION", "params": ["spot@public.kline.v3.api.pb@BTCUSDT@Min1"]} answered
+//   {"id": 0, "code": 0, "msg": "<the channel>"}, at most 30 subscriptions a connection ("One ws connection
+//   supports a maximum of 30 subscriptions": a 31st is refused, its msg saying so); {"method": "PING"} answered
+//   {"id": 0, "code": 0, "msg": "PONG"}. Its tickers are not served: ccxt pro 4.5.84 refuses watchTickers for
+//   spot markets and its spot watchTicker reads the book ticker, bid and ask without a last price, so the
+//   holder reads MEXC's prices through REST alone and streams only its candles.
+// Beside the tickers, each venue serves its one-minute candle channel as ccxt pro subscribes it (issue 46;
 // each format's message beside it below, with the venue's documentation): binance <id>@kline_1m (kline events),
 // okx candle1m on /ws/v5/business, kraken v2 ohlc (interval 1), gate spot.candlesticks (payload ["1m", pair]),
-// bitget candle1m, htx market.<id>.kline.1min, bybit kline.1.<id>, kucoin /market/candles:<id>_1min; coinbase has
+// bitget candle1m, htx market.<id>.kline.1min, bybit kline.1.<id>, kucoin /market/candles:<id>_1min,
+// mexc spot@public.kline.v3.api.pb@<id>@Min1 (protobuf); coinbase has
 // none in ccxt pro, so its market_trades channel is served instead. A test sets the candle a market streams
 // every interval (its minute in progress), sends one candle of any market id, or sends trades; with modelPrices
 // (`make venues-replay`) a market streams the replay's own minute in progress, and the minute just closed, final,
@@ -67,11 +74,14 @@
 // drops half of each connection's candle (trade) subscriptions: the connection stays open, the
 // other half keeps flowing, the dropped markets get nothing (until subscribed again, or for good).
 import { gzipSync } from 'node:zlib';
+import protobuf from 'protobufjs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MINUTE, num, type VenueReplay } from './replay.ts';
 
-export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin'] as const;
+export const STREAM_VENUES = ['binance', 'okx', 'kraken', 'gate', 'bitget', 'htx', 'coinbase', 'bybit', 'kucoin', 'mexc'] as const;
 export type StreamVenue = (typeof STREAM_VENUES)[number];
+/** the venues whose tickers are served (mexc's are not: see above) */
+export const TICKER_VENUES = STREAM_VENUES.filter((venue) => venue !== 'mexc');
 export type StreamMode = 'normal' | 'garbage' | 'silent';
 /** off: every subscription flows; once: the dropped markets flow again once a connection subscribes them again; sticky: they stay dropped, re-subscribed or not */
 export type DropMode = 'off' | 'once' | 'sticky';
@@ -139,10 +149,10 @@ interface StreamFormat {
   path: string;
   /** further paths of the venue's streams (okx's candles are on /ws/v5/business) */
   paths?: string[];
-  /** a client's message; `subscribe` records a market (by the stream's name of it) on a channel for the connection */
-  onMessage(ws: WebSocket, text: string, subscribe: (id: string, channel?: Channel) => void, pong: () => void): void;
-  /** the venue's ticker message of a market (by the stream's name of it) */
-  ticker(id: string, price: string): string | Buffer;
+  /** a client's message; `subscribe` records a market (by the stream's name of it) on a channel for the connection; `subscribed`: how many it holds */
+  onMessage(ws: WebSocket, text: string, subscribe: (id: string, channel?: Channel) => void, pong: () => void, subscribed: () => number): void;
+  /** the venue's ticker message of a market (by the stream's name of it); none: its tickers are not served */
+  ticker?(id: string, price: string): string | Buffer;
   /** the venue's one-minute candle message of a market (venues with a candle channel) */
   candle?(id: string, candle: StreamCandle): string | Buffer;
   /** the venue's trade message of a market (coinbase: its minutes are built from trades) */
@@ -187,6 +197,39 @@ const quarter = (value: string) => {
   const digits = (BigInt(whole! + fraction) * 25n).toString().padStart(scale + 1, '0');
   return `${digits.slice(0, -scale)}.${digits.slice(-scale)}`.replace(/\.?0+$/, '');
 };
+
+/**
+ * MEXC's push messages as far as its kline channel goes, from the definitions it publishes
+ * (github.com/mexcdevelop/websocket-proto: PushDataV3ApiWrapper.proto, PublicSpotKlineV3Api.proto):
+ * prices and volumes are strings, times int64 (the window in seconds, createTime and sendTime in ms)
+ */
+const MEXC_PROTO = `
+syntax = "proto3";
+message PublicSpotKlineV3Api {
+  string interval = 1;
+  int64 windowStart = 2;
+  string openingPrice = 3;
+  string closingPrice = 4;
+  string highestPrice = 5;
+  string lowestPrice = 6;
+  string volume = 7;
+  string amount = 8;
+  int64 windowEnd = 9;
+}
+message PushDataV3ApiWrapper {
+  string channel = 1;
+  oneof body {
+    PublicSpotKlineV3Api publicSpotKline = 308;
+  }
+  optional string symbol = 3;
+  optional string symbolId = 4;
+  optional int64 createTime = 5;
+  optional int64 sendTime = 6;
+}`;
+const mexcPush = protobuf.parse(MEXC_PROTO).root.lookupType('PushDataV3ApiWrapper');
+/** MEXC's subscriptions a connection may hold */
+const MEXC_PER_CONNECTION = 30;
+const MEXC_KLINE = /^spot@public\.kline\.v3\.api\.pb@([A-Z0-9]+)@Min1$/;
 
 const FORMATS: Record<StreamVenue, StreamFormat> = {
   binance: {
@@ -391,6 +434,33 @@ const FORMATS: Record<StreamVenue, StreamFormat> = {
       data: { symbol: id, candles: [String(c.time / 1000), c.open, c.close, c.high, c.low, c.volume, '0'], time: Date.now() * 1_000_000 },
     }),
   },
+  mexc: {
+    path: '/mexc/ws',
+    onMessage(ws, text, subscribe, _pong, subscribed) {
+      const message = JSON.parse(text);
+      const method = String(message.method ?? '').toUpperCase();
+      if (method === 'PING') return ws.send(JSON.stringify({ id: 0, code: 0, msg: 'PONG' }));
+      if (method !== 'SUBSCRIPTION') return;
+      for (const param of (message.params ?? []) as string[]) {
+        const id = MEXC_KLINE.exec(param)?.[1];
+        if (!id) ws.send(JSON.stringify({ id: message.id ?? 0, code: 0, msg: `Not Subscribed successfully! [${param}]. Reason: Blocked!` }));
+        else if (subscribed() >= MEXC_PER_CONNECTION) ws.send(JSON.stringify({ id: message.id ?? 0, code: 0, msg: `Not Subscribed successfully! [${param}]. Reason: more than ${MEXC_PER_CONNECTION} subscriptions` }));
+        else {
+          subscribe(id, 'candles');
+          ws.send(JSON.stringify({ id: message.id ?? 0, code: 0, msg: param }));
+        }
+      }
+    },
+    garbage: Buffer.from([0x0a, 0xff, 0xff, 0xff]),
+    // https://mexcdevelop.github.io/apidocs/spot_v3_en/#k-line-streams: windowStart and windowEnd in seconds, volume the base volume, amount the quote volume
+    candle: (id, c) => Buffer.from(mexcPush.encode(mexcPush.fromObject({
+      channel: `spot@public.kline.v3.api.pb@${id}@Min1`, symbol: id, symbolId: `${id.toLowerCase()}0000`, createTime: Date.now(), sendTime: Date.now(),
+      publicSpotKline: {
+        interval: 'Min1', windowStart: c.time / 1000, openingPrice: c.open, closingPrice: c.close, highestPrice: c.high, lowestPrice: c.low,
+        volume: c.volume, amount: '0', windowEnd: c.time / 1000 + 60,
+      },
+    })).finish()),
+  },
 };
 
 /** pingMs: how often a venue that pings its clients (htx) does (htx itself: every 5 s) */
@@ -507,7 +577,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         }, () => {
           unanswered = 0;
           pongCounts[venue]++;
-        });
+        }, () => ids.size + candleIds.size);
       } catch {
         // what does not parse is ignored, as the venues do
       }
@@ -525,7 +595,7 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         const symbol = symbolOf(venue, id);
         const price = symbol && priceOf(venue, symbol);
         if (!price) continue;
-        ws.send(modes[venue] === 'garbage' ? format.garbage : format.ticker(streamId(venue, symbol)!, price));
+        if (format.ticker) ws.send(modes[venue] === 'garbage' ? format.garbage : format.ticker(streamId(venue, symbol)!, price));
       }
       for (const id of candleIds) {
         const after = tradesAfter(id);
@@ -607,7 +677,8 @@ export function serveVenueStreams(replay: VenueReplay, options: { intervalMs?: n
         const ids = subscribed.get(ws) ?? new Set<string>();
         const messages = Object.entries(burst).flatMap(([symbol, price]) => {
           const id = streamId(venue, symbol);
-          return id && ids.has(id.toUpperCase()) ? [FORMATS[venue].ticker(id, price)] : [];
+          const ticker = FORMATS[venue].ticker;
+          return ticker && id && ids.has(id.toUpperCase()) ? [ticker(id, price)] : [];
         });
         // corked: the frames leave in one write and arrive in one read, as a venue's burst does
         const socket = (ws as unknown as { _socket: import('node:net').Socket })._socket;

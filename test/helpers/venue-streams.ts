@@ -6,29 +6,28 @@ import { startVenueReplay, type VenueReplay } from '../../dev/venues/replay.ts';
 import { serveVenueStreams, type StreamVenue, type VenueStreams } from '../../dev/venues/streams.ts';
 import type { TestDatabase } from './database.ts';
 
-const MARKET_ID: Record<StreamVenue | 'mexc', string> = {
+const MARKET_ID: Record<StreamVenue, string> = {
   mexc: 'BTCUSDT', binance: 'BTCUSDT', okx: 'BTC-USDT', kraken: 'XBTUSDT', gate: 'BTC_USDT', bitget: 'BTCUSDT', htx: 'btcusdt', coinbase: 'BTC-USDT', bybit: 'BTCUSDT', kucoin: 'BTC-USDT',
 };
-const NAME: Record<StreamVenue | 'mexc', string> = { mexc: 'MEXC', binance: 'Binance', okx: 'OKX', kraken: 'Kraken', gate: 'Gate', bitget: 'Bitget', htx: 'HTX', coinbase: 'Coinbase', bybit: 'Bybit', kucoin: 'KuCoin' };
+const NAME: Record<StreamVenue, string> = { mexc: 'MEXC', binance: 'Binance', okx: 'OKX', kraken: 'Kraken', gate: 'Gate', bitget: 'Bitget', htx: 'HTX', coinbase: 'Coinbase', bybit: 'Bybit', kucoin: 'KuCoin' };
 
 /**
  * `prices`: each venue's first BTC/USDT price (the venues served, in order); `intervalMs`: how often
  * the streams send; `pingMs`: how often a venue that pings (htx) does; `env`: the holder's settings over the defaults below;
- * `now`: the replay's clock (its REST candles close by it), default the real one; `mexc`: MEXC too, served and read through REST alone.
+ * `now`: the replay's clock (its REST candles close by it), default the real one (mexc among the venues: its candles stream, its prices are REST's).
  */
 export async function btcStreamVenues(
   db: TestDatabase,
-  { prices = { binance: '60000.5', okx: '60001.5' }, intervalMs, pingMs, env = {}, now, mexc = false }: { prices?: Partial<Record<StreamVenue, string>>; intervalMs?: number; pingMs?: number; env?: Record<string, string>; now?: () => number; mexc?: boolean } = {},
+  { prices = { binance: '60000.5', okx: '60001.5' }, intervalMs, pingMs, env = {}, now }: { prices?: Partial<Record<StreamVenue, string>>; intervalMs?: number; pingMs?: number; env?: Record<string, string>; now?: () => number } = {},
 ): Promise<{ replay: VenueReplay; streams: VenueStreams; config: Config }> {
-  const streamed = Object.keys(prices) as StreamVenue[];
-  const venues: (StreamVenue | 'mexc')[] = mexc ? [...streamed, 'mexc'] : streamed;
+  const venues = Object.keys(prices) as StreamVenue[];
   const replay = await startVenueReplay({
     coins: [{ symbol: 'BTC', price: 60000, volumeUsd: 3e10, volatility: 0.01 }, { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 }],
     venues: Object.fromEntries(venues.map((venue) => [venue, { markets: ['BTC/USDT'] }])),
     ...(now ? { now } : {}),
   });
   const streams = serveVenueStreams(replay, { ...(intervalMs === undefined ? {} : { intervalMs }), ...(pingMs === undefined ? {} : { pingMs }) });
-  for (const venue of streamed) streams.setPrice(venue, 'BTC/USDT', prices[venue]!);
+  for (const venue of venues) streams.setPrice(venue, 'BTC/USDT', prices[venue]!);
   await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values
     ('btc', 'BTC', 'Bitcoin', 'coin', 'exchanges', null), ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
   await db.sql`select market.load_exchange_venues(${JSON.stringify(venues.map((venue) => ({ slug: venue, name: NAME[venue] })))}::text::jsonb)`;

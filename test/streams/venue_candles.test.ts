@@ -1,11 +1,11 @@
 // The stream holder's one-minute candles (issue 46) on the loopback replay of every venue's
 // documented candle stream (dev/venues/streams.ts: binance kline_1m, okx candle1m, kraken v2 ohlc,
 // gate spot.candlesticks, bitget candle1m, htx market.<id>.kline.1min, bybit kline.1, kucoin
-// /market/candles) and coinbase's market_trades, whose minutes are built from trades, beside their
-// REST answers (dev/venues/replay.ts), on a clock the test moves (the replay's REST candles close
-// by it too): each venue's candle reaches its venue bar and the index bar with its documented
-// values; a cut stream is filled from REST with no gap and no minute written twice, as is MEXC, which
-// no stream brings (REST alone); a stream candle
+// /market/candles, mexc's protobuf spot@public.kline.v3.api.pb) and coinbase's market_trades, whose
+// minutes are built from trades, beside their REST answers (dev/venues/replay.ts), on a clock the test
+// moves (the replay's REST candles close by it too): each venue's candle reaches its venue bar and the
+// index bar with its documented values; a cut stream is filled from REST with no gap and no minute
+// written twice, as are the minutes a stream leaves out; a stream candle
 // after a REST one that disagrees keeps REST and is counted; bad stream candles are refused,
 // counted, and REST stands for their minutes; a candle its venue marks closed is final at once; a
 // minute REST could not fill before the stream brought the next one is filled once REST answers.
@@ -32,7 +32,7 @@ let [db, replay, streams, holder] = [null, null, null, null] as unknown as [Test
 test.before(async () => {
   db = await testDatabase();
   const prices = Object.fromEntries(STREAM_VENUES.map((venue, at) => [venue, `6000${at}.5`]));
-  const seeded = await btcStreamVenues(db, { prices, now: () => now, mexc: true, env: { STREAM_CANDLES: 'on', STREAM_CANDLE_WAIT_SECONDS: String(WAIT_SECONDS), STREAM_MAX_AGE_SECONDS: '5' } });
+  const seeded = await btcStreamVenues(db, { prices, now: () => now, env: { STREAM_CANDLES: 'on', STREAM_CANDLE_WAIT_SECONDS: String(WAIT_SECONDS), STREAM_MAX_AGE_SECONDS: '5' } });
   ({ replay, streams } = seeded);
   const source = new ExchangesSource({ ...exchangesSettings(seeded.config), clock: () => now });
   holder = new StreamHolder(seeded.config, process.env.DEBUG_STREAM ? createLogger({ ...seeded.config, LOG_LEVEL: 'debug' }) : undefined, undefined, source).start();
@@ -66,10 +66,9 @@ const tradesOf = (minute: number, c: { open: string; high: string; low: string; 
   [c.open, c.high, c.low, c.close].map((price, i) => ({ id: String(firstId + i), time: minute + 5_000 + i * 10_000, price, size: c.sizes[i]! }));
 
 test.serial('from start, REST fills each venue\'s minutes of the last ten; then each venue\'s streamed candle of a minute reaches its venue bar and the index bar with its documented values', async (t) => {
-  // mexc too (REST alone)
   await until('REST filled every venue up to the open minute', async () => {
     const rows = await db.sql`select count(*)::int as n from market.venue_markets m where m.candles_until = ${at(M)}`;
-    return rows[0]!.n === STREAM_VENUES.length + 1;
+    return rows[0]!.n === STREAM_VENUES.length;
   }, { timeoutMs: 30_000 });
   for (const venue of STREAM_VENUES) {
     const bars = await venueBars(venue);
@@ -105,7 +104,7 @@ test.serial('from start, REST fills each venue\'s minutes of the last ten; then 
   await until('the index bar of M from all the venues\' stream candles', async () => {
     const [bar] = await db.sql`select b.close::float8 as close, b.high::float8 as high, b.low::float8 as low from market.coin_bars_1m b join market.coins c on c.id = b.coin_id
       where c.slug = 'btc' and b.time = ${at(M)}`;
-    return bar?.close === 60150.75 && bar.high === 60308.5 && bar.low === 59900.125;
+    return bar?.close === 60150.75 && bar.high === 60309.5 && bar.low === 59900.125;
   }, { timeoutMs: 10_000 });
 
   // coinbase's minute M+1, built from its trades, once M+2 began (and M+1's last trades had 2 s to come)
@@ -119,16 +118,15 @@ test.serial('from start, REST fills each venue\'s minutes of the last ten; then 
 test.serial('each tick the holder records per venue its markets streamed and on REST fallback; market.venue_health shows them with the candles per minute by path', async (t) => {
   const health = () => db.sql`select exchange, markets_streamed, markets_rest_fallback, candles_per_minute_stream::float8 as stream, candles_per_minute_rest::float8 as rest
     from market.venue_health order by exchange`;
-  await until('every venue counted: streamed where a stream brings its candles, mexc on REST alone', async () => {
+  await until('every venue counted: its market streamed', async () => {
     const rows = await health();
-    return rows.length > 0 && rows.every((row) => row.markets_streamed !== null)
-      && rows.filter((row) => row.exchange !== 'mexc').every((row) => row.markets_streamed === 1 && row.markets_rest_fallback === 0);
+    return rows.length === STREAM_VENUES.length && rows.every((row) => row.markets_streamed === 1 && row.markets_rest_fallback === 0);
   }, { timeoutMs: 15_000 }).catch(async (error) => {
     t.log(await health());
     throw error;
   });
   const rows = new Map((await health()).map((row) => [row.exchange as string, row]));
-  t.like(rows.get('mexc'), { markets_streamed: 0, markets_rest_fallback: 1 });
+  t.like(rows.get('mexc'), { markets_streamed: 1, markets_rest_fallback: 0 });
   t.like(rows.get('binance'), { markets_streamed: 1, markets_rest_fallback: 0 });
   // the last 5 closed minutes (real time; the test's clock is half an hour back): none of its candles
   t.like(rows.get('binance'), { stream: 0, rest: 0 });
@@ -177,11 +175,12 @@ test.serial('a cut stream is filled from REST: no minute missing, none written t
   t.is((counted.rest ?? 0) + (counted.stream ?? 0), bars.size, `each minute written once (${JSON.stringify(counted)})`);
   t.is(counted.stream, 2, 'M and M+5 from the stream');
 
-  // mexc, which no stream brings, was filled from REST each time its minutes were late: M … M+4 at M+5 and 6 s
+  // mexc, whose stream brought M and then only its M+1 in progress: the minutes it left out were filled
+  // from REST each time they were late (M+1 … M+4 at M+5 and 6 s)
   const mexc = await venueBars('mexc');
-  t.deepEqual([...mexc.keys()], Array.from({ length: 14 }, (_, i) => M - 9 * MINUTE + i * MINUTE), 'mexc: every minute to M+4, from REST');
-  t.true([...mexc.values()].every((bar) => bar[5] === 'rest'));
-  t.deepEqual(await counts('mexc'), { rest: 14 }, 'mexc: each minute written once');
+  t.deepEqual([...mexc.keys()], Array.from({ length: 14 }, (_, i) => M - 9 * MINUTE + i * MINUTE), 'mexc: every minute to M+4');
+  t.deepEqual([...mexc.entries()].filter(([, bar]) => bar[5] === 'stream').map(([minute]) => minute), [M], 'mexc: M from its stream, the others from REST');
+  t.like(await counts('mexc'), { rest: 13, stream: 1 }, 'mexc: each minute written once');
 });
 
 test.serial('a stream candle of a minute REST already stored that disagrees: REST is kept, the disagreement counted', async (t) => {
@@ -268,7 +267,12 @@ test.serial('a minute REST cannot fill before the stream brings the next one sta
   t.false((await venueBars('kraken', M)).has(gap), 'M+9 not stored yet');
   t.true(await coverage() <= gap, `candles_until stays before the gap, not after the stream's minute (${at(await coverage())})`);
 
-  // the venue answers again, and its back-off (30 s of real time) is cleared, as an operator may: REST brings M+9
+  // the venue answers again once its failed request is recorded, and its back-off (30 s of real time) is
+  // cleared, as an operator may: REST brings M+9
+  await until('kraken\'s failed REST request recorded', async () => {
+    const [row] = await db.sql`select s.failures from market.venue_status s join market.exchanges e on e.id = s.exchange_id where e.slug = 'kraken'`;
+    return (row?.failures ?? 0) > 0;
+  }, { timeoutMs: 15_000 });
   replay.faults.clear('kraken');
   await db.sql`update market.venue_status s set backoff_until = null from market.exchanges e where e.id = s.exchange_id and e.slug = 'kraken'`;
   now = M + 13 * MINUTE + (WAIT_SECONDS + 1) * 1_000;

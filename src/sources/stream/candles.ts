@@ -1,7 +1,7 @@
 // One-minute candles from the venues' streams (issue 46), beside the ticker streams of ./venues.ts:
 // per venue, every market the index uses (market.venue_candle_markets) is subscribed to the venue's
 // one-minute candle channel through ccxt pro (watchOHLCVForSymbols where ccxt has it, else one
-// watchOHLCV per market), or, for a venue without one in ccxt pro (coinbase), to its trades, from
+// watchOHLCV per market; MEXC's pushes are protobuf, decoded by ccxt with protobufjs), or, for a venue without one in ccxt pro (coinbase), to its trades, from
 // which the minute is built by the venue's own candle rules (candleFromTrades). Markets are spread
 // over connections (one ccxt instance each) within the venue's documented subscriptions per
 // connection (CANDLE_STREAMS).
@@ -103,8 +103,8 @@ export const CANDLE_STREAMS: Record<VenueId, CandleStream> = {
   kucoin: { method: 'ohlcv', perConnection: 300, source: 'https://www.kucoin.com/docs-new/websocket-api/base-info/introduction: at most 300 topics a connection, at most 100 topics a batch subscription (the figures of KuCoin\'s older docs, docs.kucoin.com "Topic Subscription Limit", as cited by client libraries; checked 2026-11); one topic a subscribe here' },
   // ccxt pro 4.5.84 has no watchOHLCV for coinbase: its minutes are built from market_trades
   coinbase: { method: 'trades', perConnection: 200, source: 'https://docs.cdp.coinbase.com/advanced-trade/docs/ws-overview: no product limit per connection documented for public channels (our cap)' },
-  // ccxt pro 4.5.84 reads mexc's spot streams as protobuf, never verified on the replay: REST alone
-  mexc: { method: 'none', perConnection: 0, source: 'REST alone (ccxt pro reads its spot streams as protobuf)' },
+  // protobuf pushes (spot@public.kline.v3.api.pb), which ccxt pro 4.5.84 decodes with protobufjs
+  mexc: { method: 'ohlcv', perConnection: 30, source: 'https://mexcdevelop.github.io/apidocs/spot_v3_en/#websocket-market-streams: "One ws connection supports a maximum of 30 subscriptions"; a connection valid for at most 24 hours' },
 };
 
 /** how a venue id (verified or not) streams its candles */
@@ -114,7 +114,7 @@ export function candleStream(id: string): CandleStream {
 
 /**
  * The candles a venue's message marks closed, as [market id, open time in ms]: ccxt's unified candles
- * carry no such flag, so the holder reads it from the message ccxt parses. Kraken, Bitget, HTX and
+ * carry no such flag, so the holder reads it from the message ccxt parses. Kraken, Bitget, HTX, MEXC and
  * KuCoin send none: their minute is final when the next one starts.
  */
 type RawCandles = Record<string, unknown> & { k?: { x?: boolean; s?: string; t?: number }; arg?: { instId?: string }; data?: unknown[]; topic?: string; result?: unknown };
