@@ -14,12 +14,13 @@ const NAME: Record<StreamVenue, string> = { mexc: 'MEXC', binance: 'Binance', ok
 /**
  * `prices`: each venue's first BTC/USDT price (the venues served, in order); `intervalMs`: how often
  * the streams send; `pingMs`: how often a venue that pings (htx) does; `env`: the holder's settings over the defaults below;
- * `now`: the replay's clock (its REST candles close by it), default the real one (mexc among the venues: its candles stream, its prices are REST's).
+ * `now`: the replay's clock (its REST candles close by it), default the real one (mexc among the venues: its candles stream, its prices are REST's);
+ * `rows: false`: the database rows left out, for the test to add (`addRows`) as a worker's first market job would, later.
  */
 export async function btcStreamVenues(
   db: TestDatabase,
-  { prices = { binance: '60000.5', okx: '60001.5' }, intervalMs, pingMs, env = {}, now }: { prices?: Partial<Record<StreamVenue, string>>; intervalMs?: number; pingMs?: number; env?: Record<string, string>; now?: () => number } = {},
-): Promise<{ replay: VenueReplay; streams: VenueStreams; config: Config }> {
+  { prices = { binance: '60000.5', okx: '60001.5' }, intervalMs, pingMs, env = {}, now, rows = true }: { prices?: Partial<Record<StreamVenue, string>>; intervalMs?: number; pingMs?: number; env?: Record<string, string>; now?: () => number; rows?: boolean } = {},
+): Promise<{ replay: VenueReplay; streams: VenueStreams; config: Config; addRows: () => Promise<void> }> {
   const venues = Object.keys(prices) as StreamVenue[];
   const replay = await startVenueReplay({
     coins: [{ symbol: 'BTC', price: 60000, volumeUsd: 3e10, volatility: 0.01 }, { symbol: 'USDT', price: 1, volumeUsd: 5e10, volatility: 0.01 }],
@@ -28,14 +29,17 @@ export async function btcStreamVenues(
   });
   const streams = serveVenueStreams(replay, { ...(intervalMs === undefined ? {} : { intervalMs }), ...(pingMs === undefined ? {} : { pingMs }) });
   for (const venue of venues) streams.setPrice(venue, 'BTC/USDT', prices[venue]!);
-  await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values
-    ('btc', 'BTC', 'Bitcoin', 'coin', 'exchanges', null), ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
-  await db.sql`select market.load_exchange_venues(${JSON.stringify(venues.map((venue) => ({ slug: venue, name: NAME[venue] })))}::text::jsonb)`;
-  for (const venue of venues) {
-    await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
-      select e.id, 'BTC/USDT', ${MARKET_ID[venue]}, 'BTC', 'USDT', (select id from market.coins where slug = 'btc'), (select id from market.coins where slug = 'usdt')
-      from market.exchanges e where e.slug = ${venue}`;
-  }
+  const addRows = async () => {
+    await db.sql`insert into market.coins (slug, symbol, name, type, source, peg) values
+      ('btc', 'BTC', 'Bitcoin', 'coin', 'exchanges', null), ('usdt', 'USDT', 'Tether', 'token', 'exchanges', 'USD')`;
+    await db.sql`select market.load_exchange_venues(${JSON.stringify(venues.map((venue) => ({ slug: venue, name: NAME[venue] })))}::text::jsonb)`;
+    for (const venue of venues) {
+      await db.sql`insert into market.venue_markets (exchange_id, symbol, exchange_symbol, base, quote, base_coin_id, quote_coin_id)
+        select e.id, 'BTC/USDT', ${MARKET_ID[venue]}, 'BTC', 'USDT', (select id from market.coins where slug = 'btc'), (select id from market.coins where slug = 'usdt')
+        from market.exchanges e where e.slug = ${venue}`;
+    }
+  };
+  if (rows) await addRows();
   const config = db.config({
     MARKET_SOURCE: 'exchanges', EXCHANGES: venues.join(','),
     EXCHANGE_URLS: venues.map((venue) => `${venue}=${replay.baseUrl(venue)}`).join(','),
@@ -43,7 +47,7 @@ export async function btcStreamVenues(
     STREAM_INTERVAL_MS: '200', STREAM_MAX_AGE_SECONDS: '2', STREAM_READMIT_SECONDS: '1', STREAM_CANDLES: 'off',
     ...env,
   });
-  return { replay, streams, config };
+  return { replay, streams, config, addRows };
 }
 
 /** What the tests of the streams read: the live BTC price, a venue's live price, the stream source's health per venue. */

@@ -143,14 +143,17 @@ export async function throughGate<T>(query: Query, venue: GatedVenue, record: 'f
 /**
  * Records one live stream connection of a venue: subscribed and resynchronised (`error` null), or
  * failed or ended; returns how long to wait before the next connection (market.record_venue_stream:
- * 2 s doubling up to 5 minutes, jittered), 0 after a success.
+ * 2 s doubling up to 5 minutes, jittered), 0 after a success, null when nothing could be recorded:
+ * the venue is not in the database (yet: a worker's first market job adds it).
  */
-export async function recordVenueStream(query: Query, venue: GatedVenue, error: unknown): Promise<number> {
+export async function recordVenueStream(query: Query, venue: GatedVenue, error: unknown): Promise<number | null> {
   const now = venue.clock.now();
   const [row] = await query('select (extract(epoch from market.record_venue_stream($1, $2, $3::timestamptz)) * 1000)::float8 as until', [
     venue.id,
     error === null ? null : describe(error),
     new Date(now),
   ]);
-  return row?.until === null || row?.until === undefined ? 0 : Math.max(0, Number(row.until) - now);
+  // a failure recorded always has a back-off: none means no venue row took it
+  if (row?.until === null || row?.until === undefined) return error === null ? 0 : null;
+  return Math.max(0, Number(row.until) - now);
 }

@@ -11,8 +11,9 @@
 // venue backs off, its markets loaded once an hour for the whole process, its failures recorded as
 // the venue's REST failures and its successes never clearing them. Reconnections have their own
 // back-off, recorded apart as the venue's stream health (market.record_venue_stream: 2 s doubling
-// to 5 minutes, jittered), and a resynchronisation comes only after a connection opened: at most
-// one ticker request per back-off step.
+// to 5 minutes, jittered; a venue not yet in the database, 2 s doubling to 30 s of the feed's own),
+// and a resynchronisation comes only after a connection opened: at most one ticker request per
+// back-off step.
 import type { Exchange, Ticker } from 'ccxt';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
@@ -27,6 +28,13 @@ import { nextClient, prepareStreams, stallGuard } from './clients.ts';
 const DECIMAL = /^\d+(\.\d+)?([eE][-+]?\d+)?$/;
 /** markets per venue stream: the deepest by 24h volume */
 const MAX_MARKETS = 200;
+/**
+ * A venue not yet in the database (the holder started before a worker's first market job added it)
+ * has no row to record a back-off in: its feed waits 2 s doubling to 30 s of its own, not 0 (each
+ * try a market load from the venue).
+ */
+const UNRECORDED_FIRST_MS = 2_000;
+const UNRECORDED_MAX_MS = 30_000;
 
 interface Latest {
   symbol: string;
@@ -44,6 +52,8 @@ class VenueFeed {
   gap = false;
   /** times its REST snapshot resynchronised it (after each (re)connection) */
   resyncs = 0;
+  /** failures in a row that no venue row recorded (UNRECORDED_FIRST_MS) */
+  private unrecorded = 0;
   private closed = false;
   private wake: (() => void) | null = null;
   readonly done: Promise<void>;
@@ -156,8 +166,13 @@ class VenueFeed {
           // a REST failure (market load, resynchronisation): recorded by the gate as the venue's, waited out above
           this.logger?.warn(`live streams: ${venue.id} (${(error as Error).message}); waiting for the venue's back-off`);
         } else {
-          wait = await recordVenueStream(this.query, venue, error).catch(() => 60_000);
-          this.logger?.warn(`live streams: ${venue.id} (${(error as Error).message}); reconnecting in ${Math.round(wait / 100) / 10} s, then resynchronising from REST`);
+          const recorded = await recordVenueStream(this.query, venue, error).catch(() => 60_000);
+          this.unrecorded = recorded === null ? this.unrecorded + 1 : 0;
+          wait = recorded ?? Math.min(UNRECORDED_FIRST_MS * 2 ** (this.unrecorded - 1), UNRECORDED_MAX_MS);
+          const seconds = Math.round(wait / 100) / 10;
+          this.logger?.warn(recorded === null
+            ? `live streams: ${venue.id} (${(error as Error).message}); not in the database yet (a worker's market job adds its venues), trying again in ${seconds} s`
+            : `live streams: ${venue.id} (${(error as Error).message}); reconnecting in ${seconds} s, then resynchronising from REST`);
         }
         await this.pause(wait);
       }
