@@ -2,16 +2,13 @@
 // alarm by typing part of a coin's name, picking the suggestion with the keyboard and submitting, then
 // builds a widget (coin card, then the ticker's list of coins) choosing its coins the same way. The
 // pages stay the same size whatever the number of coins (no list of them is written into a page);
-// axe-core finds no serious violation, with the suggestions open or not. Screenshots in the folder the
-// test log names. Also the suggestions route itself: JSON, signed in only, limited per minute.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// axe-core finds no serious violation, with the suggestions open or not. Screenshots as the test log
+// names them. Also the suggestions route itself: JSON, signed in only, limited per minute.
 import test from 'ava';
 import { chromium, type Page } from 'playwright-core';
 import { startMailbox, type Mailbox } from '../../dev/mailbox.ts';
 import { createWidgetKey } from '../../src/keys.ts';
-import { browserTest, CHROMIUM, checkPage } from '../helpers/browser.ts';
+import { browserTest, checkPage, CHROMIUM, screenshots } from '../helpers/browser.ts';
 import { signedInAccount, ConsoleClient } from '../helpers/console.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
@@ -78,16 +75,14 @@ test.serial('the pages do not grow with the number of coins', async (t) => {
 });
 
 browserTest('an alarm and a widget with coins chosen by typing and the keyboard, at 375 px, accessible', async (t) => {
-  const shots = mkdtempSync(join(tmpdir(), 'mdapi-console-coins-'));
-  t.log(`screenshots: ${shots}`);
+  const shot = screenshots('console-coins', { numbered: true });
   const { owner, client } = await signedInAccount(db.sql, api.base, 'picker@example.com');
   const widgetKey = await createWidgetKey(db.sql, { owner, plan: 'widget-free', name: 'site', origins: ['https://site.example'] });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   const errors: string[] = [];
-  let shot = 0;
   const check = async (page: Page, name: string) => {
     await checkPage(t, page, name);
-    await page.screenshot({ path: join(shots, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+    await shot(t, page, `${name}.png`);
   };
   try {
     const context = await browser.newContext({ viewport: { width: 375, height: 740 } });

@@ -7,9 +7,6 @@
 // sent NUL, invalid UTF-8, 10 000 characters and repeated: never a 5xx; NUL and invalid UTF-8 are a
 // 422 console page naming the field (the API's rule, src/http/validation.ts). A POST route that no
 // page offers a form for fails the test, so a new form is covered without editing it.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import type { Layer } from '@koa/router';
 import { chromium } from 'playwright-core';
@@ -17,7 +14,7 @@ import { startMailbox } from '../../dev/mailbox.ts';
 import { createAccount, inviteAccount } from '../../src/console/accounts.ts';
 import { consoleRouter } from '../../src/console/router.ts';
 import type { Sql } from '../../src/db/client.ts';
-import { browserTest, checkPage, CHROMIUM } from '../helpers/browser.ts';
+import { browserTest, checkPage, CHROMIUM, screenshot } from '../helpers/browser.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { accountWithEverything, ConsoleClient, consoleCoin, crawl, everythingEnv, PASSWORD, signedInAccount, type Found } from '../helpers/console.ts';
@@ -158,9 +155,7 @@ browserTest('the page refusing unreadable text in Chromium: the error beside the
     t.is(await next.getAttribute('aria-invalid'), 'true');
     t.is(await next.inputValue(), '/console/keys\uFFFD');
     await checkPage(t, page, 'refused text');
-    const shot = join(mkdtempSync(join(tmpdir(), 'mdapi-console-')), 'refused-text.png');
-    await page.screenshot({ path: shot, fullPage: true });
-    t.log(`screenshot: ${shot}`);
+    await screenshot(t, page, 'console', 'refused-text.png');
     await page.getByRole('link', { name: 'Open the page again' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
 
@@ -176,9 +171,7 @@ browserTest('the page refusing unreadable text in Chromium: the error beside the
     t.is(await page.getByLabel('email').inputValue(), 'a\uFFFD@example.test');
     t.is(await page.getByLabel('password').inputValue(), '', 'a password is never written back');
     await checkPage(t, page, 'refused sign-in');
-    const signIn = join(mkdtempSync(join(tmpdir(), 'mdapi-console-')), 'refused-sign-in.png');
-    await page.screenshot({ path: signIn, fullPage: true });
-    t.log(`screenshot: ${signIn}`);
+    await screenshot(t, page, 'console', 'refused-sign-in.png');
     // corrected and sent again: read, and answered as the sign-in form answers (no such account)
     await page.getByLabel('email').fill('nobody@example.test');
     await page.getByLabel('password').fill(PASSWORD);
@@ -210,9 +203,7 @@ browserTest('a rotation with a grace not offered, in Chromium: said beside that 
     await page.getByText(/Error: Choose how long the old key keeps working/).waitFor();
     t.is(await page.locator('select[name=grace]').getAttribute('aria-invalid'), 'true');
     await checkPage(t, page, 'rotate refused');
-    const shot = join(mkdtempSync(join(tmpdir(), 'mdapi-console-')), 'rotate-grace-refused.png');
-    await page.screenshot({ path: shot, fullPage: true });
-    t.log(`screenshot: ${shot}`);
+    await screenshot(t, page, 'console', 'rotate-grace-refused.png');
   } finally {
     await browser.close();
   }

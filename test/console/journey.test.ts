@@ -7,10 +7,7 @@
 // secrets. Then the operator: the first admin sets its password from the printed link, finds the
 // account, disables it → the account's other key gets 401. On every page: axe-core finds no serious
 // or critical violation, nothing scrolls sideways at 375 px, the CSP blocks nothing; a screenshot
-// of each is written (the test log names the folder).
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// of each is written (the test log names each file).
 import test from 'ava';
 import { Logger, run, type Runner } from 'graphile-worker';
 import { chromium, type Page } from 'playwright-core';
@@ -23,7 +20,7 @@ import { poll, until } from '../../dev/wait.ts';
 import { createAccount } from '../../src/console/accounts.ts';
 import { tokenHash } from '../../src/console/session.ts';
 import type { Sql } from '../../src/db/client.ts';
-import { browserTest, CHROMIUM, checkPage } from '../helpers/browser.ts';
+import { browserTest, checkPage, CHROMIUM, screenshots } from '../helpers/browser.ts';
 import type { TestDatabase } from '../helpers/database.ts';
 import { demoDatabase } from '../helpers/demo.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
@@ -58,15 +55,13 @@ test.after.always(async () => {
 });
 
 browserTest('the journey from sign-up to a disabled account, every page accessible and narrow', async (t) => {
-  const shots = mkdtempSync(join(tmpdir(), 'mdapi-console-'));
-  t.log(`screenshots: ${shots}`);
+  const shot = screenshots('console', { numbered: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   const blocked: string[] = [];
-  let shot = 0;
   /** axe, the 375 px width, and a screenshot of the page as it is now */
   const check = async (page: Page, name: string) => {
     await checkPage(t, page, name);
-    await page.screenshot({ path: join(shots, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+    await shot(t, page, `${name}.png`);
   };
   /** a page of its own context (axe's playwright binding needs one), 375 px wide, its script errors and CSP refusals kept */
   const newPage = async () => {

@@ -2,13 +2,10 @@
 // 429s) are counted per endpoint and status class by the admission flush, shown on the page and in
 // the CSV, with the quota figures of the X-Quota-* headers; another account sees nothing of them; the
 // analyst calls none of the functions; the rollup is the same with batching on and off.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
 import postgres from 'postgres';
-import { browserTest, CHROMIUM, graveViolations } from '../helpers/browser.ts';
+import { browserTest, checkPage, CHROMIUM, screenshots } from '../helpers/browser.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { awayFromMinuteBoundary, testApi, type TestApi, type TestResponse } from '../helpers/http.ts';
 import { signedInAccount, type ConsolePage } from '../helpers/console.ts';
@@ -209,7 +206,7 @@ browserTest('in Chromium: the chart drawn under the CSP, the day table folded be
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   const errors: string[] = [];
   try {
-    const shots = mkdtempSync(join(tmpdir(), 'mdapi-usage-'));
+    const shot = screenshots('usage');
     for (const width of [375, 1024]) {
       const context = await browser.newContext({ viewport: { width, height: 800 } });
       await context.addCookies([...client.jar].map(([name, value]) => ({ name, value, url: api.base })));
@@ -221,11 +218,8 @@ browserTest('in Chromium: the chart drawn under the CSP, the day table folded be
       await page.locator('#usage-chart canvas').waitFor();
       t.false(await page.locator('#usage-days').evaluate((details) => (details as HTMLDetailsElement).open), 'the table folds once the chart is drawn');
       t.truthy(await page.getByRole('img', { name: /Requests per day over the last 30 days: 1 in all/ }).count());
-      t.deepEqual(await graveViolations(page), [], `${width}: axe`);
-      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-      t.true(scrollWidth <= innerWidth, `${scrollWidth} px wide in a ${innerWidth} px window`);
-      await page.screenshot({ path: join(shots, `usage-${width}.png`), fullPage: true });
-      t.log(`screenshot: ${join(shots, `usage-${width}.png`)}`);
+      await checkPage(t, page, `${width} px`);
+      await shot(t, page, `usage-${width}.png`);
       await context.close();
     }
     t.deepEqual(errors, [], 'no CSP violation or script error');

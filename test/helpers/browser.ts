@@ -44,11 +44,25 @@ export async function checkPage(t: ExecutionContext, page: Page, name: string) {
   t.true(scrollWidth <= innerWidth, `${name}: ${scrollWidth} px wide in a ${innerWidth} px window; ${widest.join('; ')}`);
 }
 
+/**
+ * A directory of screenshots (`mdapi-<prefix>-…`, made at the first one), and what writes one into
+ * it: the page as it is now, whole (`fullPage: false`: the window only), checked to be there and its
+ * path logged for the closing note; `numbered`: each name led by its place in the order taken (`01-<name>`).
+ */
+export function screenshots(prefix: string, options: { numbered?: boolean; fullPage?: boolean } = {}) {
+  let directory: string | undefined;
+  let taken = 0;
+  return async (t: ExecutionContext, page: Page, name: string): Promise<string> => {
+    directory ??= mkdtempSync(join(tmpdir(), `mdapi-${prefix}-`));
+    const path = join(directory, options.numbered ? `${String(++taken).padStart(2, '0')}-${name}` : name);
+    await page.screenshot({ path, fullPage: options.fullPage ?? true });
+    t.true(existsSync(path));
+    t.log(`screenshot: ${path}`);
+    return path;
+  };
+}
+
 /** A full-page screenshot in a directory of its own (`mdapi-<prefix>-…`), its path logged for the closing note. */
-export async function screenshot(t: ExecutionContext, page: Page, prefix: string, name: string): Promise<string> {
-  const path = join(mkdtempSync(join(tmpdir(), `mdapi-${prefix}-`)), name);
-  await page.screenshot({ path, fullPage: true });
-  t.true(existsSync(path));
-  t.log(`screenshot: ${path}`);
-  return path;
+export function screenshot(t: ExecutionContext, page: Page, prefix: string, name: string): Promise<string> {
+  return screenshots(prefix)(t, page, name);
 }

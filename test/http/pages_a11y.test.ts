@@ -1,20 +1,18 @@
 // Every public page a person reads, in Debian's Chromium: axe-core finds no serious or critical
 // violation, and at 375 px nothing but a wide table or code block scrolls sideways (the page itself
 // does not). Screenshots of each, at both widths, are written for the record.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { chromium, type Browser } from 'playwright-core';
 import { DOCUMENTS } from '../../src/pages/documents.ts';
-import { browserTest, CHROMIUM, graveViolations } from '../helpers/browser.ts';
+import { browserTest, CHROMIUM, graveViolations, screenshots } from '../helpers/browser.ts';
 import { useApi } from '../helpers/http.ts';
 
 const handles = useApi(test);
 const PAGES = ['/status', '/changelog', '/docs/api', ...Object.keys(DOCUMENTS)];
 
 let browser: Browser | undefined;
-const shots = mkdtempSync(join(tmpdir(), 'mdapi-pages-'));
+// what the window shows at each width, not the whole page
+const shot = screenshots('pages', { fullPage: false });
 test.after.always(async () => {
   await browser?.close();
 });
@@ -34,9 +32,7 @@ for (const path of PAGES) {
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         t.true(overflow <= 1, `${path} is ${overflow} px wider than 375 px`);
       }
-      const file = join(shots, `${path.replace(/\W+/g, '_').replace(/^_/, '')}-${width}.png`);
-      await page.screenshot({ path: file });
-      t.log(`screenshot: ${file}`);
+      await shot(t, page, `${path.replace(/\W+/g, '_').replace(/^_/, '')}-${width}.png`);
       await context.close();
     }
   });

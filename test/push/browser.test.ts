@@ -2,12 +2,9 @@
 // (scope /console/) under the console's CSP, "Notify this browser" is offered, a push handed to the
 // worker (DevTools' deliverPushMessage: no real push service is reachable offline) shows its
 // notification, and axe-core finds no serious or critical violation at 375 px; a screenshot is written.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { chromium } from 'playwright-core';
-import { browserTest, CHROMIUM, graveViolations } from '../helpers/browser.ts';
+import { browserTest, checkPage, CHROMIUM, screenshot } from '../helpers/browser.ts';
 import { signedInAccount } from '../helpers/console.ts';
 import { testDatabase, type TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
@@ -74,12 +71,8 @@ browserTest('the service worker registers from the account page, offers "Notify 
     });
     t.deepEqual(shown, [{ title: message.title, body: message.body, tag: 'alarm-7', data: { url: '/console/alarms#alarm-7' } }]);
 
-    t.deepEqual(await graveViolations(page), [], 'axe');
-    const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
-    t.true(scrollWidth <= innerWidth, `${scrollWidth} px wide in a ${innerWidth} px window`);
-    const path = join(mkdtempSync(join(tmpdir(), 'mdapi-push-')), 'account-push.png');
-    await page.screenshot({ path, fullPage: true });
-    t.log(`screenshot: ${path}`);
+    await checkPage(t, page, 'account');
+    await screenshot(t, page, 'push', 'account-push.png');
     t.deepEqual(errors, [], 'no CSP violation or script error');
   } finally {
     await browser.close();

@@ -3,13 +3,10 @@
 // violation on the page and in the frame, every request goes to the page's origin or the service,
 // the CSP blocks nothing, and the view is counted once. The same page from an origin the key does
 // not list shows the refusal inside the frame and counts nothing. Screenshots of both are written.
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { chromium, type Page } from 'playwright-core';
-import { browserTest, CHROMIUM, graveViolations } from '../helpers/browser.ts';
+import { browserTest, CHROMIUM, graveViolations, screenshots } from '../helpers/browser.ts';
 import type { TestDatabase } from '../helpers/database.ts';
 import { testApi, type TestApi } from '../helpers/http.ts';
 import { demoDatabase } from '../helpers/demo.ts';
@@ -46,7 +43,7 @@ async function site(key: () => string): Promise<string> {
 }
 
 browserTest('a page of a listed origin shows the coin card through embed.js; an unlisted one is refused', async (t) => {
-  const shots = mkdtempSync(join(tmpdir(), 'mdapi-widgets-'));
+  const shot = screenshots('widgets');
   // the sites first (their ports are the origins), then the key listing the first only
   let key = '';
   const listed = await site(() => key);
@@ -60,9 +57,7 @@ browserTest('a page of a listed origin shows the coin card through embed.js; an 
   const requests: string[] = [];
   const check = async (page: Page, name: string) => {
     t.deepEqual(await graveViolations(page, { crossOrigin: true }), [], `${name}: axe`);
-    const path = join(shots, `${name}.png`);
-    await page.screenshot({ path, fullPage: true });
-    t.log(`screenshot: ${path}`);
+    await shot(t, page, `${name}.png`);
   };
   try {
     const page = await (await browser.newContext({ viewport: { width: 480, height: 400 } })).newPage();
