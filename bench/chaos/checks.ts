@@ -102,17 +102,45 @@ export interface AlarmRow {
   target: string;
   notification: string;
   status: string;
+  /** a final bar reached the target: the alarm must have triggered */
   crossed: boolean;
+  /** a bar as served (any version of it, a first build before late candles included) reached the target: the alarm may have triggered */
+  served: boolean;
   /** alarm.triggered events recorded for this alarm */
   events: number;
+}
+
+/**
+ * From now on every version of every minute bar written (insert or update) is kept in
+ * chaos.bar_versions, a table of the run's own beside the service's: a minute's index bar is built
+ * once the candles its streams heard of are in and again for each late candle (a venue's REST
+ * candle, a venue catching up), and the alarms compare each build as it is served. Called before the
+ * alarms are created: only bars after an alarm was armed count.
+ */
+export async function recordBarVersions(sql: Sql): Promise<void> {
+  await sql.unsafe(`
+    create schema if not exists chaos;
+    create table if not exists chaos.bar_versions (
+      coin_id int not null, time timestamptz not null, high numeric not null, low numeric not null,
+      written_at timestamptz not null default clock_timestamp());
+    create index if not exists bar_versions_coin_time on chaos.bar_versions (coin_id, time);
+    create or replace function chaos.note_bar_version() returns trigger language plpgsql as $$
+    begin
+      insert into chaos.bar_versions (coin_id, time, high, low) values (new.coin_id, new.time, new.high, new.low);
+      return null;
+    end $$;
+    drop trigger if exists chaos_bar_versions on market.coin_bars_1m;
+    create trigger chaos_bar_versions after insert or update on market.coin_bars_1m
+      for each row execute function chaos.note_bar_version();`);
 }
 
 /**
  * Every alarm of `owner` with whether it crossed, by the documented rule computed from the bars:
  * a 1-minute bar newer than the one the guard compared when the alarm was armed (armed_through),
  * up to the newest bar the last price refresh saw (coin_state.last_updated), reached the target
- * with its high (above) or low (below). The current price is that newest bar's close, so it is
- * covered by the same bars.
+ * with its high (above) or low (below); `crossed` by the final bars, `served` by any version of
+ * them (recordBarVersions). The current price is the newest bar's close, so it is covered by the
+ * same bars.
  */
 export async function alarmRows(sql: Sql, owner: string): Promise<AlarmRow[]> {
   return sql<AlarmRow[]>`
@@ -122,10 +150,14 @@ export async function alarmRows(sql: Sql, owner: string): Promise<AlarmRow[]> {
         where b.coin_id = a.coin_id and b.time > a.armed_through and b.time <= s.last_updated
           and case a.direction when 'above' then b.high >= a.target else b.low <= a.target end
       ) as crossed,
+      exists (
+        select 1 from chaos.bar_versions b
+        where b.coin_id = a.coin_id and b.time > a.armed_through and b.time <= s.last_updated
+          and case a.direction when 'above' then b.high >= a.target else b.low <= a.target end
+      ) as served,
       (select count(*) from app.webhook_events e
        where e.owner = a.owner and e.event = 'alarm.triggered' and not e.test and (e.data -> 'alarm' ->> 'id')::bigint = a.id)::int as events
     from app.alarms a
-    join market.coins c on c.id = a.coin_id
     join market.coin_state s on s.coin_id = a.coin_id
     where a.owner = ${owner} and a.metric = 'rate'
     order by a.id`;

@@ -234,6 +234,27 @@ test.serial('a bar built again after it was compared (a venue\'s late candle rai
   t.is((await eventsOf(above)).events, 1);
 });
 
+test.serial('a bar compared as served triggers; built again lower (the index rules with a late venue), the trigger stands with the value served', async (t) => {
+  const { sql } = db;
+  const lowered = 408;
+  await sql`insert into market.coins (id, slug, symbol, name, type, circulating_supply, source)
+    values (${lowered}, 'lowered', 'LWR', 'lowered', 'coin', 1000, 'alarm-eval')`;
+  const minute = (minutesAgo: number) => sql`select date_trunc('minute', now()) - ${minutesAgo} * interval '1 minute' as time`.then(([row]) => row!.time as Date);
+  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${await minute(8)}, ${lowered}, 100, 100, 100, 100, 10)`;
+  await sql`select market.refresh_coin_state()`;
+  const above = await createAlarm('bob', 'lowered', 'above', '150');
+  // minute M first built from the venues' candles in: its high 151.5, served and compared
+  const m = await minute(3);
+  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${m}, ${lowered}, 100, 151.5, 99, 100, 10)`;
+  await sql`select market.refresh_coin_state()`;
+  t.like(await alarm(above), { status: 'triggered', triggered_value: '151.5' });
+  // a late venue's candle builds M again, its high now 149: the trigger stands, once, with the value served
+  await sql`update market.coin_bars_1m set high = 149 where coin_id = ${lowered} and time = ${m}`;
+  await sql`select market.refresh_coin_state()`;
+  t.like(await alarm(above), { status: 'triggered', triggered_value: '151.5' });
+  t.is((await eventsOf(above)).events, 1);
+});
+
 test.serial('a thousand active alarms that do not trigger: one evaluation, timed', async (t) => {
   await db.sql`
     insert into app.alarms (owner, name, coin_id, metric, direction, target, notification)
