@@ -158,6 +158,7 @@ export async function alarmRows(sql: Sql, owner: string): Promise<AlarmRow[]> {
       (select count(*) from app.webhook_events e
        where e.owner = a.owner and e.event = 'alarm.triggered' and not e.test and (e.data -> 'alarm' ->> 'id')::bigint = a.id)::int as events
     from app.alarms a
+    join market.coins c on c.id = a.coin_id
     join market.coin_state s on s.coin_id = a.coin_id
     where a.owner = ${owner} and a.metric = 'rate'
     order by a.id`;
