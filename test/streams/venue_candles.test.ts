@@ -287,3 +287,32 @@ test.serial('a minute REST cannot fill before the stream brings the next one sta
   const minutes = [...(await venueBars('kraken')).keys()];
   t.deepEqual(minutes, Array.from({ length: minutes.length }, (_, i) => M - 9 * MINUTE + i * MINUTE), 'no minute missing from the first REST fill on');
 });
+
+test.serial('after a statement failed (the database went away), the holder reads its coverage again from the database: a minute the database lost is filled from REST', async (t) => {
+  const lost = M + 13 * MINUTE;
+  streams.setCandle('binance', 'BTC/USDT', null);
+  // binance's M+13 late, from REST
+  now = M + 14 * MINUTE + (WAIT_SECONDS + 1) * 1_000;
+  await until('binance\'s M+13 from REST', async () => (await venueBars('binance', M)).get(lost)?.[5] === 'rest', { timeoutMs: 15_000 });
+  // the database loses that write (acknowledged, then gone with a killed database): the holder still counts it stored
+  await db.sql`delete from market.venue_bars_1m b using market.exchanges e where e.id = b.exchange_id and e.slug = 'binance' and b.time = ${at(lost)}`;
+  await db.sql`update market.venue_markets m set candles_until = ${at(lost)} from market.exchanges e where e.id = m.exchange_id and e.slug = 'binance'`;
+  // a statement of the holder fails (its next fill's look at the venues' back-offs), as while the database is away
+  await db.sql`alter function market.venue_backoff(text[], timestamptz) rename to venue_backoff_away`;
+  try {
+    now = M + 15 * MINUTE + (WAIT_SECONDS + 1) * 1_000;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+  } finally {
+    await db.sql`alter function market.venue_backoff_away(text[], timestamptz) rename to venue_backoff`;
+  }
+  await until('binance\'s lost M+13 and its M+14 from REST', async () => {
+    const bars = await venueBars('binance', M);
+    return bars.get(lost)?.[5] === 'rest' && bars.get(lost + MINUTE)?.[5] === 'rest';
+  }, { timeoutMs: 15_000 }).catch(async (error) => {
+    t.log([...(await venueBars('binance', M)).keys()].map(at));
+    throw error;
+  });
+  t.true(sameNumbers((await venueBars('binance', M)).get(lost), restCandle('binance', lost)), 'its REST candle');
+  const minutes = [...(await venueBars('binance')).keys()];
+  t.deepEqual(minutes, Array.from({ length: minutes.length }, (_, i) => M - 9 * MINUTE + i * MINUTE), 'no minute missing');
+});

@@ -18,6 +18,9 @@
 // stored minute (candles_until) when a connection (re)starts, after a stall, for a venue ccxt pro
 // cannot stream, and for any market whose minute did not arrive STREAM_CANDLE_WAIT_SECONDS after
 // it closed. The minute job polls none of these venues' candles meanwhile (market.stream_candle_venues).
+// The coverage the feed keeps in memory is read again from the database after any of its statements
+// failed (the database went away): a write acknowledged just before a database was killed may not
+// have lasted, and the feed would otherwise count its minutes stored for good.
 // A market counts as streamed while its connection is open and the stream delivered a candle of it
 // (coinbase: a trade) within the last DELIVERED_WITHIN_MS; the others count as on REST fallback (the
 // fill covers their late minutes). A venue may drop some subscriptions of a connection and keep the
@@ -264,6 +267,11 @@ class CandleFeed {
   private readonly missed = new Set<string>();
   /** writes one at a time: a fill and a stream candle never race on a minute */
   private writing: Promise<unknown> = Promise.resolve();
+  /**
+   * a statement failed (the database went away): the coverage kept here is read again from the database
+   * before the next fill, as a write acknowledged just before the database died may not have lasted
+   */
+  private coverageStale = false;
   readonly done: Promise<void>;
 
   private readonly source: ExchangesSource;
@@ -284,7 +292,14 @@ class CandleFeed {
     this.stream = candleStream(id);
     this.options = options;
     this.markets = markets;
-    this.query = query;
+    this.query = async (text, params) => {
+      try {
+        return await query(text, params);
+      } catch (error) {
+        this.coverageStale = true;
+        throw error;
+      }
+    };
     this.logger = logger;
     this.done = this.run();
   }
@@ -385,14 +400,34 @@ class CandleFeed {
   /** Each market's stored coverage (candles_until); a market no longer among them is no longer filled. */
   private async loadCoverage(symbols: string[]) {
     for (const symbol of this.states.keys()) if (!symbols.includes(symbol)) this.states.delete(symbol);
+    const until = await this.storedUntil(symbols);
+    for (const symbol of symbols) {
+      if (this.states.has(symbol)) continue;
+      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), ahead: new Set(), refill: true, coveredFrom: -Infinity, trades: new Map(), closed: new Set() });
+    }
+  }
+
+  /** Each market's stored coverage (candles_until, ms; null: none stored). */
+  private async storedUntil(symbols: string[]): Promise<Map<string, number | null>> {
     const rows = await this.query(
       `select symbol, (extract(epoch from candles_until) * 1000)::float8 as until from market.venue_candle_markets($1) where symbol = any($2::text[])`,
       [this.venue.id, symbols],
     );
-    const until = new Map(rows.map((row) => [row.symbol as string, row.until === null ? null : Number(row.until)]));
-    for (const symbol of symbols) {
-      if (this.states.has(symbol)) continue;
-      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), ahead: new Set(), refill: true, coveredFrom: -Infinity, trades: new Map(), closed: new Set() });
+    return new Map(rows.map((row) => [row.symbol as string, row.until === null ? null : Number(row.until)]));
+  }
+
+  /**
+   * The coverage read again from the database, the truth, after a statement failed: each market's
+   * candles_until, the minutes kept as stored beyond it forgotten (REST fills from candles_until; a
+   * minute stored twice is refused or replaced by SQL, never doubled), its fill due.
+   */
+  private async reloadCoverage() {
+    this.coverageStale = false;
+    const until = await this.storedUntil([...this.states.keys()]);
+    for (const [symbol, state] of this.states) {
+      state.until = until.get(symbol) ?? null;
+      state.ahead.clear();
+      state.refill = true;
     }
   }
 
@@ -806,6 +841,7 @@ class CandleFeed {
   }
 
   private async fill() {
+    if (this.coverageStale) await this.reloadCoverage();
     const now = this.now();
     const closedBefore = Math.floor(now / MINUTE) * MINUTE;
     const sinceClose = now - closedBefore;
