@@ -211,19 +211,29 @@ test.serial('a target passed between two refreshes triggers by the bar high or l
   t.true(mark!.current, 'the watermark is at the newest bar');
 });
 
+/**
+ * A coin with a bar 8 minutes ago, an alarm above 150 armed on it, then minute M (3 minutes ago) built
+ * with `high` and compared by a refresh, as a stream holder's first build of M does.
+ */
+async function armedThenBuilt(coinId: number, slug: string, high: string): Promise<{ above: number; m: Date }> {
+  const { sql } = db;
+  await sql`insert into market.coins (id, slug, symbol, name, type, circulating_supply, source)
+    values (${coinId}, ${slug}, ${slug.slice(0, 3).toUpperCase()}, ${slug}, 'coin', 1000, 'alarm-eval')`;
+  const minute = (minutesAgo: number) => sql`select date_trunc('minute', now()) - ${minutesAgo} * interval '1 minute' as time`.then(([row]) => row!.time as Date);
+  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${await minute(8)}, ${coinId}, 100, 100, 100, 100, 10)`;
+  await sql`select market.refresh_coin_state()`;
+  const above = await createAlarm('bob', slug, 'above', '150');
+  const m = await minute(3);
+  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${m}, ${coinId}, 100, ${high}, 99, 100, 10)`;
+  await sql`select market.refresh_coin_state()`;
+  return { above, m };
+}
+
 test.serial('a bar built again after it was compared (a venue\'s late candle raising its high) is compared again at the next refresh', async (t) => {
   const { sql } = db;
   const rebuilt = 407;
-  await sql`insert into market.coins (id, slug, symbol, name, type, circulating_supply, source)
-    values (${rebuilt}, 'rebuilt', 'RBT', 'rebuilt', 'coin', 1000, 'alarm-eval')`;
-  const minute = (minutesAgo: number) => sql`select date_trunc('minute', now()) - ${minutesAgo} * interval '1 minute' as time`.then(([row]) => row!.time as Date);
-  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${await minute(8)}, ${rebuilt}, 100, 100, 100, 100, 10)`;
-  await sql`select market.refresh_coin_state()`;
-  const above = await createAlarm('bob', 'rebuilt', 'above', '150');
   // minute M built with the venues' candles in by then: its high 120; compared, the watermark passes it
-  const m = await minute(3);
-  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${m}, ${rebuilt}, 100, 120, 99, 100, 10)`;
-  await sql`select market.refresh_coin_state()`;
+  const { above, m } = await armedThenBuilt(rebuilt, 'rebuilt', '120');
   t.like(await alarm(above), { status: 'active' });
   const [mark] = await sql`select through from app.alarm_watermarks where coin_id = ${rebuilt}`;
   t.is((mark!.through as Date).getTime(), m.getTime(), 'the watermark at M');
@@ -237,16 +247,8 @@ test.serial('a bar built again after it was compared (a venue\'s late candle rai
 test.serial('a bar compared as served triggers; built again lower (the index rules with a late venue), the trigger stands with the value served', async (t) => {
   const { sql } = db;
   const lowered = 408;
-  await sql`insert into market.coins (id, slug, symbol, name, type, circulating_supply, source)
-    values (${lowered}, 'lowered', 'LWR', 'lowered', 'coin', 1000, 'alarm-eval')`;
-  const minute = (minutesAgo: number) => sql`select date_trunc('minute', now()) - ${minutesAgo} * interval '1 minute' as time`.then(([row]) => row!.time as Date);
-  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${await minute(8)}, ${lowered}, 100, 100, 100, 100, 10)`;
-  await sql`select market.refresh_coin_state()`;
-  const above = await createAlarm('bob', 'lowered', 'above', '150');
   // minute M first built from the venues' candles in: its high 151.5, served and compared
-  const m = await minute(3);
-  await sql`insert into market.coin_bars_1m (time, coin_id, open, high, low, close, volume) values (${m}, ${lowered}, 100, 151.5, 99, 100, 10)`;
-  await sql`select market.refresh_coin_state()`;
+  const { above, m } = await armedThenBuilt(lowered, 'lowered', '151.5');
   t.like(await alarm(above), { status: 'triggered', triggered_value: '151.5' });
   // a late venue's candle builds M again, its high now 149: the trigger stands, once, with the value served
   await sql`update market.coin_bars_1m set high = 149 where coin_id = ${lowered} and time = ${m}`;
