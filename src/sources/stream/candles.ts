@@ -1,8 +1,9 @@
 // One-minute candles from the venues' streams (issue 46), beside the ticker streams of ./venues.ts:
 // per venue, every market the index uses (market.venue_candle_markets) is subscribed to the venue's
 // one-minute candle channel through ccxt pro (watchOHLCVForSymbols where ccxt has it, else one
-// watchOHLCV per market; MEXC's pushes are protobuf, decoded by ccxt with protobufjs), or, for a venue without one in ccxt pro (coinbase), to its trades, from
-// which the minute is built by the venue's own candle rules (candleFromTrades). Markets are spread
+// watchOHLCV per market; MEXC's pushes are protobuf, decoded by ccxt with protobufjs), or, for a
+// venue without one in ccxt pro (coinbase), to its trades, from which the minute is built by the
+// venue's own candle rules (candleFromTrades). Markets are spread
 // over connections (one ccxt instance each) within the venue's documented subscriptions per
 // connection (CANDLE_STREAMS).
 // A minute's candle is final once the venue marks it closed (Binance, OKX, Bybit and Gate flag it in
