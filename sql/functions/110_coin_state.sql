@@ -162,7 +162,12 @@ as $$
     -- in time order, as before (a tie of highs or lows goes to the earliest bar)
     select g.coin_id, sum(g.volume) as volume, max(g.high) as high, last(g.time, g.high) as high_at,
       min(g.low) as low, first(g.time, g.low) as low_at,
-      first(g.open, g.time) as open, last(g.close, g.time) as close, max(g.time) as time
+      first(g.open, g.time) as open, last(g.close, g.time) as close, max(g.time) as time,
+      -- today's figures take only today's bars: a late bar of the day before (a fill just after midnight) is not today's
+      first(g.open, g.time) filter (where g.time >= date_trunc('day', p_now, 'UTC')) as today_open,
+      max(g.high) filter (where g.time >= date_trunc('day', p_now, 'UTC')) as today_high,
+      min(g.low) filter (where g.time >= date_trunc('day', p_now, 'UTC')) as today_low,
+      last(g.close, g.time) filter (where g.time >= date_trunc('day', p_now, 'UTC')) as today_close
     from (select * from gained order by coin_id, time) g
     group by g.coin_id
   ),
@@ -187,7 +192,7 @@ as $$
       coalesce(o.close, s.close_24h) as close_24h, coalesce(w.close, s.close_7d) as close_7d,
       -- the last 24 hours gained the new bars and lost those of (p_through - 24h, p_now - 24h]
       s.volume_24h + coalesce(n.volume, 0) - coalesce(o.volume, 0) as volume_24h,
-      n.high, n.high_at, n.low, n.low_at, n.open, n.close
+      n.high, n.high_at, n.low, n.low_at, n.today_open, n.today_high, n.today_low, n.today_close
     from unnest(p_coins) k (id)
     join market.coin_state s on s.coin_id = k.id
     left join new_bars n on n.coin_id = s.coin_id
@@ -208,11 +213,11 @@ as $$
     greatest(f.ath, f.price), case when f.ath is null or f.price > f.ath then f.last_updated else f.ath_at end,
     least(f.atl, f.price), case when f.atl is null or f.price < f.atl then f.last_updated else f.atl_at end,
     -- the same UTC day as p_through (else everything is computed): today's bars so far are stored
-    coalesce(f.stored_open, f.open), greatest(f.stored_high, f.high), least(f.stored_low, f.low), coalesce(f.close, f.stored_close),
+    coalesce(f.stored_open, f.today_open), greatest(f.stored_high, f.today_high), least(f.stored_low, f.today_low), coalesce(f.today_close, f.stored_close),
     f.close_24h, f.close_7d
   from figures f;
 $$;
-comment on function market.moved_coin_figures(timestamptz, timestamptz, int[]) is 'The figures of market.coin_state as of p_now for the coins p_coins, from their stored row as of p_through (the same UTC day) and only the bars that changed them since: the new bars (those after the stored price, each within 24 hours of p_now) give the price, extend the extremes and today''s OHLC and add to the 24h volume; the bars of (p_through - 24h, p_now - 24h] leave it, and the newest of them (of (p_through - 7d, p_now - 7d]) is the new 24h (7d) reference close, else the stored one stays. The bars of the last minutes (after p_through - 1 minute) are read for all the coins at once, earlier new bars coin by coin for the coins with a change that old noted in market.coin_state_changes. Valid only for coins with raw bars none of which changed otherwise and whose new bars are all noted there: market.write_coin_state chooses them.';
+comment on function market.moved_coin_figures(timestamptz, timestamptz, int[]) is 'The figures of market.coin_state as of p_now for the coins p_coins, from their stored row as of p_through (the same UTC day) and only the bars that changed them since: the new bars (those after the stored price, each within 24 hours of p_now) give the price, extend the extremes and add to the 24h volume, and those of p_now''s UTC day extend today''s OHLC; the bars of (p_through - 24h, p_now - 24h] leave it, and the newest of them (of (p_through - 7d, p_now - 7d]) is the new 24h (7d) reference close, else the stored one stays. The bars of the last minutes (after p_through - 1 minute) are read for all the coins at once, earlier new bars coin by coin for the coins with a change that old noted in market.coin_state_changes. Valid only for coins with raw bars none of which changed otherwise and whose new bars are all noted there: market.write_coin_state chooses them.';
 revoke execute on function market.moved_coin_figures(timestamptz, timestamptz, int[]) from public;
 
 -- why: list endpoints read one indexed row per coin instead of aggregating bars per request; a
