@@ -72,6 +72,8 @@ export const NULLS: Record<string, string> = {
   'sMASimpleMovingAverage body.data[].value': "The first days of a series, before the history covers the indicator's warm-up, have null values (docs/indicators.md \"Warm-up\", TA-Lib's lookbacks): a coin with less history than the window asked for shows them.",
   'stochasticRSI body.data[].d': "The first days of a series, before the history covers the indicator's warm-up, have null values (docs/indicators.md \"Warm-up\", TA-Lib's lookbacks): a coin with less history than the window asked for shows them.",
   'stochasticRSI body.data[].k': "The first days of a series, before the history covers the indicator's warm-up, have null values (docs/indicators.md \"Warm-up\", TA-Lib's lookbacks): a coin with less history than the window asked for shows them.",
+  'todaysLiquidationSummary body.data.dominance.long': "Percent of a total that is 0 before the UTC day's first liquidation (just after midnight): no share exists, so null (the operation's summary says so), never an invented 0 or 50.",
+  'todaysLiquidationSummary body.data.dominance.short': "Percent of a total that is 0 before the UTC day's first liquidation (just after midnight): no share exists, so null (the operation's summary says so), never an invented 0 or 50.",
   'topGainers body.data[].change_7d': 'Unknown until the coin has a price 7 days old: unknown values are null, never an invented 0 (spec changelog 1.1.1, 1.1.2); the gainers are chosen on the 24h change.',
   'topGainers body.data[].change_rank_24h': 'Change ranks exist only between two ranks: a coin unranked a day ago has none.',
   'topGainers body.data[].change_rank_7d': 'Change ranks exist only between two ranks: a coin unranked a week ago has none.',
