@@ -116,6 +116,8 @@ const streams = {
     .meta(doc('`on`: the stream holder (with `MARKET_SOURCE=exchanges`) also takes every index market\'s one-minute candles from its venue\'s candle stream (trades where the venue has none), writes each minute once as it closes and rebuilds its index bar at once; REST fills what the streams miss. `off`: candles come from the minute job\'s REST polling alone.')),
   STREAM_CANDLE_WAIT_SECONDS: z.coerce.number().int().min(1).max(60).default(10)
     .meta(doc('How long after a minute\'s close the stream holder waits for a market\'s stream candle of it before the venue\'s REST candle stands for the minute.')),
+  STREAM_CANDLE_CHECK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60)
+    .meta(doc('How often the stream holder compares the candles it counts stored with the database\'s: a minute missing between stored ones of the last 30 minutes, however it was lost, is asked of the venue\'s REST again (unless the venue answered that it has none).')),
   STREAM_PUBLISH_MS: z.coerce.number().int().min(10).max(1_000).default(100)
     .meta(doc('Between the holder\'s ticks, how often it writes the venue prices received and publishes the coins whose inputs changed, each coin at most once a second: a change waits at most this long once its coin\'s last publication is a second old.')),
   STREAM_READMIT_SECONDS: z.coerce.number().int().min(0).max(3600).default(10)

@@ -32,7 +32,7 @@ let [db, replay, streams, holder] = [null, null, null, null] as unknown as [Test
 test.before(async () => {
   db = await testDatabase();
   const prices = Object.fromEntries(STREAM_VENUES.map((venue, at) => [venue, `6000${at}.5`]));
-  const seeded = await btcStreamVenues(db, { prices, now: () => now, env: { STREAM_CANDLES: 'on', STREAM_CANDLE_WAIT_SECONDS: String(WAIT_SECONDS), STREAM_MAX_AGE_SECONDS: '5' } });
+  const seeded = await btcStreamVenues(db, { prices, now: () => now, env: { STREAM_CANDLES: 'on', STREAM_CANDLE_WAIT_SECONDS: String(WAIT_SECONDS), STREAM_CANDLE_CHECK_SECONDS: '1', STREAM_MAX_AGE_SECONDS: '5' } });
   ({ replay, streams } = seeded);
   const source = new ExchangesSource({ ...exchangesSettings(seeded.config), clock: () => now });
   holder = new StreamHolder(seeded.config, process.env.DEBUG_STREAM ? createLogger({ ...seeded.config, LOG_LEVEL: 'debug' }) : undefined, undefined, source).start();
@@ -315,4 +315,16 @@ test.serial('after a statement failed (the database went away), the holder reads
   t.true(sameNumbers((await venueBars('binance', M)).get(lost), restCandle('binance', lost)), 'its REST candle');
   const minutes = [...(await venueBars('binance')).keys()];
   t.deepEqual(minutes, Array.from({ length: minutes.length }, (_, i) => M - 9 * MINUTE + i * MINUTE), 'no minute missing');
+});
+
+test.serial('a minute the database lacks between stored ones, which the holder counts stored (no statement failed), is asked of REST again within STREAM_CANDLE_CHECK_SECONDS', async (t) => {
+  const lost = M + 12 * MINUTE;
+  t.truthy((await venueBars('okx', M)).get(lost), 'okx\'s M+12 stored');
+  t.truthy((await venueBars('okx', M)).get(lost + MINUTE), 'and its M+13');
+  // gone, however (a write that did not last, a race between the paths): candles_until untouched, nothing fails
+  await db.sql`delete from market.venue_bars_1m b using market.exchanges e where e.id = b.exchange_id and e.slug = 'okx' and b.time = ${at(lost)}`;
+  await until('okx\'s M+12 from REST again', async () => (await venueBars('okx', M)).get(lost)?.[5] === 'rest', { timeoutMs: 15_000 });
+  t.true(sameNumbers((await venueBars('okx', M)).get(lost), restCandle('okx', lost)), 'its REST candle');
+  const minutes = [...(await venueBars('okx')).keys()];
+  t.deepEqual(minutes, Array.from({ length: minutes.length }, (_, i) => minutes[0]! + i * MINUTE), 'no minute missing');
 });

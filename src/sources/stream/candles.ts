@@ -65,6 +65,8 @@ const REST_PAGE = 100;
 const FILLS_AT_ONCE = 4;
 /** how often the REST fills are looked for */
 const FILL_EVERY_MS = 500;
+/** how far back the coverage is checked against the database's gaps */
+const GAPS_WITHIN_MS = 30 * MINUTE;
 /** how often the finished minutes are looked for */
 const FINISH_EVERY_MS = 200;
 /** a market whose stream delivered nothing this long counts as on REST fallback, its subscription open or not */
@@ -224,7 +226,7 @@ interface MarketState {
   until: number | null;
   /** minutes seen on the stream and not yet final: their latest candle */
   open: Map<number, Row>;
-  /** minutes refused: the venue's REST candle stands for them */
+  /** minutes refused, or missing in the database between stored ones: the venue's REST candle stands for them (asked again, written even where counted stored) */
   refused: Set<number>;
   /** minutes the stream stored beyond a gap in the coverage: REST's fill of the gap leaves them be */
   ahead: Set<number>;
@@ -236,6 +238,8 @@ interface MarketState {
   trades: Map<string, TradeInput>;
   /** minutes the venue marked closed (CLOSED_FLAGS) */
   closed: Set<number>;
+  /** recent minutes the venue's REST answered without a candle (no trades): no gap to ask about again */
+  quiet: Set<number>;
 }
 
 export interface CandleFeedOptions {
@@ -243,6 +247,8 @@ export interface CandleFeedOptions {
   stallMs: number;
   /** how long after a minute's close its stream candle may take before REST stands for it */
   waitMs: number;
+  /** how often the coverage is checked against the database's gaps (real time) */
+  checkMs?: number;
 }
 
 class CandleFeed {
@@ -273,6 +279,8 @@ class CandleFeed {
    * before the next fill, as a write acknowledged just before the database died may not have lasted
    */
   private coverageStale = false;
+  /** when (real time) the coverage was last checked against the database's gaps */
+  private gapsCheckedAt = -Infinity;
   readonly done: Promise<void>;
 
   private readonly source: ExchangesSource;
@@ -404,7 +412,7 @@ class CandleFeed {
     const until = await this.storedUntil(symbols);
     for (const symbol of symbols) {
       if (this.states.has(symbol)) continue;
-      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), ahead: new Set(), refill: true, coveredFrom: -Infinity, trades: new Map(), closed: new Set() });
+      this.states.set(symbol, { until: until.get(symbol) ?? null, open: new Map(), refused: new Set(), ahead: new Set(), refill: true, coveredFrom: -Infinity, trades: new Map(), closed: new Set(), quiet: new Set() });
     }
   }
 
@@ -845,6 +853,7 @@ class CandleFeed {
     if (this.coverageStale) await this.reloadCoverage();
     const now = this.now();
     const closedBefore = Math.floor(now / MINUTE) * MINUTE;
+    if (Date.now() - this.gapsCheckedAt >= (this.options.checkMs ?? MINUTE)) await this.askAgainForGaps(closedBefore);
     const sinceClose = now - closedBefore;
     const due = [...this.states].filter(([symbol, state]) => {
       // a market no stream brings waits only for the venue's REST to have the minute; a streamed one its
@@ -862,6 +871,28 @@ class CandleFeed {
         if (state) await this.fillMarket(symbol, state, now, closedBefore);
       }
     }));
+  }
+
+  /**
+   * The database is the truth: a minute it lacks between stored ones of the last GAPS_WITHIN_MS (lost
+   * with a write that did not last, skipped by a race between the paths) is asked of REST again and
+   * written even where this feed counts it stored, unless REST answered that it has none.
+   */
+  private async askAgainForGaps(closedBefore: number) {
+    const gaps = await this.query<{ symbol: string; minute: number }>(
+      'select symbol, (extract(epoch from minute) * 1000)::float8 as minute from market.venue_candle_gaps($1, $2::timestamptz, $3::timestamptz)',
+      [this.venue.id, new Date(closedBefore - GAPS_WITHIN_MS).toISOString(), new Date(closedBefore).toISOString()],
+    );
+    this.gapsCheckedAt = Date.now();
+    for (const state of this.states.values()) for (const minute of state.quiet) if (minute < closedBefore - GAPS_WITHIN_MS) state.quiet.delete(minute);
+    let asked = 0;
+    for (const { symbol, minute } of gaps) {
+      const state = this.states.get(symbol);
+      if (!state || state.quiet.has(minute) || state.refused.has(minute)) continue;
+      state.refused.add(minute);
+      asked++;
+    }
+    if (asked > 0) this.logger?.warn(`stream candles: ${this.venue.id}: ${asked} minutes missing between stored ones; asked of REST again`);
   }
 
   private async fillMarket(symbol: string, state: MarketState, now: number, closedBefore: number) {
@@ -884,6 +915,11 @@ class CandleFeed {
       // unless the answer was a full page (a long gap; a venue's smallest page is 100): the rest next round
       const newest = candles.map(([time]) => time!).filter((time) => time < closedBefore).at(-1);
       const answered = candles.length >= REST_PAGE && newest !== undefined ? Math.min(newest + MINUTE, closedBefore) : closedBefore;
+      const got = new Set(rows.map(([, time]) => time));
+      for (let minute = Math.max(Math.ceil(since / MINUTE) * MINUTE, closedBefore - GAPS_WITHIN_MS); minute < answered; minute += MINUTE) {
+        // one just closed may not be published yet: not known quiet, so a gap check asks again
+        if (!got.has(minute) && minute + MINUTE + REST_AFTER_CLOSE_MS <= now) state.quiet.add(minute);
+      }
       this.cover(state, answered);
       for (const minute of refused) if (minute < answered) state.refused.delete(minute);
       if (answered < closedBefore) return;

@@ -29,7 +29,7 @@ const SIMULATED = 'simulated';
 /** how long a stop waits for the venue requests and connections in flight (a supervisor's SIGKILL follows a slow stop) */
 const STOP_WITHIN_MS = 5_000;
 
-export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'STREAM_PUBLISH_MS' | 'STREAM_READMIT_SECONDS' | 'STREAM_REPLAY_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
+export type StreamConfig = Pick<Config, 'MARKET_SOURCE' | 'STREAM_INTERVAL_MS' | 'STREAM_LEASE_SECONDS' | 'STREAM_MAX_AGE_SECONDS' | 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'STREAM_CANDLE_CHECK_SECONDS' | 'STREAM_PUBLISH_MS' | 'STREAM_READMIT_SECONDS' | 'STREAM_REPLAY_SECONDS' | 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS'> & { database: Config['database'] };
 
 export interface TickResult {
   /** venue prices written this tick */

@@ -230,7 +230,7 @@ function watchTickers(exchange: Exchange, symbols: string[]): Promise<unknown> {
 }
 
 export type VenueFeedsConfig = Pick<Config, 'EXCHANGES' | 'EXCHANGE_URLS' | 'EXCHANGE_TIMEOUT_MS' | 'EXCHANGE_BUDGET_MS' | 'STREAM_MAX_AGE_SECONDS'>
-  & Partial<Pick<Config, 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'database'>>;
+  & Partial<Pick<Config, 'STREAM_CANDLES' | 'STREAM_CANDLE_WAIT_SECONDS' | 'STREAM_CANDLE_CHECK_SECONDS' | 'database'>>;
 
 export class VenueFeeds {
   /** the venues whose tickers ccxt pro streams (mexc, an unverified venue: read through REST alone) */
@@ -250,7 +250,7 @@ export class VenueFeeds {
     this.candles = (config.STREAM_CANDLES ?? 'on') === 'on'
       // a candle channel pushes only when its market trades (binance's every 2 s): a connection of quiet
       // markets is silent for a while without having stalled
-      ? new CandleFeeds(source, { stallMs: Math.max(config.STREAM_MAX_AGE_SECONDS, CANDLE_STALL_SECONDS) * 1000, waitMs: (config.STREAM_CANDLE_WAIT_SECONDS ?? 10) * 1000 }, (id) => this.markets(id), query, logger, config.database)
+      ? new CandleFeeds(source, { stallMs: Math.max(config.STREAM_MAX_AGE_SECONDS, CANDLE_STALL_SECONDS) * 1000, waitMs: (config.STREAM_CANDLE_WAIT_SECONDS ?? 10) * 1000, checkMs: (config.STREAM_CANDLE_CHECK_SECONDS ?? 60) * 1000 }, (id) => this.markets(id), query, logger, config.database)
       : null;
     // a venue whose tickers ccxt pro cannot stream (mexc, an unverified venue) is read through REST
     // alone; with the candle feeds on it is held all the same, for its candles filled from REST at each minute
