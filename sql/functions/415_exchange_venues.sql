@@ -451,19 +451,16 @@ $$;
 comment on function market.venue_candle_markets(text) is 'The spot market of each coin on a venue whose candles feed the price index (market.index_markets): the coin''s most traded listed market there (24h USD volume of its ticker; by symbol before any ticker), with how far its 1-minute candles are stored.';
 
 -- why: the stream holder checks what it counts stored against what is: a minute lost between stored ones is filled again
-create or replace function market.venue_candle_gaps(p_exchange text, p_from timestamptz, p_to timestamptz)
+create or replace function market.venue_candle_gaps(p_exchange text, p_symbols text[], p_from timestamptz, p_to timestamptz)
 returns table (symbol text, minute timestamptz)
 language sql stable
 as $$
-  with markets as (
-    select i.exchange_id, i.coin_id, i.quote, i.symbol
-    from market.index_markets(array(select market.exchange_ids(array[p_exchange]))) i
-  ),
-  stored as (
+  with stored as (
     select m.symbol, b.time
-    from markets m
-    join market.venue_bars_1m b on b.exchange_id = m.exchange_id and b.coin_id = m.coin_id and b.quote = m.quote
-    where b.time >= p_from and b.time < p_to
+    from market.venue_markets m
+    join market.venue_bars_1m b on b.exchange_id = m.exchange_id and b.coin_id = m.base_coin_id and b.quote = m.quote
+    where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
+      and m.symbol = any(p_symbols) and b.time >= p_from and b.time < p_to
   )
   select s.symbol, g.minute
   from (select t.symbol, min(t.time) as first, max(t.time) as last from stored t group by t.symbol) s
@@ -471,7 +468,7 @@ as $$
   except
   select t.symbol, t.time from stored t
 $$;
-comment on function market.venue_candle_gaps(text, timestamptz, timestamptz) is 'The minutes in [p_from, p_to) missing between stored 1-minute candles of each index market of a venue (market.venue_candle_markets'' markets): a minute before the market''s first stored one or after its last is not a gap. The stream holder asks its REST for them again, once a minute (STREAM_CANDLE_CHECK_SECONDS), unless the venue''s REST answered that it has none (a minute without trades).';
+comment on function market.venue_candle_gaps(text, text[], timestamptz, timestamptz) is 'The minutes in [p_from, p_to) missing between stored 1-minute candles (market.venue_bars_1m) of the given markets of a venue (ccxt id, unified symbols): a minute before a market''s first stored one in the range or after its last is not a gap. The stream holder asks its REST for them again once a minute (STREAM_CANDLE_CHECK_SECONDS), unless the venue''s REST answered that it has none (a minute without trades).';
 
 -- why: operators see how soon each venue's candles reach the price index, streams against REST
 create or replace function market.record_index_bar_delays(p_venues text[], p_from timestamptz[], p_to timestamptz[], p_now timestamptz default now()) returns int

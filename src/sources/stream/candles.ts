@@ -880,8 +880,8 @@ class CandleFeed {
    */
   private async askAgainForGaps(closedBefore: number) {
     const gaps = await this.query<{ symbol: string; minute: number }>(
-      'select symbol, (extract(epoch from minute) * 1000)::float8 as minute from market.venue_candle_gaps($1, $2::timestamptz, $3::timestamptz)',
-      [this.venue.id, new Date(closedBefore - GAPS_WITHIN_MS).toISOString(), new Date(closedBefore).toISOString()],
+      'select symbol, (extract(epoch from minute) * 1000)::float8 as minute from market.venue_candle_gaps($1, $2::text[], $3::timestamptz, $4::timestamptz)',
+      [this.venue.id, [...this.states.keys()], new Date(closedBefore - GAPS_WITHIN_MS).toISOString(), new Date(closedBefore).toISOString()],
     );
     this.gapsCheckedAt = Date.now();
     for (const state of this.states.values()) for (const minute of state.quiet) if (minute < closedBefore - GAPS_WITHIN_MS) state.quiet.delete(minute);
