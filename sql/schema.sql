@@ -9276,17 +9276,14 @@ function market.venue_backoff(p_exchanges text[], p_at timestamp with time zone)
   |   from market.venue_status s join market.exchanges e on e.id = s.exchange_id
   |   where e.slug = any(p_exchanges) and s.backoff_until > p_at
 
-function market.venue_candle_gaps(p_exchange text, p_from timestamp with time zone, p_to timestamp with time zone) returns TABLE(symbol text, minute timestamp with time zone) language sql stable
-  -- The minutes in [p_from, p_to) missing between stored 1-minute candles of each index market of a venue (market.venue_candle_markets' markets): a minute before the market's first stored one or after its last is not a gap. The stream holder asks its REST for them again, once a minute (STREAM_CANDLE_CHECK_SECONDS), unless the venue's REST answered that it has none (a minute without trades).
-  |   with markets as (
-  |     select i.exchange_id, i.coin_id, i.quote, i.symbol
-  |     from market.index_markets(array(select market.exchange_ids(array[p_exchange]))) i
-  |   ),
-  |   stored as (
+function market.venue_candle_gaps(p_exchange text, p_symbols text[], p_from timestamp with time zone, p_to timestamp with time zone) returns TABLE(symbol text, minute timestamp with time zone) language sql stable
+  -- The minutes in [p_from, p_to) missing between stored 1-minute candles (market.venue_bars_1m) of the given markets of a venue (ccxt id, unified symbols): a minute before a market's first stored one in the range or after its last is not a gap. The stream holder asks its REST for them again once a minute (STREAM_CANDLE_CHECK_SECONDS), unless the venue's REST answered that it has none (a minute without trades).
+  |   with stored as (
   |     select m.symbol, b.time
-  |     from markets m
-  |     join market.venue_bars_1m b on b.exchange_id = m.exchange_id and b.coin_id = m.coin_id and b.quote = m.quote
-  |     where b.time >= p_from and b.time < p_to
+  |     from market.venue_markets m
+  |     join market.venue_bars_1m b on b.exchange_id = m.exchange_id and b.coin_id = m.base_coin_id and b.quote = m.quote
+  |     where m.exchange_id in (select i from market.exchange_ids(array[p_exchange]) i)
+  |       and m.symbol = any(p_symbols) and b.time >= p_from and b.time < p_to
   |   )
   |   select s.symbol, g.minute
   |   from (select t.symbol, min(t.time) as first, max(t.time) as last from stored t group by t.symbol) s
