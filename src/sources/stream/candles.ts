@@ -853,7 +853,11 @@ class CandleFeed {
     if (this.coverageStale) await this.reloadCoverage();
     const now = this.now();
     const closedBefore = Math.floor(now / MINUTE) * MINUTE;
-    if (Date.now() - this.gapsCheckedAt >= (this.options.checkMs ?? MINUTE)) await this.askAgainForGaps(closedBefore);
+    if (Date.now() - this.gapsCheckedAt >= (this.options.checkMs ?? MINUTE)) {
+      this.gapsCheckedAt = Date.now();
+      // a check that failed waits for the next one: the fills go on meanwhile
+      await this.askAgainForGaps(closedBefore).catch((error: Error) => this.logger?.warn(`stream candles: ${this.venue.id}: checking the stored minutes failed (${error.message})`));
+    }
     const sinceClose = now - closedBefore;
     const due = [...this.states].filter(([symbol, state]) => {
       // a market no stream brings waits only for the venue's REST to have the minute; a streamed one its
@@ -883,7 +887,6 @@ class CandleFeed {
       'select symbol, (extract(epoch from minute) * 1000)::float8 as minute from market.venue_candle_gaps($1, $2::text[], $3::timestamptz, $4::timestamptz)',
       [this.venue.id, [...this.states.keys()], new Date(closedBefore - GAPS_WITHIN_MS).toISOString(), new Date(closedBefore).toISOString()],
     );
-    this.gapsCheckedAt = Date.now();
     for (const state of this.states.values()) for (const minute of state.quiet) if (minute < closedBefore - GAPS_WITHIN_MS) state.quiet.delete(minute);
     let asked = 0;
     for (const { symbol, minute } of gaps) {
