@@ -29,6 +29,8 @@ const REQUEST_ID = /^[\w.-]{1,64}$/;
 const MAX_HEADER_BYTES = 16 * 1024;
 /** Above this Node refuses the request before it is parsed (guardServer answers, without quota headers). */
 const HARD_HEADER_BYTES = 4 * MAX_HEADER_BYTES;
+/** how long an idle keep-alive connection is kept open (beyond the clients' own idle limits) */
+const KEEP_ALIVE_MS = 65_000;
 
 /** A WebSocket endpoint: the upgrade request, its socket and first bytes, and a Koa context of the request. */
 export type SocketHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, ctx: Context) => void;
@@ -244,6 +246,12 @@ function headerBytes(ctx: Context): number {
 export function guardServer(server: Server) {
   // Node reads the server's maxHeaderSize for each new connection (not in its typings).
   (server as Server & { maxHeaderSize?: number }).maxHeaderSize = HARD_HEADER_BYTES;
+  // An idle keep-alive connection stays open longer than clients keep theirs (fetch: 4 s, load
+  // balancers: 60 s): the client closes first, so it never sends a request on a connection the
+  // server is closing at that moment (Node's 5 s default lost such requests on a loaded machine).
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  // a request's headers may take a little longer than that wait (Node's advice: the larger of the two)
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000;
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
     const [status, code, message] =

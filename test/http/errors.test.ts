@@ -180,6 +180,34 @@ test('a request that cannot be parsed gets a 400 envelope with a request id', as
   t.is(JSON.parse(body!).error.code, 'bad_request');
 });
 
+test('an idle keep-alive connection stays open past the clients\' own idle limit (fetch\'s 4 s) and serves the next request', async (t) => {
+  const { port } = handles.api.server.address() as { port: number };
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  let text = '';
+  let closedAt: number | null = null;
+  socket.on('data', (chunk) => (text += chunk));
+  socket.on('close', () => (closedAt = Date.now()));
+  const ping = `GET /api/v1/ping HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\n\r\n`;
+  const answers = async (n: number) => {
+    for (let waited = 0; (text.match(/HTTP\/1\.1 200 /g) ?? []).length < n && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  try {
+    socket.write(ping);
+    await answers(1);
+    t.is((text.match(/HTTP\/1\.1 200 /g) ?? []).length, 1, 'the first request answered');
+    // Node's default keep-alive wait was 5 s (and a 1 s margin): past it the server closed, racing a client that sends then
+    const idle = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 7_500));
+    t.is(closedAt, null, `the server closed the idle connection after ${closedAt === null ? 0 : closedAt - idle} ms`);
+    socket.write(ping);
+    await answers(2);
+    t.is((text.match(/HTTP\/1\.1 200 /g) ?? []).length, 2, 'the second request, on the same connection, answered');
+  } finally {
+    socket.destroy();
+  }
+});
+
 test('a body that is valid JSON but not an object says so', async (t) => {
   const json = { 'content-type': 'application/json' };
   for (const body of ['42', 'true', '"x"', '[1]', 'null', '[]']) {
