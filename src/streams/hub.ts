@@ -464,7 +464,9 @@ export class StreamHub implements LivePrices {
 function openStream(ctx: Context) {
   const list = (ctx.state.head as string[] | undefined) ?? [];
   ctx.state.head = undefined;
-  list.push('Content-Type', 'text/event-stream; charset=utf-8', 'Cache-Control', 'no-store', 'X-Accel-Buffering', 'no');
+  // Connection: close: a stream ends for a reason of the server's (a slow consumer, a revoked key, shutdown), so its
+  // connection goes with it rather than idling for another request; an EventSource reconnects on a new one anyway
+  list.push('Content-Type', 'text/event-stream; charset=utf-8', 'Cache-Control', 'no-store', 'X-Accel-Buffering', 'no', 'Connection', 'close');
   ctx.respond = false;
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
