@@ -247,8 +247,8 @@ export interface CandleFeedOptions {
   stallMs: number;
   /** how long after a minute's close its stream candle may take before REST stands for it */
   waitMs: number;
-  /** how often the coverage is checked against the database's gaps (real time) */
-  checkMs?: number;
+  /** how often the coverage is checked against the database's gaps (real time; STREAM_CANDLE_CHECK_SECONDS) */
+  checkMs: number;
 }
 
 class CandleFeed {
@@ -853,7 +853,7 @@ class CandleFeed {
     if (this.coverageStale) await this.reloadCoverage();
     const now = this.now();
     const closedBefore = Math.floor(now / MINUTE) * MINUTE;
-    if (Date.now() - this.gapsCheckedAt >= (this.options.checkMs ?? MINUTE)) {
+    if (Date.now() - this.gapsCheckedAt >= this.options.checkMs) {
       this.gapsCheckedAt = Date.now();
       // a check that failed waits for the next one: the fills go on meanwhile
       await this.askAgainForGaps(closedBefore).catch((error: Error) => this.logger?.warn(`stream candles: ${this.venue.id}: checking the stored minutes failed (${error.message})`));
