@@ -148,6 +148,8 @@ export class ReplayMarketModel {
   private readonly clock: () => number;
   /** per market (the object: a market listed again starts afresh) */
   private readonly stats = new WeakMap<ReplayMarket, DayStats>();
+  /** minutes nobody traded, per market: no candle of them on any path, as a venue leaves such a minute out */
+  readonly quietMinutes = new WeakMap<ReplayMarket, Set<number>>();
   /** per market: the hash its candles' noise comes from */
   private readonly marketKeys = new WeakMap<ReplayMarket, number>();
   private readonly fiatUsd: Record<string, number>;
@@ -199,7 +201,7 @@ export class ReplayMarketModel {
 
   /** One minute: open at the minute's price, close at its end (or now, for the open minute), extremes beyond both. */
   minute(market: ReplayMarket, start: number, now = this.now()): ReplayCandle | null {
-    if (start < this.firstStart(market, MINUTE) || start > now) return null;
+    if (start < this.firstStart(market, MINUTE) || start > now || this.quietMinutes.get(market)?.has(start)) return null;
     const fraction = Math.min(1, (now - start) / MINUTE);
     const key = this.marketKey(market);
     const m = start / MINUTE;

@@ -332,3 +332,29 @@ test.serial('a minute the database lacks between stored ones, which the holder c
   const minutes = [...(await venueBars('okx')).keys()];
   t.deepEqual(minutes, Array.from({ length: minutes.length }, (_, i) => minutes[0]! + i * MINUTE), 'no minute missing');
 });
+
+test.serial('a minute missing between stored ones that the venue has no candle of (nobody traded) is asked of REST once, not at every check', async (t) => {
+  const candleRequests = () => Object.entries(replay.requests('okx')).filter(([path]) => path.includes('candles')).reduce((sum, [, n]) => sum + n, 0);
+  let quiet: number | undefined;
+  await until('okx\'s minutes stored on both sides of one', async () => {
+    const bars = await venueBars('okx', M);
+    quiet = [...bars.keys()].find((minute) => bars.has(minute - MINUTE) && bars.has(minute + MINUTE));
+    return quiet !== undefined;
+  }, { timeoutMs: 15_000 });
+  // the venue has no candle of it (nobody traded then), and the database none either
+  const market = replay.market('okx', 'BTC/USDT')!;
+  replay.model.quietMinutes.set(market, new Set([quiet!]));
+  try {
+    await db.sql`delete from market.venue_bars_1m b using market.exchanges e where e.id = b.exchange_id and e.slug = 'okx' and b.time = ${at(quiet!)}`;
+    const before = candleRequests();
+    // the next check (STREAM_CANDLE_CHECK_SECONDS: 1) finds the gap and asks REST, which answers without it
+    await until('okx\'s REST asked for the gap', () => candleRequests() > before, { timeoutMs: 10_000, everyMs: 50 });
+    const asked = candleRequests();
+    // three checks more: the minute is known quiet, REST is not asked again
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    t.is(candleRequests(), asked, `okx's candle requests after the first answer: ${candleRequests() - asked}`);
+    t.false((await venueBars('okx', M)).has(quiet!), 'no candle made up for the quiet minute');
+  } finally {
+    replay.model.quietMinutes.delete(market);
+  }
+});
